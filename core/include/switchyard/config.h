@@ -1,0 +1,113 @@
+// Config: the YAML file that says which backends to use and what to run.
+//
+// A document is validated against one schema (core/src/runtime/config_schema.cpp) before anything
+// reads it. Every error names file, line, column and the dotted key, and says what was expected;
+// an unknown key suggests the closest known one; a duplicate key is an error.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "switchyard/device.h"
+#include "switchyard/status.h"
+
+namespace switchyard {
+
+enum class DevicePolicy { kFirst, kMostFreeMemory };
+enum class FallbackPolicy { kWarn, kError, kSilent };
+
+// What the runtime needs to pick a device. Filled from the document, then from the environment.
+struct RuntimeSettings {
+  std::vector<std::string> backends = {"cuda", "vulkan", "onednn", "reference"};
+  bool backends_from_config = false;  // false: the default list above is in force
+  std::string device = "auto";        // auto | cpu | <backend> | <backend>:<index>
+  DevicePolicy device_policy = DevicePolicy::kFirst;
+  FallbackPolicy fallback = FallbackPolicy::kWarn;
+  std::vector<std::filesystem::path> plugin_paths;
+  std::map<std::string, OptionList> backend_options;  // per backend, passed to device_create
+  bool deterministic = false;
+  uint64_t seed = 0;
+
+  // Applies SWITCHYARD_BACKENDS, SWITCHYARD_DEVICE and SWITCHYARD_FALLBACK. Bad values are errors
+  // that name the variable.
+  Status apply_environment();
+};
+
+struct SourceLocation {
+  std::string file;
+  int line = 0;    // 1-based; 0 = unknown
+  int column = 0;  // 1-based
+  std::string to_string() const;  // "configs/a.yaml:3:7"
+};
+
+// A read-only view of one validated node. Accessors return errors with the node's location, but
+// after validation the types are known to be right.
+class ConfigNode {
+ public:
+  ConfigNode();
+  ~ConfigNode();
+  ConfigNode(const ConfigNode&);
+  ConfigNode& operator=(const ConfigNode&);
+
+  bool valid() const;  // false for a key that is absent
+  bool is_map() const;
+  bool is_sequence() const;
+  bool is_scalar() const;
+  const std::string& key_path() const;  // "train.epochs"
+  SourceLocation location() const;
+
+  ConfigNode operator[](const std::string& key) const;  // invalid node if absent
+  std::vector<ConfigNode> items() const;                // sequence elements
+  std::vector<std::string> keys() const;                // map keys in document order
+
+  Result<std::string> as_string() const;
+  Result<int64_t> as_int() const;
+  Result<double> as_double() const;
+  Result<bool> as_bool() const;
+
+  // Convenience: the value or `fallback` when the key is absent (errors still reported).
+  Result<std::string> string_or(const std::string& key, const std::string& fallback) const;
+  Result<int64_t> int_or(const std::string& key, int64_t fallback) const;
+  Result<double> double_or(const std::string& key, double fallback) const;
+  Result<bool> bool_or(const std::string& key, bool fallback) const;
+
+  // An INVALID_ARGUMENT status "file:line:col: key 'a.b': <message>".
+  Status error(const std::string& message) const;
+
+ private:
+  friend class Config;
+  struct Impl;
+  std::shared_ptr<const Impl> impl_;
+};
+
+class Config {
+ public:
+  // Parses and validates. `overrides` are "dotted.key=value" strings (the CLI's --set), applied
+  // before validation; a value is parsed as YAML ("[a, b]" is a list).
+  static Result<Config> load_file(const std::filesystem::path& path,
+                                  const std::vector<std::string>& overrides = {});
+  static Result<Config> load_string(const std::string& text, const std::string& display_name,
+                                    const std::vector<std::string>& overrides = {});
+  // An empty document: defaults everywhere.
+  static Config defaults();
+
+  const RuntimeSettings& runtime() const { return runtime_; }
+  RuntimeSettings& runtime() { return runtime_; }
+  ConfigNode root() const { return root_; }
+  const std::string& file() const { return file_; }
+  std::filesystem::path directory() const;  // relative paths in the file resolve against this
+
+ private:
+  RuntimeSettings runtime_;
+  ConfigNode root_;
+  std::string file_;
+};
+
+// The names of every backend the schema knows (for "unknown backend" errors and suggestions).
+const std::vector<std::string>& known_backend_names();
+
+}  // namespace switchyard

@@ -1,0 +1,48 @@
+// Conformance: every op and dtype of one device checked against the reference plugin.
+//
+// The suite is compiled once and run against any device. Each case makes inputs with a fixed seed,
+// runs the op on the target and on the reference device, and compares the outputs by normalised
+// mean squared error, NMSE = sum((t - r)^2) / max(sum(r^2), tiny), against the op's tolerance
+// (docs/ops.md). A case the target does not support is reported as skipped with the reason, never
+// as passed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "switchyard/device.h"
+
+namespace switchyard::conformance {
+
+enum class Outcome { kPassed, kFailed, kSkipped };
+const char* outcome_name(Outcome outcome);  // "passed", "failed", "skipped"
+
+struct CaseResult {
+  std::string name;   // "matmul/f32/transpose_b/batched", unique
+  std::string op;     // "matmul"
+  std::string dtype;  // "f32"
+  Outcome outcome = Outcome::kSkipped;
+  double nmse = 0.0;       // worst output; integer outputs report mismatches as 1.0 / 0.0
+  double tolerance = 0.0;
+  std::string reason;      // why failed or skipped
+};
+
+struct Report {
+  std::string backend;
+  std::string device_id;
+  std::vector<CaseResult> cases;
+  int passed() const;
+  int failed() const;
+  int skipped() const;
+};
+
+struct Options {
+  std::string filter;  // only cases whose name contains this text; empty = all
+  uint64_t seed = 1;
+};
+
+// Runs every case. Never throws; a case that errors is a failed case with the status as reason.
+Report run(Device& target, Device& reference, const Options& options = {});
+
+}  // namespace switchyard::conformance

@@ -1,0 +1,94 @@
+// Device: one device of one plugin, with its default queue.
+//
+// Ownership: Device::create returns a shared_ptr. Buffers and queues hold the Device (and so the
+// Plugin), so a device outlives everything allocated on it. Destroying the last reference
+// destroys the plugin's device handle.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "switchyard/plugin_abi.h"
+#include "switchyard/status.h"
+
+namespace switchyard {
+
+class Plugin;
+class Buffer;
+class Queue;
+
+enum class DeviceType { kCpu, kGpu, kIntegratedGpu, kEmulated, kOther };
+const char* device_type_name(DeviceType type);  // "cpu", "gpu", "integrated", "emulated", "other"
+
+struct DeviceInfo {
+  std::string backend;  // the plugin name
+  uint32_t index = 0;
+  std::string name;
+  std::string vendor;
+  DeviceType type = DeviceType::kOther;
+  std::string driver_version;
+  std::string runtime_version;
+  std::string uuid;
+  std::string bus_id;
+  std::string details;
+  uint64_t memory_total_bytes = 0;
+  uint64_t memory_free_bytes = 0;
+  uint32_t compute_units = 0;
+
+  std::string id() const { return backend + ":" + std::to_string(index); }  // "cuda:0"
+};
+
+struct MemoryStats {
+  uint64_t allocated_bytes = 0;
+  uint64_t reserved_bytes = 0;
+  uint64_t peak_allocated_bytes = 0;
+  uint64_t limit_bytes = 0;  // 0 = no cap
+  uint64_t allocation_count = 0;
+};
+
+using OptionList = std::vector<std::pair<std::string, std::string>>;
+
+class Device : public std::enable_shared_from_this<Device> {
+ public:
+  static Result<std::shared_ptr<Device>> create(std::shared_ptr<const Plugin> plugin,
+                                                uint32_t index, const OptionList& options = {});
+  ~Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  const DeviceInfo& info() const { return info_; }
+  const std::string& backend() const { return info_.backend; }
+  std::string id() const { return info_.id(); }
+  const Plugin& plugin() const { return *plugin_; }
+  sy_device handle() const { return handle_; }
+  const sy_plugin_functions& functions() const;
+
+  // The queue that tensors and ops use unless told otherwise.
+  Queue& default_queue() { return *default_queue_; }
+  Result<std::shared_ptr<Queue>> create_queue();
+
+  Result<std::shared_ptr<Buffer>> allocate(uint64_t size_bytes);
+
+  bool supports(sy_op op, sy_dtype dtype) const;
+
+  Result<MemoryStats> memory_stats() const;
+  Status reset_peak_memory();
+  Status empty_cache();
+  Status set_memory_limit(uint64_t limit_bytes);  // 0 removes the cap
+
+  // Turns a plugin return code into a Status with the plugin's message and this device's id.
+  Status check(sy_status code, const char* what) const;
+
+ private:
+  Device() = default;
+
+  std::shared_ptr<const Plugin> plugin_;
+  sy_device handle_ = nullptr;
+  DeviceInfo info_;
+  std::shared_ptr<Queue> default_queue_;
+};
+
+}  // namespace switchyard

@@ -1,0 +1,421 @@
+/*
+ * switchyard plugin ABI: the whole contract between the core and a backend plugin.
+ *
+ * A plugin is a shared library named libswitchyard-<name>.so that exports exactly one symbol,
+ * switchyard_plugin_entry. The host calls it with SY_ABI_VERSION; the plugin returns a pointer to a
+ * static sy_plugin_descriptor. The host checks abi_version and struct_size before it touches
+ * anything else and rejects a mismatch naming both versions. (A plugin able to serve several ABI
+ * versions may choose its descriptor by host_abi_version; one that serves none returns NULL.)
+ *
+ * Rules every plugin follows:
+ *  - This header is the only switchyard header a plugin includes, so plugins build out of tree.
+ *  - No C++ exception crosses the boundary. Every function returns an sy_status; on failure the
+ *    plugin keeps a human-readable message for the calling thread, read with last_error_message().
+ *  - Handles (sy_device, sy_buffer, sy_queue, sy_event) are opaque pointers owned by the plugin.
+ *    The host creates them through the table and frees them through the table, exactly once.
+ *  - Vendor runtimes (libcuda, the Vulkan loader) are opened by the plugin with dlopen, so that a
+ *    plugin loads on a machine without the vendor driver and reports SY_STATUS_UNAVAILABLE with the
+ *    reason instead of failing to load.
+ *
+ * Versioning: SY_ABI_VERSION changes whenever a struct layout or a function signature changes.
+ * Optional function-table slots may be NULL; the core supplies a default or reports UNIMPLEMENTED.
+ */
+#ifndef SWITCHYARD_PLUGIN_ABI_H
+#define SWITCHYARD_PLUGIN_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SY_ABI_VERSION 1u
+#define SY_MAX_RANK 8
+#define SY_MAX_OP_INPUTS 8
+#define SY_MAX_OP_OUTPUTS 4
+#define SY_PLUGIN_ENTRY_SYMBOL "switchyard_plugin_entry"
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Status codes. Numbering follows absl/IREE so the names mean what people expect.                 */
+
+typedef enum sy_status {
+  SY_STATUS_OK = 0,
+  SY_STATUS_CANCELLED = 1,
+  SY_STATUS_UNKNOWN = 2,
+  SY_STATUS_INVALID_ARGUMENT = 3,
+  SY_STATUS_DEADLINE_EXCEEDED = 4,
+  SY_STATUS_NOT_FOUND = 5,
+  SY_STATUS_ALREADY_EXISTS = 6,
+  SY_STATUS_PERMISSION_DENIED = 7,
+  SY_STATUS_RESOURCE_EXHAUSTED = 8,
+  SY_STATUS_FAILED_PRECONDITION = 9,
+  SY_STATUS_ABORTED = 10,
+  SY_STATUS_OUT_OF_RANGE = 11,
+  SY_STATUS_UNIMPLEMENTED = 12,
+  SY_STATUS_INTERNAL = 13,
+  SY_STATUS_UNAVAILABLE = 14,
+  SY_STATUS_DATA_LOSS = 15
+} sy_status;
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Data types. Storage types; bf16/f16 ops compute in f32 unless the op says otherwise.             */
+
+typedef enum sy_dtype {
+  SY_DTYPE_F32 = 0,
+  SY_DTYPE_F16 = 1,
+  SY_DTYPE_BF16 = 2,
+  SY_DTYPE_I32 = 3,
+  SY_DTYPE_I64 = 4,
+  SY_DTYPE_COUNT = 5
+} sy_dtype;
+
+/* ---------------------------------------------------------------------------------------------- */
+/* The op set, version 1. docs/ops.md defines each op exactly; the reference plugin is the oracle.  */
+/* Values are stable: new ops are appended, never renumbered.                                       */
+
+typedef enum sy_op {
+  /* matrix product: out = op(a) @ op(b) (+ bias), batched with broadcasting over leading dims */
+  SY_OP_MATMUL = 0,
+  /* elementwise unary, out = f(x) */
+  SY_OP_RELU = 1,
+  SY_OP_GELU = 2, /* tanh approximation is NOT used: exact erf form */
+  SY_OP_SIGMOID = 3,
+  SY_OP_TANH = 4,
+  SY_OP_EXP = 5,
+  SY_OP_LOG = 6,
+  SY_OP_SQRT = 7,
+  SY_OP_NEG = 8,
+  SY_OP_ABS = 9,
+  SY_OP_SIGN = 10,
+  /* elementwise unary backward: inputs (grad_out, saved) -> grad_in */
+  SY_OP_RELU_BACKWARD = 11,    /* saved = x */
+  SY_OP_GELU_BACKWARD = 12,    /* saved = x */
+  SY_OP_SIGMOID_BACKWARD = 13, /* saved = y = sigmoid(x) */
+  SY_OP_TANH_BACKWARD = 14,    /* saved = y = tanh(x) */
+  /* elementwise binary with numpy broadcasting; params.binary.use_scalar replaces input b */
+  SY_OP_ADD = 15,
+  SY_OP_SUB = 16,
+  SY_OP_MUL = 17,
+  SY_OP_DIV = 18,
+  SY_OP_MAX = 19,
+  SY_OP_MIN = 20,
+  SY_OP_POW = 21,
+  SY_OP_CMP_GT = 22, /* 1 where a > b else 0, in the output dtype */
+  SY_OP_CMP_EQ = 23,
+  /* reductions over the axes in params.reduce.axes_mask */
+  SY_OP_REDUCE_SUM = 24,
+  SY_OP_REDUCE_MEAN = 25,
+  SY_OP_REDUCE_MAX = 26,
+  SY_OP_ARGMAX = 27, /* one axis; output dtype I32 or I64 */
+  /* softmax family over params.softmax.axis */
+  SY_OP_SOFTMAX = 28,
+  SY_OP_LOG_SOFTMAX = 29,
+  SY_OP_SOFTMAX_BACKWARD = 30,     /* (grad_out, y) -> grad_in */
+  SY_OP_LOG_SOFTMAX_BACKWARD = 31, /* (grad_out, y) -> grad_in */
+  /* cross-entropy over logits [N, C] with integer labels [N] */
+  SY_OP_CROSS_ENTROPY = 32,          /* (logits, labels) -> loss scalar (mean or sum) */
+  SY_OP_CROSS_ENTROPY_BACKWARD = 33, /* (logits, labels, grad_loss scalar) -> grad_logits */
+  /* 2-D convolution, NCHW activations, OIHW weights, groups = 1 */
+  SY_OP_CONV2D = 34,                /* (x, w [, bias]) -> y */
+  SY_OP_CONV2D_BACKWARD_DATA = 35,  /* (grad_y, w) -> grad_x */
+  SY_OP_CONV2D_BACKWARD_WEIGHT = 36, /* (grad_y, x) -> grad_w [, grad_bias] */
+  /* 2-D pooling, NCHW */
+  SY_OP_MAX_POOL2D = 37,
+  SY_OP_MAX_POOL2D_BACKWARD = 38, /* (grad_y, x) -> grad_x */
+  SY_OP_AVG_POOL2D = 39,
+  SY_OP_AVG_POOL2D_BACKWARD = 40, /* (grad_y) -> grad_x */
+  /* layer normalisation over the last params.layer_norm.normalized_rank dims */
+  SY_OP_LAYER_NORM = 41,          /* (x, gamma, beta) -> y, mean, rstd */
+  SY_OP_LAYER_NORM_BACKWARD = 42, /* (grad_y, x, mean, rstd, gamma) -> grad_x, grad_gamma, grad_beta */
+  /* indexing along params.index.axis */
+  SY_OP_GATHER = 43,      /* (x, indices) -> out */
+  SY_OP_SCATTER_ADD = 44, /* (src, indices) -> out (out is accumulated into, not cleared) */
+  /* data movement */
+  SY_OP_COPY = 45, /* strided copy; also cast when dtypes differ; permute/transpose via strides */
+  SY_OP_FILL = 46, /* out = params.fill.value */
+  SY_OP_RANDOM_UNIFORM = 47, /* Philox4x32-10, see docs/ops.md */
+  SY_OP_RANDOM_NORMAL = 48,
+  /* fused optimizer updates, in place on param and state */
+  SY_OP_SGD_UPDATE = 49,  /* (param, grad, momentum_buf) */
+  SY_OP_ADAM_UPDATE = 50, /* (param, grad, m, v) */
+  SY_OP_COUNT = 51
+} sy_op;
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Handles. Opaque to the host; each is created and destroyed through the function table.          */
+
+typedef struct sy_device_s* sy_device;
+typedef struct sy_buffer_s* sy_buffer;
+typedef struct sy_queue_s* sy_queue;
+typedef struct sy_event_s* sy_event;
+
+/* A key/value option from the YAML file (backend section), both as UTF-8 strings. */
+typedef struct sy_option {
+  const char* key;
+  const char* value;
+} sy_option;
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Devices.                                                                                        */
+
+typedef enum sy_device_type {
+  SY_DEVICE_TYPE_CPU = 0,
+  SY_DEVICE_TYPE_GPU = 1,            /* a discrete GPU */
+  SY_DEVICE_TYPE_INTEGRATED_GPU = 2,
+  SY_DEVICE_TYPE_EMULATED = 3,       /* a software implementation of a GPU API (lavapipe...) */
+  SY_DEVICE_TYPE_OTHER = 4
+} sy_device_type;
+
+typedef struct sy_device_properties {
+  uint32_t struct_size; /* set by the host to sizeof(sy_device_properties) before the call */
+  uint32_t type;        /* sy_device_type */
+  char name[128];
+  char vendor[64];
+  char driver_version[64];
+  char runtime_version[64];
+  char uuid[40];        /* hex text, empty if unknown */
+  char bus_id[32];      /* PCI bus id, empty if none */
+  uint64_t memory_total_bytes;
+  uint64_t memory_free_bytes; /* 0 if the driver cannot tell */
+  uint32_t compute_units;     /* cores / SMs / compute units; 0 if unknown */
+  uint32_t reserved_u32[7];
+  char details[256];          /* free text: ISA, compute capability, heaps... */
+} sy_device_properties;
+
+typedef struct sy_memory_stats {
+  uint64_t allocated_bytes;      /* in live buffers */
+  uint64_t reserved_bytes;       /* held from the driver, including the pool's cache */
+  uint64_t peak_allocated_bytes; /* since creation or the last reset_peak */
+  uint64_t limit_bytes;          /* 0 = no cap */
+  uint64_t allocation_count;     /* live buffers */
+  uint64_t reserved_u64[3];
+} sy_memory_stats;
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Ops: a call names the op, its tensors and its parameters.                                       */
+
+typedef struct sy_tensor_desc {
+  sy_buffer buffer;
+  uint64_t offset_bytes; /* of element [0,...,0] from the start of the buffer */
+  uint32_t dtype;        /* sy_dtype */
+  uint32_t rank;         /* 0 = scalar (one element) */
+  int64_t shape[SY_MAX_RANK];
+  int64_t strides[SY_MAX_RANK]; /* in elements; 0 is allowed on inputs (broadcast) */
+} sy_tensor_desc;
+
+typedef struct sy_matmul_params {
+  uint32_t transpose_a; /* use the transpose of the last two dims of a */
+  uint32_t transpose_b;
+  uint32_t has_bias; /* bias is input 2, broadcast against the output (e.g. shape [N]) */
+  uint32_t reserved;
+} sy_matmul_params;
+
+typedef struct sy_binary_params {
+  uint32_t use_scalar; /* 1: there is no input b; b = scalar */
+  uint32_t reserved;
+  double scalar;
+} sy_binary_params;
+
+typedef struct sy_reduce_params {
+  uint32_t axes_mask; /* bit i set: reduce over input axis i. ARGMAX: exactly one bit */
+  uint32_t keep_dims; /* 1: reduced axes stay with size 1 (the output rank equals the input's) */
+} sy_reduce_params;
+
+typedef struct sy_softmax_params {
+  int32_t axis; /* non-negative axis of the input */
+  uint32_t reserved;
+} sy_softmax_params;
+
+typedef struct sy_cross_entropy_params {
+  uint32_t reduction; /* 0 = mean over N, 1 = sum */
+  uint32_t reserved;
+  double label_smoothing; /* reserved for later, must be 0 in ABI 1 */
+} sy_cross_entropy_params;
+
+typedef struct sy_conv2d_params {
+  int32_t stride_h, stride_w;
+  int32_t pad_h, pad_w; /* symmetric zero padding */
+  int32_t dilation_h, dilation_w;
+  uint32_t has_bias;
+  uint32_t reserved;
+} sy_conv2d_params;
+
+typedef struct sy_pool2d_params {
+  int32_t kernel_h, kernel_w;
+  int32_t stride_h, stride_w;
+  int32_t pad_h, pad_w;      /* max: padding never wins; avg: see count_include_pad */
+  uint32_t count_include_pad;
+  uint32_t reserved;
+} sy_pool2d_params;
+
+typedef struct sy_layer_norm_params {
+  uint32_t normalized_rank; /* how many trailing dims are normalised together */
+  uint32_t reserved;
+  double epsilon;
+} sy_layer_norm_params;
+
+typedef struct sy_index_params {
+  int32_t axis;
+  uint32_t reserved;
+} sy_index_params;
+
+typedef struct sy_fill_params {
+  double value;
+} sy_fill_params;
+
+typedef struct sy_random_params {
+  uint64_t seed;
+  uint64_t offset; /* counter offset: element i uses Philox counter (offset + i) */
+  double a;        /* uniform: low;  normal: mean */
+  double b;        /* uniform: high; normal: standard deviation */
+} sy_random_params;
+
+typedef struct sy_sgd_params {
+  double lr;
+  double momentum;
+  double dampening;
+  double weight_decay;
+  uint32_t nesterov;
+  uint32_t reserved;
+} sy_sgd_params;
+
+typedef struct sy_adam_params {
+  double lr;
+  double beta1;
+  double beta2;
+  double epsilon;
+  double weight_decay;
+  uint32_t decoupled_weight_decay; /* 1 = AdamW */
+  uint32_t reserved;
+  int64_t step; /* 1-based step count after this update, for bias correction */
+} sy_adam_params;
+
+typedef union sy_op_params {
+  sy_matmul_params matmul;
+  sy_binary_params binary;
+  sy_reduce_params reduce;
+  sy_softmax_params softmax;
+  sy_cross_entropy_params cross_entropy;
+  sy_conv2d_params conv2d;
+  sy_pool2d_params pool2d;
+  sy_layer_norm_params layer_norm;
+  sy_index_params index;
+  sy_fill_params fill;
+  sy_random_params random;
+  sy_sgd_params sgd;
+  sy_adam_params adam;
+  uint8_t reserved[256]; /* fixes the size of the union for the ABI */
+} sy_op_params;
+
+typedef struct sy_op_call {
+  uint32_t op; /* sy_op */
+  uint32_t num_inputs;
+  uint32_t num_outputs;
+  uint32_t flags; /* reserved, 0 */
+  sy_tensor_desc inputs[SY_MAX_OP_INPUTS];
+  sy_tensor_desc outputs[SY_MAX_OP_OUTPUTS];
+  sy_op_params params;
+} sy_op_call;
+
+/* ---------------------------------------------------------------------------------------------- */
+/* The function table. Required slots are marked; every other slot may be NULL.                   */
+
+typedef struct sy_plugin_functions {
+  /* The message for the last failed call on this thread (never NULL; "" if none). Required. */
+  const char* (*last_error_message)(void);
+
+  /* Devices. */
+  /* Required. Counts devices this plugin can see; UNAVAILABLE with a reason if the vendor runtime
+   * is missing (the host shows that reason to the user). */
+  sy_status (*device_count)(uint32_t* count);
+  /* Required. props->struct_size is set by the host. */
+  sy_status (*device_properties)(uint32_t index, sy_device_properties* props);
+  /* Required. Options come from the YAML backend section (threads, memory_limit_bytes, ...). */
+  sy_status (*device_create)(uint32_t index, const sy_option* options, size_t option_count,
+                             sy_device* out_device);
+  /* Required. */
+  void (*device_destroy)(sy_device device);
+
+  /* Buffers: device memory. Required. */
+  sy_status (*buffer_allocate)(sy_device device, uint64_t size_bytes, sy_buffer* out_buffer);
+  void (*buffer_release)(sy_device device, sy_buffer buffer);
+  /* Optional: a host pointer to the buffer's bytes, valid for its life, for host-memory devices.
+   * Returns NULL when the memory is not host-addressable. */
+  void* (*buffer_host_address)(sy_device device, sy_buffer buffer);
+
+  /* Queues: ops run in submission order on one queue. Required. */
+  sy_status (*queue_create)(sy_device device, sy_queue* out_queue);
+  void (*queue_destroy)(sy_device device, sy_queue queue);
+  /* Blocks until every call submitted to the queue so far has completed. Required. */
+  sy_status (*queue_finish)(sy_device device, sy_queue queue);
+  /* Host <-> device copies, ordered with the queue's other work. Required.
+   * write: returns once src may be reused. read: returns once dst holds the data. */
+  sy_status (*buffer_write)(sy_device device, sy_queue queue, sy_buffer dst, uint64_t dst_offset,
+                            const void* src, uint64_t size_bytes);
+  sy_status (*buffer_read)(sy_device device, sy_queue queue, sy_buffer src, uint64_t src_offset,
+                           void* dst, uint64_t size_bytes);
+
+  /* Events for timing. Optional (the core times on the host when absent). */
+  sy_status (*event_create)(sy_device device, sy_event* out_event);
+  void (*event_destroy)(sy_device device, sy_event event);
+  sy_status (*event_record)(sy_device device, sy_queue queue, sy_event event);
+  sy_status (*event_synchronize)(sy_device device, sy_event event);
+  sy_status (*event_elapsed_ms)(sy_device device, sy_event start, sy_event end, double* out_ms);
+
+  /* Ops. */
+  /* Required. Returns 1 if the device runs `op` with tensors of `dtype` (the dtype of the first
+   * floating-point input), else 0. The core uses this for fallback decisions and test skipping. */
+  int (*supports_op)(sy_device device, uint32_t op, uint32_t dtype);
+  /* Required. Enqueues one op. Shape errors are INVALID_ARGUMENT with a message that names them. */
+  sy_status (*dispatch)(sy_device device, sy_queue queue, const sy_op_call* call);
+
+  /* Memory pool control (part of the ABI, not a vendor special). Optional. */
+  sy_status (*memory_stats)(sy_device device, sy_memory_stats* out_stats);
+  sy_status (*memory_reset_peak)(sy_device device);
+  sy_status (*memory_empty_cache)(sy_device device);
+  /* 0 removes the cap. An allocation over the cap fails with RESOURCE_EXHAUSTED naming requested,
+   * in-use and cap sizes. */
+  sy_status (*memory_set_limit)(sy_device device, uint64_t limit_bytes);
+
+  void* reserved_slots[16];
+} sy_plugin_functions;
+
+/* Capability flags (descriptor.capabilities). */
+#define SY_CAP_HOST_MEMORY (1u << 0)  /* buffers are host memory (buffer_host_address works) */
+#define SY_CAP_ASYNC (1u << 1)        /* dispatch returns before the work completes */
+#define SY_CAP_DEVICE_TIMING (1u << 2) /* events measure device time */
+
+typedef struct sy_plugin_descriptor {
+  uint32_t abi_version; /* = SY_ABI_VERSION the plugin was built with */
+  uint32_t struct_size; /* = sizeof(sy_plugin_descriptor) the plugin was built with */
+  const char* name;     /* matches the file name: libswitchyard-<name>.so */
+  const char* plugin_version;
+  const char* description;
+  uint64_t capabilities; /* SY_CAP_* */
+  uint64_t reserved[8];
+  const sy_plugin_functions* functions;
+} sy_plugin_descriptor;
+
+/* The one exported symbol. See the top of this file. */
+typedef const sy_plugin_descriptor* (*sy_plugin_entry_fn)(uint32_t host_abi_version);
+
+#if defined(_WIN32)
+#define SY_PLUGIN_EXPORT __declspec(dllexport)
+#else
+#define SY_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* A plugin writes SY_DEFINE_PLUGIN_ENTRY(descriptor) once, in its entry file. */
+#define SY_DEFINE_PLUGIN_ENTRY(descriptor)                                                       \
+  SY_PLUGIN_EXPORT const sy_plugin_descriptor* switchyard_plugin_entry(uint32_t host_abi_version) \
+  {                                                                                              \
+    (void)host_abi_version;                                                                      \
+    return &(descriptor);                                                                        \
+  }
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* SWITCHYARD_PLUGIN_ABI_H */
