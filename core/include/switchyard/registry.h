@@ -53,10 +53,18 @@ std::vector<std::filesystem::path> plugin_search_path(
 // the host. OK means usable.
 Status smoke_test(Device& device);
 
+struct DiscoverOptions {
+  // Load each plugin in a forked child first, and load it in this process only if the child
+  // survived. Costs a fork per plugin; only safe while the process is single-threaded (the CLI).
+  bool isolate = false;
+  int isolate_timeout_ms = 20000;
+};
+
 class Registry {
  public:
   // Scans every folder for libswitchyard-*.so, loads each (first of a name wins).
-  static Registry discover(const std::vector<std::filesystem::path>& search_path);
+  static Registry discover(const std::vector<std::filesystem::path>& search_path,
+                           const DiscoverOptions& options = {});
 
   const std::vector<std::filesystem::path>& search_path() const { return search_path_; }
   const std::vector<PluginRecord>& plugins() const { return plugins_; }
@@ -64,7 +72,12 @@ class Registry {
   std::shared_ptr<const Plugin> find(const std::string& name) const;
 
   // Enumerates, creates and smoke-tests every device of the named plugin; updates its record.
-  std::vector<DeviceRecord> probe(const std::string& name, const OptionList& options);
+  // Unless `keep_devices`, the created devices are released again (records keep the verdict).
+  std::vector<DeviceRecord> probe(const std::string& name, const OptionList& options,
+                                  bool keep_devices = true);
+  // The same, run in a forked child (see DiscoverOptions::isolate); records carry no devices.
+  std::vector<DeviceRecord> probe_isolated(const std::string& name, const OptionList& options,
+                                           int timeout_ms = 60000);
 
  private:
   std::vector<std::filesystem::path> search_path_;
@@ -79,7 +92,20 @@ struct Selection {
 };
 
 // Applies the priority list, `device`, `device_policy` and `fallback`. With fallback=error, any
-// fallback is an error; with warn, each fallback adds a warning with its reason.
+// fallback is an error; with warn, the fallback adds one warning that names every skipped backend
+// and its reason. Probes in this process; `devices` and `doctor` use choose_device on isolated
+// probe records instead.
 Result<Selection> select_device(Registry& registry, const RuntimeSettings& settings);
+
+// The pure selection rule over already-probed devices (all backends, in any order). Returns the
+// index into `devices` of the chosen one and fills `warnings`; sets `first_choice`.
+struct Choice {
+  int index = -1;
+  bool first_choice = false;
+  std::vector<std::string> warnings;
+};
+Result<Choice> choose_device(const std::vector<DeviceRecord>& devices,
+                             const std::vector<PluginRecord>& plugins,
+                             const RuntimeSettings& settings);
 
 }  // namespace switchyard

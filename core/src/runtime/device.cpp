@@ -1,0 +1,153 @@
+#include "switchyard/device.h"
+
+#include "switchyard/buffer.h"
+#include "switchyard/plugin.h"
+#include "switchyard/queue.h"
+
+namespace switchyard {
+
+const char* device_type_name(DeviceType type) {
+  switch (type) {
+    case DeviceType::kCpu: return "cpu";
+    case DeviceType::kGpu: return "gpu";
+    case DeviceType::kIntegratedGpu: return "integrated";
+    case DeviceType::kEmulated: return "emulated";
+    case DeviceType::kOther: return "other";
+  }
+  return "other";
+}
+
+Result<std::shared_ptr<Device>> Device::create(std::shared_ptr<const Plugin> plugin, uint32_t index,
+                                               const OptionList& options) {
+  SY_ASSIGN_OR_RETURN(DeviceInfo info, plugin->device_info(index));
+  std::vector<sy_option> raw_options;
+  raw_options.reserve(options.size());
+  for (const auto& [key, value] : options) raw_options.push_back({key.c_str(), value.c_str()});
+  sy_device handle = nullptr;
+  SY_RETURN_IF_ERROR(plugin->check(
+      plugin->functions().device_create(index, raw_options.data(), raw_options.size(), &handle),
+      "device_create(" + info.id() + ")"));
+  std::shared_ptr<Device> device(new Device());
+  device->plugin_ = std::move(plugin);
+  device->handle_ = handle;
+  device->info_ = std::move(info);
+  sy_queue queue = nullptr;
+  SY_RETURN_IF_ERROR(
+      device->check(device->functions().queue_create(handle, &queue), "queue_create"));
+  // The default queue is owned by the device. It must not hold a strong reference back (that
+  // would be a cycle), so it gets an aliasing pointer that shares no ownership.
+  device->default_queue_ =
+      std::make_shared<Queue>(std::shared_ptr<Device>(std::shared_ptr<Device>(), device.get()), queue);
+  return device;
+}
+
+Device::~Device() {
+  default_queue_.reset();  // destroys the plugin queue while the device handle is still valid
+  if (handle_ != nullptr) functions().device_destroy(handle_);
+}
+
+const sy_plugin_functions& Device::functions() const { return plugin_->functions(); }
+
+Status Device::check(sy_status code, const char* what) const {
+  return plugin_->check(code, std::string(what) + " on " + info_.id());
+}
+
+Result<std::shared_ptr<Queue>> Device::create_queue() {
+  sy_queue queue = nullptr;
+  SY_RETURN_IF_ERROR(check(functions().queue_create(handle_, &queue), "queue_create"));
+  return std::make_shared<Queue>(shared_from_this(), queue);
+}
+
+Result<std::shared_ptr<Buffer>> Device::allocate(uint64_t size_bytes) {
+  sy_buffer buffer = nullptr;
+  SY_RETURN_IF_ERROR(check(functions().buffer_allocate(handle_, size_bytes, &buffer),
+                           "buffer_allocate"));
+  return std::make_shared<Buffer>(shared_from_this(), buffer, size_bytes);
+}
+
+bool Device::supports(sy_op op, sy_dtype dtype) const {
+  return functions().supports_op(handle_, op, dtype) != 0;
+}
+
+Result<MemoryStats> Device::memory_stats() const {
+  if (functions().memory_stats == nullptr) {
+    return unimplemented(info_.id() + " does not report memory statistics");
+  }
+  sy_memory_stats raw{};
+  SY_RETURN_IF_ERROR(check(functions().memory_stats(handle_, &raw), "memory_stats"));
+  MemoryStats stats;
+  stats.allocated_bytes = raw.allocated_bytes;
+  stats.reserved_bytes = raw.reserved_bytes;
+  stats.peak_allocated_bytes = raw.peak_allocated_bytes;
+  stats.limit_bytes = raw.limit_bytes;
+  stats.allocation_count = raw.allocation_count;
+  return stats;
+}
+
+Status Device::reset_peak_memory() {
+  if (functions().memory_reset_peak == nullptr) return unimplemented(info_.id() + ": reset_peak");
+  return check(functions().memory_reset_peak(handle_), "memory_reset_peak");
+}
+
+Status Device::empty_cache() {
+  // A device without a cache has nothing to return: that is success, not an error.
+  if (functions().memory_empty_cache == nullptr) return ok_status();
+  return check(functions().memory_empty_cache(handle_), "memory_empty_cache");
+}
+
+Status Device::set_memory_limit(uint64_t limit_bytes) {
+  if (functions().memory_set_limit == nullptr) {
+    return unimplemented(info_.id() + " cannot cap its memory");
+  }
+  return check(functions().memory_set_limit(handle_, limit_bytes), "memory_set_limit");
+}
+
+Buffer::Buffer(std::shared_ptr<Device> device, sy_buffer handle, uint64_t size_bytes)
+    : device_(std::move(device)), handle_(handle), size_bytes_(size_bytes), host_address_(nullptr) {
+  const auto& fns = device_->functions();
+  if (fns.buffer_host_address != nullptr) {
+    host_address_ = fns.buffer_host_address(device_->handle(), handle_);
+  }
+}
+
+Buffer::~Buffer() { device_->functions().buffer_release(device_->handle(), handle_); }
+
+Queue::Queue(std::shared_ptr<Device> device, sy_queue handle)
+    : device_(std::move(device)), handle_(handle) {}
+
+Queue::~Queue() { device_->functions().queue_destroy(device_->handle(), handle_); }
+
+Status Queue::dispatch(const sy_op_call& call) {
+  const sy_status code = device_->functions().dispatch(device_->handle(), handle_, &call);
+  if (code == SY_STATUS_OK) return ok_status();
+  return device_->check(code, "dispatch");
+}
+
+Status Queue::write(const Buffer& dst, uint64_t dst_offset, const void* src, uint64_t size_bytes) {
+  if (dst_offset + size_bytes > dst.size_bytes()) {
+    return invalid_argument("write of " + std::to_string(size_bytes) + " bytes at offset " +
+                            std::to_string(dst_offset) + " overruns a buffer of " +
+                            std::to_string(dst.size_bytes()) + " bytes");
+  }
+  return device_->check(device_->functions().buffer_write(device_->handle(), handle_, dst.handle(),
+                                                          dst_offset, src, size_bytes),
+                        "buffer_write");
+}
+
+Status Queue::read(const Buffer& src, uint64_t src_offset, void* dst, uint64_t size_bytes) {
+  if (src_offset + size_bytes > src.size_bytes()) {
+    return invalid_argument("read of " + std::to_string(size_bytes) + " bytes at offset " +
+                            std::to_string(src_offset) + " overruns a buffer of " +
+                            std::to_string(src.size_bytes()) + " bytes");
+  }
+  return device_->check(device_->functions().buffer_read(device_->handle(), handle_, src.handle(),
+                                                         src_offset, dst, size_bytes),
+                        "buffer_read");
+}
+
+Status Queue::finish() {
+  return device_->check(device_->functions().queue_finish(device_->handle(), handle_),
+                        "queue_finish");
+}
+
+}  // namespace switchyard

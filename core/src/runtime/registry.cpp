@@ -1,0 +1,153 @@
+#include "switchyard/registry.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "isolation.h"
+#include "switchyard/plugin.h"
+
+namespace switchyard {
+namespace {
+
+std::string join_paths(const std::vector<std::filesystem::path>& paths) {
+  std::string out;
+  for (const auto& path : paths) out += (out.empty() ? "" : ":") + path.string();
+  return out.empty() ? "(empty)" : out;
+}
+
+// Plugin files of one folder, sorted so that discovery order is stable.
+std::vector<std::filesystem::path> plugin_files_in(const std::filesystem::path& folder) {
+  std::vector<std::filesystem::path> files;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
+    if (!plugin_name_from_path(entry.path()).empty()) files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+PluginRecord load_record(const std::filesystem::path& path, const DiscoverOptions& options,
+                         const std::string& search_path_text) {
+  PluginRecord record;
+  record.name = plugin_name_from_path(path);
+  record.path = path;
+  if (options.isolate) {
+    auto child = detail::run_isolated(
+        [&path] {
+          auto plugin = Plugin::load(path);
+          return plugin.ok() ? std::string("ok") : plugin.status().to_string();
+        },
+        options.isolate_timeout_ms);
+    if (!child.ok() || *child != "ok") {
+      const std::string why = child.ok() ? *child : "loading " + child.status().message();
+      record.reason = why + " [" + path.string() + "; search path " + search_path_text + "]";
+      return record;
+    }
+  }
+  auto plugin = Plugin::load(path);
+  if (!plugin.ok()) {
+    record.reason = plugin.status().message() + " [search path " + search_path_text + "]";
+    return record;
+  }
+  record.plugin = *plugin;
+  record.state = PluginState::kLoaded;
+  record.name = (*plugin)->name();
+  record.version = (*plugin)->version();
+  record.description = (*plugin)->description();
+  return record;
+}
+
+}  // namespace
+
+const char* plugin_state_name(PluginState state) {
+  switch (state) {
+    case PluginState::kLoaded: return "loaded";
+    case PluginState::kRejected: return "rejected";
+    case PluginState::kShadowed: return "shadowed";
+    case PluginState::kUnusable: return "unusable";
+    case PluginState::kUsable: return "usable";
+  }
+  return "unknown";
+}
+
+Registry Registry::discover(const std::vector<std::filesystem::path>& search_path,
+                            const DiscoverOptions& options) {
+  Registry registry;
+  registry.search_path_ = search_path;
+  const std::string search_path_text = join_paths(search_path);
+  for (const auto& folder : search_path) {
+    for (const auto& path : plugin_files_in(folder)) {
+      const std::string name = plugin_name_from_path(path);
+      auto first = std::find_if(registry.plugins_.begin(), registry.plugins_.end(),
+                                [&](const PluginRecord& r) {
+                                  return r.name == name && r.state != PluginState::kShadowed;
+                                });
+      if (first != registry.plugins_.end()) {
+        PluginRecord shadowed;
+        shadowed.name = name;
+        shadowed.path = path;
+        shadowed.state = PluginState::kShadowed;
+        shadowed.reason = "shadowed by " + first->path.string() + ", found earlier in the search path";
+        registry.plugins_.push_back(std::move(shadowed));
+        continue;
+      }
+      registry.plugins_.push_back(load_record(path, options, search_path_text));
+    }
+  }
+  return registry;
+}
+
+std::shared_ptr<const Plugin> Registry::find(const std::string& name) const {
+  for (const auto& record : plugins_) {
+    if (record.name == name && record.plugin != nullptr) return record.plugin;
+  }
+  return nullptr;
+}
+
+std::vector<DeviceRecord> Registry::probe(const std::string& name, const OptionList& options,
+                                          bool keep_devices) {
+  std::vector<DeviceRecord> devices;
+  auto record = std::find_if(plugins_.begin(), plugins_.end(), [&](const PluginRecord& r) {
+    return r.name == name && r.plugin != nullptr;
+  });
+  if (record == plugins_.end()) return devices;
+  auto count = record->plugin->device_count();
+  if (!count.ok()) {
+    record->state = PluginState::kUnusable;
+    record->reason = count.status().message();
+    return devices;
+  }
+  if (*count == 0) {
+    record->state = PluginState::kUnusable;
+    record->reason = name + ": no devices found";
+    return devices;
+  }
+  bool any_usable = false;
+  for (uint32_t index = 0; index < *count; ++index) {
+    DeviceRecord device_record;
+    auto info = record->plugin->device_info(index);
+    if (!info.ok()) {
+      device_record.info.backend = name;
+      device_record.info.index = index;
+      device_record.reason = info.status().message();
+      devices.push_back(std::move(device_record));
+      continue;
+    }
+    device_record.info = *info;
+    auto device = Device::create(record->plugin, index, options);
+    Status verdict = device.ok() ? smoke_test(**device) : device.status();
+    device_record.usable = verdict.ok();
+    if (device_record.usable) {
+      any_usable = true;
+      if (keep_devices) device_record.device = *device;
+    } else {
+      device_record.reason = verdict.to_string();
+    }
+    devices.push_back(std::move(device_record));
+  }
+  record->state = any_usable ? PluginState::kUsable : PluginState::kUnusable;
+  record->reason = any_usable ? "" : "no device passed the probe";
+  return devices;
+}
+
+}  // namespace switchyard

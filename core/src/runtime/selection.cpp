@@ -1,0 +1,207 @@
+// Device selection: the priority list, the `device` string, the policy and the fallback rule.
+#include <algorithm>
+#include <functional>
+
+#include "switchyard/plugin.h"
+#include "switchyard/registry.h"
+
+namespace switchyard {
+namespace {
+
+struct DeviceRequest {
+  enum class Kind { kAuto, kCpu, kBackend, kExact } kind = Kind::kAuto;
+  std::string backend;
+  uint32_t index = 0;
+};
+
+Result<DeviceRequest> parse_device(const std::string& text) {
+  DeviceRequest request;
+  if (text.empty() || text == "auto") return request;
+  if (text == "cpu") {
+    request.kind = DeviceRequest::Kind::kCpu;
+    return request;
+  }
+  const size_t colon = text.find(':');
+  request.backend = text.substr(0, colon);
+  if (colon == std::string::npos) {
+    request.kind = DeviceRequest::Kind::kBackend;
+    return request;
+  }
+  const std::string index = text.substr(colon + 1);
+  if (index.empty() || index.find_first_not_of("0123456789") != std::string::npos) {
+    return invalid_argument("device '" + text + "': expected auto, cpu, <backend> or " +
+                            "<backend>:<index>");
+  }
+  request.kind = DeviceRequest::Kind::kExact;
+  request.index = static_cast<uint32_t>(std::stoul(index));
+  return request;
+}
+
+bool is_emulated(const DeviceRecord& d) { return d.info.type == DeviceType::kEmulated; }
+
+// Among the usable devices that `accept` admits, those of the first backend (in `order`) that has
+// any; then the policy picks one of them.
+int pick(const std::vector<DeviceRecord>& devices, const std::vector<std::string>& order,
+         DevicePolicy policy, const std::function<bool(const DeviceRecord&)>& accept) {
+  for (const auto& backend : order) {
+    int best = -1;
+    for (size_t i = 0; i < devices.size(); ++i) {
+      const auto& d = devices[i];
+      if (d.info.backend != backend || !d.usable || !accept(d)) continue;
+      if (best < 0) {
+        best = static_cast<int>(i);
+        if (policy == DevicePolicy::kFirst) break;
+      } else if (d.info.memory_free_bytes > devices[best].info.memory_free_bytes) {
+        best = static_cast<int>(i);
+      }
+    }
+    if (best >= 0) return best;
+  }
+  return -1;
+}
+
+// Why a backend was not used, in one phrase.
+std::string why_not(const std::string& backend, const std::vector<DeviceRecord>& devices,
+                    const std::vector<PluginRecord>& plugins) {
+  std::string reasons;
+  bool any_device = false;
+  for (const auto& d : devices) {
+    if (d.info.backend != backend) continue;
+    any_device = true;
+    const std::string why = d.usable ? (is_emulated(d) ? "emulated device, ranked below real ones"
+                                                       : "usable, not chosen")
+                                     : d.reason;
+    reasons += (reasons.empty() ? "" : "; ") + d.info.id() + " (" + d.info.name + "): " + why;
+  }
+  if (any_device) return reasons;
+  for (const auto& p : plugins) {
+    if (p.name == backend && p.state != PluginState::kShadowed) {
+      return p.reason.empty() ? std::string("not probed") : p.reason;
+    }
+  }
+  return "no plugin named '" + backend + "' in the search path";
+}
+
+bool plugin_present(const std::string& backend, const std::vector<PluginRecord>& plugins) {
+  return std::any_of(plugins.begin(), plugins.end(), [&](const PluginRecord& p) {
+    return p.name == backend && p.state != PluginState::kShadowed;
+  });
+}
+
+}  // namespace
+
+Result<Choice> choose_device(const std::vector<DeviceRecord>& devices,
+                             const std::vector<PluginRecord>& plugins,
+                             const RuntimeSettings& settings) {
+  SY_ASSIGN_OR_RETURN(DeviceRequest request, parse_device(settings.device));
+  // The default list names backends that may simply not be built here; only those present count.
+  std::vector<std::string> order;
+  for (const auto& backend : settings.backends) {
+    if (settings.backends_from_config || plugin_present(backend, plugins)) order.push_back(backend);
+  }
+  auto real = [](const DeviceRecord& d) { return !is_emulated(d); };
+  auto any = [](const DeviceRecord&) { return true; };
+  Choice choice;
+  std::string requested_text;
+  switch (request.kind) {
+    case DeviceRequest::Kind::kAuto:
+      choice.index = pick(devices, order, settings.device_policy, real);
+      if (choice.index < 0) choice.index = pick(devices, order, settings.device_policy, any);
+      break;
+    case DeviceRequest::Kind::kCpu:
+      requested_text = "cpu";
+      choice.index = pick(devices, order, settings.device_policy,
+                          [](const DeviceRecord& d) { return d.info.type == DeviceType::kCpu; });
+      break;
+    case DeviceRequest::Kind::kBackend:
+      requested_text = request.backend;
+      choice.index = pick(devices, {request.backend}, settings.device_policy, any);
+      break;
+    case DeviceRequest::Kind::kExact:
+      requested_text = settings.device;
+      for (size_t i = 0; i < devices.size(); ++i) {
+        const auto& d = devices[i];
+        if (d.info.backend == request.backend && d.info.index == request.index && d.usable) {
+          choice.index = static_cast<int>(i);
+        }
+      }
+      break;
+  }
+  const bool named = request.kind != DeviceRequest::Kind::kAuto;
+  if (named && choice.index < 0) {
+    const std::string why = request.kind == DeviceRequest::Kind::kCpu
+                                ? "no listed backend has a usable CPU device"
+                                : why_not(request.backend, devices, plugins);
+    if (settings.fallback == FallbackPolicy::kError) {
+      return unavailable("device '" + requested_text + "' is not usable: " + why +
+                         " (fallback: error)");
+    }
+    choice.index = pick(devices, order, settings.device_policy, real);
+    if (choice.index < 0) choice.index = pick(devices, order, settings.device_policy, any);
+    if (choice.index >= 0 && settings.fallback == FallbackPolicy::kWarn) {
+      choice.warnings.push_back("device '" + requested_text + "' is not usable (" + why +
+                                "); falling back to " + devices[choice.index].info.id());
+    }
+  }
+  if (choice.index < 0) {
+    std::string reasons;
+    for (const auto& backend : order) {
+      reasons += "\n  " + backend + ": " + why_not(backend, devices, plugins);
+    }
+    return unavailable("no usable device" + (reasons.empty() ? " (no backend listed)" : reasons));
+  }
+  const auto& chosen = devices[choice.index];
+  choice.first_choice = named ? choice.warnings.empty()
+                              : (!order.empty() && chosen.info.backend == order.front());
+  if (!named && !choice.first_choice) {
+    std::string skipped;
+    for (const auto& backend : order) {
+      if (backend == chosen.info.backend) break;
+      skipped += (skipped.empty() ? "" : "; ") + backend + ": " + why_not(backend, devices, plugins);
+    }
+    const std::string text = "using " + chosen.info.id() + " (" + chosen.info.name +
+                             ") instead of a higher-priority backend. Skipped: " + skipped;
+    if (settings.fallback == FallbackPolicy::kError) {
+      return unavailable(text + " (fallback: error)");
+    }
+    if (settings.fallback == FallbackPolicy::kWarn) choice.warnings.push_back(text);
+  }
+  return choice;
+}
+
+Result<Selection> select_device(Registry& registry, const RuntimeSettings& settings) {
+  SY_ASSIGN_OR_RETURN(DeviceRequest request, parse_device(settings.device));
+  std::vector<std::string> to_probe = settings.backends;
+  if (request.kind == DeviceRequest::Kind::kBackend || request.kind == DeviceRequest::Kind::kExact) {
+    to_probe.insert(to_probe.begin(), request.backend);
+  }
+  Selection selection;
+  std::vector<std::string> probed;
+  for (const auto& backend : to_probe) {
+    if (std::find(probed.begin(), probed.end(), backend) != probed.end()) continue;
+    probed.push_back(backend);
+    const auto options = settings.backend_options.count(backend) != 0
+                             ? settings.backend_options.at(backend)
+                             : OptionList{};
+    auto found = registry.probe(backend, options);
+    selection.devices.insert(selection.devices.end(), found.begin(), found.end());
+    // With `auto`, stop at the first backend that has a real usable device: later ones cannot win.
+    const bool stop = request.kind == DeviceRequest::Kind::kAuto &&
+                      std::any_of(found.begin(), found.end(), [](const DeviceRecord& d) {
+                        return d.usable && !is_emulated(d);
+                      });
+    if (stop) break;
+  }
+  SY_ASSIGN_OR_RETURN(Choice choice, choose_device(selection.devices, registry.plugins(), settings));
+  selection.warnings = choice.warnings;
+  selection.first_choice = choice.first_choice;
+  for (size_t i = 0; i < selection.devices.size(); ++i) {
+    auto& d = selection.devices[i];
+    d.selected = static_cast<int>(i) == choice.index;
+    if (d.selected) selection.device = d.device;
+    else d.device.reset();  // release devices that were only probed
+  }
+  return selection;
+}
+
+}  // namespace switchyard

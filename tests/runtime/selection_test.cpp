@@ -1,0 +1,149 @@
+#include <catch2/catch.hpp>
+
+#include "switchyard/registry.h"
+
+using namespace switchyard;
+
+namespace {
+
+DeviceRecord device(const std::string& backend, uint32_t index, DeviceType type, bool usable,
+                    uint64_t free_bytes = 0) {
+  DeviceRecord d;
+  d.info.backend = backend;
+  d.info.index = index;
+  d.info.name = backend + " device " + std::to_string(index);
+  d.info.type = type;
+  d.info.memory_free_bytes = free_bytes;
+  d.usable = usable;
+  if (!usable) d.reason = backend + " is broken in this test";
+  return d;
+}
+
+PluginRecord plugin(const std::string& name, PluginState state, const std::string& reason = "") {
+  PluginRecord p;
+  p.name = name;
+  p.state = state;
+  p.reason = reason;
+  return p;
+}
+
+// This machine: cuda built but without a driver, vulkan on lavapipe only, onednn and reference.
+struct CpuOnlyMachine {
+  std::vector<DeviceRecord> devices = {
+      device("vulkan", 0, DeviceType::kEmulated, true),
+      device("onednn", 0, DeviceType::kCpu, true),
+      device("reference", 0, DeviceType::kCpu, true),
+  };
+  std::vector<PluginRecord> plugins = {
+      plugin("cuda", PluginState::kUnusable, "libcuda.so.1: cannot open shared object file"),
+      plugin("vulkan", PluginState::kUsable), plugin("onednn", PluginState::kUsable),
+      plugin("reference", PluginState::kUsable)};
+};
+
+std::string chosen_id(const std::vector<DeviceRecord>& devices, const Result<Choice>& choice) {
+  REQUIRE(choice.ok());
+  REQUIRE(choice->index >= 0);
+  return devices[choice->index].info.id();
+}
+
+}  // namespace
+
+TEST_CASE("auto skips an emulated device while a real one is usable", "[selection]") {
+  CpuOnlyMachine m;
+  RuntimeSettings settings;  // default list: cuda, vulkan, onednn, reference
+  auto choice = choose_device(m.devices, m.plugins, settings);
+  CHECK(chosen_id(m.devices, choice) == "onednn:0");
+  CHECK_FALSE(choice->first_choice);
+  REQUIRE(choice->warnings.size() == 1);  // one clear warning, naming every skipped backend
+  CHECK(choice->warnings[0].find("libcuda.so.1") != std::string::npos);
+  CHECK(choice->warnings[0].find("emulated") != std::string::npos);
+}
+
+TEST_CASE("naming the emulated device picks it", "[selection]") {
+  CpuOnlyMachine m;
+  RuntimeSettings settings;
+  settings.device = "vulkan:0";
+  auto choice = choose_device(m.devices, m.plugins, settings);
+  CHECK(chosen_id(m.devices, choice) == "vulkan:0");
+  CHECK(choice->warnings.empty());
+}
+
+TEST_CASE("auto takes an emulated device when nothing real is usable", "[selection]") {
+  std::vector<DeviceRecord> devices = {device("vulkan", 0, DeviceType::kEmulated, true),
+                                       device("onednn", 0, DeviceType::kCpu, false)};
+  RuntimeSettings settings;
+  settings.backends = {"vulkan", "onednn"};
+  settings.backends_from_config = true;
+  auto choice = choose_device(devices, {}, settings);
+  CHECK(chosen_id(devices, choice) == "vulkan:0");
+}
+
+TEST_CASE("fallback: error turns a fallback into an error that says why", "[selection]") {
+  CpuOnlyMachine m;
+  RuntimeSettings settings;
+  settings.fallback = FallbackPolicy::kError;
+  auto choice = choose_device(m.devices, m.plugins, settings);
+  REQUIRE_FALSE(choice.ok());
+  CHECK(choice.status().message().find("libcuda.so.1") != std::string::npos);
+  CHECK(choice.status().message().find("fallback: error") != std::string::npos);
+}
+
+TEST_CASE("fallback: silent falls back without a warning", "[selection]") {
+  CpuOnlyMachine m;
+  RuntimeSettings settings;
+  settings.fallback = FallbackPolicy::kSilent;
+  auto choice = choose_device(m.devices, m.plugins, settings);
+  CHECK(chosen_id(m.devices, choice) == "onednn:0");
+  CHECK(choice->warnings.empty());
+}
+
+TEST_CASE("most_free_memory picks the GPU with the most free memory", "[selection]") {
+  std::vector<DeviceRecord> devices = {device("cuda", 0, DeviceType::kGpu, true, 10),
+                                       device("cuda", 1, DeviceType::kGpu, true, 30),
+                                       device("cuda", 2, DeviceType::kGpu, true, 20)};
+  RuntimeSettings settings;
+  settings.backends = {"cuda"};
+  settings.backends_from_config = true;
+  CHECK(chosen_id(devices, choose_device(devices, {}, settings)) == "cuda:0");
+  settings.device_policy = DevicePolicy::kMostFreeMemory;
+  CHECK(chosen_id(devices, choose_device(devices, {}, settings)) == "cuda:1");
+}
+
+TEST_CASE("cpu picks the first listed backend with a CPU device", "[selection]") {
+  CpuOnlyMachine m;
+  RuntimeSettings settings;
+  settings.device = "cpu";
+  settings.backends = {"reference", "onednn"};
+  settings.backends_from_config = true;
+  CHECK(chosen_id(m.devices, choose_device(m.devices, m.plugins, settings)) == "reference:0");
+}
+
+TEST_CASE("an unusable named device falls back with a warning, or fails with error", "[selection]") {
+  CpuOnlyMachine m;
+  RuntimeSettings settings;
+  settings.device = "cuda:0";
+  auto choice = choose_device(m.devices, m.plugins, settings);
+  CHECK(chosen_id(m.devices, choice) == "onednn:0");
+  REQUIRE(choice->warnings.size() == 1);
+  CHECK(choice->warnings[0].find("device 'cuda:0' is not usable") != std::string::npos);
+  settings.fallback = FallbackPolicy::kError;
+  CHECK(choose_device(m.devices, m.plugins, settings).status().code() ==
+        StatusCode::kUnavailable);
+}
+
+TEST_CASE("nothing usable is an error listing each backend's reason", "[selection]") {
+  std::vector<DeviceRecord> devices = {device("onednn", 0, DeviceType::kCpu, false)};
+  RuntimeSettings settings;
+  settings.backends = {"cuda", "onednn"};
+  settings.backends_from_config = true;
+  auto choice = choose_device(devices, {}, settings);
+  REQUIRE_FALSE(choice.ok());
+  CHECK(choice.status().message().find("onednn is broken in this test") != std::string::npos);
+  CHECK(choice.status().message().find("no plugin named 'cuda'") != std::string::npos);
+}
+
+TEST_CASE("a malformed device string is rejected", "[selection]") {
+  RuntimeSettings settings;
+  settings.device = "cuda:x";
+  CHECK(choose_device({}, {}, settings).status().code() == StatusCode::kInvalidArgument);
+}

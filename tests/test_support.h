@@ -1,0 +1,49 @@
+// Small helpers shared by the test areas.
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <sys/wait.h>
+
+#include "switchyard/device.h"
+#include "switchyard/plugin.h"
+
+namespace switchyard::testing {
+
+inline std::string plugin_file(const std::string& name) {
+  return std::string(SWITCHYARD_TEST_PLUGIN_DIR) + "/libswitchyard-" + name + ".so";
+}
+
+inline std::string fixture_dir(const std::string& folder) {
+  return std::string(SWITCHYARD_TEST_FIXTURE_DIR) + "/" + folder;
+}
+
+// The reference device, loaded straight from the build's plugin folder.
+inline std::shared_ptr<Device> reference_device() {
+  auto plugin = value_or_throw(Plugin::load(plugin_file("reference")));
+  return value_or_throw(Device::create(plugin, 0));
+}
+
+struct CommandResult {
+  int exit_code = -1;  // -1: did not exit normally (signal)
+  std::string output;  // stdout and stderr together
+};
+
+// Runs a shell command line and captures its output; `env` is prefixed as "K=V ..." text.
+inline CommandResult run_command(const std::string& command_line) {
+  CommandResult result;
+  FILE* pipe = popen((command_line + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buffer[4096];
+  size_t n = 0;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) result.output.append(buffer, n);
+  const int status = pclose(pipe);
+  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  return result;
+}
+
+inline std::string cli() { return SWITCHYARD_CLI; }
+
+}  // namespace switchyard::testing

@@ -1,0 +1,57 @@
+# Shared by tools/quickstart and tools/test: install what is missing, configure, build.
+# Sourced, not run. Idempotent and quiet when nothing is missing.
+
+SWITCHYARD_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
+# Debian packages the build and the test suite need. python3-torch (the benchmark peer) is large
+# and installed only by tools/bench/compare.
+SWITCHYARD_PACKAGES=(
+  cmake ninja-build g++ ccache pkg-config zlib1g-dev
+  libboost-dev libboost-program-options-dev libyaml-cpp-dev catch2
+  libdnnl-dev ocl-icd-opencl-dev opencl-c-headers
+  libvulkan-dev glslc spirv-tools mesa-vulkan-drivers vulkan-validationlayers
+)
+
+sy_log() { printf 'switchyard: %s\n' "$*" >&2; }
+
+sy_as_root() {
+  if [[ $(id -u) -eq 0 ]]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+    sy_log "need root to run: $*"; return 1; fi
+}
+
+# Installs the packages of the list (and any given as arguments) that are not installed yet.
+sy_ensure_packages() {
+  local missing=() p
+  for p in "${SWITCHYARD_PACKAGES[@]}" "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  ((${#missing[@]} == 0)) && return 0
+  sy_log "installing missing Debian packages: ${missing[*]}"
+  sy_as_root apt-get update -qq
+  sy_as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+}
+
+# sy_configure_and_build BUILD_DIR [extra cmake args...]
+# Quiet on success; on a failure prints the end of the build log.
+sy_configure_and_build() {
+  local build_dir=$1
+  shift
+  local generator_args=()
+  [[ -f $build_dir/build.ninja ]] || generator_args=(-G Ninja -DCMAKE_BUILD_TYPE=Release)
+  cmake "${generator_args[@]}" -S "$SWITCHYARD_ROOT" -B "$build_dir" "$@" >"$build_dir.configure.log" 2>&1 || {
+    cat "$build_dir.configure.log" >&2
+    return 1
+  }
+  # Plugins that cannot be built here were announced at configure time; repeat them.
+  if [[ -s $build_dir/skipped-plugins.txt ]]; then
+    sed 's/^/switchyard: plugin skipped: /' "$build_dir/skipped-plugins.txt" >&2
+  fi
+  local rc=0
+  ninja -C "$build_dir" -j "$(nproc)" >"$build_dir.build.log" 2>&1 || rc=$?
+  if ((rc != 0)); then
+    grep -E -B2 -A12 'FAILED|error' "$build_dir.build.log" | head -n 120 >&2
+    sy_log "build failed; the whole log is $build_dir.build.log"
+    return "$rc"
+  fi
+}

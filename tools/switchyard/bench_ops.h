@@ -1,0 +1,21 @@
+// Pieces of `switchyard bench` shared between its files.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "commands.h"
+#include "switchyard/queue.h"
+#include "switchyard/status.h"
+
+namespace switchyard::cli {
+
+// Runs `work` `warmup` times, then `repetitions` times, each timed up to queue completion.
+Result<std::vector<double>> time_repeated(const std::function<Status()>& work, Queue& queue,
+                                          int warmup, int repetitions);
+double median_of(std::vector<double> values);
+
+int op_bench(const Args& args);     // bench_op.cpp
+int train_bench(const Args& args);  // bench_train.cpp
+
+}  // namespace switchyard::cli

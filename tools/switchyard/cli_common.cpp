@@ -1,0 +1,106 @@
+#include "cli_common.h"
+
+#include <boost/program_options/parsers.hpp>
+#include <cstdio>
+#include <iostream>
+
+namespace switchyard::cli {
+
+std::optional<int> parse_args(const Args& args, const std::string& usage,
+                              const po::options_description& options, po::variables_map& values,
+                              const po::positional_options_description* positional) {
+  po::options_description all(options);
+  all.add_options()("help,h", "show this help");
+  try {
+    auto parser = po::command_line_parser(args).options(all);
+    if (positional != nullptr) parser.positional(*positional);
+    po::store(parser.run(), values);
+    po::notify(values);
+  } catch (const po::error& e) {
+    std::cerr << "switchyard: " << e.what() << "\n\n" << usage << "\n" << all;
+    return kExitUsage;
+  }
+  if (values.count("help") != 0) {
+    std::cout << usage << "\n" << all;
+    return kExitOk;
+  }
+  return std::nullopt;
+}
+
+Result<Config> load_config(const po::variables_map& values,
+                           const std::vector<std::string>& overrides) {
+  Config config = Config::defaults();
+  if (values.count("config") != 0) {
+    SY_ASSIGN_OR_RETURN(config, Config::load_file(values["config"].as<std::string>(), overrides));
+  }
+  SY_RETURN_IF_ERROR(config.runtime().apply_environment());
+  return config;
+}
+
+Registry discover_isolated(const RuntimeSettings& settings) {
+  DiscoverOptions options;
+  options.isolate = true;
+  return Registry::discover(plugin_search_path(settings.plugin_paths), options);
+}
+
+std::vector<DeviceRecord> probe_all_isolated(Registry& registry, const RuntimeSettings& settings,
+                                             Result<Choice>* choice) {
+  std::vector<DeviceRecord> devices;
+  std::vector<std::string> names;
+  for (const auto& record : registry.plugins()) {
+    if (record.plugin != nullptr) names.push_back(record.name);
+  }
+  for (const auto& name : names) {
+    auto found = registry.probe_isolated(name, backend_options(settings, name));
+    devices.insert(devices.end(), found.begin(), found.end());
+  }
+  *choice = choose_device(devices, registry.plugins(), settings);
+  if (choice->ok() && (*choice)->index >= 0) devices[(*choice)->index].selected = true;
+  return devices;
+}
+
+OptionList backend_options(const RuntimeSettings& settings, const std::string& backend) {
+  auto it = settings.backend_options.find(backend);
+  return it == settings.backend_options.end() ? OptionList{} : it->second;
+}
+
+void print_error(const Status& status) {
+  std::cerr << "switchyard: error: " << status.message() << "\n";
+}
+
+std::string json_string(const std::string& text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (c < 0x20) {
+          char buffer[8];
+          std::snprintf(buffer, sizeof(buffer), "\\u%04x", c);
+          out += buffer;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string format_bytes(uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024.0 && unit < 4) {
+    value /= 1024.0;
+    ++unit;
+  }
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
+  return buffer;
+}
+
+}  // namespace switchyard::cli

@@ -1,0 +1,49 @@
+// Pieces shared by the CLI's commands: option parsing, config loading, discovery, JSON text.
+#pragma once
+
+#include <boost/program_options/options_description.hpp>
+#include <boost/program_options/variables_map.hpp>
+#include <optional>
+#include <string>
+
+#include "commands.h"
+#include "switchyard/config.h"
+#include "switchyard/registry.h"
+
+namespace switchyard::cli {
+
+namespace po = boost::program_options;
+
+// Exit codes shared by every command.
+constexpr int kExitOk = 0;
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;  // bad arguments or an invalid config
+
+// Parses `args` against `options` (and `positional`, if any). On --help prints usage and returns
+// kExitOk; on a parse error prints it and returns kExitUsage; otherwise std::nullopt.
+std::optional<int> parse_args(const Args& args, const std::string& usage,
+                              const po::options_description& options, po::variables_map& values,
+                              const po::positional_options_description* positional = nullptr);
+
+// Loads --config (or the defaults) and applies the environment overrides.
+Result<Config> load_config(const po::variables_map& values,
+                           const std::vector<std::string>& overrides = {});
+
+// Discovers plugins along the search path, each loaded in a child process first.
+Registry discover_isolated(const RuntimeSettings& settings);
+
+// Probes every loaded plugin in a child process each, and marks the device the settings select.
+// `choice` receives the selection verdict (an error when nothing is usable).
+std::vector<DeviceRecord> probe_all_isolated(Registry& registry, const RuntimeSettings& settings,
+                                             Result<Choice>* choice);
+
+// The options the YAML file gives for one backend.
+OptionList backend_options(const RuntimeSettings& settings, const std::string& backend);
+
+// Prints "switchyard: error: ..." to stderr.
+void print_error(const Status& status);
+
+std::string json_string(const std::string& text);  // a quoted, escaped JSON string
+std::string format_bytes(uint64_t bytes);           // "1.5 GiB"
+
+}  // namespace switchyard::cli

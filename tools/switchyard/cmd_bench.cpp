@@ -1,0 +1,162 @@
+// switchyard bench: speed through the framework, median of repetitions after a warm-up.
+//   bench matmul --m --n --k --dtype    GFLOP/s of one matrix product on the selected device
+//   bench op --name --size              latency of one small op through tensor dispatch
+//   bench train CONFIG                  median epoch time and samples/s of a training run
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+
+#include "bench_ops.h"
+#include "cli_common.h"
+#include "switchyard/buffer.h"
+#include "switchyard/queue.h"
+
+namespace switchyard::cli {
+namespace {
+
+Result<std::shared_ptr<Device>> select_for_bench(const po::variables_map& values) {
+  std::vector<std::string> overrides;
+  if (values.count("set") != 0) overrides = values["set"].as<std::vector<std::string>>();
+  SY_ASSIGN_OR_RETURN(Config config, load_config(values, overrides));
+  Registry registry = Registry::discover(plugin_search_path(config.runtime().plugin_paths));
+  SY_ASSIGN_OR_RETURN(Selection selection, select_device(registry, config.runtime()));
+  for (const auto& w : selection.warnings) std::cerr << "switchyard: warning: " << w << "\n";
+  return selection.device;
+}
+
+Result<sy_dtype> parse_dtype(const std::string& name) {
+  if (name == "f32") return SY_DTYPE_F32;
+  if (name == "bf16") return SY_DTYPE_BF16;
+  if (name == "f16") return SY_DTYPE_F16;
+  return invalid_argument("unknown dtype '" + name + "'; expected f32, bf16 or f16");
+}
+
+size_t dtype_bytes(sy_dtype dtype) { return dtype == SY_DTYPE_F32 ? 4 : 2; }
+
+sy_tensor_desc matrix(const Buffer& buffer, sy_dtype dtype, int64_t rows, int64_t cols) {
+  sy_tensor_desc d{};
+  d.buffer = buffer.handle();
+  d.dtype = dtype;
+  d.rank = 2;
+  d.shape[0] = rows;
+  d.shape[1] = cols;
+  d.strides[0] = cols;
+  d.strides[1] = 1;
+  return d;
+}
+
+Status fill_uniform(Queue& queue, const sy_tensor_desc& out, uint64_t seed) {
+  sy_op_call call{};
+  call.op = SY_OP_RANDOM_UNIFORM;
+  call.num_outputs = 1;
+  call.outputs[0] = out;
+  call.params.random = {seed, 0, -1.0, 1.0};
+  return queue.dispatch(call);
+}
+
+int matmul_bench(const Args& args) {
+  po::options_description options("options");
+  options.add_options()("m", po::value<int64_t>()->default_value(1024), "rows of a")(
+      "n", po::value<int64_t>()->default_value(1024), "columns of b")(
+      "k", po::value<int64_t>()->default_value(1024), "inner dimension")(
+      "dtype", po::value<std::string>()->default_value("f32"), "f32 | bf16 | f16")(
+      "repetitions", po::value<int>()->default_value(20), "timed repetitions")(
+      "warmup", po::value<int>()->default_value(3), "untimed repetitions first")(
+      "config", po::value<std::string>(), "YAML file (backends, options)")(
+      "set", po::value<std::vector<std::string>>()->composing(), "override: key=value")(
+      "json", "print JSON");
+  po::variables_map values;
+  if (auto exit = parse_args(args, "usage: switchyard bench matmul [options]", options, values)) {
+    return *exit;
+  }
+  auto dtype = parse_dtype(values["dtype"].as<std::string>());
+  auto device = dtype.ok() ? select_for_bench(values) : Result<std::shared_ptr<Device>>(dtype.status());
+  if (!device.ok()) {
+    print_error(device.status());
+    return kExitUsage;
+  }
+  const int64_t m = values["m"].as<int64_t>(), n = values["n"].as<int64_t>(),
+                k = values["k"].as<int64_t>();
+  const size_t elem = dtype_bytes(*dtype);
+  auto a = (*device)->allocate(elem * m * k);
+  auto b = a.ok() ? (*device)->allocate(elem * k * n) : a;
+  auto c = b.ok() ? (*device)->allocate(elem * m * n) : b;
+  if (!c.ok()) {
+    print_error(c.status());
+    return kExitFailure;
+  }
+  Queue& queue = (*device)->default_queue();
+  sy_op_call call{};
+  call.op = SY_OP_MATMUL;
+  call.num_inputs = 2;
+  call.num_outputs = 1;
+  call.inputs[0] = matrix(**a, *dtype, m, k);
+  call.inputs[1] = matrix(**b, *dtype, k, n);
+  call.outputs[0] = matrix(**c, *dtype, m, n);
+  Status status = fill_uniform(queue, call.inputs[0], 1);
+  if (status.ok()) status = fill_uniform(queue, call.inputs[1], 2);
+  auto seconds = status.ok() ? time_repeated([&] { return queue.dispatch(call); }, queue,
+                                             values["warmup"].as<int>(),
+                                             values["repetitions"].as<int>())
+                             : Result<std::vector<double>>(status);
+  if (!seconds.ok()) {
+    print_error(seconds.status());
+    return kExitFailure;
+  }
+  const double median = median_of(*seconds);
+  const double gflops = 2.0 * static_cast<double>(m) * static_cast<double>(n) *
+                        static_cast<double>(k) / median / 1e9;
+  if (values.count("json") != 0) {
+    std::cout << "{\"bench\": \"matmul\", \"device\": " << json_string((*device)->id())
+              << ", \"device_name\": " << json_string((*device)->info().name) << ", \"m\": " << m
+              << ", \"n\": " << n << ", \"k\": " << k
+              << ", \"dtype\": " << json_string(values["dtype"].as<std::string>())
+              << ", \"median_seconds\": " << median << ", \"gflops\": " << gflops << "}\n";
+  } else {
+    std::cout << "matmul " << m << "x" << n << "x" << k << " " << values["dtype"].as<std::string>()
+              << " on " << (*device)->id() << " (" << (*device)->info().name
+              << "): median " << median * 1e3 << " ms, " << gflops << " GFLOP/s\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Result<std::vector<double>> time_repeated(const std::function<Status()>& work, Queue& queue,
+                                          int warmup, int repetitions) {
+  for (int i = 0; i < warmup; ++i) SY_RETURN_IF_ERROR(work());
+  SY_RETURN_IF_ERROR(queue.finish());
+  std::vector<double> seconds;
+  for (int i = 0; i < std::max(1, repetitions); ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    SY_RETURN_IF_ERROR(work());
+    SY_RETURN_IF_ERROR(queue.finish());
+    seconds.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return seconds;
+}
+
+double median_of(std::vector<double> values) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  const size_t mid = values.size() / 2;
+  return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
+}
+
+int bench_command(const Args& args) {
+  const std::string usage =
+      "usage: switchyard bench <matmul|op|train> [options]  ('bench <what> --help' for more)";
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    std::cout << usage << "\n";
+    return args.empty() ? kExitUsage : kExitOk;
+  }
+  const Args rest(args.begin() + 1, args.end());
+  if (args[0] == "matmul") return matmul_bench(rest);
+  if (args[0] == "op") return op_bench(rest);
+  if (args[0] == "train") return train_bench(rest);
+  std::cerr << "switchyard: unknown benchmark '" << args[0] << "'\n" << usage << "\n";
+  return kExitUsage;
+}
+
+}  // namespace switchyard::cli

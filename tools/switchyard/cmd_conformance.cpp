@@ -1,0 +1,90 @@
+// switchyard conformance --backend NAME: every op and dtype of that backend against `reference`.
+#include <iostream>
+
+#include "cli_common.h"
+#include "switchyard/conformance.h"
+
+namespace switchyard::cli {
+namespace {
+
+Result<std::shared_ptr<Device>> open_device(Registry& registry, const RuntimeSettings& settings,
+                                            const std::string& backend, uint32_t index) {
+  auto plugin = registry.find(backend);
+  if (plugin == nullptr) {
+    for (const auto& p : registry.plugins()) {
+      if (p.name == backend) return unavailable("backend '" + backend + "' was not loaded: " + p.reason);
+    }
+    return not_found("no plugin named '" + backend + "' in the search path");
+  }
+  return Device::create(plugin, index, backend_options(settings, backend));
+}
+
+void print_json(const conformance::Report& report) {
+  std::cout << "{\"backend\": " << json_string(report.backend)
+            << ", \"device\": " << json_string(report.device_id) << ", \"passed\": "
+            << report.passed() << ", \"failed\": " << report.failed()
+            << ", \"skipped\": " << report.skipped() << ", \"cases\": [";
+  bool first = true;
+  for (const auto& c : report.cases) {
+    std::cout << (first ? "\n" : ",\n") << "  {\"name\": " << json_string(c.name)
+              << ", \"op\": " << json_string(c.op) << ", \"dtype\": " << json_string(c.dtype)
+              << ", \"outcome\": " << json_string(conformance::outcome_name(c.outcome))
+              << ", \"nmse\": " << c.nmse << ", \"tolerance\": " << c.tolerance
+              << ", \"reason\": " << json_string(c.reason) << "}";
+    first = false;
+  }
+  std::cout << "\n]}\n";
+}
+
+}  // namespace
+
+int conformance_command(const Args& args) {
+  po::options_description options("options");
+  options.add_options()("backend", po::value<std::string>()->required(), "backend to check")(
+      "device-index", po::value<uint32_t>()->default_value(0), "device of that backend")(
+      "filter", po::value<std::string>()->default_value(""), "only cases whose name contains this")(
+      "config", po::value<std::string>(), "YAML file (backend options, plugin paths)")(
+      "json", "print JSON")("verbose,v", "print passed cases too");
+  po::variables_map values;
+  if (auto exit = parse_args(args, "usage: switchyard conformance --backend NAME [options]",
+                             options, values)) {
+    return *exit;
+  }
+  auto config = load_config(values);
+  if (!config.ok()) {
+    print_error(config.status());
+    return kExitUsage;
+  }
+  Registry registry = discover_isolated(config->runtime());
+  const std::string backend = values["backend"].as<std::string>();
+  auto target = open_device(registry, config->runtime(), backend,
+                            values["device-index"].as<uint32_t>());
+  auto reference = open_device(registry, config->runtime(), "reference", 0);
+  if (!target.ok() || !reference.ok()) {
+    print_error(!target.ok() ? target.status() : reference.status().with_context("the oracle"));
+    return kExitUsage;
+  }
+  conformance::Options run_options;
+  run_options.filter = values["filter"].as<std::string>();
+  const auto report = conformance::run(**target, **reference, run_options);
+  if (values.count("json") != 0) {
+    print_json(report);
+  } else {
+    const bool verbose = values.count("verbose") != 0;
+    for (const auto& c : report.cases) {
+      if (c.outcome == conformance::Outcome::kPassed && !verbose) continue;
+      std::cout << conformance::outcome_name(c.outcome) << "  " << c.name;
+      if (c.outcome != conformance::Outcome::kSkipped) {
+        std::cout << "  nmse " << c.nmse << " (tolerance " << c.tolerance << ")";
+      }
+      if (!c.reason.empty()) std::cout << "  " << c.reason;
+      std::cout << "\n";
+    }
+    std::cout << "conformance of " << report.device_id << " against the reference:\n"
+              << report.passed() << " passed, " << report.failed() << " failed, "
+              << report.skipped() << " skipped\n";
+  }
+  return report.failed() == 0 ? kExitOk : kExitFailure;
+}
+
+}  // namespace switchyard::cli

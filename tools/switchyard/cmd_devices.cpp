@@ -1,0 +1,76 @@
+// switchyard devices: every device of every loaded plugin, probed, with the one the config selects.
+#include <iostream>
+
+#include "cli_common.h"
+
+namespace switchyard::cli {
+namespace {
+
+void print_json(const std::vector<DeviceRecord>& devices) {
+  std::cout << "[";
+  bool first = true;
+  for (const auto& d : devices) {
+    std::cout << (first ? "\n" : ",\n") << "  {\"backend\": " << json_string(d.info.backend)
+              << ", \"id\": " << json_string(d.info.id())
+              << ", \"name\": " << json_string(d.info.name)
+              << ", \"type\": " << json_string(device_type_name(d.info.type))
+              << ", \"memory_total_bytes\": " << d.info.memory_total_bytes
+              << ", \"memory_free_bytes\": " << d.info.memory_free_bytes
+              << ", \"usable\": " << (d.usable ? "true" : "false")
+              << ", \"reason\": " << json_string(d.reason)
+              << ", \"selected\": " << (d.selected ? "true" : "false") << "}";
+    first = false;
+  }
+  std::cout << (first ? "]\n" : "\n]\n");
+}
+
+void print_text(const Registry& registry, const std::vector<DeviceRecord>& devices) {
+  for (const auto& d : devices) {
+    std::cout << (d.selected ? "* " : "  ") << d.info.id() << "  " << d.info.name << "  ["
+              << device_type_name(d.info.type) << "]  " << format_bytes(d.info.memory_total_bytes)
+              << " total, " << format_bytes(d.info.memory_free_bytes) << " free  "
+              << (d.usable ? "usable" : "unusable") << "\n";
+    if (!d.reason.empty()) std::cout << "      reason: " << d.reason << "\n";
+  }
+  // Plugins that have no devices to list still deserve their reason.
+  for (const auto& p : registry.plugins()) {
+    bool has_device = false;
+    for (const auto& d : devices) has_device = has_device || d.info.backend == p.name;
+    if (!has_device) {
+      std::cout << "  " << p.name << ": no devices (" << plugin_state_name(p.state) << ": "
+                << p.reason << ")\n";
+    }
+  }
+}
+
+}  // namespace
+
+int devices_command(const Args& args) {
+  po::options_description options("options");
+  options.add_options()("config", po::value<std::string>(), "YAML file")("json", "print JSON");
+  po::variables_map values;
+  if (auto exit = parse_args(args, "usage: switchyard devices [--config FILE] [--json]", options,
+                             values)) {
+    return *exit;
+  }
+  auto config = load_config(values);
+  if (!config.ok()) {
+    print_error(config.status());
+    return kExitUsage;
+  }
+  Registry registry = discover_isolated(config->runtime());
+  Result<Choice> choice = Choice{};
+  auto devices = probe_all_isolated(registry, config->runtime(), &choice);
+  if (values.count("json") != 0) {
+    print_json(devices);
+  } else {
+    print_text(registry, devices);
+    if (!choice.ok()) std::cout << "selection: " << choice.status().message() << "\n";
+    if (choice.ok()) {
+      for (const auto& w : choice->warnings) std::cout << "warning: " << w << "\n";
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace switchyard::cli

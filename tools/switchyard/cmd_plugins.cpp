@@ -1,0 +1,52 @@
+// switchyard plugins: every plugin file found along the search path, with its state and reason.
+#include <iostream>
+
+#include "cli_common.h"
+#include "switchyard/plugin.h"
+
+namespace switchyard::cli {
+
+int plugins_command(const Args& args) {
+  po::options_description options("options");
+  options.add_options()("config", po::value<std::string>(), "YAML file (for plugin_paths)")(
+      "json", "print JSON");
+  po::variables_map values;
+  if (auto exit = parse_args(args, "usage: switchyard plugins [--config FILE] [--json]", options,
+                             values)) {
+    return *exit;
+  }
+  auto config = load_config(values);
+  if (!config.ok()) {
+    print_error(config.status());
+    return kExitUsage;
+  }
+  Registry registry = discover_isolated(config->runtime());
+  if (values.count("json") != 0) {
+    std::cout << "[";
+    bool first = true;
+    for (const auto& p : registry.plugins()) {
+      std::cout << (first ? "\n" : ",\n") << "  {\"name\": " << json_string(p.name)
+                << ", \"path\": " << json_string(p.path.string())
+                << ", \"status\": " << json_string(plugin_state_name(p.state))
+                << ", \"version\": " << json_string(p.version)
+                << ", \"description\": " << json_string(p.description)
+                << ", \"reason\": " << json_string(p.reason) << "}";
+      first = false;
+    }
+    std::cout << (first ? "]\n" : "\n]\n");
+    return kExitOk;
+  }
+  std::cout << "search path:\n";
+  for (const auto& folder : registry.search_path()) std::cout << "  " << folder.string() << "\n";
+  if (registry.plugins().empty()) std::cout << "no plugins found\n";
+  for (const auto& p : registry.plugins()) {
+    std::cout << p.name << "  " << plugin_state_name(p.state);
+    if (!p.version.empty()) std::cout << "  v" << p.version;
+    std::cout << "\n  path: " << p.path.string() << "\n";
+    if (!p.description.empty()) std::cout << "  " << p.description << "\n";
+    if (!p.reason.empty()) std::cout << "  reason: " << p.reason << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace switchyard::cli
