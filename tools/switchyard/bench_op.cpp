@@ -14,11 +14,11 @@ namespace {
 
 Result<std::function<Tensor()>> op_named(const std::string& name, const Tensor& a,
                                          const Tensor& b) {
-  if (name == "add") return std::function<Tensor()>([&] { return ops::add(a, b); });
-  if (name == "mul") return std::function<Tensor()>([&] { return ops::mul(a, b); });
-  if (name == "relu") return std::function<Tensor()>([&] { return ops::relu(a); });
-  if (name == "exp") return std::function<Tensor()>([&] { return ops::exp(a); });
-  if (name == "sum") return std::function<Tensor()>([&] { return ops::sum(a); });
+  if (name == "add") return std::function<Tensor()>([&] { return add(a, b); });
+  if (name == "mul") return std::function<Tensor()>([&] { return mul(a, b); });
+  if (name == "relu") return std::function<Tensor()>([&] { return relu(a); });
+  if (name == "exp") return std::function<Tensor()>([&] { return exp(a); });
+  if (name == "sum") return std::function<Tensor()>([&] { return sum(a); });
   return invalid_argument("unknown op '" + name + "'; expected add, mul, relu, exp or sum");
 }
 
@@ -50,8 +50,8 @@ int op_bench(const Args& args) {
     for (const auto& w : run.warnings) std::cerr << "switchyard: warning: " << w << "\n";
     const int64_t size = values["size"].as<int64_t>();
     NoGradGuard no_grad;
-    Tensor a = ops::rand_uniform({size}, -1.0, 1.0, 1, 0, run.device);
-    Tensor b = ops::rand_uniform({size}, -1.0, 1.0, 2, 0, run.device);
+    Tensor a = rand_uniform({size}, -1.0, 1.0, 1, 0, run.device);
+    Tensor b = rand_uniform({size}, -1.0, 1.0, 2, 0, run.device);
     const std::string name = values["name"].as<std::string>();
     auto op = value_or_throw(op_named(name, a, b));
     Tensor out;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <boost/program_options/options_description.hpp>
+#include <boost/program_options/positional_options.hpp>
 #include <boost/program_options/variables_map.hpp>
 #include <optional>
 #include <string>

@@ -1,0 +1,133 @@
+// The template plugin: the documented starting point for a new backend (docs/writing-a-backend.md).
+//
+// It builds, loads, reports one device named "template", and answers every call that would do
+// real work with SY_STATUS_UNIMPLEMENTED and a message pointing at the guide. To start a backend,
+// copy this folder to plugins/<name>/, rename the plugin in CMakeLists.txt and in kDescriptor,
+// and replace the stubs one by one (plugins/reference shows a complete, plain implementation).
+//
+// Only the ABI header is included, so a backend can also be built out of tree.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "switchyard/plugin_abi.h"
+
+namespace {
+
+constexpr const char* kGuide =
+    "the template plugin is a skeleton: see docs/writing-a-backend.md to turn it into a backend";
+
+// The ABI asks for one message per thread for the last failed call; a thread_local is enough.
+thread_local std::string t_last_error;
+
+sy_status unimplemented(const char* function) {
+  t_last_error = std::string("template: ") + function + " is not implemented; " + kGuide;
+  return SY_STATUS_UNIMPLEMENTED;
+}
+
+const char* template_last_error_message() {
+  return t_last_error.c_str();
+}
+
+// A real backend asks its driver here and returns UNAVAILABLE with the reason when the driver is
+// missing. Every entry point catches all exceptions in a real backend; these stubs cannot throw
+// (std::string may throw bad_alloc only in unimplemented(), which a real backend would guard).
+sy_status template_device_count(uint32_t* count) {
+  if (count == nullptr) return SY_STATUS_INVALID_ARGUMENT;
+  *count = 1;
+  return SY_STATUS_OK;
+}
+
+sy_status template_device_properties(uint32_t index, sy_device_properties* props) {
+  if (props == nullptr || index != 0) {
+    t_last_error = "template: there is exactly one device, index 0";
+    return SY_STATUS_NOT_FOUND;
+  }
+  // Fill a full struct, then copy only as much as the host's struct holds.
+  sy_device_properties full{};
+  full.struct_size = props->struct_size;
+  full.type = SY_DEVICE_TYPE_OTHER;
+  std::snprintf(full.name, sizeof(full.name), "%s", "template");
+  std::snprintf(full.vendor, sizeof(full.vendor), "%s", "switchyard");
+  std::snprintf(full.details, sizeof(full.details), "%s", kGuide);
+  const size_t host_size = props->struct_size;
+  std::memcpy(props, &full, host_size < sizeof(full) ? host_size : sizeof(full));
+  return SY_STATUS_OK;
+}
+
+sy_status template_device_create(uint32_t, const sy_option*, size_t, sy_device* out_device) {
+  if (out_device != nullptr) *out_device = nullptr;
+  return unimplemented("device_create");
+}
+
+// Nothing can be created, so there is nothing to destroy or release.
+void template_device_destroy(sy_device) {}
+sy_status template_buffer_allocate(sy_device, uint64_t, sy_buffer*) {
+  return unimplemented("buffer_allocate");
+}
+void template_buffer_release(sy_device, sy_buffer) {}
+sy_status template_queue_create(sy_device, sy_queue*) {
+  return unimplemented("queue_create");
+}
+void template_queue_destroy(sy_device, sy_queue) {}
+sy_status template_queue_finish(sy_device, sy_queue) {
+  return unimplemented("queue_finish");
+}
+sy_status template_buffer_write(sy_device, sy_queue, sy_buffer, uint64_t, const void*, uint64_t) {
+  return unimplemented("buffer_write");
+}
+sy_status template_buffer_read(sy_device, sy_queue, sy_buffer, uint64_t, void*, uint64_t) {
+  return unimplemented("buffer_read");
+}
+
+// supports_op decides fallback and test skipping: answer 1 only for what dispatch really runs.
+int template_supports_op(sy_device, uint32_t, uint32_t) {
+  return 0;
+}
+sy_status template_dispatch(sy_device, sy_queue, const sy_op_call*) {
+  return unimplemented("dispatch");
+}
+
+// Optional slots (host_address, events, memory pool control) are left NULL: the core supplies a
+// default or reports UNIMPLEMENTED itself.
+const sy_plugin_functions kFunctions = {template_last_error_message,
+                                        template_device_count,
+                                        template_device_properties,
+                                        template_device_create,
+                                        template_device_destroy,
+                                        template_buffer_allocate,
+                                        template_buffer_release,
+                                        nullptr,  // buffer_host_address
+                                        template_queue_create,
+                                        template_queue_destroy,
+                                        template_queue_finish,
+                                        template_buffer_write,
+                                        template_buffer_read,
+                                        nullptr,  // event_create
+                                        nullptr,  // event_destroy
+                                        nullptr,  // event_record
+                                        nullptr,  // event_synchronize
+                                        nullptr,  // event_elapsed_ms
+                                        template_supports_op,
+                                        template_dispatch,
+                                        nullptr,  // memory_stats
+                                        nullptr,  // memory_reset_peak
+                                        nullptr,  // memory_empty_cache
+                                        nullptr,  // memory_set_limit
+                                        {}};
+
+const sy_plugin_descriptor kDescriptor = {
+    SY_ABI_VERSION,
+    sizeof(sy_plugin_descriptor),
+    "template",  // must match the file name libswitchyard-template.so
+    "0.1.0",
+    "skeleton backend: the starting point documented in docs/writing-a-backend.md",
+    0,  // capabilities: SY_CAP_HOST_MEMORY, SY_CAP_ASYNC, SY_CAP_DEVICE_TIMING as they apply
+    {},
+    &kFunctions};
+
+}  // namespace
+
+extern "C" {
+SY_DEFINE_PLUGIN_ENTRY(kDescriptor)
+}

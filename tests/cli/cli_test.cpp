@@ -1,0 +1,103 @@
+// The CLI as an operator uses it: real processes, real plugins, exit codes and output.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "test_support.h"
+
+using switchyard::testing::cli;
+using switchyard::testing::fixture_dir;
+using switchyard::testing::run_command;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+std::string write_temp_yaml(const std::string& name, const std::string& text) {
+  const std::string path = "/tmp/switchyard-cli-test-" + name + ".yaml";
+  std::ofstream(path) << text;
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("devices --json lists the reference device as usable and selected", "[cli]") {
+  auto result = run_command("SWITCHYARD_BACKENDS=reference " + cli() + " devices --json");
+  INFO(result.output);
+  REQUIRE(result.exit_code == 0);
+  CHECK(contains(result.output, "\"id\": \"reference:0\""));
+  // The reference entry is both usable and selected (fields are printed in a fixed order).
+  const auto at = result.output.find("\"id\": \"reference:0\"");
+  const auto end = result.output.find('}', at);
+  const std::string entry = result.output.substr(at, end - at);
+  CHECK(contains(entry, "\"usable\": true"));
+  CHECK(contains(entry, "\"selected\": true"));
+  CHECK(contains(entry, "\"memory_total_bytes\": "));
+}
+
+TEST_CASE("broken plugins never crash plugins, devices or doctor", "[cli]") {
+  const std::string env = "SWITCHYARD_PLUGIN_PATH=" + fixture_dir("broken") + ":" +
+                          fixture_dir("wrong") + " SWITCHYARD_BACKENDS=reference ";
+  for (const std::string command : {"plugins --json", "devices --json", "doctor --json"}) {
+    auto result = run_command(env + cli() + " " + command);
+    INFO(command << "\n" << result.output);
+    REQUIRE(result.exit_code >= 0);  // exited normally, no signal
+    for (const std::string name :
+         {"wrongabi", "missingdep", "undefinedsym", "noentry", "throws", "crashes", "garbage"}) {
+      CHECK(contains(result.output, name));
+    }
+    CHECK_FALSE(contains(result.output, "\"reason\": \"\", \"hint\": \"\"}, {\"name\": \"crashes"));
+  }
+  auto plugins = run_command(env + cli() + " plugins");
+  CHECK(contains(plugins.output, "crashed with signal 11"));
+  CHECK(contains(plugins.output, "libsy_fixture_dependency.so: cannot open shared object file"));
+  auto doctor = run_command(env + cli() + " doctor");
+  INFO(doctor.output);
+  CHECK(doctor.exit_code == 0);  // the first backend of the list (reference) is usable
+  CHECK(contains(doctor.output, "hint: "));
+  CHECK(contains(doctor.output, "smoke test gave a wrong answer"));
+  CHECK(contains(doctor.output, "libfixture-driver.so.1"));
+}
+
+TEST_CASE("doctor exits 2 when nothing is usable and 1 when only a lower backend is", "[cli]") {
+  const std::string only_broken = "SWITCHYARD_PLUGIN_PATH=" + fixture_dir("wrong") + " ";
+  auto nothing = run_command(only_broken + "SWITCHYARD_BACKENDS=wrongmath " + cli() + " doctor");
+  INFO(nothing.output);
+  CHECK(nothing.exit_code == 2);
+  auto lower = run_command(only_broken + "SWITCHYARD_BACKENDS=nodriver,reference " + cli() +
+                           " doctor");
+  INFO(lower.output);
+  CHECK(lower.exit_code == 1);
+}
+
+TEST_CASE("every command rejects a broken YAML file with exit 2 and file:line:column", "[cli]") {
+  struct Broken {
+    std::string name, text, expect;
+  };
+  const std::vector<Broken> cases = {
+      {"syntax", "backends: [reference\ndevice: auto\n", ":2:"},
+      {"type", "backends: [reference]\nseed: many\n", ":2:7"},
+      {"unknown-key", "backends: [reference]\ndevcie: auto\n", "did you mean 'device'"},
+      {"unknown-backend", "backends: [refrence]\n", "refrence"},
+  };
+  for (const auto& c : cases) {
+    const std::string path = write_temp_yaml(c.name, c.text);
+    for (const std::string command : {"devices", "doctor", "plugins"}) {
+      auto result = run_command(cli() + " " + command + " --config " + path);
+      INFO(c.name << " / " << command << "\n" << result.output);
+      CHECK(result.exit_code == 2);
+      CHECK(contains(result.output, path));
+      CHECK(contains(result.output, c.expect));
+    }
+  }
+}
+
+TEST_CASE("an unknown command or option is a usage error", "[cli]") {
+  CHECK(run_command(cli() + " frobnicate").exit_code == 2);
+  CHECK(run_command(cli() + " devices --no-such-option").exit_code == 2);
+  auto version = run_command(cli() + " --version");
+  CHECK(version.exit_code == 0);
+  CHECK(contains(version.output, "switchyard "));
+}

@@ -1,0 +1,306 @@
+// switchyard run CONFIG: train, evaluate or predict as the YAML file says, and write metrics.
+//
+// Exit codes: 0 done, 2 the arguments or the configuration are invalid, 1 the run failed (the
+// message says why; RESOURCE_EXHAUSTED names the batch size).
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <boost/program_options/positional_options.hpp>
+
+#include "cli_common.h"
+#include "switchyard/dispatch.h"
+#include "switchyard/predict.h"
+#include "switchyard/train.h"
+
+namespace switchyard::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: switchyard run CONFIG [--set key=value]... [--metrics FILE]\n\n"
+    "Runs the task the YAML file names (task: train | evaluate | predict) on the device it\n"
+    "selects. --set overrides one key (dotted path, YAML value), e.g. --set train.epochs=5.\n"
+    "Relative paths given with --set are relative to the current directory; those inside the\n"
+    "file are relative to the file's folder.";
+
+// Keys whose values are paths: a relative path typed on the command line means the current
+// directory, not the YAML file's folder, so it is made absolute before the file sees it.
+const char* const kPathKeys[] = {"train.checkpoint", "train.resume",  "predict.checkpoint",
+                                 "predict.output",   "predict.input", "data.dataset"};
+
+std::string absolutize_override(const std::string& override_text) {
+  const size_t equals = override_text.find('=');
+  if (equals == std::string::npos) return override_text;
+  const std::string key = override_text.substr(0, equals);
+  const std::string value = override_text.substr(equals + 1);
+  const bool is_path_key =
+      std::find(std::begin(kPathKeys), std::end(kPathKeys), key) != std::end(kPathKeys);
+  if (!is_path_key || value.empty() || value.front() == '"' || value.front() == '\'') {
+    return override_text;
+  }
+  const auto& names = builtin_dataset_names();
+  if (std::find(names.begin(), names.end(), value) != names.end()) return override_text;
+  const std::filesystem::path path(value);
+  if (path.is_absolute()) return override_text;
+  return key + "=" + (std::filesystem::current_path() / path).lexically_normal().string();
+}
+
+double median_of(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t mid = values.size() / 2;
+  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+}
+
+// The metrics file, built as key/value text in insertion order.
+class JsonObject {
+ public:
+  void add(const std::string& key, const std::string& json_value) {
+    fields_.emplace_back(key, json_value);
+  }
+  void add_string(const std::string& key, const std::string& text) { add(key, json_string(text)); }
+  void add_number(const std::string& key, double value) {
+    std::ostringstream text;
+    text.precision(10);
+    text << value;
+    add(key, text.str());
+  }
+  std::string str(const std::string& indent = "") const {
+    std::string out = "{";
+    for (size_t i = 0; i < fields_.size(); ++i) {
+      out += (i ? ",\n" : "\n") + indent + "  " + json_string(fields_[i].first) + ": " +
+             fields_[i].second;
+    }
+    return out + "\n" + indent + "}";
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> fields_;
+};
+
+std::string history_json(const std::vector<EpochMetrics>& history) {
+  std::string out = "[";
+  for (size_t i = 0; i < history.size(); ++i) {
+    const EpochMetrics& m = history[i];
+    JsonObject e;
+    e.add_number("epoch", static_cast<double>(m.epoch));
+    e.add_number("train_loss", m.train_loss);
+    e.add_number("train_accuracy", m.train_accuracy);
+    e.add_number("test_loss", m.test_loss);
+    e.add_number("test_accuracy", m.test_accuracy);
+    e.add_number("learning_rate", m.learning_rate);
+    e.add_number("epoch_seconds", m.epoch_seconds);
+    e.add_number("samples_per_second", m.samples_per_second);
+    e.add_number("peak_device_memory_bytes", static_cast<double>(m.memory.peak_allocated_bytes));
+    out += (i ? ",\n    " : "\n    ") + e.str("    ");
+  }
+  return out + (history.empty() ? "]" : "\n  ]");
+}
+
+std::string fallbacks_json() {
+  std::string out = "[";
+  bool first = true;
+  for (const FallbackCount& f : fallback_counts()) {
+    JsonObject o;
+    o.add_string("op", f.op);
+    o.add_string("dtype", f.dtype);
+    o.add_string("backend", f.backend);
+    o.add_number("calls", static_cast<double>(f.calls));
+    o.add_number("copies", static_cast<double>(f.copies));
+    out += (first ? "" : ", ") + o.str("    ");
+    first = false;
+  }
+  return out + "]";
+}
+
+Status write_metrics(const std::string& path, const JsonObject& metrics) {
+  std::ofstream out(path);
+  out << metrics.str() << "\n";
+  out.flush();
+  if (!out) return unavailable("cannot write metrics file " + path);
+  return ok_status();
+}
+
+struct RunContext {
+  const Config& config;
+  RunDevice run;
+  std::string task;
+  JsonObject metrics;
+};
+
+void add_common_metrics(RunContext& c) {
+  c.metrics.add_string("backend", c.run.device->backend());
+  c.metrics.add_string("device", c.run.device->id());
+  c.metrics.add_string("device_name", c.run.device->info().name);
+  c.metrics.add_string("task", c.task);
+}
+
+void run_training(RunContext& c, TrainConfig train_config) {
+  Trainer trainer(std::move(train_config), c.run.device);
+  const TrainSummary summary = trainer.run();
+  const RunInfo& info = summary.info;
+  std::vector<double> seconds;
+  for (const auto& e : summary.history) {
+    if (e.epoch >= info.first_epoch) seconds.push_back(e.epoch_seconds);
+  }
+  const double median = median_of(seconds);
+  const EpochMetrics last = summary.history.empty() ? EpochMetrics{} : summary.history.back();
+  std::cout << "trained " << info.architecture << " (" << info.parameter_count
+            << " parameters, batch " << info.batch_size << ")\n"
+            << "epochs " << last.epoch << ": train loss " << last.train_loss << ", train accuracy "
+            << last.train_accuracy << ", test accuracy " << last.test_accuracy << ", median epoch "
+            << median * 1e3 << " ms\n";
+  if (!summary.last_checkpoint.empty())
+    std::cout << "checkpoint: " << summary.last_checkpoint << "\n";
+  add_common_metrics(c);
+  c.metrics.add_number("epochs", static_cast<double>(last.epoch));
+  c.metrics.add_number("train_loss", last.train_loss);
+  c.metrics.add_number("train_accuracy", last.train_accuracy);
+  c.metrics.add_number("test_loss", last.test_loss);
+  c.metrics.add_number("test_accuracy", last.test_accuracy);
+  c.metrics.add_number("epoch_seconds_median", median);
+  c.metrics.add_number("samples_per_second",
+                       median > 0 ? static_cast<double>(info.train_samples) / median : 0);
+  c.metrics.add_number("batch_size", static_cast<double>(info.batch_size));
+  c.metrics.add_number("parameters", static_cast<double>(info.parameter_count));
+  c.metrics.add_string("architecture", info.architecture);
+  c.metrics.add_string("resumed_from", info.resumed_from);
+  c.metrics.add_number("peak_device_memory_bytes",
+                       static_cast<double>(summary.peak_device_memory_bytes));
+  c.metrics.add_number("fallback_ops", static_cast<double>(summary.fallback_ops));
+  c.metrics.add("fallbacks", fallbacks_json());
+  c.metrics.add("history", history_json(summary.history));
+}
+
+void run_inference(RunContext& c, const TrainConfig& train_config) {
+  const PredictSettings settings = value_or_throw(PredictSettings::from_config(c.config));
+  (void)c.run.device->reset_peak_memory();
+  const uint64_t fallbacks_before = total_fallback_calls();
+  Predictor predictor(train_config.model, train_config.loss, train_config.train.precision,
+                      settings.checkpoint, c.run.device);
+  Dataset input =
+      value_or_throw(load_prediction_input(settings, train_config.data, train_config.base_dir));
+  const std::string input_name = input.name;
+  const Predictions predictions = predictor.predict(std::move(input), settings.batch_size);
+  std::cout << c.task << " " << input_name << ": " << predictions.samples << " samples, accuracy "
+            << predictions.accuracy << ", loss " << predictions.loss << ", "
+            << predictions.samples_per_second << " samples/s\n";
+  if (c.task == "predict" && !settings.output.empty()) {
+    throw_if_error(write_predictions_csv(settings.output, predictions));
+    std::cout << "predictions: " << settings.output.string() << "\n";
+  }
+  uint64_t peak = 0;
+  if (auto stats = c.run.device->memory_stats(); stats.ok()) peak = stats->peak_allocated_bytes;
+  add_common_metrics(c);
+  c.metrics.add_string("input", input_name);
+  c.metrics.add_string("checkpoint", settings.checkpoint.string());
+  c.metrics.add_number("epochs", 0);
+  c.metrics.add_number("samples", static_cast<double>(predictions.samples));
+  c.metrics.add_number("test_loss", predictions.loss);
+  c.metrics.add_number("test_accuracy", predictions.accuracy);
+  c.metrics.add_number("seconds", predictions.seconds);
+  c.metrics.add_number("samples_per_second", predictions.samples_per_second);
+  c.metrics.add_number("peak_device_memory_bytes", static_cast<double>(peak));
+  c.metrics.add_number("fallback_ops",
+                       static_cast<double>(total_fallback_calls() - fallbacks_before));
+  c.metrics.add("fallbacks", fallbacks_json());
+}
+
+void print_device(const RunDevice& run) {
+  const DeviceInfo& info = run.device->info();
+  std::cout << "backend: " << info.backend << "  device: " << info.id() << " (" << info.name << ", "
+            << device_type_name(info.type) << ")\n";
+  for (const auto& warning : run.warnings) std::cerr << "switchyard: warning: " << warning << "\n";
+}
+
+// Reads the task's settings; any error here is the configuration's fault (exit code 2).
+Result<TrainConfig> read_settings(const Config& config, const std::string& task) {
+  SY_ASSIGN_OR_RETURN(TrainConfig train_config, TrainConfig::from_config(config));
+  if (task != "train") SY_RETURN_IF_ERROR(PredictSettings::from_config(config).status());
+  return train_config;
+}
+
+int run_task(const Config& config, const std::string& task, TrainConfig train_config,
+             const std::string& metrics_path) {
+  try {
+    RunContext context{config, value_or_throw(open_run_device(config.runtime())), task, {}};
+    print_device(context.run);
+    if (task == "train") {
+      run_training(context, std::move(train_config));
+    } else {
+      run_inference(context, train_config);
+    }
+    if (!metrics_path.empty()) {
+      throw_if_error(write_metrics(metrics_path, context.metrics));
+      std::cout << "metrics: " << metrics_path << "\n";
+    }
+  } catch (const Error& error) {
+    print_error(error.status());
+    return kExitFailure;
+  } catch (const std::exception& error) {
+    std::cerr << "switchyard: error: " << error.what() << "\n";
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+// Takes every "--set K=V" / "--set=K=V" out of `args`. (Done by hand: Boost's typed
+// vector<string> value trips GCC 12's -Wnull-dereference at -O3 inside Boost's notify().)
+Result<std::vector<std::string>> take_overrides(Args& args) {
+  std::vector<std::string> overrides;
+  Args rest;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--set") {
+      if (i + 1 == args.size()) return invalid_argument("--set needs a value: --set key=value");
+      overrides.push_back(absolutize_override(args[++i]));
+    } else if (args[i].rfind("--set=", 0) == 0) {
+      overrides.push_back(absolutize_override(args[i].substr(6)));
+    } else {
+      rest.push_back(args[i]);
+    }
+  }
+  args = std::move(rest);
+  return overrides;
+}
+
+}  // namespace
+
+int run_command(const Args& all_args) {
+  Args args = all_args;
+  auto overrides = take_overrides(args);
+  if (!overrides.ok()) {
+    print_error(overrides.status());
+    return kExitUsage;
+  }
+  po::options_description options("options");
+  options.add_options()("config", po::value<std::string>()->required(), "YAML file")(
+      "set", po::value<std::string>()->value_name("KEY=VALUE"),
+      "override one key of the file (repeatable)")("metrics", po::value<std::string>(),
+                                                   "write the run's metrics as JSON to FILE");
+  po::positional_options_description positional;
+  positional.add("config", 1);
+  po::variables_map values;
+  if (auto exit = parse_args(args, kUsage, options, values, &positional)) return *exit;
+
+  auto config = load_config(values, *overrides);
+  if (!config.ok()) {
+    print_error(config.status());
+    return kExitUsage;
+  }
+  auto task = config->root().string_or("task", "train");
+  if (!task.ok()) {
+    print_error(task.status());
+    return kExitUsage;
+  }
+  auto train_config = read_settings(*config, *task);
+  if (!train_config.ok()) {
+    print_error(train_config.status());
+    return kExitUsage;
+  }
+  const std::string metrics_path =
+      values.count("metrics") != 0 ? values["metrics"].as<std::string>() : "";
+  return run_task(*config, *task, std::move(train_config).value(), metrics_path);
+}
+
+}  // namespace switchyard::cli
