@@ -6,7 +6,16 @@
 namespace switchyard::cli {
 namespace {
 
-void print_json(const std::vector<DeviceRecord>& devices) {
+bool has_device(const std::vector<DeviceRecord>& devices, const std::string& backend) {
+  for (const auto& d : devices) {
+    if (d.info.backend == backend) return true;
+  }
+  return false;
+}
+
+// One object per device; a plugin that has no device to show (it failed to load, has no driver,
+// or is shadowed) gets one object with its plugin name as id, so its reason is never lost.
+void print_json(const Registry& registry, const std::vector<DeviceRecord>& devices) {
   std::cout << "[";
   bool first = true;
   for (const auto& d : devices) {
@@ -19,6 +28,15 @@ void print_json(const std::vector<DeviceRecord>& devices) {
               << ", \"usable\": " << (d.usable ? "true" : "false")
               << ", \"reason\": " << json_string(d.reason)
               << ", \"selected\": " << (d.selected ? "true" : "false") << "}";
+    first = false;
+  }
+  for (const auto& p : registry.plugins()) {
+    if (has_device(devices, p.name) && p.state != PluginState::kShadowed) continue;
+    std::cout << (first ? "\n" : ",\n") << "  {\"backend\": " << json_string(p.name)
+              << ", \"id\": " << json_string(p.name) << ", \"name\": \"\", \"type\": \"none\""
+              << ", \"memory_total_bytes\": 0, \"memory_free_bytes\": 0, \"usable\": false"
+              << ", \"reason\": " << json_string(std::string(plugin_state_name(p.state)) + ": " + p.reason)
+              << ", \"selected\": false}";
     first = false;
   }
   std::cout << (first ? "]\n" : "\n]\n");
@@ -34,9 +52,7 @@ void print_text(const Registry& registry, const std::vector<DeviceRecord>& devic
   }
   // Plugins that have no devices to list still deserve their reason.
   for (const auto& p : registry.plugins()) {
-    bool has_device = false;
-    for (const auto& d : devices) has_device = has_device || d.info.backend == p.name;
-    if (!has_device) {
+    if (!has_device(devices, p.name) || p.state == PluginState::kShadowed) {
       std::cout << "  " << p.name << ": no devices (" << plugin_state_name(p.state) << ": "
                 << p.reason << ")\n";
     }
@@ -62,7 +78,7 @@ int devices_command(const Args& args) {
   Result<Choice> choice = Choice{};
   auto devices = probe_all_isolated(registry, config->runtime(), &choice);
   if (values.count("json") != 0) {
-    print_json(devices);
+    print_json(registry, devices);
   } else {
     print_text(registry, devices);
     if (!choice.ok()) std::cout << "selection: " << choice.status().message() << "\n";

@@ -2,7 +2,8 @@
 //
 // The suite is compiled once and run against any device. Each case makes inputs with a fixed seed,
 // runs the op on the target and on the reference device, and compares the outputs by normalised
-// mean squared error, NMSE = sum((t - r)^2) / max(sum(r^2), tiny), against the op's tolerance
+// mean squared error, NMSE = sum((t - r)^2) / sum(r^2) (or the
+// plain squared-error sum when sum(r^2) == 0), against the op's tolerance
 // (docs/ops.md). A case the target does not support is reported as skipped with the reason, never
 // as passed.
 #pragma once

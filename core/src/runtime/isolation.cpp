@@ -43,6 +43,9 @@ Result<std::string> run_isolated(const std::function<std::string()>& work, int t
     return internal_error(std::string("fork failed: ") + strerror(errno));
   }
   if (pid == 0) {
+    // The parent's crash handlers (a test framework's, a sanitizer's) must not turn the child's
+    // crash into something else: the parent reads the signal from the wait status.
+    for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT}) signal(sig, SIG_DFL);
     close(fds[0]);
     write_all(fds[1], work());
     close(fds[1]);

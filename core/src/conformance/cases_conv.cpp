@@ -1,0 +1,80 @@
+// CONV2D and both of its backward ops with stride, padding, dilation, non-square kernels, bias,
+// 1x1 kernels, a larger layer, and channels-last (permuted) activations.
+#include "conformance/cases.h"
+
+namespace switchyard::conformance {
+namespace {
+
+struct ConvSpec {
+  const char* name;
+  int64_t n, c, h, w, o, kh, kw;
+  int32_t stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
+  bool bias;
+  bool channels_last;  // activations stored NHWC: NCHW view with permuted strides
+
+  int64_t out_h() const { return (h + 2 * pad_h - dilation_h * (kh - 1) - 1) / stride_h + 1; }
+  int64_t out_w() const { return (w + 2 * pad_w - dilation_w * (kw - 1) - 1) / stride_w + 1; }
+};
+
+const ConvSpec kConvSpecs[] = {
+    {"3x3/bias", 2, 3, 7, 6, 4, 3, 3, 1, 1, 0, 0, 1, 1, true, false},
+    // H = W = 8 with stride 2: H = 7 gives the same OH, so backward data must take H from grad_x.
+    {"3x3/stride2/pad1", 2, 3, 8, 8, 4, 3, 3, 2, 2, 1, 1, 1, 1, false, false},
+    {"3x2/dilation2/pad2/bias", 1, 2, 9, 7, 3, 3, 2, 1, 1, 2, 2, 2, 2, true, false},
+    {"2x3/asymmetric_stride_pad_dilation/bias", 2, 2, 6, 9, 3, 2, 3, 2, 1, 0, 1, 1, 2, true, false},
+    {"1x1/bias", 2, 5, 4, 4, 6, 1, 1, 1, 1, 0, 0, 1, 1, true, false},
+    {"3x3/16x8x12x12/pad1/bias", 4, 8, 12, 12, 16, 3, 3, 1, 1, 1, 1, 1, 1, true, false},
+    {"3x3/pad1/channels_last/bias", 2, 3, 6, 5, 4, 3, 3, 1, 1, 1, 1, 1, 1, true, true},
+};
+
+HostTensor activation(Generator& gen, sy_dtype dtype, const ConvSpec& spec, Shape shape) {
+  HostTensor t = random_tensor(gen, dtype, std::move(shape), -1.0, 1.0);
+  return spec.channels_last ? permuted_layout(t, {0, 2, 3, 1}) : t;
+}
+
+OpCase build_conv(Generator& gen, sy_op op, sy_dtype dtype, const ConvSpec& spec) {
+  const Shape x_shape = {spec.n, spec.c, spec.h, spec.w};
+  const Shape w_shape = {spec.o, spec.c, spec.kh, spec.kw};
+  const Shape y_shape = {spec.n, spec.o, spec.out_h(), spec.out_w()};
+  OpCase op_case;
+  if (op == SY_OP_CONV2D) {
+    std::vector<HostTensor> inputs = {activation(gen, dtype, spec, x_shape),
+                                      random_tensor(gen, dtype, w_shape, -1.0, 1.0)};
+    if (spec.bias) inputs.push_back(random_tensor(gen, dtype, {spec.o}, -1.0, 1.0));
+    op_case = make_op_case(op, inputs, {zeros(dtype, y_shape)});
+  } else if (op == SY_OP_CONV2D_BACKWARD_DATA) {
+    op_case = make_op_case(
+        op, {activation(gen, dtype, spec, y_shape), random_tensor(gen, dtype, w_shape, -1.0, 1.0)},
+        {zeros(dtype, x_shape)});
+  } else {
+    std::vector<HostTensor> outputs = {zeros(dtype, w_shape)};
+    if (spec.bias) outputs.push_back(zeros(dtype, {spec.o}));
+    op_case = make_op_case(
+        op, {activation(gen, dtype, spec, y_shape), activation(gen, dtype, spec, x_shape)},
+        outputs);
+  }
+  sy_conv2d_params& params = op_case.params.conv2d;
+  params.stride_h = spec.stride_h;
+  params.stride_w = spec.stride_w;
+  params.pad_h = spec.pad_h;
+  params.pad_w = spec.pad_w;
+  params.dilation_h = spec.dilation_h;
+  params.dilation_w = spec.dilation_w;
+  params.has_bias = spec.bias ? 1u : 0u;
+  return op_case;
+}
+
+}  // namespace
+
+void add_conv_cases(CaseTable& table) {
+  for (sy_op op : {SY_OP_CONV2D, SY_OP_CONV2D_BACKWARD_DATA, SY_OP_CONV2D_BACKWARD_WEIGHT}) {
+    for (sy_dtype dtype : kFloatDtypes) {
+      for (const ConvSpec& spec : kConvSpecs) {
+        add_case(table, op, dtype, spec.name,
+                 [op, dtype, spec](Generator& gen) { return build_conv(gen, op, dtype, spec); });
+      }
+    }
+  }
+}
+
+}  // namespace switchyard::conformance

@@ -1,0 +1,160 @@
+// COPY between every pair of dtypes (casts), strided copies (permute, transpose, slice, broadcast,
+// strided outputs), and FILL of every dtype including rounding, overflow and truncation.
+#include <cmath>
+
+#include "conformance/cases.h"
+#include "conformance/dtype_codec.h"
+
+namespace switchyard::conformance {
+namespace {
+
+constexpr sy_dtype kAllDtypes[] = {SY_DTYPE_F32, SY_DTYPE_F16, SY_DTYPE_BF16, SY_DTYPE_I32,
+                                   SY_DTYPE_I64};
+
+// Float sources: ordinary values, values below f16's normal range, and values beyond f16's
+// range (which become ±inf in an f16 tensor, as docs/ops.md requires).
+std::vector<double> float_source_values(Generator& gen, int64_t count) {
+  std::vector<double> values;
+  for (int64_t i = 0; i < count; ++i) {
+    switch (i % 5) {
+      case 0:
+        values.push_back(gen.uniform(-1e-5, 1e-5));
+        break;
+      case 1:
+        values.push_back(gen.uniform(-1e5, 1e5));
+        break;
+      default:
+        values.push_back(gen.uniform(-100.0, 100.0));
+        break;
+    }
+  }
+  return values;
+}
+
+// Values whose conversion from `from` to `to` docs/ops.md defines (no NaN or out-of-range ints).
+HostTensor copy_source(Generator& gen, sy_dtype from, sy_dtype to, const Shape& shape) {
+  const int64_t count = shape_element_count(shape);
+  if (is_floating(from)) {
+    if (!is_floating(to)) return random_tensor(gen, from, shape, -1000.0, 1000.0);
+    return tensor_from_values(from, shape, float_source_values(gen, count));
+  }
+  if (to == SY_DTYPE_F16) return random_integers(gen, from, shape, -60000, 60000);
+  if (from == SY_DTYPE_I32) return random_integers(gen, from, shape, -2147483647, 2147483647);
+  return random_integers(gen, from, shape, -(int64_t{1} << 50), int64_t{1} << 50);
+}
+
+OpCase build_cast(Generator& gen, sy_dtype from, sy_dtype to) {
+  const Shape shape = {6, 7};
+  return make_op_case(SY_OP_COPY, {copy_source(gen, from, to, shape)}, {zeros(to, shape)});
+}
+
+enum class CopyLayout {
+  kPermuted,
+  kTranspose,
+  kSliced,
+  kBroadcast,
+  kPermutedOutput,
+  kSlicedOutput
+};
+
+OpCase build_strided_copy(Generator& gen, sy_dtype from, sy_dtype to, CopyLayout layout) {
+  const Shape shape = {3, 4, 5};
+  HostTensor x = copy_source(gen, from, to, shape);
+  HostTensor out = zeros(to, shape);
+  switch (layout) {
+    case CopyLayout::kPermuted:
+      x = permuted_layout(x, {2, 0, 1});
+      break;
+    case CopyLayout::kTranspose:
+      x = permuted_layout(x, {0, 2, 1});
+      break;
+    case CopyLayout::kSliced:
+      x = sliced_layout(x, 1, gen);
+      break;
+    case CopyLayout::kBroadcast:
+      x = broadcast_layout(copy_source(gen, from, to, {1, 5}), shape);
+      break;
+    case CopyLayout::kPermutedOutput:
+      out = permuted_layout(out, {1, 2, 0});
+      break;
+    case CopyLayout::kSlicedOutput:
+      out = sliced_layout(out, 1, gen);
+      break;
+  }
+  return make_op_case(SY_OP_COPY, {x}, {out});
+}
+
+struct CopyLayoutVariant {
+  CopyLayout layout;
+  const char* name;
+};
+
+constexpr CopyLayoutVariant kCopyLayouts[] = {
+    {CopyLayout::kPermuted, "permuted_input"},
+    {CopyLayout::kTranspose, "transpose_last_two"},
+    {CopyLayout::kSliced, "sliced_input"},
+    {CopyLayout::kBroadcast, "broadcast_input"},
+    {CopyLayout::kPermutedOutput, "permuted_output"},
+    {CopyLayout::kSlicedOutput, "sliced_output"},
+};
+
+void add_copy_cases(CaseTable& table) {
+  // The key dtype of COPY is the output's (docs/ops.md section 1).
+  for (sy_dtype to : kAllDtypes) {
+    for (sy_dtype from : kAllDtypes) {
+      add_case(table, SY_OP_COPY, to, "cast_from_" + dtype_label(from),
+               [from, to](Generator& gen) { return build_cast(gen, from, to); });
+    }
+    for (const CopyLayoutVariant& variant : kCopyLayouts) {
+      const CopyLayout layout = variant.layout;
+      add_case(table, SY_OP_COPY, to, std::string("strided/") + variant.name,
+               [to, layout](Generator& gen) { return build_strided_copy(gen, to, to, layout); });
+    }
+  }
+  add_case(table, SY_OP_COPY, SY_DTYPE_BF16, "strided/permuted_input/cast_from_f32",
+           [](Generator& gen) {
+             return build_strided_copy(gen, SY_DTYPE_F32, SY_DTYPE_BF16, CopyLayout::kPermuted);
+           });
+}
+
+OpCase build_fill(Generator& gen, sy_dtype dtype, double value, bool sliced, Shape shape) {
+  HostTensor out = zeros(dtype, std::move(shape));
+  if (sliced) out = sliced_layout(out, 1, gen);
+  OpCase op_case = make_op_case(SY_OP_FILL, {}, {out});
+  op_case.params.fill.value = value;
+  return op_case;
+}
+
+struct FillVariant {
+  const char* name;
+  double value;
+  bool sliced;
+  Shape shape;
+};
+
+const FillVariant kFillVariants[] = {
+    {"value_0.1", 0.1, false, {5, 7}},
+    {"value_-3.7", -3.7, false, {5, 7}},
+    {"value_7.9/sliced_output", 7.9, true, {3, 4}},
+    {"value_1e5/rank0", 1e5, false, {}},           // ±inf in f16
+    {"value_1.00390625", 1.00390625, false, {9}},  // a bf16 tie: rounds to even (1.0)
+};
+
+void add_fill_cases(CaseTable& table) {
+  for (sy_dtype dtype : kAllDtypes) {
+    for (const FillVariant& variant : kFillVariants) {
+      add_case(table, SY_OP_FILL, dtype, variant.name, [dtype, variant](Generator& gen) {
+        return build_fill(gen, dtype, variant.value, variant.sliced, variant.shape);
+      });
+    }
+  }
+}
+
+}  // namespace
+
+void add_data_cases(CaseTable& table) {
+  add_copy_cases(table);
+  add_fill_cases(table);
+}
+
+}  // namespace switchyard::conformance

@@ -1,0 +1,85 @@
+// GATHER and SCATTER_ADD along each axis of a rank-3 tensor, for float and integer data, I32 and
+// I64 indices with repeats, a permuted data tensor, and out-of-range indices (synchronous
+// backends only).
+#include "conformance/cases.h"
+#include "conformance/dtype_codec.h"
+
+namespace switchyard::conformance {
+namespace {
+
+const Shape kDataShape = {5, 4, 3};
+
+struct IndexSpec {
+  int axis;
+  int64_t length;  // L, the number of indices; more than the axis size forces repeats
+  sy_dtype index_dtype;
+  bool permuted;
+};
+
+const IndexSpec kSpecs[] = {
+    {0, 7, SY_DTYPE_I64, false},
+    {1, 2, SY_DTYPE_I32, false},
+    {2, 5, SY_DTYPE_I64, false},
+    {1, 6, SY_DTYPE_I32, true},
+};
+
+std::string index_variant(const IndexSpec& spec) {
+  return "axis" + std::to_string(spec.axis) + "/" + std::to_string(spec.length) + "_indices_" +
+         dtype_label(spec.index_dtype) + (spec.permuted ? "/permuted_data" : "");
+}
+
+HostTensor data_tensor(Generator& gen, sy_dtype dtype, const Shape& shape) {
+  if (!is_floating(dtype)) return random_integers(gen, dtype, shape, -1000, 1000);
+  return random_tensor(gen, dtype, shape, -2.0, 2.0);
+}
+
+OpCase build_index(Generator& gen, sy_op op, sy_dtype dtype, const IndexSpec& spec) {
+  const auto axis = static_cast<size_t>(spec.axis);
+  Shape selected_shape = kDataShape;
+  selected_shape[axis] = spec.length;
+  HostTensor indices =
+      random_integers(gen, spec.index_dtype, {spec.length}, 0, kDataShape[axis] - 1);
+  OpCase op_case;
+  if (op == SY_OP_GATHER) {
+    HostTensor x = data_tensor(gen, dtype, kDataShape);
+    if (spec.permuted) x = permuted_layout(x, {2, 0, 1});
+    op_case = make_op_case(op, {x, indices}, {zeros(dtype, selected_shape)});
+  } else {
+    HostTensor src = data_tensor(gen, dtype, selected_shape);
+    if (spec.permuted) src = permuted_layout(src, {2, 0, 1});
+    // SCATTER_ADD accumulates into the output's existing contents.
+    op_case = make_op_case(op, {src, indices}, {data_tensor(gen, dtype, kDataShape)});
+  }
+  op_case.params.index.axis = spec.axis;
+  return op_case;
+}
+
+OpCase build_index_out_of_range(Generator& gen, sy_op op, double bad_index) {
+  OpCase op_case = build_index(gen, op, SY_DTYPE_F32, kSpecs[0]);
+  op_case.inputs[1].storage[3] = bad_index;
+  op_case.expected_error = StatusCode::kInvalidArgument;
+  op_case.error_needs_synchronous_backend = true;
+  return op_case;
+}
+
+}  // namespace
+
+void add_index_cases(CaseTable& table) {
+  const sy_dtype data_dtypes[] = {SY_DTYPE_F32, SY_DTYPE_F16, SY_DTYPE_BF16, SY_DTYPE_I32,
+                                  SY_DTYPE_I64};
+  for (sy_op op : {SY_OP_GATHER, SY_OP_SCATTER_ADD}) {
+    for (sy_dtype dtype : data_dtypes) {
+      for (const IndexSpec& spec : kSpecs) {
+        if (spec.permuted && dtype != SY_DTYPE_F32) continue;
+        add_case(table, op, dtype, index_variant(spec),
+                 [op, dtype, spec](Generator& gen) { return build_index(gen, op, dtype, spec); });
+      }
+    }
+    add_case(table, op, SY_DTYPE_F32, "error/index_too_large",
+             [op](Generator& gen) { return build_index_out_of_range(gen, op, 5.0); });
+    add_case(table, op, SY_DTYPE_F32, "error/negative_index",
+             [op](Generator& gen) { return build_index_out_of_range(gen, op, -1.0); });
+  }
+}
+
+}  // namespace switchyard::conformance

@@ -1,0 +1,96 @@
+// Reductions (REDUCE_SUM, REDUCE_MEAN, REDUCE_MAX) over one, several, all and no axes, with and
+// without keep_dims; ARGMAX along each axis with I32 and I64 output, including ties.
+#include "conformance/cases.h"
+#include "conformance/shape_util.h"
+
+namespace switchyard::conformance {
+namespace {
+
+struct ReduceSpec {
+  const char* name;
+  Shape shape;
+  uint32_t axes_mask;
+  bool keep_dims;
+  bool permuted;  // input stored in another axis order
+};
+
+const ReduceSpec kReduceSpecs[] = {
+    {"axis2/keep_dims", {4, 5, 6}, 0b100, true, false},
+    {"axis0", {4, 5, 6}, 0b001, false, false},
+    {"axes0_2/keep_dims", {4, 5, 6}, 0b101, true, false},
+    {"axes0_2", {4, 5, 6}, 0b101, false, false},
+    {"axes1_2", {4, 5, 6}, 0b110, false, false},
+    {"all_axes/rank0", {4, 5, 6}, 0b111, false, false},
+    {"all_axes/keep_dims", {4, 5, 6}, 0b111, true, false},
+    {"no_axes", {4, 5, 6}, 0b000, false, false},
+    {"axis1/permuted_input", {4, 5, 6}, 0b010, false, true},
+    {"large/axis1", {16, 300}, 0b10, false, false},
+};
+
+OpCase build_reduce(Generator& gen, sy_op op, sy_dtype dtype, const ReduceSpec& spec) {
+  HostTensor x = random_tensor(gen, dtype, spec.shape, -2.0, 2.0);
+  if (spec.permuted) x = permuted_layout(x, {2, 0, 1});
+  OpCase op_case = make_op_case(
+      op, {x}, {zeros(dtype, reduced_shape(spec.shape, spec.axes_mask, spec.keep_dims))});
+  op_case.params.reduce.axes_mask = spec.axes_mask;
+  op_case.params.reduce.keep_dims = spec.keep_dims ? 1u : 0u;
+  return op_case;
+}
+
+struct ArgmaxSpec {
+  int axis;
+  bool keep_dims;
+  sy_dtype index_dtype;
+  bool ties;      // small integers: many equal maxima, the smallest index must win
+  bool permuted;  // input stored in another axis order
+};
+
+std::string argmax_variant(const ArgmaxSpec& spec) {
+  std::string name =
+      "axis" + std::to_string(spec.axis) + "/" + (spec.index_dtype == SY_DTYPE_I32 ? "i32" : "i64");
+  if (spec.keep_dims) name += "/keep_dims";
+  if (spec.ties) name += "/ties_smallest_index";
+  if (spec.permuted) name += "/permuted_input";
+  return name;
+}
+
+const ArgmaxSpec kArgmaxSpecs[] = {
+    {0, false, SY_DTYPE_I64, false, false}, {1, false, SY_DTYPE_I32, false, false},
+    {2, true, SY_DTYPE_I64, false, false},  {2, false, SY_DTYPE_I32, false, false},
+    {1, true, SY_DTYPE_I64, true, false},   {2, false, SY_DTYPE_I32, true, false},
+    {0, false, SY_DTYPE_I32, false, true},
+};
+
+OpCase build_argmax(Generator& gen, sy_dtype dtype, const ArgmaxSpec& spec) {
+  const Shape shape = {5, 7, 3};
+  HostTensor x = spec.ties ? random_integers(gen, dtype, shape, -1, 1)
+                           : distinct_tensor(gen, dtype, shape, 0.125);
+  if (spec.permuted) x = permuted_layout(x, {1, 2, 0});
+  const uint32_t mask = 1u << spec.axis;
+  OpCase op_case = make_op_case(
+      SY_OP_ARGMAX, {x}, {zeros(spec.index_dtype, reduced_shape(shape, mask, spec.keep_dims))});
+  op_case.params.reduce.axes_mask = mask;
+  op_case.params.reduce.keep_dims = spec.keep_dims ? 1u : 0u;
+  return op_case;
+}
+
+}  // namespace
+
+void add_reduce_cases(CaseTable& table) {
+  for (sy_op op : {SY_OP_REDUCE_SUM, SY_OP_REDUCE_MEAN, SY_OP_REDUCE_MAX}) {
+    for (sy_dtype dtype : kFloatDtypes) {
+      for (const ReduceSpec& spec : kReduceSpecs) {
+        add_case(table, op, dtype, spec.name,
+                 [op, dtype, spec](Generator& gen) { return build_reduce(gen, op, dtype, spec); });
+      }
+    }
+  }
+  for (sy_dtype dtype : kFloatDtypes) {
+    for (const ArgmaxSpec& spec : kArgmaxSpecs) {
+      add_case(table, SY_OP_ARGMAX, dtype, argmax_variant(spec),
+               [dtype, spec](Generator& gen) { return build_argmax(gen, dtype, spec); });
+    }
+  }
+}
+
+}  // namespace switchyard::conformance

@@ -1,0 +1,32 @@
+// Host-side encoding of the ABI's storage types, used by the conformance suite to write inputs and
+// read outputs. Conversions round to nearest, ties to even, as docs/ops.md requires of every
+// backend, so that inputs made here are exactly representable in the dtype under test.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "switchyard/plugin_abi.h"
+
+namespace switchyard::conformance {
+
+float f16_bits_to_float(uint16_t bits);
+uint16_t float_to_f16_bits(float value);
+float bf16_bits_to_float(uint16_t bits);
+uint16_t float_to_bf16_bits(float value);
+
+// Bytes per element of a storage type.
+size_t dtype_size_bytes(sy_dtype dtype);
+// "f32", "f16", "bf16", "i32", "i64".
+std::string dtype_label(sy_dtype dtype);
+bool is_floating(sy_dtype dtype);
+
+// The nearest value of `dtype` to `value` (integers truncate toward zero).
+double round_to_dtype(double value, sy_dtype dtype);
+
+// Writes/reads one element of `dtype` at `bytes`.
+void encode_element(double value, sy_dtype dtype, unsigned char* bytes);
+double decode_element(sy_dtype dtype, const unsigned char* bytes);
+
+}  // namespace switchyard::conformance
