@@ -102,12 +102,18 @@ class Config {
   std::filesystem::path directory() const;  // relative paths in the file resolve against this
 
  private:
+  // The shared body of load_file and load_string: relative paths resolve against `directory`.
+  static Result<Config> load_text(const std::string& text, const std::string& display_name,
+                                  const std::filesystem::path& directory,
+                                  const std::vector<std::string>& overrides);
+
   RuntimeSettings runtime_;
   ConfigNode root_;
   std::string file_;
 };
 
-// The names of every backend the schema knows (for "unknown backend" errors and suggestions).
-const std::vector<std::string>& known_backend_names();
+// The names a config may use in `backends` and `device`: the built-in backends plus every plugin
+// file found on SWITCHYARD_PLUGIN_PATH and in the default plugin folders (out-of-tree backends).
+std::vector<std::string> known_backend_names();
 
 }  // namespace switchyard

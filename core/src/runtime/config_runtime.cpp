@@ -1,0 +1,166 @@
+// RuntimeSettings: filled from the document, then from SWITCHYARD_* environment variables.
+#include "runtime/config_runtime.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+
+#include "runtime/config_values.h"
+#include "switchyard/plugin.h"
+#include "switchyard/registry.h"
+
+namespace switchyard {
+namespace {
+
+Result<DevicePolicy> parse_device_policy(const ConfigNode& node) {
+  SY_ASSIGN_OR_RETURN(const std::string text, node.as_string());
+  if (text == "first") return DevicePolicy::kFirst;
+  if (text == "most_free_memory") return DevicePolicy::kMostFreeMemory;
+  return node.error("unknown value '" + text + "', expected one of: first, most_free_memory");
+}
+
+std::optional<FallbackPolicy> fallback_from_text(const std::string& text) {
+  if (text == "warn") return FallbackPolicy::kWarn;
+  if (text == "error") return FallbackPolicy::kError;
+  if (text == "silent") return FallbackPolicy::kSilent;
+  return std::nullopt;
+}
+
+Status fill_backend_options(const ConfigNode& node, RuntimeSettings& settings) {
+  for (const std::string& backend : node.keys()) {
+    OptionList options;
+    const ConfigNode backend_node = node[backend];
+    for (const std::string& key : backend_node.keys()) {
+      SY_ASSIGN_OR_RETURN(std::string value, backend_node[key].as_string());
+      options.emplace_back(key, std::move(value));
+    }
+    settings.backend_options[backend] = std::move(options);
+  }
+  return ok_status();
+}
+
+Status fill_lists(const ConfigNode& root, const std::filesystem::path& directory,
+                  RuntimeSettings& settings) {
+  if (const ConfigNode backends = root["backends"]; backends.is_sequence()) {
+    settings.backends.clear();
+    for (const ConfigNode& item : backends.items()) {
+      SY_ASSIGN_OR_RETURN(std::string name, item.as_string());
+      settings.backends.push_back(std::move(name));
+    }
+    settings.backends_from_config = true;
+  }
+  for (const ConfigNode& item : root["plugin_paths"].items()) {
+    SY_ASSIGN_OR_RETURN(const std::string text, item.as_string());
+    const std::filesystem::path path(text);
+    settings.plugin_paths.push_back(path.is_absolute() ? path
+                                                       : (directory / path).lexically_normal());
+  }
+  return fill_backend_options(root["backend_options"], settings);
+}
+
+// SWITCHYARD_BACKENDS: names separated by commas or colons, blanks around them ignored.
+Result<std::vector<std::string>> parse_backend_list(const std::string& variable,
+                                                    const std::string& text) {
+  std::vector<std::string> names;
+  std::string current;
+  auto flush = [&]() -> Status {
+    const std::size_t first = current.find_first_not_of(" \t");
+    const std::string name =
+        first == std::string::npos
+            ? ""
+            : current.substr(first, current.find_last_not_of(" \t") - first + 1);
+    current.clear();
+    if (name.empty()) return ok_status();
+    const std::string problem = config_values::check_backend_name(name);
+    if (!problem.empty()) return invalid_argument(variable + "='" + text + "': " + problem);
+    names.push_back(name);
+    return ok_status();
+  };
+  for (const char c : text) {
+    if (c == ',' || c == ':') {
+      SY_RETURN_IF_ERROR(flush());
+    } else {
+      current += c;
+    }
+  }
+  SY_RETURN_IF_ERROR(flush());
+  return names;
+}
+
+std::string environment_value(const char* variable) {
+  const char* value = std::getenv(variable);
+  return value == nullptr ? "" : value;
+}
+
+}  // namespace
+
+std::vector<std::string> known_backend_names() {
+  std::vector<std::string> names = {"reference", "onednn", "vulkan", "cuda", "template", "metal"};
+  // An out-of-tree backend is known by its file: any libswitchyard-<name>.so on
+  // SWITCHYARD_PLUGIN_PATH or in the default plugin folders may be named in `backends`.
+  for (const auto& folder : plugin_search_path({})) {
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
+      const std::string name = plugin_name_from_path(entry.path());
+      if (!name.empty() && std::find(names.begin(), names.end(), name) == names.end()) {
+        names.push_back(name);
+      }
+    }
+  }
+  return names;
+}
+
+Status fill_runtime_settings(const ConfigNode& root, const std::filesystem::path& directory,
+                             RuntimeSettings& settings) {
+  SY_ASSIGN_OR_RETURN(settings.device, root.string_or("device", settings.device));
+  if (const ConfigNode policy = root["device_policy"]; policy.valid()) {
+    SY_ASSIGN_OR_RETURN(settings.device_policy, parse_device_policy(policy));
+  }
+  if (const ConfigNode fallback = root["fallback"]; fallback.valid()) {
+    SY_ASSIGN_OR_RETURN(const std::string text, fallback.as_string());
+    const auto policy = fallback_from_text(text);
+    if (!policy)
+      return fallback.error("unknown value '" + text +
+                            "', expected one of: " + "warn, error, silent");
+    settings.fallback = *policy;
+  }
+  SY_ASSIGN_OR_RETURN(settings.deterministic,
+                      root.bool_or("deterministic", settings.deterministic));
+  SY_ASSIGN_OR_RETURN(const int64_t seed, root.int_or("seed", static_cast<int64_t>(settings.seed)));
+  if (seed < 0) return root["seed"].error("expected an integer >= 0, got " + std::to_string(seed));
+  settings.seed = static_cast<uint64_t>(seed);
+  return fill_lists(root, directory, settings);
+}
+
+Status RuntimeSettings::apply_environment() {
+  // Every variable is checked before any setting changes, so a bad one leaves the settings whole.
+  const std::string backends_text = environment_value("SWITCHYARD_BACKENDS");
+  std::vector<std::string> new_backends;
+  if (!backends_text.empty()) {
+    SY_ASSIGN_OR_RETURN(new_backends, parse_backend_list("SWITCHYARD_BACKENDS", backends_text));
+  }
+  const std::string device_text = environment_value("SWITCHYARD_DEVICE");
+  if (!device_text.empty()) {
+    const std::string problem = config_values::check_device_spec(device_text);
+    if (!problem.empty()) {
+      return invalid_argument("SWITCHYARD_DEVICE='" + device_text + "': " + problem);
+    }
+  }
+  const std::string fallback_text = environment_value("SWITCHYARD_FALLBACK");
+  const auto new_fallback = fallback_from_text(fallback_text);
+  if (!fallback_text.empty() && !new_fallback) {
+    return invalid_argument("SWITCHYARD_FALLBACK='" + fallback_text + "': " +
+                            config_values::unknown_name_message("value", fallback_text,
+                                                                {"warn", "error", "silent"}, true));
+  }
+  if (!new_backends.empty()) {
+    backends = std::move(new_backends);
+    backends_from_config = true;
+  }
+  if (!device_text.empty()) device = device_text;
+  if (new_fallback) fallback = *new_fallback;
+  return ok_status();
+}
+
+}  // namespace switchyard

@@ -1,0 +1,79 @@
+// The shape of a valid configuration document, as data.
+//
+// config_schema.cpp builds one tree of SchemaNode values describing every key the YAML file may
+// hold; config_validate.cpp walks a document against it. Keeping the schema declarative (rather
+// than as checks scattered through the code that reads the file) means one place lists every key,
+// its type and its allowed values, and every error message is generated from the same data.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace switchyard::config_schema {
+
+enum class ValueKind {
+  kMap,           // fixed keys (`fields`), optionally a tagged union (`tag_key` + `variants`)
+  kSequence,      // elements follow `element`
+  kString,        // any non-empty scalar
+  kPath,          // a file or folder, relative to the YAML file's folder
+  kInt,           // decimal integer within `range`
+  kDouble,        // number within `range`
+  kBool,          // true/false (also yes/no, on/off)
+  kEnum,          // one of `choices`
+  kIntOrAuto,     // an integer within `range`, or the string "auto"
+  kAnyScalarMap,  // any keys, each with a scalar value (backend options)
+  kBackendName,   // one of known_backend_names()
+  kDeviceSpec,    // auto | cpu | <backend> | <backend>:<index>
+  kBackendMap,    // keys are backend names, each value follows `element`
+};
+
+// Bounds for kInt, kDouble and kIntOrAuto; an absent bound is unbounded.
+struct NumberRange {
+  std::optional<double> min;
+  std::optional<double> max;
+  bool min_inclusive = true;
+  bool max_inclusive = true;
+};
+
+struct SchemaField;
+struct SchemaVariant;
+
+struct SchemaNode {
+  ValueKind kind = ValueKind::kString;
+  NumberRange range;
+  std::vector<std::string> choices;           // kEnum
+  std::vector<SchemaField> fields;            // kMap: the keys every map of this kind may hold
+  std::shared_ptr<const SchemaNode> element;  // kSequence elements, kBackendMap values
+  std::size_t min_items = 0;                  // kSequence
+  std::optional<std::size_t> max_items;       // kSequence
+  std::string tag_key;                  // kMap as a tagged union: the key that picks a variant
+  std::vector<SchemaVariant> variants;  // kMap as a tagged union: keys allowed per tag value
+  std::string expected;                 // overrides the generated "expected ..." text when set
+};
+
+struct SchemaField {
+  std::string key;
+  SchemaNode schema;
+  bool required = false;
+};
+
+// One alternative of a tagged union, e.g. the keys a `linear` layer takes besides `type`.
+struct SchemaVariant {
+  std::string tag;
+  std::vector<SchemaField> fields;
+};
+
+// The schema of a whole configuration file. Built once, on first use.
+const SchemaNode& root_schema();
+
+// The text after "expected": "an integer >= 1", "one of: first, most_free_memory".
+std::string describe_expected(const SchemaNode& schema);
+
+// The field of a map schema (or of the tagged variant `tag`, when given) named `key`, or null.
+const SchemaField* find_field(const SchemaNode& map_schema, const std::string& key);
+const SchemaVariant* find_variant(const SchemaNode& map_schema, const std::string& tag);
+
+}  // namespace switchyard::config_schema

@@ -1,0 +1,216 @@
+#include "runtime/config_text.h"
+
+#include <algorithm>
+
+namespace switchyard {
+namespace {
+
+constexpr std::size_t kNoEnd = std::string::npos;
+
+// The index just past the quote that closes the quoted scalar opening at text[start], or kNoEnd.
+// Double quotes escape with a backslash; single quotes escape a quote by doubling it.
+std::size_t closing_quote_end(const std::string& text, std::size_t start) {
+  const char quote = text[start];
+  for (std::size_t i = start + 1; i < text.size(); ++i) {
+    if (quote == '"' && text[i] == '\\') {
+      ++i;
+      continue;
+    }
+    if (text[i] != quote) continue;
+    if (quote == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+      ++i;
+      continue;
+    }
+    return i + 1;
+  }
+  return kNoEnd;
+}
+
+std::string unterminated_message(char quote) {
+  return std::string("unterminated quoted string starting here, expected a closing ") + quote +
+         " before the end of the file";
+}
+
+bool is_blank(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+// A lexical scan that tracks just enough YAML (comments, flow brackets, indicators, block
+// scalars, plain scalars) to tell a quote that opens a quoted scalar from one inside plain text.
+class QuoteScanner {
+ public:
+  explicit QuoteScanner(const std::string& text) : text_(text) {}
+  std::optional<TextPosition> run();
+
+ private:
+  char at(std::size_t index) const { return index < text_.size() ? text_[index] : '\n'; }
+  void advance(std::size_t count);
+  void skip_to_line_end();
+  int indent_of_line_at(std::size_t line_start) const;
+  void skip_block_scalar();
+  bool step_indicator(char c);
+
+  const std::string& text_;
+  std::size_t pos_ = 0;
+  std::size_t line_start_ = 0;
+  int line_ = 0;
+  int flow_depth_ = 0;
+  bool token_start_ = true;  // a scalar may begin here
+};
+
+void QuoteScanner::advance(std::size_t count) {
+  for (std::size_t i = 0; i < count && pos_ < text_.size(); ++i, ++pos_) {
+    if (text_[pos_] == '\n') {
+      ++line_;
+      line_start_ = pos_ + 1;
+    }
+  }
+}
+
+void QuoteScanner::skip_to_line_end() {
+  while (pos_ < text_.size() && text_[pos_] != '\n') ++pos_;
+}
+
+int QuoteScanner::indent_of_line_at(std::size_t line_start) const {
+  int indent = 0;
+  while (at(line_start + static_cast<std::size_t>(indent)) == ' ') ++indent;
+  return indent;
+}
+
+// Skips the lines of a `|` or `>` block scalar: every following line that is blank or indented
+// deeper than the line that introduced it. Quotes inside are text.
+void QuoteScanner::skip_block_scalar() {
+  const int indent = indent_of_line_at(line_start_);
+  skip_to_line_end();
+  while (pos_ < text_.size()) {
+    const std::size_t next_line = pos_ + 1;
+    std::size_t end = text_.find('\n', next_line);
+    if (end == std::string::npos) end = text_.size();
+    const bool blank = std::all_of(text_.begin() + static_cast<std::ptrdiff_t>(next_line),
+                                   text_.begin() + static_cast<std::ptrdiff_t>(end), is_blank);
+    if (!blank && indent_of_line_at(next_line) <= indent) return;
+    advance(end - pos_);
+  }
+}
+
+// Handles flow brackets, commas and the `-`, `?`, `:` indicators; false for any other character.
+bool QuoteScanner::step_indicator(char c) {
+  const bool next_blank = is_blank(at(pos_ + 1));
+  if (c == '[' || c == '{') {
+    ++flow_depth_;
+    token_start_ = true;
+  } else if (c == ']' || c == '}') {
+    flow_depth_ = std::max(0, flow_depth_ - 1);
+    token_start_ = false;
+  } else if (c == ',' && flow_depth_ > 0) {
+    token_start_ = true;
+  } else if (c == ':' && (next_blank || flow_depth_ > 0)) {
+    token_start_ = true;
+  } else if ((c == '-' || c == '?') && next_blank && token_start_) {
+    token_start_ = true;
+  } else {
+    return false;
+  }
+  advance(1);
+  return true;
+}
+
+std::optional<TextPosition> QuoteScanner::run() {
+  while (pos_ < text_.size()) {
+    const char c = text_[pos_];
+    if (c == '\n') {
+      token_start_ = true;
+      advance(1);
+    } else if (c == ' ' || c == '\t' || c == '\r') {
+      advance(1);
+    } else if (c == '#' && (pos_ == line_start_ || is_blank(text_[pos_ - 1]))) {
+      skip_to_line_end();
+    } else if (token_start_ && (c == '"' || c == '\'')) {
+      const std::size_t end = closing_quote_end(text_, pos_);
+      if (end == kNoEnd) return TextPosition{line_, static_cast<int>(pos_ - line_start_), c};
+      advance(end - pos_);
+      token_start_ = false;
+    } else if (step_indicator(c)) {
+      continue;
+    } else if (token_start_ && (c == '|' || c == '>')) {
+      skip_block_scalar();
+    } else if (token_start_ && (c == '&' || c == '!')) {
+      while (pos_ < text_.size() && !is_blank(text_[pos_])) advance(1);  // anchor or tag
+    } else {
+      token_start_ = false;  // plain scalar text or an alias
+      advance(1);
+    }
+  }
+  return std::nullopt;
+}
+
+Status syntax_error(const std::string& text, const ConfigDocument& document,
+                    const YAML::ParserException& error) {
+  const bool may_be_open_quote = error.msg == YAML::ErrorMsg::EOF_IN_SCALAR ||
+                                 error.msg == YAML::ErrorMsg::END_OF_SEQ_FLOW ||
+                                 error.msg == YAML::ErrorMsg::END_OF_MAP_FLOW;
+  if (may_be_open_quote) {
+    if (auto quote = scan_for_unterminated_quote(text)) {
+      const SourceLocation location{document.file, quote->line + 1, quote->column + 1};
+      return invalid_argument(
+          format_config_error(location, "", unterminated_message(quote->quote)));
+    }
+  }
+  const SourceLocation location{document.file, error.mark.line + 1, error.mark.column + 1};
+  return invalid_argument(format_config_error(location, "", "invalid YAML: " + error.msg));
+}
+
+// yaml-cpp leaves a quoted scalar that runs to the end of the file unreported when a newline
+// ends the file. Its mark points at the opening quote, so check that the quote is closed.
+Status check_quotes_closed(const std::string& text, const ConfigDocument& document,
+                           const YAML::Node& node, const std::string& key_path) {
+  if (node.IsMap()) {
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      const std::string path =
+          child_key_path(key_path, it->first.IsScalar() ? it->first.Scalar() : "");
+      // An open quote in a key swallows the rest of the file into the key: name the parent.
+      SY_RETURN_IF_ERROR(check_quotes_closed(text, document, it->first, key_path));
+      SY_RETURN_IF_ERROR(check_quotes_closed(text, document, it->second, path));
+    }
+  } else if (node.IsSequence()) {
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      SY_RETURN_IF_ERROR(check_quotes_closed(text, document, node[i], item_key_path(key_path, i)));
+    }
+  } else if (node.IsScalar() && node.Tag() == "!" && !node.Mark().is_null()) {
+    const auto start = static_cast<std::size_t>(node.Mark().pos);
+    const char quote = start < text.size() ? text[start] : '\0';
+    if ((quote == '"' || quote == '\'') && closing_quote_end(text, start) == kNoEnd) {
+      return invalid_argument(format_config_error(node_location(document, node, false), key_path,
+                                                  unterminated_message(quote)));
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+std::optional<TextPosition> scan_for_unterminated_quote(const std::string& text) {
+  return QuoteScanner(text).run();
+}
+
+Status parse_config_text(const std::string& text, ConfigDocument& document) {
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(text);
+  } catch (const YAML::ParserException& error) {
+    return syntax_error(text, document, error);
+  } catch (const YAML::Exception& error) {
+    return invalid_argument(format_config_error({document.file, 0, 0}, "",
+                                                std::string("invalid YAML: ") + error.what()));
+  }
+  document.root = documents.empty() ? YAML::Node() : documents.front();
+  for (std::size_t i = 1; i < documents.size(); ++i) {
+    if (documents[i].IsNull()) continue;  // a trailing "---" with nothing after it
+    return invalid_argument(format_config_error(
+        node_location(document, documents[i], false), "",
+        "a second YAML document starts here, expected one document per configuration file"));
+  }
+  return check_quotes_closed(text, document, document.root, "");
+}
+
+}  // namespace switchyard

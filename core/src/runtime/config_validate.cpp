@@ -1,0 +1,338 @@
+// The schema walk: compares each node of the document with its SchemaNode and records one
+// ConfigError per problem, with the node's location and dotted key.
+#include "runtime/config_validate.h"
+
+#include <algorithm>
+
+#include "runtime/config_schema.h"
+#include "runtime/config_values.h"
+
+namespace switchyard {
+namespace {
+
+using config_schema::SchemaField;
+using config_schema::SchemaNode;
+using config_schema::ValueKind;
+
+// Where a node sits: its dotted key and whether a --set override put it there.
+struct NodePlace {
+  std::string key_path;
+  bool from_override = false;
+  // Where the key of a map value is. An empty value ("epochs:" and nothing) has no useful mark of
+  // its own (yaml-cpp puts it at the start of the next line), so errors about it point here.
+  YAML::Mark key_mark = YAML::Mark::null_mark();
+};
+
+class Validator {
+ public:
+  explicit Validator(const ConfigDocument& document) : document_(document) {}
+
+  void check_duplicates(const YAML::Node& node, const NodePlace& place);
+  void check(const YAML::Node& node, const SchemaNode& schema, const NodePlace& place);
+  std::vector<ConfigError> take_errors() { return std::move(errors_); }
+
+ private:
+  NodePlace child_place(const YAML::Node& child, const NodePlace& parent, std::string key_path);
+  void report(const YAML::Node& node, const NodePlace& place, const std::string& message);
+  void check_map(const YAML::Node& node, const SchemaNode& schema, const NodePlace& place);
+  std::vector<std::string> check_map_keys(const YAML::Node& node,
+                                          const std::vector<const SchemaField*>& fields,
+                                          const std::string& variant_text, const NodePlace& place);
+  void check_required(const YAML::Node& node, const std::vector<const SchemaField*>& fields,
+                      const std::string& variant_text, const std::vector<std::string>& suggested,
+                      const NodePlace& place);
+  void check_sequence(const YAML::Node& node, const SchemaNode& schema, const NodePlace& place);
+  void check_backend_map(const YAML::Node& node, const SchemaNode& schema, const NodePlace& place);
+  void check_scalar_map(const YAML::Node& node, const NodePlace& place);
+  void check_scalar(const YAML::Node& node, const SchemaNode& schema, const NodePlace& place);
+  std::string scalar_problem(const std::string& text, const SchemaNode& schema) const;
+
+  const ConfigDocument& document_;
+  std::vector<ConfigError> errors_;
+};
+
+NodePlace Validator::child_place(const YAML::Node& child, const NodePlace& parent,
+                                 std::string key_path) {
+  return {std::move(key_path), node_from_override(document_, child, parent.from_override)};
+}
+
+void Validator::report(const YAML::Node& node, const NodePlace& place, const std::string& message) {
+  SourceLocation location = node_location(document_, node, place.from_override);
+  if (node.IsNull() && !place.from_override && !place.key_mark.is_null()) {
+    location = {document_.file, place.key_mark.line + 1, place.key_mark.column + 1};
+  }
+  errors_.push_back({location, format_config_error(location, place.key_path, message)});
+}
+
+void Validator::check_duplicates(const YAML::Node& node, const NodePlace& place) {
+  if (node.IsSequence()) {
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      check_duplicates(node[i], child_place(node[i], place, item_key_path(place.key_path, i)));
+    }
+    return;
+  }
+  if (!node.IsMap()) return;
+  std::vector<std::pair<std::string, YAML::Node>> seen;
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    if (!it->first.IsScalar()) continue;  // reported by the schema walk
+    const std::string key = it->first.Scalar();
+    const std::string path = child_key_path(place.key_path, key);
+    const auto first = std::find_if(seen.begin(), seen.end(),
+                                    [&](const auto& entry) { return entry.first == key; });
+    if (first != seen.end()) {
+      const NodePlace key_place = child_place(it->first, place, path);
+      const SourceLocation first_location =
+          node_location(document_, first->second,
+                        node_from_override(document_, first->second, place.from_override));
+      const std::string where = first_location.line > 0
+                                    ? "line " + std::to_string(first_location.line) + ", column " +
+                                          std::to_string(first_location.column)
+                                    : first_location.to_string();
+      report(it->first, key_place,
+             "duplicate key '" + key + "' (first defined at " + where +
+                 "), expected each key at most once in a map");
+    } else {
+      seen.emplace_back(key, it->first);
+    }
+    check_duplicates(it->second, child_place(it->second, place, path));
+  }
+}
+
+void Validator::check(const YAML::Node& node, const SchemaNode& schema, const NodePlace& place) {
+  switch (schema.kind) {
+    case ValueKind::kMap:
+      return check_map(node, schema, place);
+    case ValueKind::kSequence:
+      return check_sequence(node, schema, place);
+    case ValueKind::kBackendMap:
+      return check_backend_map(node, schema, place);
+    case ValueKind::kAnyScalarMap:
+      return check_scalar_map(node, place);
+    default:
+      return check_scalar(node, schema, place);
+  }
+}
+
+void Validator::check_map(const YAML::Node& node, const SchemaNode& schema,
+                          const NodePlace& place) {
+  if (node.IsNull()) return;  // "train:" with nothing under it is an empty map
+  if (!node.IsMap()) {
+    report(
+        node, place,
+        "expected " + config_schema::describe_expected(schema) + ", got " + describe_found(node));
+    return;
+  }
+  std::vector<const SchemaField*> fields;
+  for (const SchemaField& field : schema.fields) fields.push_back(&field);
+  std::string variant_text;
+  if (!schema.tag_key.empty()) {
+    const YAML::Node tag = node[schema.tag_key];
+    const config_schema::SchemaVariant* variant =
+        tag.IsDefined() && tag.IsScalar() ? config_schema::find_variant(schema, tag.Scalar())
+                                          : nullptr;
+    if (variant == nullptr) {
+      // Without a valid tag the other keys cannot be judged: report the tag alone.
+      check_required(node, fields, "", {}, place);
+      if (tag.IsDefined()) {
+        check(tag, config_schema::find_field(schema, schema.tag_key)->schema,
+              child_place(tag, place, child_key_path(place.key_path, schema.tag_key)));
+      }
+      return;
+    }
+    for (const SchemaField& field : variant->fields) fields.push_back(&field);
+    variant_text = schema.tag_key + " '" + variant->tag + "'";
+  }
+  // A misspelt required key is reported once, as the unknown key with its suggestion.
+  const std::vector<std::string> suggested = check_map_keys(node, fields, variant_text, place);
+  check_required(node, fields, variant_text, suggested, place);
+}
+
+// Returns the known keys that were suggested for unknown ones.
+std::vector<std::string> Validator::check_map_keys(const YAML::Node& node,
+                                                   const std::vector<const SchemaField*>& fields,
+                                                   const std::string& variant_text,
+                                                   const NodePlace& place) {
+  std::vector<std::string> suggested;
+  std::vector<std::string> names;
+  for (const SchemaField* field : fields) names.push_back(field->key);
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    if (!it->first.IsScalar()) {
+      report(it->first, child_place(it->first, place, place.key_path),
+             "expected a key name, got " + describe_found(it->first));
+      continue;
+    }
+    const std::string key = it->first.Scalar();
+    const std::string path = child_key_path(place.key_path, key);
+    const auto field = std::find_if(fields.begin(), fields.end(),
+                                    [&](const SchemaField* f) { return f->key == key; });
+    if (field != fields.end()) {
+      NodePlace value_place = child_place(it->second, place, path);
+      value_place.key_mark = it->first.Mark();
+      check(it->second, (*field)->schema, value_place);
+      continue;
+    }
+    std::string message = "unknown key '" + key + "'";
+    if (!variant_text.empty()) message += " for " + variant_text;
+    if (auto suggestion = config_values::closest_name(key, names)) {
+      message += "; did you mean '" + *suggestion + "'?";
+      suggested.push_back(*suggestion);
+    } else if (names.size() == 1) {
+      message += ", expected only '" + names[0] + "'";
+    } else {
+      message += ", expected one of: " + config_values::join(names, ", ");
+    }
+    report(it->first, child_place(it->first, place, path), message);
+  }
+  return suggested;
+}
+
+void Validator::check_required(const YAML::Node& node,
+                               const std::vector<const SchemaField*>& fields,
+                               const std::string& variant_text,
+                               const std::vector<std::string>& suggested, const NodePlace& place) {
+  for (const SchemaField* field : fields) {
+    if (!field->required || node[field->key].IsDefined()) continue;
+    if (std::find(suggested.begin(), suggested.end(), field->key) != suggested.end()) continue;
+    const std::string suffix = variant_text.empty() ? "" : " for " + variant_text;
+    report(node, {child_key_path(place.key_path, field->key), place.from_override},
+           "missing required key '" + field->key + "'" + suffix + ", expected " +
+               config_schema::describe_expected(field->schema));
+  }
+}
+
+void Validator::check_sequence(const YAML::Node& node, const SchemaNode& schema,
+                               const NodePlace& place) {
+  const std::string expected = "expected " + config_schema::describe_expected(schema);
+  if (!node.IsSequence()) {
+    report(node, place, expected + ", got " + describe_found(node));
+    return;
+  }
+  const std::size_t count = node.size();
+  if (count < schema.min_items || (schema.max_items && count > *schema.max_items)) {
+    report(node, place,
+           expected + ", got " + std::to_string(count) + (count == 1 ? " item" : " items"));
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    check(node[i], *schema.element, child_place(node[i], place, item_key_path(place.key_path, i)));
+  }
+}
+
+void Validator::check_backend_map(const YAML::Node& node, const SchemaNode& schema,
+                                  const NodePlace& place) {
+  if (node.IsNull()) return;
+  if (!node.IsMap()) {
+    report(
+        node, place,
+        "expected " + config_schema::describe_expected(schema) + ", got " + describe_found(node));
+    return;
+  }
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    const std::string key = it->first.IsScalar() ? it->first.Scalar() : "";
+    const std::string path = child_key_path(place.key_path, key);
+    const std::string problem = it->first.IsScalar()
+                                    ? config_values::check_backend_name(key)
+                                    : "expected a backend name, got " + describe_found(it->first);
+    if (!problem.empty()) {
+      report(it->first, child_place(it->first, place, path), problem);
+      continue;
+    }
+    check(it->second, *schema.element, child_place(it->second, place, path));
+  }
+}
+
+void Validator::check_scalar_map(const YAML::Node& node, const NodePlace& place) {
+  if (node.IsNull()) return;
+  if (!node.IsMap()) {
+    report(node, place,
+           "expected a map of option names to scalar values, got " + describe_found(node));
+    return;
+  }
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    const std::string key = it->first.IsScalar() ? it->first.Scalar() : "";
+    if (!it->first.IsScalar()) {
+      report(it->first, child_place(it->first, place, place.key_path),
+             "expected an option name, got " + describe_found(it->first));
+      continue;
+    }
+    if (!it->second.IsScalar()) {
+      report(it->second, child_place(it->second, place, child_key_path(place.key_path, key)),
+             "expected a scalar option value (a string, number or true/false), got " +
+                 describe_found(it->second));
+    }
+  }
+}
+
+void Validator::check_scalar(const YAML::Node& node, const SchemaNode& schema,
+                             const NodePlace& place) {
+  const std::string expected = "expected " + config_schema::describe_expected(schema);
+  if (!node.IsScalar()) {
+    report(node, place, expected + ", got " + describe_found(node));
+    return;
+  }
+  const std::string problem = scalar_problem(node.Scalar(), schema);
+  if (!problem.empty()) report(node, place, problem);
+}
+
+bool in_range(double value, const config_schema::NumberRange& range) {
+  if (range.min && (range.min_inclusive ? value < *range.min : value <= *range.min)) return false;
+  if (range.max && (range.max_inclusive ? value > *range.max : value >= *range.max)) return false;
+  return true;
+}
+
+// Empty when `text` is a valid value of `schema`, else the whole message.
+std::string Validator::scalar_problem(const std::string& text, const SchemaNode& schema) const {
+  const std::string mismatch =
+      "expected " + config_schema::describe_expected(schema) + ", got " + quote_value(text);
+  switch (schema.kind) {
+    case ValueKind::kString:
+    case ValueKind::kPath:
+      return text.empty() ? mismatch : "";
+    case ValueKind::kInt: {
+      const auto value = config_values::parse_int(text);
+      return value && in_range(static_cast<double>(*value), schema.range) ? "" : mismatch;
+    }
+    case ValueKind::kIntOrAuto: {
+      if (text == "auto") return "";
+      const auto value = config_values::parse_int(text);
+      return value && in_range(static_cast<double>(*value), schema.range) ? "" : mismatch;
+    }
+    case ValueKind::kDouble: {
+      const auto value = config_values::parse_double(text);
+      return value && in_range(*value, schema.range) ? "" : mismatch;
+    }
+    case ValueKind::kBool:
+      return config_values::parse_bool(text) ? "" : mismatch;
+    case ValueKind::kEnum: {
+      if (std::find(schema.choices.begin(), schema.choices.end(), text) != schema.choices.end()) {
+        return "";
+      }
+      return config_values::unknown_name_message("value", text, schema.choices, true);
+    }
+    case ValueKind::kBackendName:
+      return config_values::check_backend_name(text);
+    case ValueKind::kDeviceSpec:
+      return config_values::check_device_spec(text);
+    default:
+      return mismatch;
+  }
+}
+
+// Override errors (no line) first, then by position in the file.
+bool error_before(const ConfigError& a, const ConfigError& b) {
+  if (a.location.line != b.location.line) return a.location.line < b.location.line;
+  return a.location.column < b.location.column;
+}
+
+}  // namespace
+
+std::vector<ConfigError> validate_document(const ConfigDocument& document) {
+  Validator validator(document);
+  const NodePlace root_place{"", false};
+  validator.check_duplicates(document.root, root_place);
+  validator.check(document.root, config_schema::root_schema(), root_place);
+  std::vector<ConfigError> errors = validator.take_errors();
+  std::stable_sort(errors.begin(), errors.end(), error_before);
+  return errors;
+}
+
+}  // namespace switchyard

@@ -1,0 +1,233 @@
+// Every kind of configuration error names file:line:column, the dotted key and what was expected.
+#include <catch2/catch.hpp>
+
+#include "config/config_test_support.h"
+
+using switchyard::Config;
+using switchyard::StatusCode;
+using switchyard::testing::config_status;
+
+namespace {
+
+const std::string kBackendList = "reference, onednn, vulkan, cuda, template, metal";
+
+void require_error(const std::string& text, const std::string& expected_message) {
+  const switchyard::Status status = config_status(text);
+  REQUIRE(status.code() == StatusCode::kInvalidArgument);
+  REQUIRE(status.message() == expected_message);
+}
+
+}  // namespace
+
+TEST_CASE("a YAML syntax error is reported as file:line:column with yaml-cpp's reason") {
+  require_error("train:\n  epochs: 3\n bad: 1\n",
+                "cfg.yaml:3:2: invalid YAML: end of map not found");
+  require_error("backends: [cuda, reference\ndevice: auto\n",
+                "cfg.yaml:2:7: invalid YAML: end of sequence flow not found");
+}
+
+TEST_CASE("a value of the wrong type names the key and the expected type") {
+  require_error("train:\n  epochs: abc\n",
+                "cfg.yaml:2:11: key 'train.epochs': expected an integer >= 1, got 'abc'");
+  require_error("deterministic: maybe\n",
+                "cfg.yaml:1:16: key 'deterministic': expected true or false, got 'maybe'");
+  require_error("train: 5\n", "cfg.yaml:1:8: key 'train': expected a map, got '5'");
+  require_error("train:\n  epochs:\n  batch_size: 8\n",
+                "cfg.yaml:2:3: key 'train.epochs': expected an integer >= 1, got an empty value");
+  require_error("train:\n  checkpoint: [a, b]\n",
+                "cfg.yaml:2:15: key 'train.checkpoint': expected a path, got a sequence");
+  require_error("train:\n  batch_size: big\n",
+                "cfg.yaml:2:15: key 'train.batch_size': expected an integer >= 1 or 'auto', got "
+                "'big'");
+}
+
+TEST_CASE("a long value is shortened in messages") {
+  require_error(
+      "seed: " + std::string(100, '7') + "x\n",
+      "cfg.yaml:1:7: key 'seed': expected an integer >= 0, got '" + std::string(60, '7') + "...'");
+}
+
+TEST_CASE("a value outside its range names the bounds") {
+  require_error("train:\n  epochs: 0\n",
+                "cfg.yaml:2:11: key 'train.epochs': expected an integer >= 1, got '0'");
+  require_error("data: {test_fraction: 1.5}\n",
+                "cfg.yaml:1:23: key 'data.test_fraction': expected a number > 0 and < 1, got "
+                "'1.5'");
+  require_error("seed: -1\n", "cfg.yaml:1:7: key 'seed': expected an integer >= 0, got '-1'");
+  require_error("optimizer:\n  betas: [0.9]\n",
+                "cfg.yaml:2:10: key 'optimizer.betas': expected a sequence of two numbers >= 0 "
+                "and < 1, such as [0.9, 0.999], got 1 item");
+}
+
+TEST_CASE("a value that is not in an enum lists the allowed values") {
+  require_error("device_policy: most_free\n",
+                "cfg.yaml:1:16: key 'device_policy': unknown value 'most_free' (did you mean "
+                "'most_free_memory'?), expected one of: first, most_free_memory");
+  require_error("fallback: loud\n",
+                "cfg.yaml:1:11: key 'fallback': unknown value 'loud', expected one of: warn, "
+                "error, silent");
+}
+
+TEST_CASE("an unknown key suggests the closest known key") {
+  require_error("train:\n  epoch: 3\n",
+                "cfg.yaml:2:3: key 'train.epoch': unknown key 'epoch'; did you mean 'epochs'?");
+  require_error("optimiser: {lr: 0.1}\n",
+                "cfg.yaml:1:1: key 'optimiser': unknown key 'optimiser'; did you mean "
+                "'optimizer'?");
+  require_error("predict:\n  colour: red\n",
+                "cfg.yaml:2:3: key 'predict.colour': unknown key 'colour', expected one of: "
+                "checkpoint, input, output, batch_size");
+}
+
+TEST_CASE("an unknown backend name lists the known backends") {
+  require_error("backends: [cuda, vulcan]\n",
+                "cfg.yaml:1:18: key 'backends[1]': unknown backend 'vulcan' (did you mean "
+                "'vulkan'?), expected one of: " +
+                    kBackendList);
+  require_error("backends:\n  - opencl\n",
+                "cfg.yaml:2:5: key 'backends[0]': unknown backend 'opencl', expected one of: " +
+                    kBackendList);
+  require_error("backend_options:\n  onedn: {threads: 2}\n",
+                "cfg.yaml:2:3: key 'backend_options.onedn': unknown backend 'onedn' (did you "
+                "mean 'onednn'?), expected one of: " +
+                    kBackendList);
+  require_error("backends: []\n",
+                "cfg.yaml:1:11: key 'backends': expected a sequence of backend names, such as "
+                "[cuda, vulkan, onednn, reference], got 0 items");
+}
+
+TEST_CASE("a device spec must be auto, cpu, a backend or backend:index") {
+  const std::string expected =
+      "expected auto, cpu, <backend> or <backend>:<index>, where "
+      "<backend> is one of: " +
+      kBackendList;
+  require_error("device: cdua:0\n",
+                "cfg.yaml:1:9: key 'device': unknown backend 'cdua' in "
+                "device 'cdua:0' (did you mean 'cuda'?), " +
+                    expected);
+  require_error("device: cuda:x\n",
+                "cfg.yaml:1:9: key 'device': bad device index 'x' in device 'cuda:x', expected "
+                "a non-negative integer after ':', such as cuda:0");
+  require_error("device: vulkan:-1\n",
+                "cfg.yaml:1:9: key 'device': bad device index '-1' in device 'vulkan:-1', "
+                "expected a non-negative integer after ':', such as vulkan:0");
+  REQUIRE(config_status("device: cpu\n").ok());
+  REQUIRE(config_status("device: cuda\n").ok());
+  REQUIRE(config_status("device: metal:3\n").ok());
+}
+
+TEST_CASE("a duplicate key is an error that names both places") {
+  require_error("seed: 1\nseed: 2\n",
+                "cfg.yaml:2:1: key 'seed': duplicate key 'seed' (first defined at line 1, "
+                "column 1), expected each key at most once in a map");
+  require_error("train:\n  epochs: 3\n  batch_size: 8\n  epochs: 4\n",
+                "cfg.yaml:4:3: key 'train.epochs': duplicate key 'epochs' (first defined at "
+                "line 2, column 3), expected each key at most once in a map");
+  require_error("backend_options:\n  onednn: {threads: 1, threads: 2}\n",
+                "cfg.yaml:2:24: key 'backend_options.onednn.threads': duplicate key 'threads' "
+                "(first defined at line 2, column 12), expected each key at most once in a map");
+}
+
+TEST_CASE("an unterminated quote at the end of the file points at the opening quote") {
+  // yaml-cpp accepts this one silently (the file ends with a newline).
+  require_error("train:\n  checkpoint: \"runs/a.ckpt\n",
+                "cfg.yaml:2:15: key 'train.checkpoint': unterminated quoted string starting "
+                "here, expected a closing \" before the end of the file");
+  require_error("seed: 1\ndevice: 'cuda\n\n",
+                "cfg.yaml:2:9: key 'device': unterminated quoted string starting here, expected "
+                "a closing ' before the end of the file");
+  // In a key, the open quote swallows the rest of the file: the message names the parent map.
+  require_error("train:\n  'epochs: 3\n  batch_size: 8\n",
+                "cfg.yaml:2:3: key 'train': unterminated quoted string starting here, expected a "
+                "closing ' before the end of the file");
+  // yaml-cpp rejects these, but at the end of the file; the message points at the quote.
+  require_error("seed: 1\ndevice: \"cuda",
+                "cfg.yaml:2:9: unterminated quoted string starting here, expected a closing \" "
+                "before the end of the file");
+  require_error("backends: [\"cuda, reference]\n",
+                "cfg.yaml:1:12: unterminated quoted string starting here, expected a closing \" "
+                "before the end of the file");
+  // A quote inside a block scalar opens nothing: the real syntax error is reported.
+  require_error("data:\n  dataset: |\n    it's \"quoted\n  scale: [none\n",
+                "cfg.yaml:5:1: invalid YAML: end of sequence flow not found");
+  // Quotes inside plain scalars, comments and block scalars open nothing.
+  REQUIRE(config_status("task: train # it's \"fine\n").ok());
+  REQUIRE(config_status("data:\n  dataset: don't\n").ok());
+  REQUIRE(config_status("seed: 1\ndata: {dataset: 'it''s'}\n").ok());
+}
+
+TEST_CASE("layer maps allow only the keys of their type") {
+  require_error("model:\n  layers:\n    - {type: linear, out_feature: 3}\n",
+                "cfg.yaml:3:22: key 'model.layers[0].out_feature': unknown key 'out_feature' "
+                "for type 'linear'; did you mean 'out_features'?");
+  require_error("model:\n  layers:\n    - {type: relu, p: 0.5}\n",
+                "cfg.yaml:3:20: key 'model.layers[0].p': unknown key 'p' for type 'relu', "
+                "expected only 'type'");
+  require_error("model:\n  layers:\n    - {type: relu}\n    - {type: linear}\n",
+                "cfg.yaml:4:7: key 'model.layers[1].out_features': missing required key "
+                "'out_features' for type 'linear', expected an integer >= 1");
+  require_error("model:\n  layers:\n    - {type: conv3d, out_channels: 4}\n",
+                "cfg.yaml:3:14: key 'model.layers[0].type': unknown value 'conv3d' (did you "
+                "mean 'conv2d'?), expected one of: linear, conv2d, maxpool2d, avgpool2d, "
+                "dropout, layernorm, relu, gelu, tanh, sigmoid, flatten");
+  require_error("model:\n  layers:\n    - {out_features: 4}\n",
+                "cfg.yaml:3:7: key 'model.layers[0].type': missing required key 'type', expected "
+                "one of: linear, conv2d, maxpool2d, avgpool2d, dropout, layernorm, relu, gelu, "
+                "tanh, sigmoid, flatten");
+  require_error("model:\n  layers:\n    - {type: dropout, p: 1.0}\n",
+                "cfg.yaml:3:26: key 'model.layers[0].p': expected a number >= 0 and < 1, got "
+                "'1.0'");
+}
+
+TEST_CASE("backend options accept any scalar but nothing nested") {
+  REQUIRE(config_status("backend_options:\n  cuda: {anything: 1, other: text}\n").ok());
+  require_error("backend_options:\n  onednn:\n    threads: [1, 2]\n",
+                "cfg.yaml:3:14: key 'backend_options.onednn.threads': expected a scalar option "
+                "value (a string, number or true/false), got a sequence");
+}
+
+TEST_CASE("several problems are all reported, in file order") {
+  const switchyard::Status status = config_status("seed: x\ntrain:\n  epoch: 3\nfallback: no\n");
+  REQUIRE(status.message() ==
+          "cfg.yaml:1:7: key 'seed': expected an integer >= 0, got 'x'\n"
+          "cfg.yaml:3:3: key 'train.epoch': unknown key 'epoch'; did you mean 'epochs'?\n"
+          "cfg.yaml:4:11: key 'fallback': unknown value 'no', expected one of: warn, error, "
+          "silent");
+}
+
+TEST_CASE("the top level must be a map and hold one document") {
+  require_error("- a\n- b\n", "cfg.yaml:1:1: expected a map, got a sequence");
+  require_error("seed: 1\n---\nseed: 2\n",
+                "cfg.yaml:3:1: a second YAML document starts here, expected one document per "
+                "configuration file");
+}
+
+TEST_CASE("an empty file or one of only comments is a valid empty config") {
+  for (const std::string text : {"", "\n\n", "# just a comment\n   # another\n"}) {
+    auto config = Config::load_string(text, "empty.yaml");
+    REQUIRE(config.ok());
+    REQUIRE(config->runtime().backends == switchyard::RuntimeSettings().backends);
+    REQUIRE_FALSE(config->runtime().backends_from_config);
+    REQUIRE_FALSE(config->root()["train"].valid());
+  }
+  auto from_file = Config::load_file(switchyard::testing::config_data_file("comments_only.yaml"));
+  REQUIRE(from_file.ok());
+  REQUIRE(from_file->root().keys().empty());
+}
+
+TEST_CASE("a missing file is NOT_FOUND and names the path") {
+  const std::string path = switchyard::testing::config_data_file("no_such_file.yaml");
+  auto config = Config::load_file(path);
+  REQUIRE(config.status().code() == StatusCode::kNotFound);
+  REQUIRE(config.status().message() == "config file '" + path + "' does not exist");
+}
+
+TEST_CASE("errors in a file carry the file's path as given") {
+  const std::string path = switchyard::testing::config_data_file("unknown_key.yaml");
+  auto config = Config::load_file(path);
+  REQUIRE(config.status().code() == StatusCode::kInvalidArgument);
+  REQUIRE(config.status().message() ==
+          path +
+              ":4:3: key 'optimizer.learning_rate': unknown key 'learning_rate', expected one "
+              "of: type, lr, momentum, nesterov, weight_decay, betas, eps");
+}
