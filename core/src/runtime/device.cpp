@@ -49,6 +49,7 @@ Device::~Device() {
 const sy_plugin_functions& Device::functions() const { return plugin_->functions(); }
 
 Status Device::check(sy_status code, const char* what) const {
+  if (code == SY_STATUS_OK) return ok_status();  // no context string on the hot path
   return plugin_->check(code, std::string(what) + " on " + info_.id());
 }
 
@@ -118,9 +119,8 @@ Queue::Queue(std::shared_ptr<Device> device, sy_queue handle)
 Queue::~Queue() { device_->functions().queue_destroy(device_->handle(), handle_); }
 
 Status Queue::dispatch(const sy_op_call& call) {
-  const sy_status code = device_->functions().dispatch(device_->handle(), handle_, &call);
-  if (code == SY_STATUS_OK) return ok_status();
-  return device_->check(code, "dispatch");
+  return device_->check(device_->functions().dispatch(device_->handle(), handle_, &call),
+                        "dispatch");
 }
 
 Status Queue::write(const Buffer& dst, uint64_t dst_offset, const void* src, uint64_t size_bytes) {

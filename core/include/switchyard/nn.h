@@ -1,0 +1,213 @@
+// nn: layers as Modules, built once and run on whichever device their parameters live on.
+//
+// A Module owns its parameters (leaf tensors with requires_grad) and its child modules. Names are
+// stable and ordered: a Sequential's children are "0", "1", ..., so the first Linear's weight is
+// "0.weight". named_parameters() / state_dict() list them depth first in registration order, which
+// is the order checkpoints store and optimizers see them. Constructors take plain numbers and an
+// InitContext (init.h) that says where parameters live and which random stream fills them.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "switchyard/init.h"
+#include "switchyard/ops.h"
+#include "switchyard/tensor.h"
+
+namespace switchyard {
+
+// Ordered name -> tensor pairs, as a checkpoint stores them.
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
+class Module {
+ public:
+  virtual ~Module() = default;
+  Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  virtual Tensor forward(const Tensor& input) = 0;
+  Tensor operator()(const Tensor& input) { return forward(input); }
+  // One line: "Linear(in_features=64, out_features=256, bias=true)".
+  virtual std::string describe() const = 0;
+
+  std::vector<Tensor> parameters() const;
+  NamedTensors named_parameters() const;
+  // The tensors that define the model's state (its parameters), shared, not copied.
+  NamedTensors state_dict() const { return named_parameters(); }
+  // Copies values into the parameters. Throws an Error naming the key on a missing or unexpected
+  // key, or a shape or dtype that differs.
+  void load_state_dict(const NamedTensors& state);
+  void zero_grad();
+  int64_t parameter_count() const;
+
+  // Training mode matters to Dropout; set on this module and every child.
+  void train(bool training = true);
+  void eval() { train(false); }
+  bool is_training() const { return training_; }
+
+  const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& children() const {
+    return children_;
+  }
+  // This module and all below it, depth first (e.g. to find Dropout layers and their state).
+  std::vector<Module*> modules();
+  // A multi-line listing of the model, one module per line, indented by depth.
+  std::string summary() const;
+
+ protected:
+  // Marks `value` as a parameter (requires_grad) under `name` and returns it.
+  Tensor register_parameter(const std::string& name, Tensor value);
+  void register_module(const std::string& name, std::shared_ptr<Module> module);
+
+ private:
+  void collect_parameters(const std::string& prefix, NamedTensors& out) const;
+  void append_summary(int depth, const std::string& name, std::string& out) const;
+
+  NamedTensors parameters_;
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+  bool training_ = true;
+};
+
+class Sequential : public Module {
+ public:
+  Sequential() = default;
+  // Appends a layer named by its position ("0", "1", ...).
+  void add(std::shared_ptr<Module> module);
+  template <typename M, typename... Args>
+  M& emplace(Args&&... args) {
+    auto module = std::make_shared<M>(std::forward<Args>(args)...);
+    M& ref = *module;
+    add(std::move(module));
+    return ref;
+  }
+  size_t size() const { return children().size(); }
+  Module& operator[](size_t index) const { return *children()[index].second; }
+
+  Tensor forward(const Tensor& input) override;
+  std::string describe() const override;
+};
+
+// y = x W^T + b; weight [out, in], bias [out].
+class Linear : public Module {
+ public:
+  Linear(InitContext& init, int64_t in_features, int64_t out_features, bool bias = true);
+  Tensor forward(const Tensor& input) override;
+  std::string describe() const override;
+  const Tensor& weight() const { return weight_; }
+  const Tensor& bias() const { return bias_; }  // undefined without bias
+
+ private:
+  int64_t in_features_, out_features_;
+  Tensor weight_, bias_;
+};
+
+// NCHW convolution; weight [out, in, k, k], bias [out].
+class Conv2d : public Module {
+ public:
+  Conv2d(InitContext& init, int64_t in_channels, int64_t out_channels, int kernel_size,
+         int stride = 1, int padding = 0, int dilation = 1, bool bias = true);
+  Tensor forward(const Tensor& input) override;
+  std::string describe() const override;
+  const Tensor& weight() const { return weight_; }
+  const Tensor& bias() const { return bias_; }
+
+ private:
+  int64_t in_channels_, out_channels_;
+  int kernel_size_;
+  Conv2dOptions options_;
+  Tensor weight_, bias_;
+};
+
+// Square max pooling; stride defaults to kernel_size (pass 0).
+class MaxPool2d : public Module {
+ public:
+  explicit MaxPool2d(int kernel_size, int stride = 0, int padding = 0);
+  Tensor forward(const Tensor& input) override;
+  std::string describe() const override;
+
+ private:
+  Pool2dOptions options_;
+};
+
+class AvgPool2d : public Module {
+ public:
+  explicit AvgPool2d(int kernel_size, int stride = 0, int padding = 0,
+                     bool count_include_pad = true);
+  Tensor forward(const Tensor& input) override;
+  std::string describe() const override;
+
+ private:
+  Pool2dOptions options_;
+};
+
+// Collapses axes start_axis..end_axis into one (by default all but the batch axis).
+class Flatten : public Module {
+ public:
+  explicit Flatten(int start_axis = 1, int end_axis = -1);
+  Tensor forward(const Tensor& input) override;
+  std::string describe() const override;
+
+ private:
+  int start_axis_, end_axis_;
+};
+
+class ReLU : public Module {
+ public:
+  Tensor forward(const Tensor& input) override { return relu(input); }
+  std::string describe() const override { return "ReLU()"; }
+};
+class GELU : public Module {
+ public:
+  Tensor forward(const Tensor& input) override { return gelu(input); }
+  std::string describe() const override { return "GELU()"; }
+};
+class Tanh : public Module {
+ public:
+  Tensor forward(const Tensor& input) override { return tanh(input); }
+  std::string describe() const override { return "Tanh()"; }
+};
+class Sigmoid : public Module {
+ public:
+  Tensor forward(const Tensor& input) override { return sigmoid(input); }
+  std::string describe() const override { return "Sigmoid()"; }
+};
+
+// Zeroes elements with probability p while training. Its masks come from the counter-based
+// generator at (seed, offset); offset advances by the input's element count per call, so a run
+// that saves and restores (seed, offset) draws the same masks after a resume.
+class Dropout : public Module {
+ public:
+  explicit Dropout(double p = 0.5, uint64_t seed = 0);
+  Tensor forward(const Tensor& input) override;
+  std::string describe() const override;
+  double p() const { return p_; }
+  uint64_t seed() const { return seed_; }
+  uint64_t offset() const { return offset_; }
+  void set_random_state(uint64_t seed, uint64_t offset);
+
+ private:
+  double p_;
+  uint64_t seed_;
+  uint64_t offset_ = 0;
+};
+
+// Normalises over the trailing axes given by normalized_shape; affine gamma (ones) and beta
+// (zeros) are parameters when elementwise_affine is true.
+class LayerNorm : public Module {
+ public:
+  LayerNorm(InitContext& init, std::vector<int64_t> normalized_shape, double epsilon = 1e-5,
+            bool elementwise_affine = true);
+  Tensor forward(const Tensor& input) override;
+  std::string describe() const override;
+
+ private:
+  std::vector<int64_t> normalized_shape_;
+  double epsilon_;
+  bool affine_;
+  Tensor gamma_, beta_;
+};
+
+}  // namespace switchyard

@@ -1,0 +1,141 @@
+// Functional ops on tensors. Each is one or a few ops of the op set on the inputs' device, and is
+// recorded for autograd when an input requires a gradient (see autograd.h).
+//
+// Binary ops broadcast like numpy. Axes may be negative (counted from the end). Inputs must live on
+// one device and have one floating dtype (labels and indices are i32 or i64). Shape mismatches
+// throw switchyard::Error naming the op and the shapes.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "switchyard/tensor.h"
+
+namespace switchyard {
+
+// ---- creation -----------------------------------------------------------------------------------
+Tensor full(const Shape& shape, double value, const std::shared_ptr<Device>& device,
+            DType dtype = DType::kF32);
+Tensor zeros(const Shape& shape, const std::shared_ptr<Device>& device, DType dtype = DType::kF32);
+Tensor ones(const Shape& shape, const std::shared_ptr<Device>& device, DType dtype = DType::kF32);
+Tensor zeros_like(const Tensor& like);
+Tensor ones_like(const Tensor& like);
+Tensor full_like(const Tensor& like, double value);
+// Counter-based random numbers (Philox4x32-10): element i uses counter offset + i, so the same
+// (seed, offset) gives the same numbers on every backend. Advance `offset` by numel between draws.
+Tensor rand_uniform(const Shape& shape, double low, double high, uint64_t seed, uint64_t offset,
+                    const std::shared_ptr<Device>& device, DType dtype = DType::kF32);
+Tensor rand_normal(const Shape& shape, double mean, double stddev, uint64_t seed, uint64_t offset,
+                   const std::shared_ptr<Device>& device, DType dtype = DType::kF32);
+
+// ---- matrix products ----------------------------------------------------------------------------
+// op(a) @ op(b), batched over leading axes with broadcasting; op transposes the last two axes.
+Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a = false, bool transpose_b = false);
+// x @ weight^T + bias (weight [out, in], bias [out] or undefined), as in a Linear layer.
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
+
+// ---- elementwise --------------------------------------------------------------------------------
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor pow(const Tensor& a, const Tensor& b);
+Tensor add(const Tensor& a, double b);
+Tensor sub(const Tensor& a, double b);
+Tensor mul(const Tensor& a, double b);
+Tensor div(const Tensor& a, double b);
+Tensor maximum(const Tensor& a, double b);
+Tensor minimum(const Tensor& a, double b);
+Tensor pow(const Tensor& a, double b);
+// Not differentiable: 1 where the comparison holds, else 0, in a's dtype.
+Tensor greater(const Tensor& a, const Tensor& b);
+Tensor greater(const Tensor& a, double b);
+Tensor equal(const Tensor& a, const Tensor& b);
+
+Tensor relu(const Tensor& x);
+Tensor gelu(const Tensor& x);  // exact erf form
+Tensor sigmoid(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor neg(const Tensor& x);
+Tensor abs(const Tensor& x);
+Tensor sign(const Tensor& x);  // not differentiable
+
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& a, double b);
+Tensor operator-(const Tensor& a, double b);
+Tensor operator*(const Tensor& a, double b);
+Tensor operator/(const Tensor& a, double b);
+Tensor operator+(double a, const Tensor& b);
+Tensor operator-(double a, const Tensor& b);
+Tensor operator*(double a, const Tensor& b);
+Tensor operator-(const Tensor& x);
+
+// ---- reductions ---------------------------------------------------------------------------------
+// Over `axes` (empty = all axes). keep_dims keeps reduced axes with extent 1.
+Tensor sum(const Tensor& x, const std::vector<int>& axes = {}, bool keep_dims = false);
+Tensor mean(const Tensor& x, const std::vector<int>& axes = {}, bool keep_dims = false);
+Tensor amax(const Tensor& x, const std::vector<int>& axes = {}, bool keep_dims = false);
+// Index of the largest value along one axis; not differentiable.
+Tensor argmax(const Tensor& x, int axis, bool keep_dims = false, DType index_dtype = DType::kI64);
+
+// ---- softmax and losses -------------------------------------------------------------------------
+Tensor softmax(const Tensor& x, int axis = -1);
+Tensor log_softmax(const Tensor& x, int axis = -1);
+
+enum class Reduction { kMean, kSum };
+// logits [N, C] (float), labels [N] (i32 or i64) -> scalar loss.
+Tensor cross_entropy(const Tensor& logits, const Tensor& labels,
+                     Reduction reduction = Reduction::kMean);
+// Mean (or sum) of (prediction - target)^2 over all elements -> scalar loss.
+Tensor mse_loss(const Tensor& prediction, const Tensor& target,
+                Reduction reduction = Reduction::kMean);
+// Fraction of rows whose argmax equals the label; a host read, so call it outside hot loops.
+double accuracy(const Tensor& logits, const Tensor& labels);
+
+// ---- convolution and pooling (NCHW) -------------------------------------------------------------
+struct Conv2dOptions {
+  int stride_h = 1, stride_w = 1;
+  int pad_h = 0, pad_w = 0;
+  int dilation_h = 1, dilation_w = 1;
+};
+// x [N, C, H, W], weight [O, C, KH, KW], bias [O] or undefined.
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias,
+              const Conv2dOptions& options = {});
+
+struct Pool2dOptions {
+  int kernel_h = 2, kernel_w = 2;
+  int stride_h = 2, stride_w = 2;
+  int pad_h = 0, pad_w = 0;
+  bool count_include_pad = true;  // average pooling only
+};
+Tensor max_pool2d(const Tensor& x, const Pool2dOptions& options);
+Tensor avg_pool2d(const Tensor& x, const Pool2dOptions& options);
+
+// ---- normalisation ------------------------------------------------------------------------------
+// Normalises over the last `normalized_rank` axes; gamma and beta have those axes' shape.
+Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int normalized_rank,
+                  double epsilon = 1e-5);
+
+// ---- indexing -----------------------------------------------------------------------------------
+// out[..., i, ...] = x[..., indices[i], ...] along `axis`; indices is 1-D i32/i64.
+Tensor index_select(const Tensor& x, int axis, const Tensor& indices);
+// Returns a copy of `base` with src's slices added at `indices` along `axis` (repeats accumulate):
+// out[..., indices[i], ...] += src[..., i, ...].
+Tensor index_add(const Tensor& base, int axis, const Tensor& indices, const Tensor& src);
+
+// ---- regularisation -----------------------------------------------------------------------------
+// Zeroes each element with probability p and scales the rest by 1/(1-p). The mask comes from
+// rand_uniform(seed, offset), so it is the same on every backend; advance offset by x.numel()
+// between calls. With training false or p == 0 it returns x.
+Tensor dropout(const Tensor& x, double p, bool training, uint64_t seed, uint64_t offset);
+
+}  // namespace switchyard

@@ -1,0 +1,148 @@
+// Optimizers and learning-rate schedules.
+//
+// An optimizer holds the parameter tensors it updates (shared with the model) and its state
+// tensors on the parameters' device. step() is one fused op per parameter (SY_OP_SGD_UPDATE or
+// SY_OP_ADAM_UPDATE) that updates parameter and state in place; nothing is read back to the host.
+// state_dict() names every state tensor ("0.momentum_buffer", "3.exp_avg", "step") for
+// checkpoints; load_state_dict() copies them back in.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "switchyard/tensor.h"
+
+namespace switchyard {
+
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
+class Optimizer {
+ public:
+  Optimizer(std::vector<Tensor> parameters, double lr);
+  virtual ~Optimizer() = default;
+  Optimizer(const Optimizer&) = delete;
+  Optimizer& operator=(const Optimizer&) = delete;
+
+  // Applies one update from the parameters' grad(); parameters without a gradient are skipped.
+  virtual void step() = 0;
+  // Clears every parameter's gradient.
+  void zero_grad();
+
+  double lr() const { return lr_; }
+  void set_lr(double lr) { lr_ = lr; }
+  const std::vector<Tensor>& parameters() const { return parameters_; }
+  // Number of step() calls so far (restored by load_state_dict).
+  int64_t step_count() const { return step_count_; }
+
+  // State tensors by name plus "step" (a one-element i64 tensor). Shared, not copied.
+  virtual NamedTensors state_dict() const = 0;
+  // Copies state back; throws an Error naming the key on a missing key or a shape mismatch.
+  virtual void load_state_dict(const NamedTensors& state) = 0;
+
+ protected:
+  Tensor step_tensor() const;
+  void load_step(const NamedTensors& state);
+
+  std::vector<Tensor> parameters_;
+  double lr_;
+  int64_t step_count_ = 0;
+};
+
+struct SgdOptions {
+  double lr = 0.01;
+  double momentum = 0.0;
+  double dampening = 0.0;
+  double weight_decay = 0.0;
+  bool nesterov = false;
+};
+
+// SGD with PyTorch's semantics (momentum buffer starts at zero, so the first step sets it to the
+// gradient when dampening is 0).
+class Sgd : public Optimizer {
+ public:
+  Sgd(std::vector<Tensor> parameters, const SgdOptions& options);
+  void step() override;
+  NamedTensors state_dict() const override;
+  void load_state_dict(const NamedTensors& state) override;
+  const SgdOptions& options() const { return options_; }
+
+ private:
+  SgdOptions options_;
+  std::vector<Tensor> momentum_buffers_;  // one per parameter, zeros; empty when momentum == 0
+};
+
+struct AdamOptions {
+  double lr = 1e-3;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double epsilon = 1e-8;
+  double weight_decay = 0.0;
+  bool decoupled_weight_decay = false;  // true = AdamW
+};
+
+class Adam : public Optimizer {
+ public:
+  Adam(std::vector<Tensor> parameters, const AdamOptions& options);
+  void step() override;
+  NamedTensors state_dict() const override;
+  void load_state_dict(const NamedTensors& state) override;
+  const AdamOptions& options() const { return options_; }
+
+ private:
+  AdamOptions options_;
+  std::vector<Tensor> exp_avg_;     // m
+  std::vector<Tensor> exp_avg_sq_;  // v
+};
+
+// Adam with decoupled weight decay (default 0.01, as in PyTorch).
+class AdamW : public Adam {
+ public:
+  AdamW(std::vector<Tensor> parameters, AdamOptions options);
+};
+
+// A learning rate that depends on the epoch. step() is called once per epoch, after it; the rate
+// is a closed form of the epoch count, so a resumed run calls set_epoch() and continues exactly.
+class LrScheduler {
+ public:
+  explicit LrScheduler(Optimizer& optimizer);
+  virtual ~LrScheduler() = default;
+  // Advances one epoch and sets the optimizer's rate.
+  void step();
+  int64_t epoch() const { return epoch_; }
+  void set_epoch(int64_t epoch);
+  double base_lr() const { return base_lr_; }
+  // The rate for an epoch.
+  virtual double lr_at(int64_t epoch) const = 0;
+
+ protected:
+  Optimizer& optimizer_;
+  double base_lr_;
+  int64_t epoch_ = 0;
+};
+
+// lr = base_lr * gamma^(epoch / step_size).
+class StepLR : public LrScheduler {
+ public:
+  StepLR(Optimizer& optimizer, int64_t step_size, double gamma = 0.1);
+  double lr_at(int64_t epoch) const override;
+
+ private:
+  int64_t step_size_;
+  double gamma_;
+};
+
+// lr = min_lr + (base_lr - min_lr) (1 + cos(pi epoch / t_max)) / 2, constant past t_max.
+class CosineAnnealingLR : public LrScheduler {
+ public:
+  CosineAnnealingLR(Optimizer& optimizer, int64_t t_max, double min_lr = 0.0);
+  double lr_at(int64_t epoch) const override;
+
+ private:
+  int64_t t_max_;
+  double min_lr_;
+};
+
+}  // namespace switchyard

@@ -1,0 +1,164 @@
+// Op dispatch: support checks, the fallback policy, counters and the observer hook.
+#include "switchyard/dispatch.h"
+
+#include <atomic>
+
+#include "switchyard/device.h"
+#include "switchyard/queue.h"
+#include "switchyard/status.h"
+#include "tensor/dispatch_internal.h"
+#include "tensor/fallback_internal.h"
+#include "tensor/tensor_impl.h"
+
+namespace switchyard {
+
+namespace {
+
+std::atomic<OpObserver*> g_observer{nullptr};
+std::atomic<uint64_t> g_dispatched{0};
+
+bool is_float_dtype(uint32_t dtype) {
+  return dtype == SY_DTYPE_F32 || dtype == SY_DTYPE_F16 || dtype == SY_DTYPE_BF16;
+}
+
+const char* const kOpNames[SY_OP_COUNT] = {
+    "matmul",
+    "relu",
+    "gelu",
+    "sigmoid",
+    "tanh",
+    "exp",
+    "log",
+    "sqrt",
+    "neg",
+    "abs",
+    "sign",
+    "relu_backward",
+    "gelu_backward",
+    "sigmoid_backward",
+    "tanh_backward",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "max",
+    "min",
+    "pow",
+    "cmp_gt",
+    "cmp_eq",
+    "reduce_sum",
+    "reduce_mean",
+    "reduce_max",
+    "argmax",
+    "softmax",
+    "log_softmax",
+    "softmax_backward",
+    "log_softmax_backward",
+    "cross_entropy",
+    "cross_entropy_backward",
+    "conv2d",
+    "conv2d_backward_data",
+    "conv2d_backward_weight",
+    "max_pool2d",
+    "max_pool2d_backward",
+    "avg_pool2d",
+    "avg_pool2d_backward",
+    "layer_norm",
+    "layer_norm_backward",
+    "gather",
+    "scatter_add",
+    "copy",
+    "fill",
+    "random_uniform",
+    "random_normal",
+    "sgd_update",
+    "adam_update",
+};
+
+void fill_call(sy_op_call& call, sy_op op, std::initializer_list<Tensor> inputs,
+               std::initializer_list<Tensor> outputs, const sy_op_params& params) {
+  call.op = op;
+  call.num_inputs = static_cast<uint32_t>(inputs.size());
+  call.num_outputs = static_cast<uint32_t>(outputs.size());
+  uint32_t i = 0;
+  for (const Tensor& t : inputs) call.inputs[i++] = t.desc();
+  i = 0;
+  for (const Tensor& t : outputs) call.outputs[i++] = t.desc();
+  call.params = params;
+}
+
+// All tensors of one call live on one device; returns it.
+const std::shared_ptr<Device>& common_device(sy_op op, std::initializer_list<Tensor> inputs,
+                                             std::initializer_list<Tensor> outputs) {
+  const std::shared_ptr<Device>* device = nullptr;
+  auto check = [&](const Tensor& t) {
+    const TensorImpl& impl = checked_impl(t, op_name(op));
+    if (device == nullptr) {
+      device = &impl.device;
+    } else if (impl.device != *device) {
+      throw_error(invalid_argument(std::string(op_name(op)) + ": tensors on different devices (" +
+                                   (*device)->id() + " and " + impl.device->id() +
+                                   "); move them with Tensor::to(device) first"));
+    }
+  };
+  for (const Tensor& t : inputs) check(t);
+  for (const Tensor& t : outputs) check(t);
+  if (device == nullptr) throw_error(internal_error(std::string(op_name(op)) + " has no tensors"));
+  return *device;
+}
+
+}  // namespace
+
+const char* op_name(sy_op op) {
+  const auto index = static_cast<uint32_t>(op);
+  return index < SY_OP_COUNT ? kOpNames[index] : "unknown";
+}
+
+sy_dtype key_dtype(const sy_op_call& call) {
+  if (call.op == SY_OP_COPY) return static_cast<sy_dtype>(call.outputs[0].dtype);
+  for (uint32_t i = 0; i < call.num_inputs; ++i) {
+    if (is_float_dtype(call.inputs[i].dtype)) return static_cast<sy_dtype>(call.inputs[i].dtype);
+  }
+  if (call.num_outputs > 0) return static_cast<sy_dtype>(call.outputs[0].dtype);
+  return static_cast<sy_dtype>(call.inputs[0].dtype);
+}
+
+void dispatch_on_device(Device& device, const sy_op_call& call, bool fallback) {
+  OpObserver* observer = g_observer.load(std::memory_order_acquire);
+  Queue& queue = device.default_queue();
+  const auto op = static_cast<sy_op>(call.op);
+  OpEvent event{op, op_name(op), &call, &device, &queue, fallback};
+  if (observer != nullptr) observer->on_op_begin(event);
+  Status status = queue.dispatch(call);
+  if (observer != nullptr) observer->on_op_end(event);
+  g_dispatched.fetch_add(1, std::memory_order_relaxed);
+  throw_if_error(status);
+}
+
+void run_op(sy_op op, std::initializer_list<Tensor> inputs, std::initializer_list<Tensor> outputs,
+            const sy_op_params& params) {
+  const std::shared_ptr<Device>& device = common_device(op, inputs, outputs);
+  sy_op_call call{};
+  fill_call(call, op, inputs, outputs, params);
+  const sy_dtype dtype = key_dtype(call);
+  if (device->supports(op, dtype)) {
+    dispatch_on_device(*device, call, false);
+    return;
+  }
+  run_op_on_fallback(op, dtype, *device, inputs, outputs, params);
+}
+
+void set_op_observer(OpObserver* observer) {
+  g_observer.store(observer, std::memory_order_release);
+}
+OpObserver* op_observer() {
+  return g_observer.load(std::memory_order_acquire);
+}
+uint64_t dispatched_op_count() {
+  return g_dispatched.load(std::memory_order_relaxed);
+}
+void reset_dispatched_op_count() {
+  g_dispatched.store(0, std::memory_order_relaxed);
+}
+
+}  // namespace switchyard

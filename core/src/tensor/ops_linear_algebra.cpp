@@ -1,0 +1,244 @@
+// Matrix products, convolution, pooling and layer normalisation with their gradients.
+#include "autograd/node.h"
+#include "switchyard/ops.h"
+#include "switchyard/status.h"
+#include "tensor/dispatch_internal.h"
+#include "tensor/op_helpers.h"
+
+namespace switchyard {
+
+namespace {
+
+using Grads = std::vector<Tensor>;
+
+Shape matmul_shape(const Tensor& a, const Tensor& b, bool ta, bool tb) {
+  if (a.rank() < 2 || b.rank() < 2) {
+    throw_error(invalid_argument("matmul: operands need rank >= 2, got " + a.shape().to_string() +
+                                 " and " + b.shape().to_string()));
+  }
+  const int64_t m = ta ? a.dim(-1) : a.dim(-2);
+  const int64_t ka = ta ? a.dim(-2) : a.dim(-1);
+  const int64_t kb = tb ? b.dim(-1) : b.dim(-2);
+  const int64_t n = tb ? b.dim(-2) : b.dim(-1);
+  if (ka != kb) {
+    throw_error(invalid_argument("matmul: inner dimensions differ: a " + a.shape().to_string() +
+                                 (ta ? " (transposed)" : "") + " (K=" + std::to_string(ka) +
+                                 ") vs b " + b.shape().to_string() + (tb ? " (transposed)" : "") +
+                                 " (K=" + std::to_string(kb) + ")"));
+  }
+  Shape batch_a(std::vector<int64_t>(a.shape().begin(), a.shape().end() - 2));
+  Shape batch_b(std::vector<int64_t>(b.shape().begin(), b.shape().end() - 2));
+  Shape out = broadcast_shapes(batch_a, batch_b);
+  out.push_back(m);
+  out.push_back(n);
+  return out;
+}
+
+Tensor run_matmul(const Tensor& a, const Tensor& b, const Tensor& bias, bool ta, bool tb) {
+  require_float(a, "matmul");
+  require_same_dtype(a, b, "matmul");
+  sy_op_params params{};
+  params.matmul.transpose_a = ta ? 1 : 0;
+  params.matmul.transpose_b = tb ? 1 : 0;
+  params.matmul.has_bias = bias.defined() ? 1 : 0;
+  Tensor out = empty_like_shape(a, matmul_shape(a, b, ta, tb));
+  if (bias.defined()) {
+    run_op(SY_OP_MATMUL, {a, b, bias}, {out}, params);
+  } else {
+    run_op(SY_OP_MATMUL, {a, b}, {out}, params);
+  }
+  return out;
+}
+
+// out = op(a) op(b) (+ bias); dA = g B^T and dB = A^T g, transposed back where a or b was.
+Grads matmul_backward(const Tensor& g, const Node& node, const Tensor& a, const Tensor& b,
+                      const Shape& bias_shape, bool ta, bool tb) {
+  Tensor ga, gb, gbias;
+  if (node.needs_grad(0)) {
+    ga = ta ? matmul(b, g, tb, true) : matmul(g, b, false, !tb);
+    ga = sum_to_shape(ga, a.shape());
+  }
+  if (node.needs_grad(1)) {
+    gb = tb ? matmul(g, a, true, ta) : matmul(a, g, !ta, false);
+    gb = sum_to_shape(gb, b.shape());
+  }
+  if (node.inputs().size() > 2 && node.needs_grad(2)) gbias = sum_to_shape(g, bias_shape);
+  return Grads{ga, gb, gbias};
+}
+
+Tensor matmul_recorded(const Tensor& a, const Tensor& b, const Tensor& bias, bool ta, bool tb) {
+  Tensor out = run_matmul(a, b, bias, ta, tb);
+  const Shape bias_shape = bias.defined() ? bias.shape() : Shape{};
+  auto backward = [a_data = a.detach(), b_data = b.detach(), bias_shape, ta, tb](const Tensor& g,
+                                                                                 const Node& node) {
+    return matmul_backward(g, node, a_data, b_data, bias_shape, ta, tb);
+  };
+  if (bias.defined()) {
+    record_op(out, "matmul", {a, b, bias}, backward);
+  } else {
+    record_op(out, "matmul", {a, b}, backward);
+  }
+  return out;
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b) {
+  return matmul_recorded(a, b, Tensor(), transpose_a, transpose_b);
+}
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  return matmul_recorded(x, weight, bias, false, true);
+}
+
+// ---- convolution --------------------------------------------------------------------------------
+
+namespace {
+
+int64_t conv_extent(int64_t in, int64_t kernel, int stride, int pad, int dilation) {
+  return (in + 2 * pad - dilation * (kernel - 1) - 1) / stride + 1;
+}
+
+sy_op_params conv_params(const Conv2dOptions& o, bool has_bias) {
+  sy_op_params params{};
+  params.conv2d = {o.stride_h,   o.stride_w,         o.pad_h, o.pad_w, o.dilation_h,
+                   o.dilation_w, has_bias ? 1u : 0u, 0u};
+  return params;
+}
+
+Grads conv2d_backward(const Tensor& g, const Node& node, const Tensor& x, const Tensor& w,
+                      const Conv2dOptions& options) {
+  Tensor gx, gw, gb;
+  if (node.needs_grad(0)) {
+    gx = empty_like_shape(x, x.shape());
+    run_op(SY_OP_CONV2D_BACKWARD_DATA, {g, w}, {gx}, conv_params(options, false));
+  }
+  const bool want_bias = node.inputs().size() > 2 && node.needs_grad(2);
+  if (node.needs_grad(1) || want_bias) {
+    gw = empty_like_shape(w, w.shape());
+    if (want_bias) {
+      gb = empty_like_shape(w, Shape{w.dim(0)});
+      run_op(SY_OP_CONV2D_BACKWARD_WEIGHT, {g, x}, {gw, gb}, conv_params(options, true));
+    } else {
+      run_op(SY_OP_CONV2D_BACKWARD_WEIGHT, {g, x}, {gw}, conv_params(options, false));
+    }
+  }
+  return Grads{gx, node.needs_grad(1) ? gw : Tensor(), gb};
+}
+
+}  // namespace
+
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias,
+              const Conv2dOptions& options) {
+  require_float(x, "conv2d");
+  if (x.rank() != 4 || weight.rank() != 4 || x.dim(1) != weight.dim(1)) {
+    throw_error(invalid_argument("conv2d: needs x [N, C, H, W] and weight [O, C, KH, KW], got x " +
+                                 x.shape().to_string() + " and weight " +
+                                 weight.shape().to_string()));
+  }
+  const Shape out_shape{
+      x.dim(0), weight.dim(0),
+      conv_extent(x.dim(2), weight.dim(2), options.stride_h, options.pad_h, options.dilation_h),
+      conv_extent(x.dim(3), weight.dim(3), options.stride_w, options.pad_w, options.dilation_w)};
+  Tensor out = empty_like_shape(x, out_shape);
+  const sy_op_params params = conv_params(options, bias.defined());
+  auto backward = [x_data = x.detach(), w_data = weight.detach(), options](const Tensor& g,
+                                                                           const Node& node) {
+    return conv2d_backward(g, node, x_data, w_data, options);
+  };
+  if (bias.defined()) {
+    run_op(SY_OP_CONV2D, {x, weight, bias}, {out}, params);
+    record_op(out, "conv2d", {x, weight, bias}, backward);
+  } else {
+    run_op(SY_OP_CONV2D, {x, weight}, {out}, params);
+    record_op(out, "conv2d", {x, weight}, backward);
+  }
+  return out;
+}
+
+// ---- pooling ------------------------------------------------------------------------------------
+
+namespace {
+
+sy_op_params pool_params(const Pool2dOptions& o) {
+  sy_op_params params{};
+  params.pool2d = {o.kernel_h,
+                   o.kernel_w,
+                   o.stride_h,
+                   o.stride_w,
+                   o.pad_h,
+                   o.pad_w,
+                   o.count_include_pad ? 1u : 0u,
+                   0u};
+  return params;
+}
+
+Shape pool_shape(const Tensor& x, const Pool2dOptions& o, const char* op) {
+  if (x.rank() != 4) {
+    throw_error(
+        invalid_argument(std::string(op) + ": needs x [N, C, H, W], got " + x.shape().to_string()));
+  }
+  return Shape{x.dim(0), x.dim(1), (x.dim(2) + 2 * o.pad_h - o.kernel_h) / o.stride_h + 1,
+               (x.dim(3) + 2 * o.pad_w - o.kernel_w) / o.stride_w + 1};
+}
+
+}  // namespace
+
+Tensor max_pool2d(const Tensor& x, const Pool2dOptions& options) {
+  require_float(x, "max_pool2d");
+  const sy_op_params params = pool_params(options);
+  Tensor out = empty_like_shape(x, pool_shape(x, options, "max_pool2d"));
+  run_op(SY_OP_MAX_POOL2D, {x}, {out}, params);
+  record_op(out, "max_pool2d", {x}, [x_data = x.detach(), params](const Tensor& g, const Node&) {
+    Tensor gx = empty_like_shape(x_data, x_data.shape());
+    run_op(SY_OP_MAX_POOL2D_BACKWARD, {g, x_data}, {gx}, params);
+    return Grads{gx};
+  });
+  return out;
+}
+
+Tensor avg_pool2d(const Tensor& x, const Pool2dOptions& options) {
+  require_float(x, "avg_pool2d");
+  const sy_op_params params = pool_params(options);
+  Tensor out = empty_like_shape(x, pool_shape(x, options, "avg_pool2d"));
+  run_op(SY_OP_AVG_POOL2D, {x}, {out}, params);
+  record_op(out, "avg_pool2d", {x}, [shape = x.shape(), params](const Tensor& g, const Node&) {
+    Tensor gx = empty_like_shape(g, shape);
+    run_op(SY_OP_AVG_POOL2D_BACKWARD, {g}, {gx}, params);
+    return Grads{gx};
+  });
+  return out;
+}
+
+// ---- layer normalisation ------------------------------------------------------------------------
+
+Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int normalized_rank,
+                  double epsilon) {
+  require_float(x, "layer_norm");
+  if (normalized_rank < 1 || normalized_rank > x.rank()) {
+    throw_error(invalid_argument("layer_norm: normalized_rank " + std::to_string(normalized_rank) +
+                                 " for x " + x.shape().to_string()));
+  }
+  const int lead = x.rank() - normalized_rank;
+  Shape row_shape(std::vector<int64_t>(x.shape().begin(), x.shape().begin() + lead));
+  sy_op_params params{};
+  params.layer_norm.normalized_rank = static_cast<uint32_t>(normalized_rank);
+  params.layer_norm.epsilon = epsilon;
+  Tensor y = empty_like_shape(x, x.shape());
+  Tensor row_mean = empty_like_shape(x, row_shape, DType::kF32);
+  Tensor row_rstd = empty_like_shape(x, row_shape, DType::kF32);
+  run_op(SY_OP_LAYER_NORM, {x, gamma, beta}, {y, row_mean, row_rstd}, params);
+  record_op(y, "layer_norm", {x, gamma, beta},
+            [x_data = x.detach(), gamma_data = gamma.detach(), row_mean, row_rstd, params](
+                const Tensor& g, const Node&) {
+              Tensor gx = empty_like_shape(x_data, x_data.shape());
+              Tensor ggamma = empty_like_shape(gamma_data, gamma_data.shape());
+              Tensor gbeta = empty_like_shape(gamma_data, gamma_data.shape());
+              run_op(SY_OP_LAYER_NORM_BACKWARD, {g, x_data, row_mean, row_rstd, gamma_data},
+                     {gx, ggamma, gbeta}, params);
+              return Grads{gx, ggamma, gbeta};
+            });
+  return y;
+}
+
+}  // namespace switchyard

@@ -1,0 +1,134 @@
+// The fallback policy and the op observer. A device that lacks ops comes from the "twin" fixture
+// plugin, which supports only f32 add and matmul (and computes nothing); its buffers are plain
+// host memory, so values moved to it and back can be checked.
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "switchyard/config.h"
+#include "switchyard/dispatch.h"
+#include "switchyard/ops.h"
+#include "switchyard/optim.h"
+#include "switchyard/plugin.h"
+#include "switchyard/status.h"
+#include "tensor/tensor_test_support.h"
+
+using namespace switchyard;
+using switchyard::testing::check_values;
+using switchyard::testing::tensor_of;
+using switchyard::testing::test_device;
+
+namespace {
+
+std::shared_ptr<Device> limited_device() {
+  const std::string path = switchyard::testing::fixture_dir("twin-a") + "/libswitchyard-twin.so";
+  if (!std::filesystem::exists(path)) return nullptr;
+  return value_or_throw(Device::create(value_or_throw(Plugin::load(path)), 0));
+}
+
+// Restores the process-wide policy whatever the test does.
+struct FallbackScope {
+  FallbackScope(FallbackPolicy policy, std::shared_ptr<Device> device) {
+    set_fallback(policy, std::move(device));
+    reset_fallback_counts();
+  }
+  ~FallbackScope() {
+    set_fallback(FallbackPolicy::kWarn, nullptr);
+    reset_fallback_counts();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("an op the device lacks runs on the fallback device and is counted", "[dispatch]") {
+  const std::shared_ptr<Device> limited = limited_device();
+  if (limited == nullptr) {
+    WARN("skipped: the twin fixture plugin is not built (target switchyard_fixtures)");
+    return;
+  }
+  REQUIRE_FALSE(limited->supports(SY_OP_RELU, SY_DTYPE_F32));
+  FallbackScope scope(FallbackPolicy::kSilent, test_device());
+  const Tensor x = Tensor::from_host({-1, 2, -3, 4}, {4}, limited);
+  const Tensor y = relu(x);
+  CHECK(y.device() == limited);
+  check_values(y, {0, 2, 0, 4});
+  const std::vector<FallbackCount> counts = fallback_counts();
+  REQUIRE(counts.size() == 1);
+  CHECK(counts[0].op == "relu");
+  CHECK(counts[0].dtype == "f32");
+  CHECK(counts[0].backend == "twin");
+  CHECK(counts[0].calls == 1);
+  CHECK(counts[0].copies == 2);  // the input there, the output back
+  CHECK(counts[0].bytes_copied == 32);
+  // A strided view travels with its layout, and an in-place update comes back.
+  const Tensor grad = Tensor::from_host({10, 20, 30, 40}, {2, 2}, limited).t();
+  check_values(relu(grad), {10, 30, 20, 40});
+  Tensor param = Tensor::from_host({1, 2, 3, 4}, {2, 2}, limited).set_requires_grad();
+  param.set_grad(grad);
+  Sgd sgd({param}, SgdOptions{0.1, 0.5, 0.0, 0.0, false});  // zero buffers: FILL falls back too
+  sgd.step();
+  check_values(param, {0, -1, 1, 0});
+  check_values(sgd.state_dict()[0].second, {10, 30, 20, 40});
+  CHECK(total_fallback_calls() == 4);  // relu, relu, fill, sgd_update
+}
+
+TEST_CASE("fallback policy 'error' names the op, dtype and backend", "[dispatch]") {
+  const std::shared_ptr<Device> limited = limited_device();
+  if (limited == nullptr) {
+    WARN("skipped: the twin fixture plugin is not built (target switchyard_fixtures)");
+    return;
+  }
+  FallbackScope scope(FallbackPolicy::kError, test_device());
+  const Tensor x = Tensor::from_host({1, 2}, {2}, limited);
+  CHECK_THROWS_WITH(sigmoid(x), Catch::Contains("'sigmoid'") && Catch::Contains("f32") &&
+                                    Catch::Contains("'twin'") && Catch::Contains("'error'"));
+  CHECK(total_fallback_calls() == 0);
+}
+
+TEST_CASE("without a fallback device a missing op is an error that says so", "[dispatch]") {
+  FallbackScope scope(FallbackPolicy::kWarn, nullptr);
+  // The reference backend computes only float dtypes: an i32 add has no implementation.
+  const Tensor a = Tensor::from_host(std::vector<int32_t>{1, 2}, {2}, test_device());
+  try {
+    (void)(a + a);
+    FAIL("an i32 add on the reference backend should have thrown");
+  } catch (const Error& error) {
+    CHECK(error.status().code() == StatusCode::kUnimplemented);
+    CHECK_THAT(error.what(), Catch::Contains("'add'") && Catch::Contains("i32") &&
+                                 Catch::Contains("'reference'") &&
+                                 Catch::Contains("no fallback device"));
+  }
+}
+
+namespace {
+
+class CountingObserver : public OpObserver {
+ public:
+  void on_op_begin(const OpEvent& event) override {
+    ++begins;
+    last_name = event.name;
+    last_rank = event.call->outputs[0].rank;
+  }
+  void on_op_end(const OpEvent&) override { ++ends; }
+  int begins = 0;
+  int ends = 0;
+  std::string last_name;
+  uint32_t last_rank = 0;
+};
+
+}  // namespace
+
+TEST_CASE("an observer sees every dispatched op with its call", "[dispatch]") {
+  CountingObserver observer;
+  const Tensor a = tensor_of({1, 2, 3, 4}, {2, 2});
+  const uint64_t before = dispatched_op_count();
+  set_op_observer(&observer);
+  const Tensor b = matmul(a, a);
+  set_op_observer(nullptr);
+  (void)(a + a);
+  CHECK(observer.begins == 1);
+  CHECK(observer.ends == 1);
+  CHECK(observer.last_name == "matmul");
+  CHECK(observer.last_rank == 2);
+  CHECK(dispatched_op_count() - before == 2);
+  CHECK(std::string(op_name(SY_OP_LAYER_NORM_BACKWARD)) == "layer_norm_backward");
+}
