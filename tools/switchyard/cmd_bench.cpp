@@ -2,6 +2,7 @@
 //   bench matmul --m --n --k --dtype    GFLOP/s of one matrix product on the selected device
 //   bench op --name --size              latency of one small op through tensor dispatch
 //   bench train CONFIG                  median epoch time and samples/s of a training run
+//   bench model CONFIG --batch-size N   inference latency per batch and samples/s of a model
 #include <algorithm>
 #include <chrono>
 #include <iostream>
@@ -146,7 +147,7 @@ double median_of(std::vector<double> values) {
 
 int bench_command(const Args& args) {
   const std::string usage =
-      "usage: switchyard bench <matmul|op|train> [options]  ('bench <what> --help' for more)";
+      "usage: switchyard bench <matmul|op|train|model> [options]  ('bench <what> --help' for more)";
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     std::cout << usage << "\n";
     return args.empty() ? kExitUsage : kExitOk;
@@ -155,6 +156,7 @@ int bench_command(const Args& args) {
   if (args[0] == "matmul") return matmul_bench(rest);
   if (args[0] == "op") return op_bench(rest);
   if (args[0] == "train") return train_bench(rest);
+  if (args[0] == "model") return model_bench(rest);
   std::cerr << "switchyard: unknown benchmark '" << args[0] << "'\n" << usage << "\n";
   return kExitUsage;
 }

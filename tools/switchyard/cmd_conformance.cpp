@@ -1,6 +1,7 @@
 // switchyard conformance --backend NAME: every op and dtype of that backend against `reference`.
 #include <iostream>
 
+#include "autograd/gradcheck.h"
 #include "cli_common.h"
 #include "switchyard/conformance.h"
 
@@ -36,6 +37,24 @@ void print_json(const conformance::Report& report) {
   std::cout << "\n]}\n";
 }
 
+// Gradients against finite differences on the target itself, reported as "grad/<case>" cases so
+// that one report (and one exit code) covers forward ops and autograd.
+void append_gradient_checks(const std::shared_ptr<Device>& target, const std::string& filter,
+                            conformance::Report& report) {
+  for (const auto& g : run_gradient_checks(target, filter)) {
+    conformance::CaseResult c;
+    c.name = "grad/" + g.name;
+    c.op = g.op;
+    c.dtype = "f32";
+    c.outcome = g.outcome == GradCaseOutcome::kPassed   ? conformance::Outcome::kPassed
+                : g.outcome == GradCaseOutcome::kFailed ? conformance::Outcome::kFailed
+                                                        : conformance::Outcome::kSkipped;
+    c.nmse = g.max_abs_error;  // for gradients: the largest absolute error
+    c.reason = g.reason;
+    report.cases.push_back(std::move(c));
+  }
+}
+
 }  // namespace
 
 int conformance_command(const Args& args) {
@@ -44,7 +63,8 @@ int conformance_command(const Args& args) {
       "device-index", po::value<uint32_t>()->default_value(0), "device of that backend")(
       "filter", po::value<std::string>()->default_value(""), "only cases whose name contains this")(
       "config", po::value<std::string>(), "YAML file (backend options, plugin paths)")(
-      "json", "print JSON")("verbose,v", "print passed cases too");
+      "json", "print JSON")("verbose,v", "print passed cases too")(
+      "no-gradients", "skip the finite-difference gradient checks");
   po::variables_map values;
   if (auto exit = parse_args(args, "usage: switchyard conformance --backend NAME [options]",
                              options, values)) {
@@ -66,7 +86,10 @@ int conformance_command(const Args& args) {
   }
   conformance::Options run_options;
   run_options.filter = values["filter"].as<std::string>();
-  const auto report = conformance::run(**target, **reference, run_options);
+  auto report = conformance::run(**target, **reference, run_options);
+  if (values.count("no-gradients") == 0) {
+    append_gradient_checks(*target, run_options.filter, report);
+  }
   if (values.count("json") != 0) {
     print_json(report);
   } else {

@@ -3,6 +3,7 @@
 // Exit codes: 0 done, 2 the arguments or the configuration are invalid, 1 the run failed (the
 // message says why; RESOURCE_EXHAUSTED names the batch size).
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -61,6 +62,7 @@ class JsonObject {
   }
   void add_string(const std::string& key, const std::string& text) { add(key, json_string(text)); }
   void add_number(const std::string& key, double value) {
+    if (!std::isfinite(value)) return add(key, "null");  // JSON has no NaN or infinity
     std::ostringstream text;
     text.precision(10);
     text << value;
@@ -127,6 +129,9 @@ struct RunContext {
   RunDevice run;
   std::string task;
   JsonObject metrics;
+  // Set once data and model are set up: an INVALID_ARGUMENT before that (a model that does not
+  // fit the data, a malformed data file) is the configuration's fault, exit code 2.
+  bool* set_up = nullptr;
 };
 
 void add_common_metrics(RunContext& c) {
@@ -138,6 +143,7 @@ void add_common_metrics(RunContext& c) {
 
 void run_training(RunContext& c, TrainConfig train_config) {
   Trainer trainer(std::move(train_config), c.run.device);
+  *c.set_up = true;
   const TrainSummary summary = trainer.run();
   const RunInfo& info = summary.info;
   std::vector<double> seconds;
@@ -210,7 +216,7 @@ void run_inference(RunContext& c, const TrainConfig& train_config) {
 void print_device(const RunDevice& run) {
   const DeviceInfo& info = run.device->info();
   std::cout << "backend: " << info.backend << "  device: " << info.id() << " (" << info.name << ", "
-            << device_type_name(info.type) << ")\n";
+            << device_type_name(info.type) << ")" << std::endl;
   for (const auto& warning : run.warnings) std::cerr << "switchyard: warning: " << warning << "\n";
 }
 
@@ -223,8 +229,10 @@ Result<TrainConfig> read_settings(const Config& config, const std::string& task)
 
 int run_task(const Config& config, const std::string& task, TrainConfig train_config,
              const std::string& metrics_path) {
+  bool set_up = false;
   try {
-    RunContext context{config, value_or_throw(open_run_device(config.runtime())), task, {}};
+    RunContext context{
+        config, value_or_throw(open_run_device(config.runtime())), task, {}, &set_up};
     print_device(context.run);
     if (task == "train") {
       run_training(context, std::move(train_config));
@@ -237,7 +245,8 @@ int run_task(const Config& config, const std::string& task, TrainConfig train_co
     }
   } catch (const Error& error) {
     print_error(error.status());
-    return kExitFailure;
+    const bool config_fault = !set_up && error.status().code() == StatusCode::kInvalidArgument;
+    return config_fault ? kExitUsage : kExitFailure;
   } catch (const std::exception& error) {
     std::cerr << "switchyard: error: " << error.what() << "\n";
     return kExitFailure;
@@ -274,7 +283,7 @@ int run_command(const Args& all_args) {
     return kExitUsage;
   }
   po::options_description options("options");
-  options.add_options()("config", po::value<std::string>()->required(), "YAML file")(
+  options.add_options()("config", po::value<std::string>(), "YAML file")(
       "set", po::value<std::string>()->value_name("KEY=VALUE"),
       "override one key of the file (repeatable)")("metrics", po::value<std::string>(),
                                                    "write the run's metrics as JSON to FILE");
@@ -282,6 +291,10 @@ int run_command(const Args& all_args) {
   positional.add("config", 1);
   po::variables_map values;
   if (auto exit = parse_args(args, kUsage, options, values, &positional)) return *exit;
+  if (values.count("config") == 0) {
+    std::cerr << "switchyard: run needs a CONFIG file\n\n" << kUsage << "\n";
+    return kExitUsage;
+  }
 
   auto config = load_config(values, *overrides);
   if (!config.ok()) {

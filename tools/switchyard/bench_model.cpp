@@ -1,0 +1,209 @@
+// switchyard bench model CONFIG --batch-size N: inference latency of the YAML file's model on the
+// selected device. The model is the trained one when predict.checkpoint exists, otherwise freshly
+// initialised (latency does not depend on the weights). A batch of N synthetic samples of the
+// model's input shape goes through the model under NoGradGuard in eval mode: warm-up passes, then
+// timed repetitions, each up to queue completion; reports mean and median latency per batch and
+// samples per second at the median. --profile FILE also writes a trace of the timed repetitions.
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <numeric>
+
+#include "bench_ops.h"
+#include "cli_common.h"
+#include "switchyard/autograd.h"
+#include "switchyard/ops.h"
+#include "switchyard/predict.h"
+#include "switchyard/profile.h"
+#include "switchyard/tensor.h"
+#include "switchyard/train.h"
+
+namespace switchyard::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: switchyard bench model CONFIG --batch-size N [--repetitions R] [--warmup W]\n"
+    "                              [--set key=value]... [--profile FILE] [--json]";
+
+// The model under test and where its weights came from.
+struct BenchModel {
+  std::unique_ptr<Predictor> predictor;  // owns the network when a checkpoint was loaded
+  BuiltModel built;
+  std::vector<int64_t> sample_shape;
+  std::string weights;  // the checkpoint's path, or "random"
+};
+
+// The input shape the data section gives a model: [C, H, W] when data.image_shape is set, else
+// [features]; and the class count, which sizes the last layer.
+Status input_layout(const TrainConfig& config, std::vector<int64_t>& sample_shape,
+                    int64_t& class_count) {
+  SY_ASSIGN_OR_RETURN(const Dataset data, load_dataset(config.data.dataset, config.base_dir));
+  class_count = data.class_count();
+  sample_shape = {data.feature_count()};
+  if (config.data.image_shape.empty()) return ok_status();
+  const int64_t elements =
+      std::accumulate(config.data.image_shape.begin(), config.data.image_shape.end(), int64_t{1},
+                      std::multiplies<int64_t>());
+  if (elements != data.feature_count()) {
+    return invalid_argument("data.image_shape has " + std::to_string(elements) + " elements but " +
+                            data.name + " has " + std::to_string(data.feature_count()) +
+                            " features per sample");
+  }
+  sample_shape = config.data.image_shape;
+  return ok_status();
+}
+
+// predict.checkpoint when the file has one and it exists; empty otherwise.
+Result<std::filesystem::path> existing_checkpoint(const Config& config) {
+  if (!config.root()["predict"].valid()) return std::filesystem::path();
+  SY_ASSIGN_OR_RETURN(const PredictSettings predict, PredictSettings::from_config(config));
+  std::error_code error;
+  if (!std::filesystem::exists(predict.checkpoint, error)) return std::filesystem::path();
+  return predict.checkpoint;
+}
+
+// Throws Error (the trainer's and predictor's API style).
+BenchModel load_bench_model(const Config& config, const TrainConfig& train,
+                            const std::shared_ptr<Device>& device) {
+  BenchModel model;
+  int64_t class_count = 0;
+  throw_if_error(input_layout(train, model.sample_shape, class_count));
+  const std::filesystem::path checkpoint = value_or_throw(existing_checkpoint(config));
+  if (!checkpoint.empty()) {
+    model.predictor = std::make_unique<Predictor>(train.model, train.loss, train.train.precision,
+                                                  checkpoint, device);
+    model.built = model.predictor->built_model();
+    model.weights = checkpoint.string();
+  } else {
+    InitContext init{device, train.model.init, train.seed, 0, train.train.precision};
+    model.built = value_or_throw(build_model(train.model, model.sample_shape, class_count, init));
+    model.weights = "random";
+  }
+  model.built.network->eval();
+  return model;
+}
+
+struct LatencyStats {
+  double mean_seconds = 0;
+  double median_seconds = 0;
+  double min_seconds = 0;
+};
+
+LatencyStats latency_stats(const std::vector<double>& seconds) {
+  LatencyStats stats;
+  if (seconds.empty()) return stats;
+  stats.mean_seconds =
+      std::accumulate(seconds.begin(), seconds.end(), 0.0) / static_cast<double>(seconds.size());
+  stats.median_seconds = median_of(seconds);
+  stats.min_seconds = *std::min_element(seconds.begin(), seconds.end());
+  return stats;
+}
+
+// Runs the warm-up passes, then the timed ones (inside a profiler when `profiler` is set).
+std::vector<double> time_inference(Sequential& network, const Tensor& input, Queue& queue,
+                                   int warmup, int repetitions, Profiler* profiler) {
+  NoGradGuard no_grad;
+  Tensor output;
+  const auto forward = [&] {
+    ProfileSpan span = profile_span("forward");
+    output = network.forward(input);
+    return ok_status();
+  };
+  for (int i = 0; i < warmup; ++i) throw_if_error(forward());
+  throw_if_error(queue.finish());
+  if (profiler == nullptr) return value_or_throw(time_repeated(forward, queue, 0, repetitions));
+  ProfileScope scope(*profiler);
+  return value_or_throw(time_repeated(forward, queue, 0, repetitions));
+}
+
+void print_result(const po::variables_map& values, const BenchModel& model, const Device& device,
+                  int64_t batch_size, size_t repetitions, const LatencyStats& stats) {
+  const double samples_per_second =
+      stats.median_seconds > 0 ? static_cast<double>(batch_size) / stats.median_seconds : 0.0;
+  if (values.count("json") != 0) {
+    std::cout << "{\"bench\": \"model\", \"config\": "
+              << json_string(values["config"].as<std::string>())
+              << ", \"device\": " << json_string(device.id())
+              << ", \"device_name\": " << json_string(device.info().name)
+              << ", \"architecture\": " << json_string(model.built.architecture)
+              << ", \"weights\": " << json_string(model.weights)
+              << ", \"batch_size\": " << batch_size << ", \"repetitions\": " << repetitions
+              << ", \"mean_ms\": " << stats.mean_seconds * 1e3
+              << ", \"median_ms\": " << stats.median_seconds * 1e3
+              << ", \"min_ms\": " << stats.min_seconds * 1e3
+              << ", \"samples_per_second\": " << samples_per_second << "}\n";
+    return;
+  }
+  std::cout << model.built.architecture << "\n"
+            << "weights: " << model.weights << "; device " << device.id() << " ("
+            << device.info().name << ")\n"
+            << "batch " << batch_size << ", " << repetitions << " repetitions: mean "
+            << stats.mean_seconds * 1e3 << " ms, median " << stats.median_seconds * 1e3
+            << " ms, min " << stats.min_seconds * 1e3 << " ms per batch; " << samples_per_second
+            << " samples/s at the median\n";
+}
+
+int run_model_bench(const po::variables_map& values, const Config& config) {
+  const int64_t batch_size = values["batch-size"].as<int64_t>();
+  const int repetitions = values["repetitions"].as<int>();
+  const int warmup = values["warmup"].as<int>();
+  if (batch_size < 1 || repetitions < 1 || warmup < 0) {
+    print_error(invalid_argument("--batch-size and --repetitions must be >= 1, --warmup >= 0"));
+    return kExitUsage;
+  }
+  try {
+    const TrainConfig train = value_or_throw(TrainConfig::from_config(config));
+    const RunDevice run = value_or_throw(open_run_device(config.runtime()));
+    for (const auto& w : run.warnings) std::cerr << "switchyard: warning: " << w << "\n";
+    BenchModel model = load_bench_model(config, train, run.device);
+    std::vector<int64_t> input_shape = {batch_size};
+    input_shape.insert(input_shape.end(), model.sample_shape.begin(), model.sample_shape.end());
+    const Tensor input =
+        rand_normal(Shape(input_shape), 0.0, 1.0, train.seed, 0, run.device, train.train.precision);
+    std::unique_ptr<Profiler> profiler;
+    if (values.count("profile") != 0) profiler = std::make_unique<Profiler>();
+    const std::vector<double> seconds =
+        time_inference(*model.built.network, input, run.device->default_queue(), warmup,
+                       repetitions, profiler.get());
+    print_result(values, model, *run.device, batch_size, seconds.size(), latency_stats(seconds));
+    if (profiler != nullptr) {
+      const std::string path = values["profile"].as<std::string>();
+      throw_if_error(profiler->write_chrome_trace(path));
+      std::ostream& out = values.count("json") != 0 ? std::cerr : std::cout;
+      out << profiler->summary_table() << "trace written to " << path
+          << " (the timings above include the profiler's overhead)\n";
+    }
+  } catch (const Error& e) {
+    print_error(e.status());
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int model_bench(const Args& args) {
+  po::options_description options("options");
+  options.add_options()("config", po::value<std::string>()->required(), "model YAML file")(
+      "batch-size", po::value<int64_t>()->required(), "samples per batch")(
+      "repetitions", po::value<int>()->default_value(20), "timed batches")(
+      "warmup", po::value<int>()->default_value(3), "untimed batches first")(
+      "set", po::value<std::vector<std::string>>()->composing(), "override: key=value")(
+      "profile", po::value<std::string>(), "write a Chrome trace of the timed batches")(
+      "json", "print JSON");
+  po::positional_options_description positional;
+  positional.add("config", 1);
+  po::variables_map values;
+  if (auto exit = parse_args(args, kUsage, options, values, &positional)) return *exit;
+  std::vector<std::string> overrides;
+  if (values.count("set") != 0) overrides = values["set"].as<std::vector<std::string>>();
+  auto config = load_config(values, overrides);
+  if (!config.ok()) {
+    print_error(config.status());
+    return kExitUsage;
+  }
+  return run_model_bench(values, *config);
+}
+
+}  // namespace switchyard::cli
