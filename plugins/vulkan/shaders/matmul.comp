@@ -1,0 +1,59 @@
+// MATMUL: out[b, m, n] = sum_k A[b, m, k] * B[b, k, n] (+ bias[b, m, n]) with the tiled kernel of
+// gemm_tile.glsl. The host passes every tensor as a view of rank R = batch rank + 2 with the
+// output's batch shape (stride 0 where an operand broadcasts) and transposes folded into strides.
+// Bindings: 1 A (t[0]), 2 B (t[1]), 3 bias (t[2]; repeats out when absent), 4 out (t[3]).
+// u[0] has_bias, u[1] M, u[2] N, u[3] K, u[4] batch count, u[5] batch rank.
+#version 450
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+
+layout(std430, set = 0, binding = 1) readonly buffer A { STORAGE_T a[]; };
+layout(std430, set = 0, binding = 2) readonly buffer B { STORAGE_T b[]; };
+layout(std430, set = 0, binding = 3) readonly buffer Bias { STORAGE_T bias[]; };
+layout(std430, set = 0, binding = 4) writeonly buffer O { STORAGE_T o[]; };
+
+// Read once per invocation: the driver cannot tell that the parameter block is not written
+// through the other bindings, so it would reload it in the inner loops.
+uint a_base, a_m, a_k, b_base, b_k, b_n, o_base, o_m, o_n, c_base, c_m, c_n;
+bool has_bias;
+
+float load_a(uint m, uint k) { return TO_F(a[a_base + m * a_m + k * a_k]); }
+float load_b(uint k, uint n) { return TO_F(b[b_base + k * b_k + n * b_n]); }
+void store_c(uint m, uint n, float value) {
+  if (has_bias) value += TO_F(bias[c_base + m * c_m + n * c_n]);
+  o[o_base + m * o_m + n * o_n] = FROM_F(value);
+}
+
+#include "gemm_tile.glsl"
+layout(local_size_x = GEMM_TS, local_size_y = GEMM_TS) in;
+
+// Element offset of batch `batch` (row-major over the output's batch shape) in tensor k.
+uint batch_offset(uint k, uint batch) {
+  uint offset = P.t[k].offset;
+  for (int d = int(P.u[5]) - 1; d >= 0; --d) {
+    const uint size = uint(P.t[3].shape[d]);
+    offset += (batch % size) * uint(P.t[k].strides[d]);
+    batch /= size;
+  }
+  return offset;
+}
+
+void main() {
+  const uint M = P.u[1], N = P.u[2], K = P.u[3], batches = P.u[4], r = P.u[5];
+  has_bias = P.u[0] != 0u;
+  a_m = uint(P.t[0].strides[r]);
+  a_k = uint(P.t[0].strides[r + 1u]);
+  b_k = uint(P.t[1].strides[r]);
+  b_n = uint(P.t[1].strides[r + 1u]);
+  c_m = uint(P.t[2].strides[r]);
+  c_n = uint(P.t[2].strides[r + 1u]);
+  o_m = uint(P.t[3].strides[r]);
+  o_n = uint(P.t[3].strides[r + 1u]);
+  for (uint batch = gl_WorkGroupID.z; batch < batches; batch += gl_NumWorkGroups.z) {
+    a_base = batch_offset(0u, batch);
+    b_base = batch_offset(1u, batch);
+    c_base = batch_offset(2u, batch);
+    o_base = batch_offset(3u, batch);
+    gemm_all_tiles(M, N, K);
+  }
+}

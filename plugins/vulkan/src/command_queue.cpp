@@ -1,0 +1,344 @@
+#include "command_queue.h"
+
+#include <cstring>
+
+#include "device.h"
+#include "memory_pool.h"
+#include "pipeline_cache.h"
+
+namespace sy_vk {
+namespace {
+
+// Enough to keep the GPU busy while the host records more, small enough to recycle arenas often.
+constexpr uint32_t kCommandsPerBatch = 64;
+constexpr uint32_t kSetsPerDescriptorPool = 128;
+constexpr uint32_t kMaxBindingsPerSet = 9;
+
+constexpr VkPipelineStageFlags kWorkStages =
+    VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+constexpr VkAccessFlags kWorkAccess = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                                      VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+
+}  // namespace
+
+struct CommandQueue::Batch {
+  explicit Batch(VulkanDevice& device) : arena(device) {}
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  std::vector<VkDescriptorPool> descriptor_pools;
+  size_t descriptor_pool_index = 0;
+  HostArena arena;
+  uint64_t serial = 0;
+  uint32_t commands = 0;
+};
+
+CommandQueue::CommandQueue(VulkanDevice& device) : device_(device) {}
+
+Status CommandQueue::create(VulkanDevice& device, std::unique_ptr<CommandQueue>* out) {
+  std::unique_ptr<CommandQueue> queue(new CommandQueue(device));
+  VkCommandPoolCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+  info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  info.queueFamilyIndex = device.physical().compute_queue_family;
+  SY_VK_CALL(
+      device.api().vkCreateCommandPool(device.handle(), &info, nullptr, &queue->command_pool_),
+      "vkCreateCommandPool");
+  device.register_queue(queue.get());
+  *out = std::move(queue);
+  return ok_status();
+}
+
+CommandQueue::~CommandQueue() {
+  (void)finish();
+  device_.unregister_queue(this);
+  const VulkanApi& vk = device_.api();
+  const VkDevice device = device_.handle();
+  auto destroy = [&](std::unique_ptr<Batch>& batch) {
+    if (!batch) return;
+    for (VkDescriptorPool pool : batch->descriptor_pools) {
+      vk.vkDestroyDescriptorPool(device, pool, nullptr);
+    }
+    if (batch->fence != VK_NULL_HANDLE) vk.vkDestroyFence(device, batch->fence, nullptr);
+    if (batch->serial != 0) device_.serials().complete(batch->serial);
+    batch.reset();
+  };
+  if (recording_) {
+    vk.vkEndCommandBuffer(recording_->cmd);
+    destroy(recording_);
+  }
+  for (auto& batch : in_flight_) destroy(batch);
+  for (auto& batch : spare_) destroy(batch);
+  if (command_pool_ != VK_NULL_HANDLE) vk.vkDestroyCommandPool(device, command_pool_, nullptr);
+}
+
+Status CommandQueue::new_batch(std::unique_ptr<Batch>* out) {
+  const VulkanApi& vk = device_.api();
+  auto batch = std::make_unique<Batch>(device_);
+  VkCommandBufferAllocateInfo allocate_info{};
+  allocate_info.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+  allocate_info.commandPool = command_pool_;
+  allocate_info.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  allocate_info.commandBufferCount = 1;
+  SY_VK_CALL(vk.vkAllocateCommandBuffers(device_.handle(), &allocate_info, &batch->cmd),
+             "vkAllocateCommandBuffers");
+  VkFenceCreateInfo fence_info{};
+  fence_info.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+  SY_VK_CALL(vk.vkCreateFence(device_.handle(), &fence_info, nullptr, &batch->fence),
+             "vkCreateFence");
+  *out = std::move(batch);
+  return ok_status();
+}
+
+Status CommandQueue::current_batch(Batch** out) {
+  if (!recording_) {
+    // Recycle what has finished before taking a new batch, without waiting.
+    SY_VK_RETURN_IF_ERROR(wait_locked(false));
+    if (!spare_.empty()) {
+      recording_ = std::move(spare_.back());
+      spare_.pop_back();
+    } else {
+      SY_VK_RETURN_IF_ERROR(new_batch(&recording_));
+    }
+    VkCommandBufferBeginInfo begin{};
+    begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    SY_VK_CALL(device_.api().vkBeginCommandBuffer(recording_->cmd, &begin), "vkBeginCommandBuffer");
+    recording_->serial = device_.serials().begin();
+    // Orders this batch after everything submitted to the queue before it.
+    record_barrier(recording_->cmd, kWorkStages, kWorkAccess);
+  }
+  *out = recording_.get();
+  return ok_status();
+}
+
+void CommandQueue::record_barrier(VkCommandBuffer cmd, VkPipelineStageFlags dst_stages,
+                                  VkAccessFlags dst_access) {
+  VkMemoryBarrier barrier{};
+  barrier.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+  barrier.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  barrier.dstAccessMask = dst_access;
+  device_.api().vkCmdPipelineBarrier(cmd, kWorkStages, dst_stages, 0, 1, &barrier, 0, nullptr, 0,
+                                     nullptr);
+}
+
+void CommandQueue::after_command(Batch& batch) {
+  record_barrier(batch.cmd, kWorkStages, kWorkAccess);
+  ++batch.commands;
+}
+
+Status CommandQueue::allocate_descriptor_set(Batch& batch, VkDescriptorSetLayout layout,
+                                             VkDescriptorSet* out) {
+  const VulkanApi& vk = device_.api();
+  while (true) {
+    if (batch.descriptor_pool_index == batch.descriptor_pools.size()) {
+      VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                kSetsPerDescriptorPool * kMaxBindingsPerSet};
+      VkDescriptorPoolCreateInfo info{};
+      info.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
+      info.maxSets = kSetsPerDescriptorPool;
+      info.poolSizeCount = 1;
+      info.pPoolSizes = &size;
+      VkDescriptorPool pool = VK_NULL_HANDLE;
+      SY_VK_CALL(vk.vkCreateDescriptorPool(device_.handle(), &info, nullptr, &pool),
+                 "vkCreateDescriptorPool");
+      batch.descriptor_pools.push_back(pool);
+    }
+    VkDescriptorSetAllocateInfo info{};
+    info.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
+    info.descriptorPool = batch.descriptor_pools[batch.descriptor_pool_index];
+    info.descriptorSetCount = 1;
+    info.pSetLayouts = &layout;
+    const VkResult result = vk.vkAllocateDescriptorSets(device_.handle(), &info, out);
+    if (result == VK_SUCCESS) return ok_status();
+    if (result != VK_ERROR_OUT_OF_POOL_MEMORY && result != VK_ERROR_FRAGMENTED_POOL) {
+      return vk_failure(result, "vkAllocateDescriptorSets");
+    }
+    ++batch.descriptor_pool_index;
+  }
+}
+
+Status CommandQueue::dispatch(const Pipeline& pipeline, const void* params, size_t params_bytes,
+                              std::span<const BufferBinding> tensors, uint32_t groups_x,
+                              uint32_t groups_y, uint32_t groups_z) {
+  if (tensors.size() + 1 != pipeline.binding_count || tensors.size() + 1 > kMaxBindingsPerSet) {
+    return internal_error("dispatch of " + pipeline.name + " with " +
+                          std::to_string(tensors.size()) + " tensor bindings");
+  }
+  if (groups_x == 0 || groups_y == 0 || groups_z == 0) return ok_status();
+  std::lock_guard<std::mutex> lock(mutex_);
+  Batch* batch = nullptr;
+  SY_VK_RETURN_IF_ERROR(current_batch(&batch));
+  HostSlice slice;
+  SY_VK_RETURN_IF_ERROR(batch->arena.allocate(
+      params_bytes, device_.limits().minStorageBufferOffsetAlignment, &slice));
+  std::memcpy(slice.host, params, params_bytes);
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  SY_VK_RETURN_IF_ERROR(allocate_descriptor_set(*batch, pipeline.set_layout, &set));
+  VkDescriptorBufferInfo infos[kMaxBindingsPerSet];
+  VkWriteDescriptorSet writes[kMaxBindingsPerSet];
+  infos[0] = {slice.buffer, slice.offset, params_bytes};
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    infos[i + 1] = {tensors[i].block->buffer, tensors[i].offset_bytes, tensors[i].range_bytes};
+    tensors[i].block->last_use_serial.store(batch->serial);
+  }
+  for (uint32_t i = 0; i < pipeline.binding_count; ++i) {
+    writes[i] = VkWriteDescriptorSet{};
+    writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+    writes[i].dstSet = set;
+    writes[i].dstBinding = i;
+    writes[i].descriptorCount = 1;
+    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    writes[i].pBufferInfo = &infos[i];
+  }
+  const VulkanApi& vk = device_.api();
+  vk.vkUpdateDescriptorSets(device_.handle(), pipeline.binding_count, writes, 0, nullptr);
+  vk.vkCmdBindPipeline(batch->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline);
+  vk.vkCmdBindDescriptorSets(batch->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout, 0, 1,
+                             &set, 0, nullptr);
+  vk.vkCmdDispatch(batch->cmd, groups_x, groups_y, groups_z);
+  after_command(*batch);
+  if (batch->commands >= kCommandsPerBatch) SY_VK_RETURN_IF_ERROR(submit_locked());
+  return ok_status();
+}
+
+Status CommandQueue::write(DeviceBlock* dst, uint64_t dst_offset, const void* src,
+                           uint64_t size_bytes) {
+  if (size_bytes == 0) return ok_status();
+  std::lock_guard<std::mutex> lock(mutex_);
+  // When no batch that used the buffer is still pending (on any queue), nothing queued can touch
+  // it, and a copy straight into mapped memory is indistinguishable from a queued one.
+  SY_VK_RETURN_IF_ERROR(wait_locked(false));
+  if (dst->mapped != nullptr && device_.serials().is_complete(dst->last_use_serial.load())) {
+    std::memcpy(static_cast<uint8_t*>(dst->mapped) + dst_offset, src, size_bytes);
+    return ok_status();
+  }
+  Batch* batch = nullptr;
+  SY_VK_RETURN_IF_ERROR(current_batch(&batch));
+  HostSlice slice;
+  SY_VK_RETURN_IF_ERROR(batch->arena.allocate(size_bytes, 16, &slice));
+  std::memcpy(slice.host, src, size_bytes);
+  VkBufferCopy region{slice.offset, dst_offset, size_bytes};
+  device_.api().vkCmdCopyBuffer(batch->cmd, slice.buffer, dst->buffer, 1, &region);
+  dst->last_use_serial.store(batch->serial);
+  after_command(*batch);
+  if (batch->commands >= kCommandsPerBatch) SY_VK_RETURN_IF_ERROR(submit_locked());
+  return ok_status();
+}
+
+Status CommandQueue::read(DeviceBlock* src, uint64_t src_offset, void* dst, uint64_t size_bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (src->mapped == nullptr) return read_through_staging(src, src_offset, dst, size_bytes);
+  SY_VK_RETURN_IF_ERROR(submit_locked());
+  SY_VK_RETURN_IF_ERROR(wait_locked(true));
+  if (size_bytes != 0) {
+    std::memcpy(dst, static_cast<const uint8_t*>(src->mapped) + src_offset, size_bytes);
+  }
+  return ok_status();
+}
+
+Status CommandQueue::read_through_staging(DeviceBlock* src, uint64_t src_offset, void* dst,
+                                          uint64_t size_bytes) {
+  if (size_bytes == 0) {
+    SY_VK_RETURN_IF_ERROR(submit_locked());
+    return wait_locked(true);
+  }
+  Batch* batch = nullptr;
+  SY_VK_RETURN_IF_ERROR(current_batch(&batch));
+  HostSlice slice;
+  SY_VK_RETURN_IF_ERROR(batch->arena.allocate(size_bytes, 16, &slice));
+  VkBufferCopy region{src_offset, slice.offset, size_bytes};
+  device_.api().vkCmdCopyBuffer(batch->cmd, src->buffer, slice.buffer, 1, &region);
+  src->last_use_serial.store(batch->serial);
+  after_command(*batch);
+  Batch* reading = batch;
+  SY_VK_RETURN_IF_ERROR(submit_locked());
+  SY_VK_CALL(
+      device_.api().vkWaitForFences(device_.handle(), 1, &reading->fence, VK_TRUE, UINT64_MAX),
+      "vkWaitForFences");
+  // The slice stays valid until the batch is recycled below.
+  std::memcpy(dst, slice.host, size_bytes);
+  return wait_locked(true);
+}
+
+Status CommandQueue::submit_locked() {
+  if (!recording_) return ok_status();
+  const VulkanApi& vk = device_.api();
+  // Makes the batch's writes visible to host reads after the fence wait.
+  record_barrier(recording_->cmd, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+  SY_VK_CALL(vk.vkEndCommandBuffer(recording_->cmd), "vkEndCommandBuffer");
+  VkSubmitInfo submit{};
+  submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &recording_->cmd;
+  const Status submitted = device_.submit(submit, recording_->fence);
+  if (!submitted.ok()) {
+    // The batch never ran; give its serial back so that cached buffers can be freed.
+    device_.serials().complete(recording_->serial);
+    recording_.reset();
+    return submitted;
+  }
+  in_flight_.push_back(std::move(recording_));
+  return ok_status();
+}
+
+Status CommandQueue::wait_locked(bool wait_all) {
+  const VulkanApi& vk = device_.api();
+  while (!in_flight_.empty()) {
+    Batch& batch = *in_flight_.front();
+    if (wait_all) {
+      SY_VK_CALL(vk.vkWaitForFences(device_.handle(), 1, &batch.fence, VK_TRUE, UINT64_MAX),
+                 "vkWaitForFences");
+    } else {
+      const VkResult result = vk.vkGetFenceStatus(device_.handle(), batch.fence);
+      if (result == VK_NOT_READY) break;
+      if (result != VK_SUCCESS) return vk_failure(result, "vkGetFenceStatus");
+    }
+    SY_VK_CALL(vk.vkResetFences(device_.handle(), 1, &batch.fence), "vkResetFences");
+    SY_VK_CALL(vk.vkResetCommandBuffer(batch.cmd, 0), "vkResetCommandBuffer");
+    for (VkDescriptorPool pool : batch.descriptor_pools) {
+      SY_VK_CALL(vk.vkResetDescriptorPool(device_.handle(), pool, 0), "vkResetDescriptorPool");
+    }
+    batch.descriptor_pool_index = 0;
+    batch.arena.reset();
+    batch.commands = 0;
+    device_.serials().complete(batch.serial);
+    batch.serial = 0;
+    spare_.push_back(std::move(in_flight_.front()));
+    in_flight_.pop_front();
+  }
+  return ok_status();
+}
+
+Status CommandQueue::finish() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  SY_VK_RETURN_IF_ERROR(submit_locked());
+  return wait_locked(true);
+}
+
+Status CommandQueue::record_timestamp(TimestampEvent* event) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Batch* batch = nullptr;
+  SY_VK_RETURN_IF_ERROR(current_batch(&batch));
+  const VulkanApi& vk = device_.api();
+  vk.vkCmdResetQueryPool(batch->cmd, event->pool, 0, 1);
+  vk.vkCmdWriteTimestamp(batch->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, event->pool, 0);
+  event->serial = batch->serial;
+  event->queue = this;
+  ++batch->commands;
+  return ok_status();
+}
+
+Status CommandQueue::wait_for_event(const TimestampEvent& event) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (recording_ && recording_->serial <= event.serial) SY_VK_RETURN_IF_ERROR(submit_locked());
+  while (!in_flight_.empty() && in_flight_.front()->serial <= event.serial) {
+    const VulkanApi& vk = device_.api();
+    SY_VK_CALL(
+        vk.vkWaitForFences(device_.handle(), 1, &in_flight_.front()->fence, VK_TRUE, UINT64_MAX),
+        "vkWaitForFences");
+    SY_VK_RETURN_IF_ERROR(wait_locked(false));
+  }
+  return ok_status();
+}
+
+}  // namespace sy_vk

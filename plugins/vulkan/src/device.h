@@ -1,0 +1,110 @@
+// VulkanDevice: one logical device of the plugin, with everything that hangs off it: the dispatch
+// table, the compute queue, the memory pool, the pipeline cache and the queues the host made.
+//
+// Ownership: created by device_create (plugin_entry.cpp) and destroyed by device_destroy after the
+// host has released every buffer and queue. It owns its own Instance (see instance.h).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "instance.h"
+#include "serial_tracker.h"
+#include "status.h"
+#include "vulkan_api.h"
+
+namespace sy_vk {
+
+class MemoryPool;
+class PipelineCache;
+class CommandQueue;
+
+// Options from the YAML backend section; device_create rejects keys it does not know.
+struct DeviceOptions {
+  bool validation = false;
+  uint64_t memory_limit_bytes = 0;  // 0 = none
+  double memory_fraction = 0.0;     // 0 = none; else the cap is this share of device-local memory
+  // Never map tensor memory, even where device-local memory is host-visible: every host copy then
+  // goes through a staging buffer, as on a discrete GPU.
+  bool device_local_only = false;
+};
+
+// Parses the option list; INVALID_ARGUMENT names the key and the bad value.
+Status parse_device_options(const sy_option* options, size_t count, DeviceOptions* out);
+
+class VulkanDevice {
+ public:
+  static Status create(uint32_t index, const DeviceOptions& options,
+                       std::unique_ptr<VulkanDevice>* out);
+  ~VulkanDevice();
+  VulkanDevice(const VulkanDevice&) = delete;
+  VulkanDevice& operator=(const VulkanDevice&) = delete;
+
+  const VulkanApi& api() const { return instance_->api(); }
+  VkDevice handle() const { return device_; }
+  const PhysicalDeviceInfo& physical() const { return physical_; }
+  const VkPhysicalDeviceLimits& limits() const { return physical_.properties.limits; }
+  MemoryPool& pool() { return *pool_; }
+  PipelineCache& pipelines() { return *pipelines_; }
+  SerialTracker& serials() { return serials_; }
+
+  // Memory for tensors, and whether it is mapped (host-visible and coherent: lavapipe, UMA).
+  uint32_t device_memory_type() const { return device_memory_type_; }
+  bool device_memory_mapped() const { return device_memory_mapped_; }
+  // Host-visible coherent memory for staging copies and per-dispatch parameters.
+  uint32_t host_memory_type() const { return host_memory_type_; }
+
+  // Whether tensors of 16-bit float types are supported (see supports_op).
+  bool supports_f16() const { return supports_f16_; }
+  bool supports_bf16() const { return supports_bf16_; }
+
+  // Submits to the one VkQueue; serialised because several CommandQueues share it.
+  Status submit(const VkSubmitInfo& info, VkFence fence);
+  VkQueue vk_queue() const { return queue_; }
+
+  // Queues register themselves so that empty_cache can wait for all of them.
+  void register_queue(CommandQueue* queue);
+  void unregister_queue(CommandQueue* queue);
+  // Waits for every queue's work, then frees every cached block.
+  Status empty_cache();
+
+  // With validation on: fails when the layer reported anything since `first_message` (a count
+  // taken at the start of the plugin call).
+  uint64_t validation_message_count() const { return validation_log_.message_count(); }
+  Status validation_status(uint64_t first_message) const;
+  bool validation_enabled() const { return options_.validation; }
+
+ private:
+  VulkanDevice() = default;
+  Status create_logical_device();
+  Status choose_memory_types();
+
+  DeviceOptions options_;
+  ValidationLog validation_log_;  // declared before instance_: the messenger points at it
+  std::unique_ptr<Instance> instance_;
+  PhysicalDeviceInfo physical_;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  std::mutex submit_mutex_;
+  uint32_t device_memory_type_ = 0;
+  bool device_memory_mapped_ = false;
+  uint32_t host_memory_type_ = 0;
+  bool supports_f16_ = false;
+  bool supports_bf16_ = false;
+  SerialTracker serials_;
+  std::unique_ptr<MemoryPool> pool_;
+  std::unique_ptr<PipelineCache> pipelines_;
+  std::mutex queues_mutex_;
+  std::set<CommandQueue*> queues_;
+};
+
+// The total of the device-local heaps, the plugin's "memory_total_bytes".
+uint64_t device_local_bytes(const PhysicalDeviceInfo& info);
+// Free device-local memory from VK_EXT_memory_budget; 0 when the driver cannot tell.
+uint64_t device_local_free_bytes(const PhysicalDeviceInfo& info);
+
+}  // namespace sy_vk

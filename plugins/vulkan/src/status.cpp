@@ -1,0 +1,91 @@
+#include "status.h"
+
+#include <cstdio>
+
+namespace sy_vk {
+
+Status Status::with_context(const std::string& what) const {
+  if (ok()) return *this;
+  return {code_, what + ": " + message_};
+}
+
+const char* vk_result_name(VkResult result) {
+  switch (result) {
+    case VK_SUCCESS:
+      return "VK_SUCCESS";
+    case VK_NOT_READY:
+      return "VK_NOT_READY";
+    case VK_TIMEOUT:
+      return "VK_TIMEOUT";
+    case VK_INCOMPLETE:
+      return "VK_INCOMPLETE";
+    case VK_ERROR_OUT_OF_HOST_MEMORY:
+      return "VK_ERROR_OUT_OF_HOST_MEMORY";
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY:
+      return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
+    case VK_ERROR_INITIALIZATION_FAILED:
+      return "VK_ERROR_INITIALIZATION_FAILED";
+    case VK_ERROR_DEVICE_LOST:
+      return "VK_ERROR_DEVICE_LOST";
+    case VK_ERROR_MEMORY_MAP_FAILED:
+      return "VK_ERROR_MEMORY_MAP_FAILED";
+    case VK_ERROR_LAYER_NOT_PRESENT:
+      return "VK_ERROR_LAYER_NOT_PRESENT";
+    case VK_ERROR_EXTENSION_NOT_PRESENT:
+      return "VK_ERROR_EXTENSION_NOT_PRESENT";
+    case VK_ERROR_FEATURE_NOT_PRESENT:
+      return "VK_ERROR_FEATURE_NOT_PRESENT";
+    case VK_ERROR_INCOMPATIBLE_DRIVER:
+      return "VK_ERROR_INCOMPATIBLE_DRIVER";
+    case VK_ERROR_TOO_MANY_OBJECTS:
+      return "VK_ERROR_TOO_MANY_OBJECTS";
+    case VK_ERROR_FORMAT_NOT_SUPPORTED:
+      return "VK_ERROR_FORMAT_NOT_SUPPORTED";
+    case VK_ERROR_FRAGMENTED_POOL:
+      return "VK_ERROR_FRAGMENTED_POOL";
+    case VK_ERROR_OUT_OF_POOL_MEMORY:
+      return "VK_ERROR_OUT_OF_POOL_MEMORY";
+    case VK_ERROR_INVALID_SHADER_NV:
+      return "VK_ERROR_INVALID_SHADER_NV";
+    default:
+      return "VkResult(unknown)";
+  }
+}
+
+Status vk_failure(VkResult result, const std::string& call) {
+  std::string message = call + " failed with " + vk_result_name(result) + " (" +
+                        std::to_string(static_cast<int>(result)) + ")";
+  switch (result) {
+    case VK_ERROR_OUT_OF_HOST_MEMORY:
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY:
+    case VK_ERROR_OUT_OF_POOL_MEMORY:
+    case VK_ERROR_TOO_MANY_OBJECTS:
+      return resource_exhausted(message);
+    case VK_ERROR_DEVICE_LOST:
+    case VK_ERROR_INCOMPATIBLE_DRIVER:
+    case VK_ERROR_INITIALIZATION_FAILED:
+      return unavailable(message);
+    default:
+      return internal_error(message);
+  }
+}
+
+std::string format_bytes(unsigned long long bytes) {
+  char text[64];
+  const double mib = static_cast<double>(bytes) / (1024.0 * 1024.0);
+  std::snprintf(text, sizeof(text), "%llu bytes (%.2f MiB)", bytes, mib);
+  return text;
+}
+
+namespace {
+thread_local std::string t_last_error;
+}  // namespace
+
+void set_last_error(const std::string& message) {
+  t_last_error = message;
+}
+const char* last_error() {
+  return t_last_error.c_str();
+}
+
+}  // namespace sy_vk

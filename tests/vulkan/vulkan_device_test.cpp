@@ -1,0 +1,114 @@
+// The Vulkan plugin's devices: what it reports, the options it accepts, and how it says that
+// Vulkan is missing.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <string>
+
+#include "switchyard/plugin.h"
+#include "vulkan_test_support.h"
+
+namespace switchyard {
+namespace {
+
+using vulkan_test::vulkan_device;
+using vulkan_test::vulkan_plugin;
+
+TEST_CASE("vulkan: devices report name, type, driver and device-local memory", "[vulkan]") {
+  std::string reason;
+  std::shared_ptr<Plugin> plugin = vulkan_plugin(&reason);
+  if (plugin == nullptr) {
+    WARN("vulkan test skipped: " << reason);
+    return;
+  }
+  const uint32_t count = value_or_throw(plugin->device_count());
+  REQUIRE(count >= 1);
+  for (uint32_t index = 0; index < count; ++index) {
+    const DeviceInfo info = value_or_throw(plugin->device_info(index));
+    INFO(info.name << " / " << info.driver_version << " / " << info.details);
+    CHECK_FALSE(info.name.empty());
+    CHECK_FALSE(info.vendor.empty());
+    CHECK_FALSE(info.driver_version.empty());
+    CHECK(info.runtime_version.rfind("Vulkan 1.", 0) == 0);
+    CHECK(info.memory_total_bytes > 0);
+    CHECK(info.uuid.size() == 32);
+    // lavapipe and SwiftShader are software: they must never pass for a GPU.
+    if (info.name.find("llvmpipe") != std::string::npos ||
+        info.name.find("SwiftShader") != std::string::npos) {
+      CHECK(info.type == DeviceType::kEmulated);
+    }
+  }
+}
+
+TEST_CASE("vulkan: an unknown option is INVALID_ARGUMENT naming the key", "[vulkan]") {
+  std::string reason;
+  std::shared_ptr<Plugin> plugin = vulkan_plugin(&reason);
+  if (plugin == nullptr) {
+    WARN("vulkan test skipped: " << reason);
+    return;
+  }
+  Result<std::shared_ptr<Device>> device = Device::create(plugin, 0, {{"threads", "4"}});
+  REQUIRE_FALSE(device.ok());
+  CHECK(device.status().code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(device.status().message(), Catch::Contains("'threads'"));
+}
+
+TEST_CASE("vulkan: malformed option values are INVALID_ARGUMENT naming key and value", "[vulkan]") {
+  std::string reason;
+  std::shared_ptr<Plugin> plugin = vulkan_plugin(&reason);
+  if (plugin == nullptr) {
+    WARN("vulkan test skipped: " << reason);
+    return;
+  }
+  const OptionList cases[] = {
+      {{"validation", "maybe"}}, {{"memory_limit_bytes", "-5"}}, {{"memory_fraction", "1.5"}}};
+  for (const OptionList& options : cases) {
+    Result<std::shared_ptr<Device>> device = Device::create(plugin, 0, options);
+    REQUIRE_FALSE(device.ok());
+    CHECK(device.status().code() == StatusCode::kInvalidArgument);
+    CHECK_THAT(device.status().message(),
+               Catch::Contains(options[0].first) && Catch::Contains(options[0].second));
+  }
+}
+
+TEST_CASE("vulkan: f32 supports every op; 16-bit support follows the device details", "[vulkan]") {
+  std::shared_ptr<Device> device = vulkan_device();
+  if (device == nullptr) return;
+  for (uint32_t op = 0; op < SY_OP_COUNT; ++op) {
+    INFO("op " << op);
+    CHECK(device->supports(static_cast<sy_op>(op), SY_DTYPE_F32));
+  }
+  const bool f16 = device->info().details.find("f16 yes") != std::string::npos;
+  CHECK(device->supports(SY_OP_MATMUL, SY_DTYPE_F16) == f16);
+  CHECK(device->supports(SY_OP_COPY, SY_DTYPE_I64));
+  CHECK(device->supports(SY_OP_GATHER, SY_DTYPE_I32));
+  CHECK_FALSE(device->supports(SY_OP_MATMUL, SY_DTYPE_I32));
+  CHECK_FALSE(device->supports(static_cast<sy_op>(SY_OP_COUNT), SY_DTYPE_F32));
+}
+
+// Runs in a child process (see below), where SWITCHYARD_VULKAN_LOADER names a missing file.
+TEST_CASE("vulkan child: device_count is UNAVAILABLE with the dlerror text",
+          "[.vulkan-missing-loader-child]") {
+  const char* loader = std::getenv("SWITCHYARD_VULKAN_LOADER");
+  REQUIRE(loader != nullptr);
+  std::shared_ptr<Plugin> plugin = value_or_throw(Plugin::load(testing::plugin_file("vulkan")));
+  Result<uint32_t> count = plugin->device_count();
+  REQUIRE_FALSE(count.ok());
+  CHECK(count.status().code() == StatusCode::kUnavailable);
+  CHECK_THAT(count.status().message(),
+             Catch::Contains(loader) && Catch::Contains("No such file or directory"));
+}
+
+TEST_CASE("vulkan: the plugin loads without a Vulkan loader and says why it cannot run",
+          "[vulkan]") {
+  // The loader is opened once per process, so the missing-loader case runs in a fresh one.
+  const testing::CommandResult child =
+      testing::run_command("SWITCHYARD_VULKAN_LOADER=/nonexistent/libvulkan.so.1 /proc/" +
+                           std::to_string(getpid()) + "/exe '[.vulkan-missing-loader-child]'");
+  INFO(child.output);
+  CHECK(child.exit_code == 0);
+  CHECK_THAT(child.output, Catch::Contains("All tests passed"));
+}
+
+}  // namespace
+}  // namespace switchyard

@@ -1,0 +1,130 @@
+// The Vulkan plugin's queues: many ops recorded and submitted in batches, host copies ordered
+// with the recorded work, several queues, and timestamp events.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <vector>
+
+#include "vulkan_test_support.h"
+
+namespace switchyard {
+namespace {
+
+using vulkan_test::DeviceTensor;
+using vulkan_test::download;
+using vulkan_test::enqueue;
+using vulkan_test::upload;
+using vulkan_test::vulkan_device;
+
+// Both ways host copies work: straight into mapped memory where the device allows it (lavapipe),
+// and through staging buffers, as on a discrete GPU (device_local_only).
+OptionList copy_path_options() {
+  const bool staging = GENERATE(false, true);
+  OptionList options = vulkan_test::validation_on();
+  options.emplace_back("device_local_only", staging ? "true" : "false");
+  return options;
+}
+
+sy_op_params scalar(double value) {
+  sy_op_params params = vulkan_test::no_params();
+  params.binary.use_scalar = 1;
+  params.binary.scalar = value;
+  return params;
+}
+
+TEST_CASE("vulkan: hundreds of queued in-place ops run in order before one read", "[vulkan]") {
+  std::shared_ptr<Device> device = vulkan_device(copy_path_options());
+  if (device == nullptr) return;
+  const DeviceTensor x = upload(*device, SY_DTYPE_F32, {5}, {0, 1, 2, 3, 4});
+  // More ops than one command batch holds, so several submissions must stay ordered.
+  for (int i = 0; i < 300; ++i) {
+    throw_if_error(enqueue(*device, SY_OP_ADD, {&x}, {&x}, scalar(1.0)));
+  }
+  throw_if_error(enqueue(*device, SY_OP_MUL, {&x}, {&x}, scalar(2.0)));
+  CHECK(download(*device, x) == std::vector<double>{600, 602, 604, 606, 608});
+}
+
+TEST_CASE("vulkan: a host write lands between the ops queued before and after it", "[vulkan]") {
+  std::shared_ptr<Device> device = vulkan_device(copy_path_options());
+  if (device == nullptr) return;
+  const DeviceTensor a = upload(*device, SY_DTYPE_F32, {4}, {1, 1, 1, 1});
+  const DeviceTensor before = vulkan_test::zeros(*device, SY_DTYPE_F32, {4});
+  const DeviceTensor after = vulkan_test::zeros(*device, SY_DTYPE_F32, {4});
+  throw_if_error(enqueue(*device, SY_OP_COPY, {&a}, {&before}));
+  const float twos[4] = {2, 2, 2, 2};
+  // Returns before the GPU has run the copy above; the bytes are staged, and `twos` may be reused.
+  throw_if_error(device->default_queue().write(*a.buffer, 0, twos, sizeof(twos)));
+  throw_if_error(enqueue(*device, SY_OP_COPY, {&a}, {&after}));
+  CHECK(download(*device, before) == std::vector<double>{1, 1, 1, 1});
+  CHECK(download(*device, after) == std::vector<double>{2, 2, 2, 2});
+}
+
+TEST_CASE("vulkan: a second queue runs its own work", "[vulkan]") {
+  std::shared_ptr<Device> device = vulkan_device(copy_path_options());
+  if (device == nullptr) return;
+  std::shared_ptr<Queue> queue = value_or_throw(device->create_queue());
+  std::shared_ptr<Buffer> buffer = value_or_throw(device->allocate(16));
+  const float values[4] = {1, -2, 3, -4};
+  throw_if_error(queue->write(*buffer, 0, values, sizeof(values)));
+  sy_op_call call;
+  std::memset(&call, 0, sizeof(call));
+  call.op = SY_OP_ABS;
+  call.num_inputs = 1;
+  call.num_outputs = 1;
+  sy_tensor_desc& x = call.inputs[0];
+  x.buffer = buffer->handle();
+  x.dtype = SY_DTYPE_F32;
+  x.rank = 1;
+  x.shape[0] = 4;
+  x.strides[0] = 1;
+  call.outputs[0] = x;
+  throw_if_error(queue->dispatch(call));
+  throw_if_error(queue->finish());
+  float result[4] = {};
+  throw_if_error(queue->read(*buffer, 0, result, sizeof(result)));
+  CHECK(std::vector<float>(result, result + 4) == std::vector<float>{1, 2, 3, 4});
+}
+
+TEST_CASE("vulkan: timestamp events measure a non-negative time between two points", "[vulkan]") {
+  std::shared_ptr<Device> device = vulkan_device();
+  if (device == nullptr) return;
+  const sy_plugin_functions& f = device->functions();
+  REQUIRE(f.event_create != nullptr);
+  sy_event start = nullptr, end = nullptr;
+  throw_if_error(device->check(f.event_create(device->handle(), &start), "event_create"));
+  throw_if_error(device->check(f.event_create(device->handle(), &end), "event_create"));
+  const sy_queue queue = device->default_queue().handle();
+  const DeviceTensor a = upload(*device, SY_DTYPE_F32, {64, 64}, vulkan_test::wavy_values(4096, 0));
+  const DeviceTensor c = vulkan_test::zeros(*device, SY_DTYPE_F32, {64, 64});
+  throw_if_error(device->check(f.event_record(device->handle(), queue, start), "event_record"));
+  throw_if_error(enqueue(*device, SY_OP_MATMUL, {&a, &a}, {&c}));
+  throw_if_error(device->check(f.event_record(device->handle(), queue, end), "event_record"));
+  throw_if_error(device->check(f.event_synchronize(device->handle(), end), "event_synchronize"));
+  double elapsed_ms = -1.0;
+  throw_if_error(device->check(f.event_elapsed_ms(device->handle(), start, end, &elapsed_ms),
+                               "event_elapsed_ms"));
+  CHECK(elapsed_ms >= 0.0);
+  f.event_destroy(device->handle(), start);
+  f.event_destroy(device->handle(), end);
+}
+
+TEST_CASE("vulkan: shape errors are INVALID_ARGUMENT naming the op and shapes", "[vulkan]") {
+  std::shared_ptr<Device> device = vulkan_device();
+  if (device == nullptr) return;
+  const DeviceTensor a = vulkan_test::zeros(*device, SY_DTYPE_F32, {4, 3});
+  const DeviceTensor b = vulkan_test::zeros(*device, SY_DTYPE_F32, {5, 2});
+  const DeviceTensor c = vulkan_test::zeros(*device, SY_DTYPE_F32, {4, 2});
+  const Status status = enqueue(*device, SY_OP_MATMUL, {&a, &b}, {&c});
+  REQUIRE(status.code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(status.message(),
+             Catch::Contains("MATMUL") && Catch::Contains("[4, 3]") && Catch::Contains("[5, 2]"));
+  // A descriptor reaching past its buffer is refused before anything is recorded.
+  DeviceTensor past = a;
+  past.desc.shape[0] = 5;
+  const Status outside = enqueue(*device, SY_OP_RELU, {&past}, {&past});
+  REQUIRE(outside.code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(outside.message(), Catch::Contains("RELU") && Catch::Contains("48"));
+}
+
+}  // namespace
+}  // namespace switchyard
