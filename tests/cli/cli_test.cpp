@@ -101,3 +101,24 @@ TEST_CASE("an unknown command or option is a usage error", "[cli]") {
   CHECK(version.exit_code == 0);
   CHECK(contains(version.output, "switchyard "));
 }
+
+TEST_CASE("auto prefers onednn over lavapipe; naming vulkan:0 picks lavapipe", "[cli]") {
+  auto all = run_command(cli() + " devices --json");
+  const bool both = contains(all.output, "\"id\": \"vulkan:0\"") &&
+                    contains(all.output, "\"id\": \"onednn:0\"") &&
+                    contains(all.output, "\"type\": \"emulated\"");
+  if (!both) {
+    WARN("skipped: needs a usable onednn device and an emulated vulkan device\n" << all.output);
+    return;
+  }
+  auto selected_id = [](const std::string& json) {
+    const auto at = json.find("\"selected\": true");
+    if (at == std::string::npos) return std::string();
+    const auto id = json.rfind("\"id\": \"", at);
+    return json.substr(id + 7, json.find('"', id + 7) - id - 7);
+  };
+  CHECK(selected_id(all.output) == "onednn:0");
+  const std::string path = write_temp_yaml("vulkan-named", "device: vulkan:0\n");
+  auto named = run_command(cli() + " devices --json --config " + path);
+  CHECK(selected_id(named.output) == "vulkan:0");
+}

@@ -1,0 +1,126 @@
+#include "dnnl_util.h"
+
+#include <unordered_map>
+
+namespace sy_onednn {
+
+dnnl::memory::data_type dnnl_type(uint32_t dtype) {
+  switch (dtype) {
+    case SY_DTYPE_F32:
+      return dnnl::memory::data_type::f32;
+    case SY_DTYPE_BF16:
+      return dnnl::memory::data_type::bf16;
+    case SY_DTYPE_F16:
+      return dnnl::memory::data_type::f16;
+    case SY_DTYPE_I32:
+      return dnnl::memory::data_type::s32;
+    default:
+      return dnnl::memory::data_type::undef;
+  }
+}
+
+bool dnnl_describable(const TensorView& view) {
+  for (int d = 0; d < view.rank; ++d) {
+    if (view.shape[d] > 1 && view.strides[d] == 0) return false;
+  }
+  return true;
+}
+
+dnnl::memory::desc dnnl_desc(const TensorView& view, int rank) {
+  int padded_rank = std::max({rank, view.rank, 1});
+  int shift = padded_rank - view.rank;
+  dnnl::memory::dims dims(padded_rank, 1);
+  dnnl::memory::dims strides(padded_rank, 1);
+  for (int d = 0; d < view.rank; ++d) {
+    dims[d + shift] = view.shape[d];
+    strides[d + shift] = view.strides[d];
+  }
+  int64_t dense = 1;
+  for (int d = padded_rank - 1; d >= 0; --d) {
+    if (dims[d] == 1) strides[d] = dense;
+    dense = std::max<int64_t>(dense, strides[d] * std::max<int64_t>(dims[d], 1));
+  }
+  return dnnl::memory::desc(dims, dnnl_type(view.dtype), strides);
+}
+
+dnnl::memory::desc dnnl_dense_desc(const dnnl::memory::dims& dims, uint32_t dtype) {
+  dnnl::memory::dims strides(dims.size(), 1);
+  for (int d = static_cast<int>(dims.size()) - 2; d >= 0; --d) {
+    strides[d] = strides[d + 1] * std::max<int64_t>(dims[d + 1], 1);
+  }
+  return dnnl::memory::desc(dims, dnnl_type(dtype), strides);
+}
+
+dnnl::primitive_attr scratchpad_attr() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+void execute_primitive(OpContext& ctx, const dnnl::primitive& primitive,
+                       const dnnl::memory::desc& scratchpad, std::initializer_list<DnnlArg> args) {
+  const dnnl::engine& engine = ctx.device.engine;
+  std::unordered_map<int, dnnl::memory> memories;
+  memories.reserve(args.size() + 1);
+  for (const DnnlArg& a : args) {
+    if (a.data != nullptr) memories.emplace(a.arg, dnnl::memory(*a.desc, engine, a.data));
+  }
+  size_t scratch_bytes = scratchpad.get_size();
+  if (scratch_bytes > 0) {
+    memories.emplace(DNNL_ARG_SCRATCHPAD,
+                     dnnl::memory(scratchpad, engine, ctx.scratch(scratch_bytes)));
+  }
+  primitive.execute(ctx.queue.stream, memories);
+  ctx.queue.stream.wait();
+}
+
+}  // namespace sy_onednn
+
+namespace sy_onednn {
+
+ArgLayout make_input_layout(const dnnl::engine& engine, const dnnl::memory::desc& user,
+                            const dnnl::memory::desc& internal) {
+  ArgLayout layout;
+  layout.user = user;
+  layout.internal = internal;
+  layout.same = user == internal;
+  if (!layout.same)
+    layout.reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine, user, engine, internal));
+  return layout;
+}
+
+ArgLayout make_output_layout(const dnnl::engine& engine, const dnnl::memory::desc& user,
+                             const dnnl::memory::desc& internal) {
+  ArgLayout layout;
+  layout.user = user;
+  layout.internal = internal;
+  layout.same = user == internal;
+  if (!layout.same)
+    layout.reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine, internal, engine, user));
+  return layout;
+}
+
+void* prepare_input(OpContext& ctx, const ArgLayout& layout, void* user_data) {
+  if (layout.same) return user_data;
+  void* internal = ctx.scratch(layout.internal.get_size());
+  const dnnl::engine& engine = ctx.device.engine;
+  layout.reorder.execute(ctx.queue.stream,
+                         {{DNNL_ARG_FROM, dnnl::memory(layout.user, engine, user_data)},
+                          {DNNL_ARG_TO, dnnl::memory(layout.internal, engine, internal)}});
+  return internal;
+}
+
+void* output_target(OpContext& ctx, const ArgLayout& layout, void* user_data) {
+  return layout.same ? user_data : ctx.scratch(layout.internal.get_size());
+}
+
+void finish_output(OpContext& ctx, const ArgLayout& layout, void* target, void* user_data) {
+  if (layout.same) return;
+  const dnnl::engine& engine = ctx.device.engine;
+  layout.reorder.execute(ctx.queue.stream,
+                         {{DNNL_ARG_FROM, dnnl::memory(layout.internal, engine, target)},
+                          {DNNL_ARG_TO, dnnl::memory(layout.user, engine, user_data)}});
+  ctx.queue.stream.wait();
+}
+
+}  // namespace sy_onednn

@@ -1,0 +1,124 @@
+// Storage types and their conversions to and from f32.
+//
+// f16 and bf16 are storage types (docs/ops.md section 1): every op loads them as f32, computes in
+// f32 and rounds each result once with round-to-nearest-even. bf16 rounding is done on the bits so
+// that it vectorises; f16 uses the compiler's _Float16, which is IEEE binary16 with RNE.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "switchyard/plugin_abi.h"
+
+namespace sy_onednn {
+
+__extension__ typedef _Float16 f16_t;
+
+// bfloat16 as its 16 stored bits; a distinct type so that templates can tell it from uint16_t.
+struct bf16_t {
+  uint16_t bits;
+};
+
+inline size_t dtype_size(uint32_t dtype) {
+  switch (dtype) {
+    case SY_DTYPE_F32:
+      return 4;
+    case SY_DTYPE_F16:
+      return 2;
+    case SY_DTYPE_BF16:
+      return 2;
+    case SY_DTYPE_I32:
+      return 4;
+    case SY_DTYPE_I64:
+      return 8;
+    default:
+      return 0;
+  }
+}
+
+inline const char* dtype_name(uint32_t dtype) {
+  switch (dtype) {
+    case SY_DTYPE_F32:
+      return "f32";
+    case SY_DTYPE_F16:
+      return "f16";
+    case SY_DTYPE_BF16:
+      return "bf16";
+    case SY_DTYPE_I32:
+      return "i32";
+    case SY_DTYPE_I64:
+      return "i64";
+    default:
+      return "invalid-dtype";
+  }
+}
+
+inline bool is_float_dtype(uint32_t dtype) {
+  return dtype == SY_DTYPE_F32 || dtype == SY_DTYPE_F16 || dtype == SY_DTYPE_BF16;
+}
+inline bool is_int_dtype(uint32_t dtype) {
+  return dtype == SY_DTYPE_I32 || dtype == SY_DTYPE_I64;
+}
+
+inline float bf16_to_f32(bf16_t value) {
+  uint32_t bits = static_cast<uint32_t>(value.bits) << 16;
+  float out;
+  std::memcpy(&out, &bits, sizeof(out));
+  return out;
+}
+
+inline bf16_t f32_to_bf16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  if ((bits & 0x7fffffffu) > 0x7f800000u)
+    return bf16_t{static_cast<uint16_t>((bits >> 16) | 0x40u)};
+  bits += 0x7fffu + ((bits >> 16) & 1u);  // round to nearest, ties to even
+  return bf16_t{static_cast<uint16_t>(bits >> 16)};
+}
+
+// Loads any floating storage type as f32.
+inline float load_f32(float value) {
+  return value;
+}
+inline float load_f32(bf16_t value) {
+  return bf16_to_f32(value);
+}
+inline float load_f32(f16_t value) {
+  return static_cast<float>(value);
+}
+
+// Rounds an f32 result into storage type T.
+template <typename T>
+T store_f32(float value);
+template <>
+inline float store_f32<float>(float value) {
+  return value;
+}
+template <>
+inline bf16_t store_f32<bf16_t>(float value) {
+  return f32_to_bf16(value);
+}
+template <>
+inline f16_t store_f32<f16_t>(float value) {
+  return static_cast<f16_t>(value);
+}
+
+// Calls fn(T{}) with T the C++ storage type of a floating dtype. Returns false for other dtypes.
+template <typename Fn>
+bool visit_float_dtype(uint32_t dtype, Fn&& fn) {
+  switch (dtype) {
+    case SY_DTYPE_F32:
+      fn(float{});
+      return true;
+    case SY_DTYPE_BF16:
+      fn(bf16_t{});
+      return true;
+    case SY_DTYPE_F16:
+      fn(f16_t{});
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace sy_onednn

@@ -1,0 +1,64 @@
+// OpContext: one dispatched call, resolved: its device and queue, its tensors as checked views,
+// and the validation helpers every op family uses to produce specific error messages.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+
+#include "device.h"
+#include "error.h"
+#include "tensor_view.h"
+
+namespace sy_onednn {
+
+// How much work each extra thread must get before an op runs in parallel. Waking an OpenMP worker
+// costs microseconds on an idle machine, and up to a scheduler time slice (milliseconds) on a
+// busy one, so only work of roughly 50-100 us or more per thread is split.
+constexpr int64_t kMinMemoryBoundElements = 262144;    // plain loops, ~0.25 ns per element
+constexpr int64_t kMinRowElements = 65536;             // softmax, pooling, norms: a few ns each
+constexpr int64_t kMinTranscendentalElements = 32768;  // libm exp/erf/log, Philox: ~3-5 ns
+constexpr int64_t kMinFlops = int64_t{16} << 20;       // matmul, convolution
+
+// "MATMUL", "ADD", ... as in docs/ops.md.
+const char* op_name(uint32_t op);
+
+struct OpContext {
+  sy_device_s& device;
+  sy_queue_s& queue;
+  uint32_t op;
+  const sy_op_params& params;
+  int num_inputs = 0;
+  int num_outputs = 0;
+  TensorView in[SY_MAX_OP_INPUTS];
+  TensorView out[SY_MAX_OP_OUTPUTS];
+
+  OpContext(sy_device_s& dev, sy_queue_s& q, uint32_t op_id, const sy_op_params& op_params)
+      : device(dev), queue(q), op(op_id), params(op_params) {}
+
+  const char* name() const { return op_name(op); }
+
+  // The thread count for `work` units (elements, or flops): at most the device's threads, and
+  // at least min_work_per_thread units for each (see the constants above).
+  int threads_for(int64_t work, int64_t min_work_per_thread = kMinMemoryBoundElements) const;
+  // Makes the next OpenMP regions (oneDNN's and ours) on this thread use `threads` threads.
+  void use_threads(int threads) const;
+
+  // Scratch memory valid until the end of this dispatch.
+  void* scratch(size_t bytes) { return queue.workspace.acquire(bytes); }
+  TensorView scratch_view(uint32_t dtype, int rank, const int64_t* shape);
+
+  // Validation: each fails with INVALID_ARGUMENT and a message naming the op and the operands.
+  void require_counts(int inputs, int outputs) const;
+  void require_dtype_in(const TensorView& view, const char* role,
+                        std::initializer_list<uint32_t> allowed) const;
+  void require_float(const TensorView& view, const char* role) const;
+  void require_same_dtype(const TensorView& a, const char* role_a, const TensorView& b,
+                          const char* role_b) const;
+  void require_shape(const TensorView& view, const char* role, const int64_t* shape,
+                     int rank) const;
+  void require_same_shape(const TensorView& a, const char* role_a, const TensorView& b,
+                          const char* role_b) const;
+  [[noreturn]] void fail_shape(const std::string& what) const;
+};
+
+}  // namespace sy_onednn

@@ -1,0 +1,138 @@
+// Elementwise binary ops with numpy broadcasting (docs/ops.md section 5).
+//
+// Plain loops: these ops are memory-bound, and max/min need NaN propagation that oneDNN's binary
+// primitive does not promise. Small dense f32 calls take a fast path that skips loop planning,
+// since dispatch overhead dominates them.
+#include <algorithm>
+
+#include "ops/elementwise_functors.h"
+#include "ops/elementwise_kernels.h"
+#include "ops/ops.h"
+
+namespace sy_onednn {
+namespace {
+
+constexpr int64_t kMinElementsPerThread = kMinMemoryBoundElements;
+
+template <typename Fn>
+void with_binary_functor(uint32_t op, Fn&& fn) {
+  switch (op) {
+    case SY_OP_ADD:
+      fn(fn::Add{});
+      break;
+    case SY_OP_SUB:
+      fn(fn::Sub{});
+      break;
+    case SY_OP_MUL:
+      fn(fn::Mul{});
+      break;
+    case SY_OP_DIV:
+      fn(fn::Div{});
+      break;
+    case SY_OP_MAX:
+      fn(fn::Max{});
+      break;
+    case SY_OP_MIN:
+      fn(fn::Min{});
+      break;
+    case SY_OP_POW:
+      fn(fn::Pow{});
+      break;
+    case SY_OP_CMP_GT:
+      fn(fn::CmpGt{});
+      break;
+    case SY_OP_CMP_EQ:
+      fn(fn::CmpEq{});
+      break;
+    default:
+      break;
+  }
+}
+
+bool same_shape(const TensorView& a, const TensorView& b) {
+  return a.rank == b.rank && std::equal(a.shape, a.shape + a.rank, b.shape);
+}
+
+// Dense f32 operands of one shape, below the threading threshold: one loop, no planning.
+bool try_dense_f32_fast_path(OpContext& ctx, const TensorView& a, const TensorView& b,
+                             const TensorView& out) {
+  if (out.dtype != SY_DTYPE_F32 || a.dtype != SY_DTYPE_F32 || b.dtype != SY_DTYPE_F32) return false;
+  const int64_t count = out.numel();
+  if (count > kMinElementsPerThread * 2 && ctx.device.threads > 1) return false;
+  if (!same_shape(a, out) || !same_shape(b, out)) return false;
+  if (!a.is_contiguous() || !b.is_contiguous() || !out.is_contiguous()) return false;
+  const float* pa = a.as<float>();
+  const float* pb = b.as<float>();
+  float* po = out.as<float>();
+  with_binary_functor(ctx.op, [&](const auto& f) {
+    for (int64_t i = 0; i < count; ++i) po[i] = f(pa[i], pb[i]);
+  });
+  return true;
+}
+
+void run_with_scalar(OpContext& ctx) {
+  const TensorView& a = ctx.in[0];
+  const TensorView& out = ctx.out[0];
+  ctx.require_same_shape(a, "a", out, "out");
+  const float scalar = static_cast<float>(ctx.params.binary.scalar);
+  const int threads = ctx.threads_for(out.numel(), kMinElementsPerThread);
+  visit_float_dtype(out.dtype, [&](auto type_tag) {
+    using T = decltype(type_tag);
+    with_binary_functor(ctx.op,
+                        [&](const auto& f) { run_scalar_kernel<T>(out, a, scalar, threads, f); });
+  });
+}
+
+void check_broadcast_shape(const OpContext& ctx, const TensorView& a, const TensorView& b,
+                           const TensorView& out) {
+  const int rank = std::max(a.rank, b.rank);
+  int64_t expected[SY_MAX_RANK] = {};
+  for (int d = 0; d < rank; ++d) {
+    int da = d - (rank - a.rank);
+    int db = d - (rank - b.rank);
+    int64_t sa = da >= 0 ? a.shape[da] : 1;
+    int64_t sb = db >= 0 ? b.shape[db] : 1;
+    if (sa != sb && sa != 1 && sb != 1) {
+      ctx.fail_shape(cat("shapes ", shape_string(a), " and ", shape_string(b),
+                         " do not broadcast (axis ", d, ": ", sa, " vs ", sb, ")"));
+    }
+    expected[d] = sa == 1 ? sb : sa;
+  }
+  if (out.rank != rank || !std::equal(expected, expected + rank, out.shape)) {
+    ctx.fail_shape(cat("output shape ", shape_string(out), " is not the broadcast shape ",
+                       shape_string(expected, rank), " of ", shape_string(a), " and ",
+                       shape_string(b)));
+  }
+}
+
+}  // namespace
+
+void run_binary(OpContext& ctx) {
+  const bool use_scalar = ctx.params.binary.use_scalar != 0;
+  ctx.require_counts(use_scalar ? 1 : 2, 1);
+  const TensorView& a = ctx.in[0];
+  const TensorView& out = ctx.out[0];
+  ctx.require_float(a, "a");
+  ctx.require_same_dtype(a, "a", out, "out");
+  if (use_scalar) {
+    run_with_scalar(ctx);
+    return;
+  }
+  const TensorView& b = ctx.in[1];
+  ctx.require_same_dtype(a, "a", b, "b");
+  if (try_dense_f32_fast_path(ctx, a, b, out)) return;
+  check_broadcast_shape(ctx, a, b, out);
+  if (out.numel() == 0) return;
+  TensorView a_full;
+  TensorView b_full;
+  broadcast_view(a, out.shape, out.rank, &a_full);
+  broadcast_view(b, out.shape, out.rank, &b_full);
+  const int threads = ctx.threads_for(out.numel(), kMinElementsPerThread);
+  visit_float_dtype(out.dtype, [&](auto type_tag) {
+    using T = decltype(type_tag);
+    with_binary_functor(
+        ctx.op, [&](const auto& f) { run_binary_kernel<T>(out, a_full, b_full, threads, f); });
+  });
+}
+
+}  // namespace sy_onednn

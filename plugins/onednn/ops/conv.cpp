@@ -1,0 +1,305 @@
+// CONV2D and its backward ops (docs/ops.md section 9) on oneDNN's convolution primitives.
+//
+// The primitives are created with format_tag::any so that oneDNN picks the blocked layouts its
+// fastest kernels use; cached reorders convert the caller's NCHW/OIHW tensors (any strides) in
+// and out. Padding is symmetric: oneDNN's right padding equals the left one, and its shape rule
+// floors like ours. f16 runs through f32 scratch tensors.
+#include "dnnl_util.h"
+#include "ops/ops.h"
+#include "ops/strided_loop.h"
+
+namespace sy_onednn {
+namespace {
+
+using dims = dnnl::memory::dims;
+using tag = dnnl::memory::format_tag;
+
+struct ConvGeometry {
+  int64_t n = 0, c = 0, h = 0, w = 0, o = 0, kh = 0, kw = 0, oh = 0, ow = 0;
+  dims strides, dilates, padding;
+};
+
+struct ConvEntry : CachedPrimitive {
+  dnnl::primitive primitive;
+  ArgLayout first, second, third, fourth;  // the arguments in the order each op lists them
+  dnnl::memory::desc scratchpad;
+};
+
+int64_t output_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation) {
+  return (in + 2 * pad - dilation * (kernel - 1) - 1) / stride + 1;
+}
+
+// Checks params and the shapes x [N, C, H, W], w [O, C, KH, KW], y [N, O, OH, OW].
+ConvGeometry check_geometry(const OpContext& ctx, const TensorView& x, const TensorView& w,
+                            const TensorView& y) {
+  const auto& p = ctx.params.conv2d;
+  if (p.stride_h < 1 || p.stride_w < 1 || p.pad_h < 0 || p.pad_w < 0 || p.dilation_h < 1 ||
+      p.dilation_w < 1) {
+    ctx.fail_shape(cat("invalid params: stride ", p.stride_h, "x", p.stride_w, ", pad ", p.pad_h,
+                       "x", p.pad_w, ", dilation ", p.dilation_h, "x", p.dilation_w));
+  }
+  if (x.rank != 4 || w.rank != 4 || y.rank != 4) {
+    ctx.fail_shape(cat("x ", shape_string(x), ", w ", shape_string(w), " and y ", shape_string(y),
+                       " must all have rank 4 (NCHW, OIHW)"));
+  }
+  ConvGeometry g;
+  g.n = x.shape[0], g.c = x.shape[1], g.h = x.shape[2], g.w = x.shape[3];
+  g.o = w.shape[0], g.kh = w.shape[2], g.kw = w.shape[3];
+  if (w.shape[1] != g.c) {
+    ctx.fail_shape(cat("channels differ: x ", shape_string(x), " (C=", g.c, ") vs w ",
+                       shape_string(w), " (C=", w.shape[1], ")"));
+  }
+  g.oh = output_size(g.h, g.kh, p.stride_h, p.pad_h, p.dilation_h);
+  g.ow = output_size(g.w, g.kw, p.stride_w, p.pad_w, p.dilation_w);
+  if (g.oh < 1 || g.ow < 1 || g.kh < 1 || g.kw < 1) {
+    ctx.fail_shape(cat("output size ", g.oh, "x", g.ow, " is below 1 for x ", shape_string(x),
+                       " and w ", shape_string(w)));
+  }
+  const int64_t expected[4] = {g.n, g.o, g.oh, g.ow};
+  ctx.require_shape(y, ctx.op == SY_OP_CONV2D ? "y" : "grad_y", expected, 4);
+  g.strides = {p.stride_h, p.stride_w};
+  g.dilates = {p.dilation_h - 1, p.dilation_w - 1};
+  g.padding = {p.pad_h, p.pad_w};
+  return g;
+}
+
+dnnl::memory::desc any_desc(const dims& shape, uint32_t dtype) {
+  return dnnl::memory::desc(shape, dnnl_type(dtype), tag::any);
+}
+
+TensorView describable(OpContext& ctx, const TensorView& view) {
+  return dnnl_describable(view) ? view : dense_copy(ctx, view, view.dtype);
+}
+
+int conv_threads(OpContext& ctx, const ConvGeometry& g) {
+  const double flops =
+      2.0 * static_cast<double>(g.n * g.o * g.oh * g.ow) * static_cast<double>(g.c * g.kh * g.kw);
+  const int threads = ctx.threads_for(static_cast<int64_t>(flops), kMinFlops);
+  ctx.use_threads(threads);
+  return threads;
+}
+
+CacheKey conv_key(const OpContext& ctx, int threads,
+                  std::initializer_list<const TensorView*> views) {
+  const auto& p = ctx.params.conv2d;
+  CacheKeyBuilder key(ctx.op);
+  key.add(threads).add(p.stride_h).add(p.stride_w).add(p.pad_h).add(p.pad_w);
+  key.add(p.dilation_h).add(p.dilation_w).add(p.has_bias);
+  for (const TensorView* v : views) {
+    if (v) key.add_view(*v);
+  }
+  return key.finish();
+}
+
+dnnl::convolution_forward::primitive_desc forward_pd(const OpContext& ctx, const ConvGeometry& g,
+                                                     uint32_t dtype, const dnnl::memory::desc* bias,
+                                                     const dnnl::primitive_attr& attr) {
+  auto src = any_desc({g.n, g.c, g.h, g.w}, dtype);
+  auto wei = any_desc({g.o, g.c, g.kh, g.kw}, dtype);
+  auto dst = any_desc({g.n, g.o, g.oh, g.ow}, dtype);
+  const auto prop = dnnl::prop_kind::forward_training;
+  const auto alg = dnnl::algorithm::convolution_direct;
+  if (bias) {
+    return {{prop, alg, src, wei, *bias, dst, g.strides, g.dilates, g.padding, g.padding},
+            attr,
+            ctx.device.engine};
+  }
+  return {{prop, alg, src, wei, dst, g.strides, g.dilates, g.padding, g.padding},
+          attr,
+          ctx.device.engine};
+}
+
+void conv_forward(OpContext& ctx) {
+  const bool has_bias = ctx.params.conv2d.has_bias != 0;
+  TensorView x = ctx.in[0];
+  TensorView w = ctx.in[1];
+  const TensorView& y = ctx.out[0];
+  const ConvGeometry g = check_geometry(ctx, x, w, y);
+  TensorView bias;
+  if (has_bias) {
+    bias = ctx.in[2];
+    ctx.require_shape(bias, "bias", &g.o, 1);
+    bias = describable(ctx, bias);
+  }
+  if (y.numel() == 0) return;
+  if (g.c == 0) {  // an empty sum: y is the bias (or zero) everywhere
+    TensorView expanded;
+    if (has_bias) {
+      TensorView bias_column = bias;
+      bias_column.rank = 3;  // [O, 1, 1]
+      bias_column.shape[1] = bias_column.shape[2] = 1;
+      bias_column.strides[1] = bias_column.strides[2] = 0;
+      broadcast_view(bias_column, y.shape, 4, &expanded);
+      return copy_view(expanded, y, ctx.threads_for(y.numel()));
+    }
+    return fill_zero(y, ctx.threads_for(y.numel()));
+  }
+  x = describable(ctx, x);
+  w = describable(ctx, w);
+  const int threads = conv_threads(ctx, g);
+  auto entry = ctx.device.primitives.get_or_create<ConvEntry>(
+      conv_key(ctx, threads, {&x, &w, has_bias ? &bias : nullptr, &y}), [&] {
+        auto e = std::make_shared<ConvEntry>();
+        const dnnl::engine& engine = ctx.device.engine;
+        dnnl::memory::desc bias_desc = has_bias ? dnnl_desc(bias) : dnnl::memory::desc();
+        auto pd = forward_pd(ctx, g, x.dtype, has_bias ? &bias_desc : nullptr, scratchpad_attr());
+        e->primitive = dnnl::convolution_forward(pd);
+        e->first = make_input_layout(engine, dnnl_desc(x), pd.src_desc());
+        e->second = make_input_layout(engine, dnnl_desc(w), pd.weights_desc());
+        if (has_bias) e->third = make_input_layout(engine, bias_desc, bias_desc);
+        e->fourth = make_output_layout(engine, dnnl_desc(y), pd.dst_desc());
+        e->scratchpad = pd.scratchpad_desc();
+        return e;
+      });
+  void* src = prepare_input(ctx, entry->first, x.data);
+  void* wei = prepare_input(ctx, entry->second, w.data);
+  void* dst = output_target(ctx, entry->fourth, y.data);
+  execute_primitive(ctx, entry->primitive, entry->scratchpad,
+                    {{DNNL_ARG_SRC, &entry->first.internal, src},
+                     {DNNL_ARG_WEIGHTS, &entry->second.internal, wei},
+                     {DNNL_ARG_BIAS, &entry->third.internal, has_bias ? bias.data : nullptr},
+                     {DNNL_ARG_DST, &entry->fourth.internal, dst}});
+  finish_output(ctx, entry->fourth, dst, y.data);
+}
+
+void conv_backward_data(OpContext& ctx) {
+  TensorView grad_y = ctx.in[0];
+  TensorView w = ctx.in[1];
+  const TensorView& grad_x = ctx.out[0];
+  const ConvGeometry g = check_geometry(ctx, grad_x, w, grad_y);
+  if (grad_x.numel() == 0) return;
+  if (grad_y.numel() == 0) return fill_zero(grad_x, ctx.threads_for(grad_x.numel()));
+  grad_y = describable(ctx, grad_y);
+  w = describable(ctx, w);
+  const int threads = conv_threads(ctx, g);
+  auto entry = ctx.device.primitives.get_or_create<ConvEntry>(
+      conv_key(ctx, threads, {&grad_y, &w, &grad_x}), [&] {
+        auto e = std::make_shared<ConvEntry>();
+        const dnnl::engine& engine = ctx.device.engine;
+        auto hint = forward_pd(ctx, g, grad_y.dtype, nullptr, dnnl::primitive_attr());
+        auto diff_src = any_desc({g.n, g.c, g.h, g.w}, grad_y.dtype);
+        auto wei = any_desc({g.o, g.c, g.kh, g.kw}, grad_y.dtype);
+        auto diff_dst = any_desc({g.n, g.o, g.oh, g.ow}, grad_y.dtype);
+        dnnl::convolution_backward_data::primitive_desc pd(
+            {dnnl::algorithm::convolution_direct, diff_src, wei, diff_dst, g.strides, g.dilates,
+             g.padding, g.padding},
+            scratchpad_attr(), engine, hint);
+        e->primitive = dnnl::convolution_backward_data(pd);
+        e->first = make_input_layout(engine, dnnl_desc(grad_y), pd.diff_dst_desc());
+        e->second = make_input_layout(engine, dnnl_desc(w), pd.weights_desc());
+        e->third = make_output_layout(engine, dnnl_desc(grad_x), pd.diff_src_desc());
+        e->scratchpad = pd.scratchpad_desc();
+        return e;
+      });
+  void* diff_dst = prepare_input(ctx, entry->first, grad_y.data);
+  void* wei = prepare_input(ctx, entry->second, w.data);
+  void* diff_src = output_target(ctx, entry->third, grad_x.data);
+  execute_primitive(ctx, entry->primitive, entry->scratchpad,
+                    {{DNNL_ARG_DIFF_DST, &entry->first.internal, diff_dst},
+                     {DNNL_ARG_WEIGHTS, &entry->second.internal, wei},
+                     {DNNL_ARG_DIFF_SRC, &entry->third.internal, diff_src}});
+  finish_output(ctx, entry->third, diff_src, grad_x.data);
+}
+
+// The backward-weights primitive for diff weights/bias in `diff_dtype` (the data dtype, or f32
+// when oneDNN has no kernel writing bf16 weight gradients).
+dnnl::convolution_backward_weights::primitive_desc backward_weights_pd(
+    const OpContext& ctx, const ConvGeometry& g, uint32_t dtype, uint32_t diff_dtype, bool bias) {
+  dnnl::memory::desc bias_desc = dnnl_dense_desc({g.o}, diff_dtype);
+  auto hint = forward_pd(ctx, g, dtype, bias ? &bias_desc : nullptr, dnnl::primitive_attr());
+  auto src = any_desc({g.n, g.c, g.h, g.w}, dtype);
+  auto diff_wei = any_desc({g.o, g.c, g.kh, g.kw}, diff_dtype);
+  auto diff_dst = any_desc({g.n, g.o, g.oh, g.ow}, dtype);
+  const auto alg = dnnl::algorithm::convolution_direct;
+  if (bias) {
+    return {{alg, src, diff_wei, bias_desc, diff_dst, g.strides, g.dilates, g.padding, g.padding},
+            scratchpad_attr(),
+            ctx.device.engine,
+            hint};
+  }
+  return {{alg, src, diff_wei, diff_dst, g.strides, g.dilates, g.padding, g.padding},
+          scratchpad_attr(),
+          ctx.device.engine,
+          hint};
+}
+
+void conv_backward_weight(OpContext& ctx) {
+  const bool has_bias = ctx.params.conv2d.has_bias != 0;
+  TensorView grad_y = ctx.in[0];
+  TensorView x = ctx.in[1];
+  const TensorView& grad_w = ctx.out[0];
+  const ConvGeometry g = check_geometry(ctx, x, grad_w, grad_y);
+  if (has_bias) ctx.require_shape(ctx.out[1], "grad_bias", &g.o, 1);
+  if (grad_w.numel() == 0 && (!has_bias || ctx.out[1].numel() == 0)) return;
+  if (grad_y.numel() == 0 || x.numel() == 0) {  // nothing summed: zero gradients
+    fill_zero(grad_w, 1);
+    if (has_bias) fill_zero(ctx.out[1], 1);
+    return;
+  }
+  grad_y = describable(ctx, grad_y);
+  x = describable(ctx, x);
+  const int threads = conv_threads(ctx, g);
+  auto entry = ctx.device.primitives.get_or_create<ConvEntry>(
+      conv_key(ctx, threads, {&grad_y, &x, &grad_w, has_bias ? &ctx.out[1] : nullptr}), [&] {
+        auto e = std::make_shared<ConvEntry>();
+        const dnnl::engine& engine = ctx.device.engine;
+        dnnl::convolution_backward_weights::primitive_desc pd;
+        try {
+          pd = backward_weights_pd(ctx, g, x.dtype, x.dtype, has_bias);
+        } catch (const dnnl::error&) {
+          pd = backward_weights_pd(ctx, g, x.dtype, SY_DTYPE_F32, has_bias);
+        }
+        e->primitive = dnnl::convolution_backward_weights(pd);
+        e->first = make_input_layout(engine, dnnl_desc(grad_y), pd.diff_dst_desc());
+        e->second = make_input_layout(engine, dnnl_desc(x), pd.src_desc());
+        e->third = make_output_layout(engine, dnnl_desc(grad_w), pd.diff_weights_desc());
+        if (has_bias) {
+          e->fourth = make_output_layout(engine, dnnl_desc(ctx.out[1]), pd.diff_bias_desc());
+        }
+        e->scratchpad = pd.scratchpad_desc();
+        return e;
+      });
+  void* diff_dst = prepare_input(ctx, entry->first, grad_y.data);
+  void* src = prepare_input(ctx, entry->second, x.data);
+  void* diff_wei = output_target(ctx, entry->third, grad_w.data);
+  void* diff_bias = has_bias ? output_target(ctx, entry->fourth, ctx.out[1].data) : nullptr;
+  execute_primitive(ctx, entry->primitive, entry->scratchpad,
+                    {{DNNL_ARG_DIFF_DST, &entry->first.internal, diff_dst},
+                     {DNNL_ARG_SRC, &entry->second.internal, src},
+                     {DNNL_ARG_DIFF_WEIGHTS, &entry->third.internal, diff_wei},
+                     {DNNL_ARG_DIFF_BIAS, &entry->fourth.internal, diff_bias}});
+  finish_output(ctx, entry->third, diff_wei, grad_w.data);
+  if (has_bias) finish_output(ctx, entry->fourth, diff_bias, ctx.out[1].data);
+}
+
+void check_dtypes(OpContext& ctx, const char* first, const char* second, const char* out) {
+  ctx.require_float(ctx.in[0], first);
+  ctx.require_same_dtype(ctx.in[0], first, ctx.in[1], second);
+  ctx.require_same_dtype(ctx.in[0], first, ctx.out[0], out);
+}
+
+}  // namespace
+
+void run_conv2d(OpContext& ctx) {
+  const bool has_bias = ctx.params.conv2d.has_bias != 0;
+  ctx.require_counts(has_bias ? 3 : 2, 1);
+  check_dtypes(ctx, "x", "w", "y");
+  if (has_bias) ctx.require_same_dtype(ctx.in[0], "x", ctx.in[2], "bias");
+  run_dnnl_backed(ctx, conv_forward);
+}
+
+void run_conv2d_backward_data(OpContext& ctx) {
+  ctx.require_counts(2, 1);
+  check_dtypes(ctx, "grad_y", "w", "grad_x");
+  run_dnnl_backed(ctx, conv_backward_data);
+}
+
+void run_conv2d_backward_weight(OpContext& ctx) {
+  const bool has_bias = ctx.params.conv2d.has_bias != 0;
+  ctx.require_counts(2, has_bias ? 2 : 1);
+  check_dtypes(ctx, "grad_y", "x", "grad_w");
+  if (has_bias) ctx.require_same_dtype(ctx.in[0], "grad_y", ctx.out[1], "grad_bias");
+  run_dnnl_backed(ctx, conv_backward_weight);
+}
+
+}  // namespace sy_onednn

@@ -1,0 +1,175 @@
+// MATMUL (docs/ops.md section 2) on oneDNN's matmul primitive.
+//
+// Transposes are strides in the memory descriptors, batch broadcasting is oneDNN's size-1 batch
+// dims, the bias is the primitive's bias argument. When oneDNN would fall back to its reference
+// kernel for the given strides, the operands are copied to dense scratch first (a copy is O(n^2),
+// the product O(n^3)). f16 runs through f32 scratch tensors: oneDNN 2.6 has no f16 matmul on CPUs
+// without AVX512-FP16.
+#include <algorithm>
+#include <cstring>
+
+#include "dnnl_util.h"
+#include "ops/ops.h"
+#include "ops/strided_loop.h"
+
+namespace sy_onednn {
+namespace {
+
+struct MatmulShape {
+  int64_t m = 0, n = 0, k = 0;
+  int rank = 0;  // of the output
+  int64_t batch = 1;
+};
+
+struct MatmulEntry : CachedPrimitive {
+  dnnl::primitive primitive;
+  dnnl::memory::desc a, b, bias, out, scratchpad;
+  bool dense = false;  // operands must be copied to dense scratch first
+};
+
+// The operand as oneDNN sees it: rank `rank`, transposed if asked, stride-0 batch axes as size 1.
+TensorView matmul_operand(const TensorView& view, bool transpose, int rank) {
+  TensorView result;
+  result.data = view.data;
+  result.dtype = view.dtype;
+  result.rank = rank;
+  const int shift = rank - view.rank;
+  for (int d = 0; d < rank; ++d) {
+    result.shape[d] = d < shift ? 1 : view.shape[d - shift];
+    result.strides[d] = d < shift ? 0 : view.strides[d - shift];
+  }
+  if (transpose) {
+    std::swap(result.shape[rank - 1], result.shape[rank - 2]);
+    std::swap(result.strides[rank - 1], result.strides[rank - 2]);
+  }
+  for (int d = 0; d < rank - 2; ++d) {
+    if (result.strides[d] == 0) result.shape[d] = 1;
+  }
+  return result;
+}
+
+MatmulShape check_shapes(const OpContext& ctx, const TensorView& a, const TensorView& b,
+                         const TensorView& out) {
+  const auto& p = ctx.params.matmul;
+  if (a.rank < 2 || b.rank < 2) {
+    ctx.fail_shape(cat("operands need rank >= 2: a ", shape_string(a), ", b ", shape_string(b)));
+  }
+  MatmulShape s;
+  s.m = p.transpose_a ? a.shape[a.rank - 1] : a.shape[a.rank - 2];
+  s.k = p.transpose_a ? a.shape[a.rank - 2] : a.shape[a.rank - 1];
+  int64_t kb = p.transpose_b ? b.shape[b.rank - 1] : b.shape[b.rank - 2];
+  s.n = p.transpose_b ? b.shape[b.rank - 2] : b.shape[b.rank - 1];
+  if (s.k != kb) {
+    ctx.fail_shape(cat("inner dimensions differ: a ", shape_string(a), " (K=", s.k, ") vs b ",
+                       shape_string(b), " (K=", kb, ")"));
+  }
+  s.rank = std::max(a.rank, b.rank);
+  int64_t expected[SY_MAX_RANK] = {};
+  for (int d = 0; d < s.rank - 2; ++d) {
+    int da = d - (s.rank - a.rank);
+    int db = d - (s.rank - b.rank);
+    int64_t sa = da >= 0 ? a.shape[da] : 1;
+    int64_t sb = db >= 0 ? b.shape[db] : 1;
+    if (sa != sb && sa != 1 && sb != 1) {
+      ctx.fail_shape(
+          cat("batch dimensions do not broadcast: a ", shape_string(a), ", b ", shape_string(b)));
+    }
+    expected[d] = sa == 1 ? sb : sa;
+    s.batch *= expected[d];
+  }
+  expected[s.rank - 2] = s.m;
+  expected[s.rank - 1] = s.n;
+  ctx.require_shape(out, "out", expected, s.rank);
+  return s;
+}
+
+std::shared_ptr<MatmulEntry> create_entry(const OpContext& ctx, const TensorView& a,
+                                          const TensorView& b, const TensorView* bias,
+                                          const TensorView& out, bool dense) {
+  auto entry = std::make_shared<MatmulEntry>();
+  auto desc_of = [dense](const TensorView& v) {
+    return dense ? dnnl_dense_desc(dnnl_desc(v).dims(), v.dtype) : dnnl_desc(v);
+  };
+  entry->dense = dense;
+  entry->a = desc_of(a);
+  entry->b = desc_of(b);
+  entry->out = desc_of(out);
+  if (bias) entry->bias = desc_of(*bias);
+  dnnl::matmul::desc desc = bias ? dnnl::matmul::desc(entry->a, entry->b, entry->bias, entry->out)
+                                 : dnnl::matmul::desc(entry->a, entry->b, entry->out);
+  dnnl::matmul::primitive_desc pd(desc, scratchpad_attr(), ctx.device.engine);
+  entry->primitive = dnnl::matmul(pd);
+  entry->scratchpad = pd.scratchpad_desc();
+  if (!dense && std::strncmp(pd.impl_info_str(), "ref", 3) == 0) return nullptr;
+  return entry;
+}
+
+// out = 0 (+ bias): the K = 0 product.
+void write_bias_or_zero(OpContext& ctx, const TensorView* bias, const TensorView& out) {
+  if (bias) {
+    TensorView expanded;
+    broadcast_view(*bias, out.shape, out.rank, &expanded);
+    copy_view(expanded, out, ctx.threads_for(out.numel()));
+    return;
+  }
+  fill_zero(out, ctx.threads_for(out.numel()));
+}
+
+void run_matmul_f32_bf16(OpContext& ctx) {
+  const auto& p = ctx.params.matmul;
+  const TensorView& out = ctx.out[0];
+  const MatmulShape s = check_shapes(ctx, ctx.in[0], ctx.in[1], out);
+  const TensorView* bias_in = p.has_bias ? &ctx.in[2] : nullptr;
+  TensorView bias;
+  if (bias_in && !broadcast_view(*bias_in, out.shape, out.rank, &bias)) {
+    ctx.fail_shape(cat("bias ", shape_string(*bias_in), " does not broadcast to the output ",
+                       shape_string(out)));
+  }
+  if (out.numel() == 0) return;
+  if (s.k == 0) return write_bias_or_zero(ctx, bias_in, out);
+  if (bias_in) bias = matmul_operand(*bias_in, false, s.rank);
+
+  TensorView a = matmul_operand(ctx.in[0], p.transpose_a != 0, s.rank);
+  TensorView b = matmul_operand(ctx.in[1], p.transpose_b != 0, s.rank);
+  bool describable =
+      dnnl_describable(a) && dnnl_describable(b) && (!bias_in || dnnl_describable(bias));
+  const double flops = 2.0 * static_cast<double>(s.batch * s.m) * static_cast<double>(s.n * s.k);
+  const int threads = ctx.threads_for(static_cast<int64_t>(flops), kMinFlops);
+  ctx.use_threads(threads);
+  CacheKeyBuilder key(ctx.op);
+  key.add(threads).add_view(a).add_view(b).add_view(out).add(bias_in != nullptr);
+  if (bias_in) key.add_view(bias);
+  auto entry = ctx.device.primitives.get_or_create<MatmulEntry>(key.finish(), [&] {
+    std::shared_ptr<MatmulEntry> made;
+    if (describable) made = create_entry(ctx, a, b, bias_in ? &bias : nullptr, out, false);
+    if (!made) made = create_entry(ctx, a, b, bias_in ? &bias : nullptr, out, true);
+    return made;
+  });
+  TensorView out_target = out;
+  if (entry->dense) {
+    a = dense_copy(ctx, a, a.dtype);
+    b = dense_copy(ctx, b, b.dtype);
+    if (bias_in) bias = dense_copy(ctx, bias, bias.dtype);
+    if (!out.is_contiguous()) out_target = ctx.scratch_view(out.dtype, out.rank, out.shape);
+  }
+  execute_primitive(ctx, entry->primitive, entry->scratchpad,
+                    {{DNNL_ARG_SRC, &entry->a, a.data},
+                     {DNNL_ARG_WEIGHTS, &entry->b, b.data},
+                     {DNNL_ARG_BIAS, &entry->bias, bias_in ? bias.data : nullptr},
+                     {DNNL_ARG_DST, &entry->out, out_target.data}});
+  if (out_target.data != out.data) copy_view(out_target, out, ctx.threads_for(out.numel()));
+}
+
+}  // namespace
+
+void run_matmul(OpContext& ctx) {
+  const bool has_bias = ctx.params.matmul.has_bias != 0;
+  ctx.require_counts(has_bias ? 3 : 2, 1);
+  ctx.require_float(ctx.in[0], "a");
+  ctx.require_same_dtype(ctx.in[0], "a", ctx.in[1], "b");
+  ctx.require_same_dtype(ctx.in[0], "a", ctx.out[0], "out");
+  if (has_bias) ctx.require_same_dtype(ctx.in[0], "a", ctx.in[2], "bias");
+  run_dnnl_backed(ctx, run_matmul_f32_bf16);
+}
+
+}  // namespace sy_onednn

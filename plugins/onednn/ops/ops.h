@@ -1,0 +1,59 @@
+// The op families. Each run_* validates its call (counts, dtypes, shapes, params) and executes it
+// synchronously. See docs/ops.md for the definitions; each file says which parts use oneDNN.
+#pragma once
+
+#include "op_context.h"
+
+namespace sy_onednn {
+
+void run_matmul(OpContext& ctx);
+void run_unary(OpContext& ctx);
+void run_unary_backward(OpContext& ctx);
+void run_binary(OpContext& ctx);
+void run_reduce(OpContext& ctx);
+void run_argmax(OpContext& ctx);
+void run_softmax(OpContext& ctx);
+void run_softmax_backward(OpContext& ctx);
+void run_cross_entropy(OpContext& ctx);
+void run_cross_entropy_backward(OpContext& ctx);
+void run_conv2d(OpContext& ctx);
+void run_conv2d_backward_data(OpContext& ctx);
+void run_conv2d_backward_weight(OpContext& ctx);
+void run_pool2d(OpContext& ctx);
+void run_pool2d_backward(OpContext& ctx);
+void run_layer_norm(OpContext& ctx);
+void run_layer_norm_backward(OpContext& ctx);
+void run_gather(OpContext& ctx);
+void run_scatter_add(OpContext& ctx);
+void run_copy(OpContext& ctx);
+void run_fill(OpContext& ctx);
+void run_random(OpContext& ctx);
+void run_sgd_update(OpContext& ctx);
+void run_adam_update(OpContext& ctx);
+
+// SOFTMAX or LOG_SOFTMAX (`op`) of x into y along `axis` with oneDNN, for ops built on softmax
+// (cross-entropy). x and y are f32 or bf16 of one shape.
+void softmax_views(OpContext& ctx, uint32_t op, const TensorView& x, const TensorView& y, int axis);
+
+// Copies src into dst (same shape) converting dtypes as COPY defines; used by COPY itself and to
+// stage operands. `threads` as from OpContext::threads_for.
+void copy_view(const TensorView& src, const TensorView& dst, int threads);
+
+// Writes zero into every element of `view` (any dtype, any strides).
+void fill_zero(const TensorView& view, int threads);
+
+// A dense scratch copy of `view` in dtype `dtype` (the view itself when it already is dense and of
+// that dtype).
+TensorView dense_copy(OpContext& ctx, const TensorView& view, uint32_t dtype);
+
+// Runs `runner` on a copy of the call in which every tensor of `dtype` is replaced by an f32
+// scratch tensor (inputs converted before, outputs rounded back once after).
+void run_through_f32(OpContext& ctx, void (*runner)(OpContext&), uint32_t dtype);
+
+// Runs a oneDNN-backed op family in the call's dtype (that of input 0) where oneDNN has kernels
+// for it, else through f32: always for f16 (oneDNN 2.6 has f16 kernels only on AVX512-FP16
+// CPUs), and for bf16 once oneDNN has reported it unimplemented for this op (CPUs without
+// AVX-512), remembered per device so the probe happens once.
+void run_dnnl_backed(OpContext& ctx, void (*runner)(OpContext&));
+
+}  // namespace sy_onednn

@@ -1,0 +1,166 @@
+// MAX_POOL2D, AVG_POOL2D and their backward ops (docs/ops.md section 10) on oneDNN's pooling
+// primitives, with dense NCHW operands (strided ones go through dense scratch copies).
+//
+// The ABI's max-pool backward gets x, not the forward's argmax, so it re-runs the forward in
+// training mode to get oneDNN's workspace (the argmax positions) and then runs the backward.
+// Symmetric padding: oneDNN's right padding equals the left one and its shape rule floors like
+// ours. f16 runs through f32 scratch tensors.
+#include "dnnl_util.h"
+#include "ops/ops.h"
+
+namespace sy_onednn {
+namespace {
+
+using dims = dnnl::memory::dims;
+
+struct PoolGeometry {
+  int64_t n = 0, c = 0, h = 0, w = 0, oh = 0, ow = 0;
+  dims kernel, strides, padding;
+};
+
+struct PoolEntry : CachedPrimitive {
+  dnnl::primitive forward;   // forward (training mode for max-pool backward)
+  dnnl::primitive backward;  // backward ops only
+  dnnl::memory::desc src, dst, workspace, forward_scratchpad, backward_scratchpad;
+};
+
+bool is_max(uint32_t op) {
+  return op == SY_OP_MAX_POOL2D || op == SY_OP_MAX_POOL2D_BACKWARD;
+}
+
+PoolGeometry check_geometry(const OpContext& ctx, const TensorView& x, const TensorView& y) {
+  const auto& p = ctx.params.pool2d;
+  if (p.kernel_h < 1 || p.kernel_w < 1 || p.stride_h < 1 || p.stride_w < 1 || p.pad_h < 0 ||
+      p.pad_w < 0 || p.pad_h > p.kernel_h / 2 || p.pad_w > p.kernel_w / 2) {
+    ctx.fail_shape(cat("invalid params: kernel ", p.kernel_h, "x", p.kernel_w, ", stride ",
+                       p.stride_h, "x", p.stride_w, ", pad ", p.pad_h, "x", p.pad_w,
+                       " (pad must be at most half the kernel)"));
+  }
+  if (x.rank != 4 || y.rank != 4) {
+    ctx.fail_shape(cat("input ", shape_string(x), " and output ", shape_string(y),
+                       " must have rank 4 (NCHW)"));
+  }
+  PoolGeometry g;
+  g.n = x.shape[0], g.c = x.shape[1], g.h = x.shape[2], g.w = x.shape[3];
+  g.oh = (g.h + 2 * p.pad_h - p.kernel_h) / p.stride_h + 1;
+  g.ow = (g.w + 2 * p.pad_w - p.kernel_w) / p.stride_w + 1;
+  if (g.h + 2 * p.pad_h < p.kernel_h || g.w + 2 * p.pad_w < p.kernel_w) g.oh = 0;
+  if (g.oh < 1 || g.ow < 1) {
+    ctx.fail_shape(cat("output size is below 1 for input ", shape_string(x), " and kernel ",
+                       p.kernel_h, "x", p.kernel_w));
+  }
+  const int64_t expected[4] = {g.n, g.c, g.oh, g.ow};
+  const bool forward = ctx.op == SY_OP_MAX_POOL2D || ctx.op == SY_OP_AVG_POOL2D;
+  ctx.require_shape(y, forward ? "y" : "grad_y", expected, 4);
+  g.kernel = {p.kernel_h, p.kernel_w};
+  g.strides = {p.stride_h, p.stride_w};
+  g.padding = {p.pad_h, p.pad_w};
+  return g;
+}
+
+dnnl::algorithm pool_algorithm(const OpContext& ctx) {
+  if (is_max(ctx.op)) return dnnl::algorithm::pooling_max;
+  return ctx.params.pool2d.count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
+                                             : dnnl::algorithm::pooling_avg_exclude_padding;
+}
+
+std::shared_ptr<PoolEntry> make_entry(const OpContext& ctx, const PoolGeometry& g, uint32_t dtype,
+                                      bool backward) {
+  auto e = std::make_shared<PoolEntry>();
+  const dnnl::engine& engine = ctx.device.engine;
+  e->src = dnnl_dense_desc({g.n, g.c, g.h, g.w}, dtype);
+  e->dst = dnnl_dense_desc({g.n, g.c, g.oh, g.ow}, dtype);
+  const auto prop =
+      backward ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
+  dnnl::pooling_forward::primitive_desc fwd(
+      {prop, pool_algorithm(ctx), e->src, e->dst, g.strides, g.kernel, g.padding, g.padding},
+      scratchpad_attr(), engine);
+  e->forward = dnnl::pooling_forward(fwd);
+  e->forward_scratchpad = fwd.scratchpad_desc();
+  e->workspace = fwd.workspace_desc();
+  if (backward) {
+    dnnl::pooling_backward::primitive_desc bwd(
+        {pool_algorithm(ctx), e->src, e->dst, g.strides, g.kernel, g.padding, g.padding},
+        scratchpad_attr(), engine, fwd);
+    e->backward = dnnl::pooling_backward(bwd);
+    e->backward_scratchpad = bwd.scratchpad_desc();
+  }
+  return e;
+}
+
+std::shared_ptr<const PoolEntry> get_entry(OpContext& ctx, const PoolGeometry& g, uint32_t dtype,
+                                           bool backward) {
+  const auto& p = ctx.params.pool2d;
+  const int threads = ctx.threads_for(g.n * g.c * g.h * g.w, kMinRowElements);
+  ctx.use_threads(threads);
+  CacheKeyBuilder key(ctx.op);
+  key.add(threads).add(dtype).add(g.n).add(g.c).add(g.h).add(g.w);
+  key.add(p.kernel_h).add(p.kernel_w).add(p.stride_h).add(p.stride_w).add(p.pad_h).add(p.pad_w);
+  key.add(p.count_include_pad);
+  return ctx.device.primitives.get_or_create<PoolEntry>(
+      key.finish(), [&] { return make_entry(ctx, g, dtype, backward); });
+}
+
+// A dense scratch tensor for an output that is not dense, else the output itself.
+TensorView dense_target(OpContext& ctx, const TensorView& out) {
+  return out.is_contiguous() ? out : ctx.scratch_view(out.dtype, out.rank, out.shape);
+}
+
+void pool_forward(OpContext& ctx) {
+  const TensorView& y = ctx.out[0];
+  const PoolGeometry g = check_geometry(ctx, ctx.in[0], y);
+  if (y.numel() == 0) return;
+  TensorView x = dense_copy(ctx, ctx.in[0], ctx.in[0].dtype);
+  TensorView target = dense_target(ctx, y);
+  auto entry = get_entry(ctx, g, x.dtype, false);
+  execute_primitive(
+      ctx, entry->forward, entry->forward_scratchpad,
+      {{DNNL_ARG_SRC, &entry->src, x.data}, {DNNL_ARG_DST, &entry->dst, target.data}});
+  if (target.data != y.data) copy_view(target, y, ctx.threads_for(y.numel()));
+}
+
+void pool_backward(OpContext& ctx) {
+  const TensorView& grad_x = ctx.out[0];
+  const PoolGeometry g = check_geometry(ctx, grad_x, ctx.in[0]);
+  if (grad_x.numel() == 0) return;
+  const bool max = is_max(ctx.op);
+  if (max) ctx.require_same_shape(ctx.in[1], "x", grad_x, "grad_x");
+  TensorView grad_y = dense_copy(ctx, ctx.in[0], ctx.in[0].dtype);
+  TensorView target = dense_target(ctx, grad_x);
+  auto entry = get_entry(ctx, g, grad_y.dtype, true);
+  void* workspace = nullptr;
+  if (max) {
+    TensorView x = dense_copy(ctx, ctx.in[1], ctx.in[1].dtype);
+    void* y = ctx.scratch(entry->dst.get_size());
+    workspace = ctx.scratch(entry->workspace.get_size());
+    execute_primitive(ctx, entry->forward, entry->forward_scratchpad,
+                      {{DNNL_ARG_SRC, &entry->src, x.data},
+                       {DNNL_ARG_DST, &entry->dst, y},
+                       {DNNL_ARG_WORKSPACE, &entry->workspace, workspace}});
+  }
+  execute_primitive(ctx, entry->backward, entry->backward_scratchpad,
+                    {{DNNL_ARG_DIFF_DST, &entry->dst, grad_y.data},
+                     {DNNL_ARG_DIFF_SRC, &entry->src, target.data},
+                     {DNNL_ARG_WORKSPACE, &entry->workspace, workspace}});
+  if (target.data != grad_x.data) copy_view(target, grad_x, ctx.threads_for(grad_x.numel()));
+}
+
+}  // namespace
+
+void run_pool2d(OpContext& ctx) {
+  ctx.require_counts(1, 1);
+  ctx.require_float(ctx.in[0], "x");
+  ctx.require_same_dtype(ctx.in[0], "x", ctx.out[0], "y");
+  run_dnnl_backed(ctx, pool_forward);
+}
+
+void run_pool2d_backward(OpContext& ctx) {
+  const bool max = is_max(ctx.op);
+  ctx.require_counts(max ? 2 : 1, 1);
+  ctx.require_float(ctx.in[0], "grad_y");
+  if (max) ctx.require_same_dtype(ctx.in[0], "grad_y", ctx.in[1], "x");
+  ctx.require_same_dtype(ctx.in[0], "grad_y", ctx.out[0], "grad_x");
+  run_dnnl_backed(ctx, pool_backward);
+}
+
+}  // namespace sy_onednn

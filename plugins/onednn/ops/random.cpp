@@ -1,0 +1,137 @@
+// RANDOM_UNIFORM and RANDOM_NORMAL (docs/ops.md section 14): Philox4x32-10 keyed by the seed,
+// counter = offset + the element's row-major logical index. The plugin is compiled with
+// -ffp-contract=off so that the uniform transform rounds twice exactly as defined and matches the
+// reference bit for bit.
+#include <algorithm>
+#include <cmath>
+
+#include "ops/ops.h"
+#include "ops/strided_loop.h"
+
+namespace sy_onednn {
+
+namespace {
+
+constexpr int kBlock = 16;
+
+// Philox4x32-10 for the counters first, first + 1, ... first + kBlock - 1 (64-bit, wrapping) under
+// one key; writes words 0 and 1 of each result. The lanes are independent: each round is one
+// SIMD loop of 32x32->64-bit multiplies (vpmuludq), compiled for AVX-512, AVX2 and the baseline.
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void philox_block(
+    uint64_t first, uint64_t seed, uint32_t* word0, uint32_t* word1) {
+  constexpr uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;
+  constexpr uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
+  alignas(64) uint32_t c0[kBlock], c1[kBlock], c2[kBlock], c3[kBlock];
+#pragma omp simd
+  for (int l = 0; l < kBlock; ++l) {
+    const uint64_t counter = first + static_cast<uint64_t>(l);
+    c0[l] = static_cast<uint32_t>(counter);
+    c1[l] = static_cast<uint32_t>(counter >> 32);
+    c2[l] = 0;
+    c3[l] = 0;
+  }
+  uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
+#pragma GCC unroll 1
+  for (int round = 0; round < 10; ++round) {
+#pragma omp simd
+    for (int l = 0; l < kBlock; ++l) {
+      const uint64_t p0 = static_cast<uint64_t>(kM0) * c0[l];
+      const uint64_t p1 = static_cast<uint64_t>(kM1) * c2[l];
+      const uint32_t next0 = static_cast<uint32_t>(p1 >> 32) ^ c1[l] ^ k0;
+      const uint32_t next2 = static_cast<uint32_t>(p0 >> 32) ^ c3[l] ^ k1;
+      c1[l] = static_cast<uint32_t>(p1);
+      c3[l] = static_cast<uint32_t>(p0);
+      c0[l] = next0;
+      c2[l] = next2;
+    }
+    k0 += kW0;
+    k1 += kW1;
+  }
+  for (int l = 0; l < kBlock; ++l) {
+    word0[l] = c0[l];
+    word1[l] = c1[l];
+  }
+}
+
+constexpr float kTwoToMinus24 = 5.9604644775390625e-08f;
+constexpr float kTwoPi = 6.28318530717958647692f;
+
+struct Uniform {
+  float low, high;
+  float operator()(uint32_t word0, uint32_t) const {
+    const float u = static_cast<float>(word0 >> 8) * kTwoToMinus24;
+    float t = high - low;
+    t = t * u;
+    return low + t;
+  }
+};
+
+struct Normal {
+  float mean, stddev;
+  float operator()(uint32_t word0, uint32_t word1) const {
+    const float u1 = static_cast<float>((word0 >> 8) + 1) * kTwoToMinus24;
+    const float u2 = static_cast<float>(word1 >> 8) * kTwoToMinus24;
+    const float z = std::sqrt(-2.0f * std::log(u1)) * std::cos(kTwoPi * u2);
+    return mean + stddev * z;
+  }
+};
+
+// Fills the logical elements [first, last) of `out`.
+template <typename T, typename Transform>
+void generate_range(const TensorView& out, uint64_t seed, uint64_t offset, int64_t first,
+                    int64_t last, const Transform& transform) {
+  const bool dense = out.is_contiguous();
+  int64_t index[SY_MAX_RANK] = {};
+  int64_t rest = first;
+  for (int d = out.rank - 1; d >= 0; --d) {
+    index[d] = rest % out.shape[d];
+    rest /= out.shape[d];
+  }
+  uint32_t word0[kBlock], word1[kBlock];
+  for (int64_t block = first; block < last; block += kBlock) {
+    philox_block(offset + static_cast<uint64_t>(block), seed, word0, word1);
+    const int64_t count = std::min<int64_t>(kBlock, last - block);
+    for (int64_t l = 0; l < count; ++l) {
+      const float value = transform(word0[l], word1[l]);
+      T* target = dense ? out.as<T>() + block + l : reinterpret_cast<T*>(out.element(index));
+      *target = store_f32<T>(value);
+      if (!dense) {
+        for (int d = out.rank - 1; d >= 0 && ++index[d] == out.shape[d]; --d) index[d] = 0;
+      }
+    }
+  }
+}
+
+template <typename T, typename Transform>
+void generate(OpContext& ctx, const TensorView& out, const Transform& transform) {
+  const uint64_t seed = ctx.params.random.seed;
+  const uint64_t offset = ctx.params.random.offset;
+  const int64_t count = out.numel();
+  const int threads = ctx.threads_for(count, kMinTranscendentalElements);
+  // Ranges start on block boundaries so that every thread runs whole blocks.
+  const int64_t blocks = (count + kBlock - 1) / kBlock;
+  parallel_ranges(blocks, threads, [&](int64_t first_block, int64_t last_block) {
+    generate_range<T>(out, seed, offset, first_block * kBlock, std::min(count, last_block * kBlock),
+                      transform);
+  });
+}
+
+}  // namespace
+
+void run_random(OpContext& ctx) {
+  ctx.require_counts(0, 1);
+  const TensorView& out = ctx.out[0];
+  ctx.require_float(out, "out");
+  const auto& p = ctx.params.random;
+  if (out.numel() == 0) return;
+  visit_float_dtype(out.dtype, [&](auto type_tag) {
+    using T = decltype(type_tag);
+    if (ctx.op == SY_OP_RANDOM_UNIFORM) {
+      generate<T>(ctx, out, Uniform{static_cast<float>(p.a), static_cast<float>(p.b)});
+    } else {
+      generate<T>(ctx, out, Normal{static_cast<float>(p.a), static_cast<float>(p.b)});
+    }
+  });
+}
+
+}  // namespace sy_onednn

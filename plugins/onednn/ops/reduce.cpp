@@ -1,0 +1,274 @@
+// REDUCE_SUM, REDUCE_MEAN, REDUCE_MAX and ARGMAX (docs/ops.md section 6).
+//
+// Plain loops with double accumulators for the sums (the reference accumulates in double, and
+// the NMSE limits leave no room for long f32 sums) and explicit NaN propagation for max. The
+// input is split into kept ("outer") and reduced ("inner") axes; each output element reduces its
+// inner block, planned once as a strided loop. Threads split the outputs, or, when there are
+// fewer outputs than threads, the inner block of each.
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "ops/ops.h"
+#include "ops/strided_loop.h"
+
+namespace sy_onednn {
+namespace {
+
+struct ReduceSplit {
+  TensorView outer;  // x restricted to the kept axes (shape of the kept axes)
+  TensorView inner;  // x restricted to the reduced axes
+  TensorView out;    // the output viewed with the kept axes only
+};
+
+ReduceSplit split_axes(const OpContext& ctx, const TensorView& x, const TensorView& out,
+                       uint32_t mask, bool keep_dims) {
+  ReduceSplit split;
+  split.outer = x;
+  split.inner = x;
+  split.outer.rank = 0;
+  split.inner.rank = 0;
+  int64_t expected[SY_MAX_RANK] = {};
+  int expected_rank = 0;
+  for (int d = 0; d < x.rank; ++d) {
+    bool reduced = (mask >> d) & 1u;
+    TensorView& part = reduced ? split.inner : split.outer;
+    part.shape[part.rank] = x.shape[d];
+    part.strides[part.rank] = x.strides[d];
+    ++part.rank;
+    if (!reduced || keep_dims) expected[expected_rank++] = reduced ? 1 : x.shape[d];
+  }
+  ctx.require_shape(out, "out", expected, expected_rank);
+  split.out = out;
+  split.out.rank = 0;
+  for (int d = 0; d < out.rank; ++d) {
+    if (keep_dims && ((mask >> d) & 1u)) continue;
+    split.out.shape[split.out.rank] = out.shape[d];
+    split.out.strides[split.out.rank] = out.strides[d];
+    ++split.out.rank;
+  }
+  return split;
+}
+
+template <typename T>
+double sum_block(const StridedLoop<1>& loop, char* base, int64_t begin, int64_t end) {
+  StridedLoop<1> at = loop;
+  at.data[0] = base;
+  double total = 0.0;
+  auto body = [&total](char* const* p, const int64_t* s, int64_t count) {
+    if (s[0] == sizeof(T)) {
+      const T* x = reinterpret_cast<const T*>(p[0]);
+      double lanes[8] = {};
+      int64_t i = 0;
+      for (; i + 8 <= count; i += 8) {
+        for (int l = 0; l < 8; ++l) lanes[l] += static_cast<double>(load_f32(x[i + l]));
+      }
+      for (; i < count; ++i) lanes[0] += static_cast<double>(load_f32(x[i]));
+      for (double lane : lanes) total += lane;
+      return;
+    }
+    for (int64_t i = 0; i < count; ++i) {
+      total += static_cast<double>(load_f32(*reinterpret_cast<const T*>(p[0] + i * s[0])));
+    }
+  };
+  run_loop_range(at, begin, end, body);
+  return total;
+}
+
+template <typename T>
+float max_block(const StridedLoop<1>& loop, char* base, int64_t begin, int64_t end) {
+  StridedLoop<1> at = loop;
+  at.data[0] = base;
+  float best = -std::numeric_limits<float>::infinity();
+  bool nan = false;
+  auto body = [&](char* const* p, const int64_t* s, int64_t count) {
+    for (int64_t i = 0; i < count; ++i) {
+      float v = load_f32(*reinterpret_cast<const T*>(p[0] + i * s[0]));
+      nan = nan || v != v;
+      best = v > best ? v : best;
+    }
+  };
+  run_loop_range(at, begin, end, body);
+  return nan ? std::numeric_limits<float>::quiet_NaN() : best;
+}
+
+// The reduction of one inner block, split over `threads` threads.
+template <typename T>
+float reduce_block(uint32_t op, const StridedLoop<1>& loop, char* base, int threads) {
+  const int64_t count = loop.numel;
+  if (count == 0) return op == SY_OP_REDUCE_MEAN ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
+  if (op == SY_OP_REDUCE_MAX) {
+    float parts[64] = {};
+    int used = std::min(threads, 64);
+    parallel_ranges(used, used, [&](int64_t first, int64_t last) {
+      for (int64_t t = first; t < last; ++t) {
+        parts[t] = max_block<T>(loop, base, count * t / used, count * (t + 1) / used);
+      }
+    });
+    float best = parts[0];
+    for (int t = 0; t < used; ++t) {
+      if (parts[t] != parts[t]) return parts[t];
+      best = parts[t] > best ? parts[t] : best;
+    }
+    return best;
+  }
+  double parts[64] = {};
+  int used = std::min(threads, 64);
+  parallel_ranges(used, used, [&](int64_t first, int64_t last) {
+    for (int64_t t = first; t < last; ++t) {
+      parts[t] = sum_block<T>(loop, base, count * t / used, count * (t + 1) / used);
+    }
+  });
+  double total = 0.0;
+  for (int t = 0; t < used; ++t) total += parts[t];
+  if (op == SY_OP_REDUCE_MEAN) total /= static_cast<double>(count);
+  return static_cast<float>(total);
+}
+
+// The kept axes are the innermost, dense ones (a bias gradient: [N, C] reduced over N): walk the
+// reduced positions in the outer loop and add whole contiguous rows of outputs into accumulators,
+// which vectorises, instead of reading one strided column per output. Threads split the columns.
+template <typename T>
+bool try_reduce_rows(OpContext& ctx, const ReduceSplit& split) {
+  const StridedLoop<1> kept = plan_loop<1>({&split.outer});
+  const int64_t width = kept.numel;
+  if (kept.rank != 1 || kept.byte_strides[0][0] != sizeof(T) || width < 16) return false;
+  StridedLoop<1> inner = plan_loop<1>({&split.inner});
+  const int64_t depth = split.inner.numel();
+  float* result = static_cast<float*>(ctx.scratch(static_cast<size_t>(width) * sizeof(float)));
+  const bool max = ctx.op == SY_OP_REDUCE_MAX;
+  const bool mean = ctx.op == SY_OP_REDUCE_MEAN;
+  parallel_ranges(width, ctx.threads_for(width * depth), [&](int64_t first, int64_t last) {
+    const int64_t columns = last - first;
+    std::vector<double> sums(max ? 0 : static_cast<size_t>(columns), 0.0);
+    std::vector<float> maxima(max ? static_cast<size_t>(columns) : 0, -INFINITY);
+    auto add_rows = [&](char* const* p, const int64_t* s, int64_t count) {
+      for (int64_t i = 0; i < count; ++i) {
+        const T* row = reinterpret_cast<const T*>(p[0] + i * s[0]) + first;
+        if (max) {
+          for (int64_t c = 0; c < columns; ++c) {
+            const float v = load_f32(row[c]);
+            const float m = maxima[c];
+            maxima[c] = (m != m || v < m) ? m : v;  // NaN sticks; v == NaN replaces m
+          }
+        } else {
+          for (int64_t c = 0; c < columns; ++c) sums[c] += static_cast<double>(load_f32(row[c]));
+        }
+      }
+    };
+    if (depth > 0) run_loop_range(inner, 0, inner.numel, add_rows);
+    for (int64_t c = 0; c < columns; ++c) {
+      result[first + c] =
+          max ? maxima[c]
+              : static_cast<float>(mean ? sums[c] / static_cast<double>(depth) : sums[c]);
+    }
+  });
+  copy_view(make_dense_view(result, SY_DTYPE_F32, split.outer.rank, split.outer.shape), split.out,
+            1);
+  return true;
+}
+
+template <typename T>
+void reduce_typed(OpContext& ctx, const ReduceSplit& split) {
+  if (try_reduce_rows<T>(ctx, split)) return;
+  StridedLoop<1> inner = plan_loop<1>({&split.inner});
+  const int64_t outputs = split.out.numel();
+  const int threads = ctx.threads_for(split.inner.numel() * outputs);
+  const int inner_threads = outputs >= threads ? 1 : threads;
+  const int outer_threads = outputs >= threads ? threads : 1;
+  const uint32_t op = ctx.op;
+  parallel_ranges(outputs, outer_threads, [&](int64_t first, int64_t last) {
+    int64_t index[SY_MAX_RANK] = {};
+    for (int64_t o = first; o < last; ++o) {
+      int64_t rest = o;
+      for (int d = split.outer.rank - 1; d >= 0; --d) {
+        index[d] = rest % split.outer.shape[d];
+        rest /= split.outer.shape[d];
+      }
+      float value = reduce_block<T>(op, inner, split.outer.element(index), inner_threads);
+      *reinterpret_cast<T*>(split.out.element(index)) = store_f32<T>(value);
+    }
+  });
+}
+
+}  // namespace
+
+void run_reduce(OpContext& ctx) {
+  ctx.require_counts(1, 1);
+  const TensorView& x = ctx.in[0];
+  const TensorView& out = ctx.out[0];
+  ctx.require_float(x, "x");
+  ctx.require_same_dtype(x, "x", out, "out");
+  const uint32_t mask = ctx.params.reduce.axes_mask;
+  if (x.rank < 32 && (mask >> x.rank) != 0) {
+    ctx.fail_shape(cat("axes_mask 0x", std::hex, mask, std::dec, " names an axis beyond rank ",
+                       x.rank, " of x ", shape_string(x)));
+  }
+  ReduceSplit split = split_axes(ctx, x, out, mask, ctx.params.reduce.keep_dims != 0);
+  if (out.numel() == 0) return;
+  if (split.inner.numel() == 0 && ctx.op == SY_OP_REDUCE_MAX) {
+    ctx.fail_shape(cat("reducing an empty extent of x ", shape_string(x), " has no maximum"));
+  }
+  visit_float_dtype(x.dtype, [&](auto type_tag) { reduce_typed<decltype(type_tag)>(ctx, split); });
+}
+
+namespace {
+
+template <typename T, typename I>
+void argmax_typed(OpContext& ctx, const ReduceSplit& split) {
+  const int64_t length = split.inner.shape[0];
+  const int64_t stride = split.inner.strides[0];
+  const int64_t outputs = split.out.numel();
+  parallel_ranges(outputs, ctx.threads_for(outputs * length), [&](int64_t first, int64_t last) {
+    int64_t index[SY_MAX_RANK] = {};
+    for (int64_t o = first; o < last; ++o) {
+      int64_t rest = o;
+      for (int d = split.outer.rank - 1; d >= 0; --d) {
+        index[d] = rest % split.outer.shape[d];
+        rest /= split.outer.shape[d];
+      }
+      const T* row = reinterpret_cast<const T*>(split.outer.element(index));
+      int64_t best = 0;
+      float best_value = load_f32(row[0]);
+      for (int64_t j = 1; j < length && best_value == best_value; ++j) {
+        float v = load_f32(row[j * stride]);
+        if (v > best_value || v != v) {
+          best = j;
+          best_value = v;
+        }
+      }
+      *reinterpret_cast<I*>(split.out.element(index)) = static_cast<I>(best);
+    }
+  });
+}
+
+}  // namespace
+
+void run_argmax(OpContext& ctx) {
+  ctx.require_counts(1, 1);
+  const TensorView& x = ctx.in[0];
+  const TensorView& out = ctx.out[0];
+  ctx.require_float(x, "x");
+  ctx.require_dtype_in(out, "out", {SY_DTYPE_I32, SY_DTYPE_I64});
+  const uint32_t mask = ctx.params.reduce.axes_mask;
+  if (std::popcount(mask) != 1 || std::countr_zero(mask) >= x.rank) {
+    ctx.fail_shape(cat("axes_mask 0x", std::hex, mask, std::dec,
+                       " must name exactly one axis of x ", shape_string(x)));
+  }
+  ReduceSplit split = split_axes(ctx, x, out, mask, ctx.params.reduce.keep_dims != 0);
+  if (out.numel() == 0) return;
+  if (split.inner.shape[0] == 0) {
+    ctx.fail_shape(cat("the argmax axis of x ", shape_string(x), " is empty"));
+  }
+  visit_float_dtype(x.dtype, [&](auto type_tag) {
+    using T = decltype(type_tag);
+    if (out.dtype == SY_DTYPE_I32) {
+      argmax_typed<T, int32_t>(ctx, split);
+    } else {
+      argmax_typed<T, int64_t>(ctx, split);
+    }
+  });
+}
+
+}  // namespace sy_onednn

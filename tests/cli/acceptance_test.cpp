@@ -1,0 +1,90 @@
+// The issues' acceptance figures, checked through the CLI exactly as a user would run them:
+// each shipped training config reaches its test-accuracy threshold on each usable CPU backend.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "test_support.h"
+
+using switchyard::testing::cli;
+using switchyard::testing::run_command;
+
+namespace {
+
+// The number after "key": in a flat JSON object (the metrics file's top level comes first).
+double json_number(const std::string& json, const std::string& key) {
+  const auto at = json.find("\"" + key + "\":");
+  if (at == std::string::npos) return -1.0;
+  return std::stod(json.substr(at + key.size() + 3));
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// "" when usable, else the reason (so the test can say why it skipped).
+std::string backend_unusable_reason(const std::string& backend) {
+  auto result = run_command("SWITCHYARD_BACKENDS=" + backend + " " + cli() + " devices --json");
+  const auto at = result.output.find("\"id\": \"" + backend + ":0\"");
+  if (at == std::string::npos) return "no " + backend + " device found";
+  const auto end = result.output.find('}', at);
+  if (result.output.substr(at, end - at).find("\"usable\": true") == std::string::npos) {
+    return backend + ":0 is not usable here";
+  }
+  return "";
+}
+
+struct Run {
+  std::string config;
+  double threshold;
+};
+
+void train_and_check(const std::string& backend, const Run& run) {
+  const std::string metrics = "/tmp/switchyard-acceptance-" + backend + ".json";
+  std::remove(metrics.c_str());
+  const std::string command = "SWITCHYARD_BACKENDS=" + backend + " SWITCHYARD_FALLBACK=error " +
+                              cli() + " run " + SWITCHYARD_SOURCE_DIR "/configs/" + run.config +
+                              " --set train.checkpoint=\"\" --set train.progress=none --metrics " +
+                              metrics;
+  auto result = run_command(command);
+  INFO(command << "\n" << result.output);
+  REQUIRE(result.exit_code == 0);
+  const std::string json = read_file(metrics);
+  CHECK(json.find("\"backend\": \"" + backend + "\"") != std::string::npos);
+  CHECK(json_number(json, "fallback_ops") == 0.0);
+  const double accuracy = json_number(json, "test_accuracy");
+  INFO(run.config << " on " << backend << ": test_accuracy " << accuracy);
+  CHECK(accuracy >= run.threshold);
+}
+
+}  // namespace
+
+const std::vector<Run> kAllConfigs = {{"digits-mlp.yaml", 0.96}, {"digits-cnn.yaml", 0.97},
+                                      {"iris-mlp.yaml", 0.93}, {"breast-cancer-mlp.yaml", 0.95}};
+
+TEST_CASE("every shipped training config reaches its threshold on the reference", "[acceptance]") {
+  for (const Run& run : kAllConfigs) train_and_check("reference", run);
+}
+
+TEST_CASE("every shipped training config reaches its threshold on onednn", "[acceptance]") {
+  const std::string why = backend_unusable_reason("onednn");
+  if (!why.empty()) {
+    WARN("skipped onednn: " << why);
+    return;
+  }
+  for (const Run& run : kAllConfigs) train_and_check("onednn", run);
+}
+
+// lavapipe runs about 1 GFLOP/s: the MLP (about 30 s) is the acceptance run; the CNN is left out.
+TEST_CASE("digits-mlp reaches 0.96 on vulkan", "[acceptance]") {
+  const std::string why = backend_unusable_reason("vulkan");
+  if (!why.empty()) {
+    WARN("skipped vulkan: " << why);
+    return;
+  }
+  train_and_check("vulkan", {"digits-mlp.yaml", 0.96});
+}

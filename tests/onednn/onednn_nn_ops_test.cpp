@@ -1,0 +1,279 @@
+// Reductions, softmax, cross-entropy, convolution, pooling and layer normalisation on the onednn
+// plugin against the reference, including strided inputs, every float dtype and sizes large
+// enough for the threaded paths.
+#include "onednn/onednn_test_support.h"
+
+namespace switchyard::onednn_test {
+namespace {
+
+TEST_CASE("onednn reductions over any axes match the reference", "[onednn][reduce]") {
+  for (sy_op op : {SY_OP_REDUCE_SUM, SY_OP_REDUCE_MEAN, SY_OP_REDUCE_MAX}) {
+    for (sy_dtype dtype : kFloatDtypes) {
+      DYNAMIC_SECTION("op " << op << " " << dtype_name(dtype)) {
+        struct Variant {
+          Shape in;
+          uint32_t mask;
+          bool keep;
+          Shape out;
+        };
+        const Variant variants[] = {
+            {{4, 5, 6}, 0b010, false, {4, 6}}, {{4, 5, 6}, 0b101, true, {1, 5, 1}},
+            {{4, 5, 6}, 0b111, false, {}},     {{4, 5, 6}, 0, false, {4, 5, 6}},
+            {{512, 300}, 0b01, false, {300}},  {{3, 200000}, 0b10, false, {3}}};
+        for (const Variant& v : variants) {
+          OpCase op_case = conformance::make_op_case(op, {spread(random(dtype, v.in, 1))},
+                                                     {conformance::zeros(dtype, v.out)});
+          op_case.params.reduce.axes_mask = v.mask;
+          op_case.params.reduce.keep_dims = v.keep;
+          check_against_reference(op_case, dtype);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("onednn argmax picks the first maximum along one axis", "[onednn][reduce]") {
+  for (sy_dtype out_dtype : {SY_DTYPE_I32, SY_DTYPE_I64}) {
+    for (uint32_t axis : {0u, 1u}) {
+      Shape out_shape = axis == 0 ? Shape{9} : Shape{7};
+      OpCase op_case =
+          conformance::make_op_case(SY_OP_ARGMAX, {spread(random(SY_DTYPE_BF16, {7, 9}, 3))},
+                                    {conformance::zeros(out_dtype, out_shape)});
+      op_case.params.reduce.axes_mask = 1u << axis;
+      check_against_reference(op_case, SY_DTYPE_BF16);
+    }
+  }
+  // Ties: the smallest index wins.
+  OpCase ties = conformance::make_op_case(
+      SY_OP_ARGMAX, {conformance::tensor_from_values(SY_DTYPE_F32, {5}, {1, 3, 2, 3, 0})},
+      {conformance::zeros(SY_DTYPE_I64, {})});
+  ties.params.reduce.axes_mask = 1;
+  auto result = conformance::execute_case(onednn(), ties);
+  REQUIRE(result.ok());
+  CHECK((*result)[0].logical_values() == std::vector<double>{1.0});
+}
+
+TEST_CASE("onednn softmax family matches the reference on every axis", "[onednn][softmax]") {
+  for (sy_dtype dtype : kFloatDtypes) {
+    for (int axis : {0, 2}) {
+      DYNAMIC_SECTION(dtype_name(dtype) << " axis " << axis) {
+        const Shape shape = {6, 5, 130};
+        for (sy_op op : {SY_OP_SOFTMAX, SY_OP_LOG_SOFTMAX}) {
+          OpCase forward = conformance::make_op_case(op, {random(dtype, shape, 1, -3, 3)},
+                                                     {spread(conformance::zeros(dtype, shape))});
+          forward.params.softmax.axis = axis;
+          check_against_reference(forward, dtype);
+        }
+        HostTensor y = random(dtype, shape, 2, 0.01, 0.2);
+        for (sy_op op : {SY_OP_SOFTMAX_BACKWARD, SY_OP_LOG_SOFTMAX_BACKWARD}) {
+          HostTensor saved = op == SY_OP_LOG_SOFTMAX_BACKWARD ? random(dtype, shape, 2, -4, -1) : y;
+          OpCase backward = conformance::make_op_case(op, {spread(random(dtype, shape, 3)), saved},
+                                                      {conformance::zeros(dtype, shape)});
+          backward.params.softmax.axis = axis;
+          check_against_reference(backward, dtype);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("onednn cross-entropy and its gradient match the reference", "[onednn][loss]") {
+  for (sy_dtype dtype : kFloatDtypes) {
+    for (uint32_t reduction : {0u, 1u}) {
+      DYNAMIC_SECTION(dtype_name(dtype) << " reduction " << reduction) {
+        conformance::Generator gen(7);
+        HostTensor labels = conformance::random_integers(gen, SY_DTYPE_I64, {40}, 0, 9);
+        HostTensor logits = spread(random(dtype, {40, 10}, 8, -4, 4));
+        OpCase forward = conformance::make_op_case(SY_OP_CROSS_ENTROPY, {logits, labels},
+                                                   {conformance::zeros(dtype, {})});
+        forward.params.cross_entropy.reduction = reduction;
+        check_against_reference(forward, dtype);
+        OpCase backward = conformance::make_op_case(
+            SY_OP_CROSS_ENTROPY_BACKWARD,
+            {logits, labels, conformance::tensor_from_values(dtype, {}, {0.75})},
+            {conformance::zeros(dtype, {40, 10})});
+        backward.params.cross_entropy.reduction = reduction;
+        check_against_reference(backward, dtype);
+      }
+    }
+  }
+  // Enough logits for the oneDNN softmax path.
+  for (sy_dtype dtype : kFloatDtypes) {
+    conformance::Generator gen(9);
+    HostTensor labels = conformance::random_integers(gen, SY_DTYPE_I32, {300}, 0, 99);
+    HostTensor logits = random(dtype, {300, 100}, 10, -5, 5);
+    OpCase forward = conformance::make_op_case(SY_OP_CROSS_ENTROPY, {logits, labels},
+                                               {conformance::zeros(dtype, {})});
+    check_against_reference(forward, dtype);
+    OpCase backward = conformance::make_op_case(
+        SY_OP_CROSS_ENTROPY_BACKWARD,
+        {logits, labels, conformance::tensor_from_values(dtype, {}, {1.5})},
+        {spread(conformance::zeros(dtype, {300, 100}))});
+    check_against_reference(backward, dtype);
+  }
+  OpCase bad = conformance::make_op_case(
+      SY_OP_CROSS_ENTROPY,
+      {random(SY_DTYPE_F32, {2, 3}, 1), conformance::tensor_from_values(SY_DTYPE_I32, {2}, {0, 3})},
+      {conformance::zeros(SY_DTYPE_F32, {})});
+  Status status = run_onednn(bad);
+  CHECK(status.code() == StatusCode::kInvalidArgument);
+  CHECK(status.message().find("label 3 in row 1") != std::string::npos);
+}
+
+// Distinct values k / 4 (exact in every float dtype up to |k| = 256) in shuffled order: pooling
+// windows have no tied maxima.
+HostTensor distinct_values(sy_dtype dtype, const Shape& shape, uint64_t seed) {
+  const int64_t count = conformance::shape_element_count(shape);
+  std::vector<double> values;
+  for (int64_t k = 0; k < count; ++k) values.push_back(static_cast<double>(k - count / 2) / 4.0);
+  conformance::Generator gen(seed);
+  for (int64_t i = count - 1; i > 0; --i) std::swap(values[i], values[gen.integer(0, i)]);
+  return conformance::tensor_from_values(dtype, shape, values);
+}
+
+sy_conv2d_params conv_params(int stride, int pad, int dilation, bool bias) {
+  sy_conv2d_params p{};
+  p.stride_h = p.stride_w = stride;
+  p.pad_h = p.pad_w = pad;
+  p.dilation_h = p.dilation_w = dilation;
+  p.has_bias = bias;
+  return p;
+}
+
+TEST_CASE("onednn convolution forward and backward match the reference", "[onednn][conv]") {
+  struct Variant {
+    int stride, pad, dilation;
+    bool bias;
+  };
+  for (sy_dtype dtype : kFloatDtypes) {
+    for (const Variant& v :
+         {Variant{1, 1, 1, true}, Variant{2, 0, 1, false}, Variant{1, 2, 2, true}}) {
+      DYNAMIC_SECTION(dtype_name(dtype)
+                      << " stride " << v.stride << " pad " << v.pad << " dilation " << v.dilation) {
+        const Shape x_shape = {3, 4, 11, 10};
+        const Shape w_shape = {8, 4, 3, 3};
+        const int64_t oh = (11 + 2 * v.pad - v.dilation * 2 - 1) / v.stride + 1;
+        const int64_t ow = (10 + 2 * v.pad - v.dilation * 2 - 1) / v.stride + 1;
+        const Shape y_shape = {3, 8, oh, ow};
+        std::vector<HostTensor> inputs = {spread(random(dtype, x_shape, 1)),
+                                          random(dtype, w_shape, 2)};
+        if (v.bias) inputs.push_back(random(dtype, {8}, 3));
+        OpCase forward =
+            conformance::make_op_case(SY_OP_CONV2D, inputs, {conformance::zeros(dtype, y_shape)});
+        forward.params.conv2d = conv_params(v.stride, v.pad, v.dilation, v.bias);
+        check_against_reference(forward, dtype);
+
+        OpCase data = conformance::make_op_case(
+            SY_OP_CONV2D_BACKWARD_DATA, {random(dtype, y_shape, 4), random(dtype, w_shape, 2)},
+            {spread(conformance::zeros(dtype, x_shape))});
+        data.params.conv2d = conv_params(v.stride, v.pad, v.dilation, v.bias);
+        check_against_reference(data, dtype);
+
+        std::vector<HostTensor> grads = {conformance::zeros(dtype, w_shape)};
+        if (v.bias) grads.push_back(conformance::zeros(dtype, {8}));
+        OpCase weight = conformance::make_op_case(
+            SY_OP_CONV2D_BACKWARD_WEIGHT, {random(dtype, y_shape, 4), random(dtype, x_shape, 1)},
+            grads);
+        weight.params.conv2d = conv_params(v.stride, v.pad, v.dilation, v.bias);
+        check_against_reference(weight, dtype);
+      }
+    }
+  }
+}
+
+TEST_CASE("onednn pooling forward and backward match the reference", "[onednn][pool]") {
+  for (sy_dtype dtype : kFloatDtypes) {
+    for (int variant = 0; variant < 3; ++variant) {
+      DYNAMIC_SECTION(dtype_name(dtype) << " variant " << variant) {
+        sy_pool2d_params p{};
+        p.kernel_h = p.kernel_w = variant == 2 ? 3 : 2;
+        p.stride_h = p.stride_w = variant == 1 ? 1 : 2;
+        p.pad_h = p.pad_w = variant == 2 ? 1 : 0;
+        p.count_include_pad = variant == 2;
+        const Shape x_shape = {2, 3, 9, 8};
+        const int64_t oh = (9 + 2 * p.pad_h - p.kernel_h) / p.stride_h + 1;
+        const int64_t ow = (8 + 2 * p.pad_w - p.kernel_w) / p.stride_w + 1;
+        const Shape y_shape = {2, 3, oh, ow};
+        HostTensor x = spread(distinct_values(dtype, x_shape, 5));
+        for (sy_op op : {SY_OP_MAX_POOL2D, SY_OP_AVG_POOL2D}) {
+          OpCase forward = conformance::make_op_case(op, {x}, {conformance::zeros(dtype, y_shape)});
+          forward.params.pool2d = p;
+          check_against_reference(forward, dtype);
+        }
+        OpCase max_backward =
+            conformance::make_op_case(SY_OP_MAX_POOL2D_BACKWARD, {random(dtype, y_shape, 6), x},
+                                      {spread(conformance::zeros(dtype, x_shape))});
+        max_backward.params.pool2d = p;
+        // Overlapping windows (kernel > stride) accumulate in an unspecified order.
+        const double overlap_tolerance =
+            dtype == SY_DTYPE_F32 ? 1e-12 : (dtype == SY_DTYPE_F16 ? 1e-6 : 1e-5);
+        check_against_reference(max_backward, dtype,
+                                p.kernel_h > p.stride_h ? overlap_tolerance : -1.0);
+        OpCase avg_backward =
+            conformance::make_op_case(SY_OP_AVG_POOL2D_BACKWARD, {random(dtype, y_shape, 6)},
+                                      {conformance::zeros(dtype, x_shape)});
+        avg_backward.params.pool2d = p;
+        check_against_reference(avg_backward, dtype);
+      }
+    }
+  }
+}
+
+TEST_CASE("onednn layer norm forward and backward match the reference", "[onednn][layer_norm]") {
+  for (sy_dtype dtype : kFloatDtypes) {
+    for (uint32_t rank : {1u, 2u}) {
+      DYNAMIC_SECTION(dtype_name(dtype) << " normalized_rank " << rank) {
+        const Shape x_shape = {5, 6, 40};
+        const Shape d_shape = rank == 1 ? Shape{40} : Shape{6, 40};
+        const Shape l_shape = rank == 1 ? Shape{5, 6} : Shape{5};
+        HostTensor x = spread(random(dtype, x_shape, 1, -2, 3));
+        OpCase forward = conformance::make_op_case(
+            SY_OP_LAYER_NORM, {x, random(dtype, d_shape, 2), random(dtype, d_shape, 3)},
+            {conformance::zeros(dtype, x_shape), conformance::zeros(SY_DTYPE_F32, l_shape),
+             conformance::zeros(SY_DTYPE_F32, l_shape)});
+        forward.params.layer_norm.normalized_rank = rank;
+        forward.params.layer_norm.epsilon = 1e-5;
+        check_against_reference(forward, dtype);
+
+        auto stats = conformance::execute_case(reference(), forward);
+        REQUIRE(stats.ok());
+        OpCase backward = conformance::make_op_case(
+            SY_OP_LAYER_NORM_BACKWARD,
+            {random(dtype, x_shape, 4), x, (*stats)[1], (*stats)[2], random(dtype, d_shape, 2)},
+            {spread(conformance::zeros(dtype, x_shape)), conformance::zeros(dtype, d_shape),
+             conformance::zeros(dtype, d_shape)});
+        backward.params.layer_norm.normalized_rank = rank;
+        backward.params.layer_norm.epsilon = 1e-5;
+        check_against_reference(backward, dtype);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace switchyard::onednn_test
+
+namespace switchyard::onednn_test {
+namespace {
+
+TEST_CASE("onednn convolution over empty sums writes bias or zeros", "[onednn][conv]") {
+  // C = 0: y is the bias everywhere.
+  OpCase forward = conformance::make_op_case(
+      SY_OP_CONV2D,
+      {conformance::zeros(SY_DTYPE_F32, {2, 0, 5, 5}),
+       conformance::zeros(SY_DTYPE_F32, {3, 0, 3, 3}), random(SY_DTYPE_F32, {3}, 1)},
+      {random(SY_DTYPE_F32, {2, 3, 3, 3}, 2)});
+  forward.params.conv2d = conv_params(1, 0, 1, true);
+  check_against_reference(forward, SY_DTYPE_F32);
+  // N = 0: the weight and bias gradients are zero, not left as they were.
+  OpCase weight = conformance::make_op_case(
+      SY_OP_CONV2D_BACKWARD_WEIGHT,
+      {conformance::zeros(SY_DTYPE_F32, {0, 3, 3, 3}),
+       conformance::zeros(SY_DTYPE_F32, {0, 2, 5, 5})},
+      {random(SY_DTYPE_F32, {3, 2, 3, 3}, 3), random(SY_DTYPE_F32, {3}, 4)});
+  weight.params.conv2d = conv_params(1, 0, 1, true);
+  check_against_reference(weight, SY_DTYPE_F32);
+}
+
+}  // namespace
+}  // namespace switchyard::onednn_test

@@ -1,0 +1,155 @@
+// Helpers for the onednn plugin's tests: the onednn and reference devices, tensors in unusual
+// layouts, and one call that runs an op on both devices and compares every result.
+//
+// Cases are conformance::OpCase values, so inputs reach both devices byte for byte identical
+// (same strides, same offsets) and results are judged with the conformance suite's NMSE.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "conformance/cases.h"
+#include "conformance/compare.h"
+#include "conformance/dtype_codec.h"
+#include "conformance/execute.h"
+#include "conformance/host_tensor.h"
+#include "conformance/value_gen.h"
+#include "switchyard/device.h"
+#include "switchyard/plugin.h"
+#include "test_support.h"
+
+namespace switchyard::onednn_test {
+
+using conformance::HostTensor;
+using conformance::OpCase;
+using Shape = std::vector<int64_t>;
+
+inline std::shared_ptr<const Plugin> onednn_plugin() {
+  static std::shared_ptr<const Plugin> plugin =
+      value_or_throw(Plugin::load(testing::plugin_file("onednn")));
+  return plugin;
+}
+
+// A fresh onednn device with the given options.
+inline Result<std::shared_ptr<Device>> make_onednn(const OptionList& options) {
+  return Device::create(onednn_plugin(), 0, options);
+}
+
+// The shared onednn device (2 threads, so that the threaded paths run) and reference device.
+inline Device& onednn() {
+  static std::shared_ptr<Device> device = value_or_throw(make_onednn({{"threads", "2"}}));
+  return *device;
+}
+inline Device& reference() {
+  static std::shared_ptr<Device> device = testing::reference_device();
+  return *device;
+}
+
+inline sy_op_params zero_params() {
+  sy_op_params params;
+  std::memset(&params, 0, sizeof(params));
+  return params;
+}
+
+// Deterministic uniform values in [low, high), rounded to the dtype.
+inline HostTensor random(sy_dtype dtype, const Shape& shape, uint64_t seed, double low = -1.0,
+                         double high = 1.0) {
+  conformance::Generator gen(seed);
+  return conformance::random_tensor(gen, dtype, shape, low, high);
+}
+
+// The same logical values stored every other element with a leading gap: a strided view whose
+// storage also holds values the op must neither read nor overwrite.
+inline HostTensor spread(const HostTensor& dense) {
+  HostTensor spread = dense;
+  spread.offset_elements = 3;
+  spread.strides.assign(dense.shape.size(), 0);
+  int64_t stride = 2;
+  for (size_t d = dense.shape.size(); d-- > 0;) {
+    spread.strides[d] = stride;
+    stride *= std::max<int64_t>(dense.shape[d], 1) + 1;
+  }
+  // A filler the dtype represents exactly, so that an untouched gap reads back unchanged.
+  const double filler = conformance::round_to_dtype(7.375, dense.dtype);
+  spread.storage.assign(static_cast<size_t>(std::max<int64_t>(spread.storage_extent(), 1)), filler);
+  const std::vector<double> values = dense.logical_values();
+  const std::vector<int64_t> offsets = spread.logical_offsets();
+  for (size_t i = 0; i < offsets.size(); ++i)
+    spread.storage[static_cast<size_t>(offsets[i])] = values[i];
+  return spread;
+}
+
+// The transpose of the last two axes of `dense`, as a view over storage laid out for the
+// original: values are those of the transposed matrix, strides are swapped.
+inline HostTensor transposed_view(const HostTensor& dense) {
+  HostTensor view = dense;
+  const size_t r = dense.shape.size();
+  std::swap(view.shape[r - 1], view.shape[r - 2]);
+  std::swap(view.strides[r - 1], view.strides[r - 2]);
+  return view;
+}
+
+// `tensor` read with stride 0 along `axis` (whose size becomes `size`).
+inline HostTensor expanded(HostTensor tensor, size_t axis, int64_t size) {
+  tensor.shape[axis] = size;
+  tensor.strides[axis] = 0;
+  return tensor;
+}
+
+// Runs `op_case` on both devices and checks each output (and updated input) within `tolerance`
+// (negative: the op's tolerance from docs/ops.md for `dtype`).
+inline void check_against_reference(const OpCase& op_case, sy_dtype dtype,
+                                    double tolerance = -1.0) {
+  const double limit =
+      tolerance >= 0.0 ? tolerance : conformance::default_tolerance(op_case.op, dtype);
+  auto target = conformance::execute_case(onednn(), op_case);
+  auto expected = conformance::execute_case(reference(), op_case);
+  INFO("onednn: " << target.status().to_string());
+  REQUIRE(target.ok());
+  INFO("reference: " << expected.status().to_string());
+  REQUIRE(expected.ok());
+  REQUIRE(target->size() == expected->size());
+  for (size_t i = 0; i < target->size(); ++i) {
+    conformance::Comparison comparison =
+        conformance::compare_tensors((*target)[i], (*expected)[i], limit);
+    INFO("result " << i << ": nmse " << comparison.nmse << " (limit " << limit << ") "
+                   << comparison.problem);
+    CHECK(comparison.within_tolerance);
+    const HostTensor& before =
+        i < op_case.outputs.size()
+            ? op_case.outputs[i]
+            : op_case.inputs[op_case.updated_inputs[i - op_case.outputs.size()]];
+    conformance::Comparison outside =
+        conformance::check_outside_view_unchanged(before, (*target)[i]);
+    INFO("outside the view: " << outside.problem);
+    CHECK(outside.within_tolerance);
+  }
+}
+
+// Runs `op_case` on the onednn device only and returns the status.
+inline Status run_onednn(const OpCase& op_case) {
+  return conformance::execute_case(onednn(), op_case).status();
+}
+
+inline const char* dtype_name(sy_dtype dtype) {
+  switch (dtype) {
+    case SY_DTYPE_F32:
+      return "f32";
+    case SY_DTYPE_F16:
+      return "f16";
+    case SY_DTYPE_BF16:
+      return "bf16";
+    case SY_DTYPE_I32:
+      return "i32";
+    default:
+      return "i64";
+  }
+}
+
+inline constexpr sy_dtype kFloatDtypes[] = {SY_DTYPE_F32, SY_DTYPE_BF16, SY_DTYPE_F16};
+
+}  // namespace switchyard::onednn_test
