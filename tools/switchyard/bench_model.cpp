@@ -113,6 +113,7 @@ std::vector<double> time_inference(Sequential& network, const Tensor& input, Que
   for (int i = 0; i < warmup; ++i) throw_if_error(forward());
   throw_if_error(queue.finish());
   if (profiler == nullptr) return value_or_throw(time_repeated(forward, queue, 0, repetitions));
+  profiler->clear();  // the profile's wall time starts here, after the warm-up
   ProfileScope scope(*profiler);
   return value_or_throw(time_repeated(forward, queue, 0, repetitions));
 }
@@ -185,8 +186,9 @@ int run_model_bench(const po::variables_map& values, const Config& config) {
 
 int model_bench(const Args& args) {
   po::options_description options("options");
-  options.add_options()("config", po::value<std::string>()->required(), "model YAML file")(
-      "batch-size", po::value<int64_t>()->required(), "samples per batch")(
+  // Checked below rather than marked required(), so that --help works without them.
+  options.add_options()("config", po::value<std::string>(), "model YAML file")(
+      "batch-size", po::value<int64_t>(), "samples per batch (required)")(
       "repetitions", po::value<int>()->default_value(20), "timed batches")(
       "warmup", po::value<int>()->default_value(3), "untimed batches first")(
       "set", po::value<std::vector<std::string>>()->composing(), "override: key=value")(
@@ -196,6 +198,11 @@ int model_bench(const Args& args) {
   positional.add("config", 1);
   po::variables_map values;
   if (auto exit = parse_args(args, kUsage, options, values, &positional)) return *exit;
+  if (values.count("config") == 0 || values.count("batch-size") == 0) {
+    std::cerr << "switchyard: bench model needs a CONFIG file and --batch-size N\n\n"
+              << kUsage << "\n";
+    return kExitUsage;
+  }
   std::vector<std::string> overrides;
   if (values.count("set") != 0) overrides = values["set"].as<std::vector<std::string>>();
   auto config = load_config(values, overrides);

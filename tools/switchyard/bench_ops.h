@@ -18,5 +18,6 @@ double median_of(std::vector<double> values);
 int op_bench(const Args& args);     // bench_op.cpp
 int train_bench(const Args& args);  // bench_train.cpp
 int model_bench(const Args& args);  // bench_model.cpp
+int step_bench(const Args& args);   // bench_step.cpp
 
 }  // namespace switchyard::cli

@@ -15,14 +15,15 @@ std::optional<int> parse_args(const Args& args, const std::string& usage,
     auto parser = po::command_line_parser(args).options(all);
     if (positional != nullptr) parser.positional(*positional);
     po::store(parser.run(), values);
+    // --help before notify(): a command with required options must still explain itself.
+    if (values.count("help") != 0) {
+      std::cout << usage << "\n" << all;
+      return kExitOk;
+    }
     po::notify(values);
   } catch (const po::error& e) {
     std::cerr << "switchyard: " << e.what() << "\n\n" << usage << "\n" << all;
     return kExitUsage;
-  }
-  if (values.count("help") != 0) {
-    std::cout << usage << "\n" << all;
-    return kExitOk;
   }
   return std::nullopt;
 }

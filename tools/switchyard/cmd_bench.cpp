@@ -157,6 +157,7 @@ int bench_command(const Args& args) {
   if (args[0] == "op") return op_bench(rest);
   if (args[0] == "train") return train_bench(rest);
   if (args[0] == "model") return model_bench(rest);
+  if (args[0] == "step") return step_bench(rest);
   std::cerr << "switchyard: unknown benchmark '" << args[0] << "'\n" << usage << "\n";
   return kExitUsage;
 }

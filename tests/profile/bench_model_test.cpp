@@ -1,0 +1,106 @@
+// `switchyard bench model`: latency of a configuration's model on synthetic batches, as JSON, and
+// the trace its --profile option writes.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "profile/json_reader.h"
+#include "test_support.h"
+
+using switchyard::testing::cli;
+using switchyard::testing::JsonReader;
+using switchyard::testing::JsonValue;
+using switchyard::testing::run_command;
+
+namespace {
+
+std::filesystem::path temp_folder() {
+  const auto folder = std::filesystem::temp_directory_path() /
+                      ("switchyard-bench-model-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(folder);
+  return folder;
+}
+
+// A digits MLP; the predict section names a checkpoint that does not exist, so the weights are
+// freshly initialised.
+std::filesystem::path write_config(const std::filesystem::path& folder) {
+  const auto path = folder / "mlp.yaml";
+  std::ofstream(path) << "seed: 3\n"
+                         "data: {dataset: digits, scale: divide, divisor: 16}\n"
+                         "model:\n"
+                         "  layers:\n"
+                         "    - {type: linear, out_features: 32}\n"
+                         "    - {type: relu}\n"
+                         "    - {type: linear, out_features: 10}\n"
+                         "predict: {checkpoint: missing.ckpt}\n";
+  return path;
+}
+
+// The environment the CLI needs to find the repository's data and this build's plugins only.
+std::string environment() {
+  return std::string("SWITCHYARD_DATA_DIR=") + SWITCHYARD_SOURCE_DIR +
+         "/data SWITCHYARD_BACKENDS=reference SWITCHYARD_PLUGIN_PATH=" +
+         SWITCHYARD_TEST_PLUGIN_DIR + " ";
+}
+
+JsonValue read_json_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return JsonReader(text.str()).parse();
+}
+
+}  // namespace
+
+TEST_CASE("bench model reports latency per batch and writes a trace", "[profile][cli]") {
+  const auto folder = temp_folder();
+  const auto config = write_config(folder);
+  const auto trace = folder / "trace.json";
+  // stderr (the profile summary, with --json) is dropped so stdout is the JSON object alone.
+  const auto result = run_command("(" + environment() + cli() + " bench model " + config.string() +
+                                  " --batch-size 16 --repetitions 3 --warmup 1 --json --profile " +
+                                  trace.string() + " 2>/dev/null)");
+  INFO(result.output);
+  REQUIRE(result.exit_code == 0);
+  const JsonValue report = JsonReader(result.output).parse();
+  CHECK(report.at("bench").text == "model");
+  CHECK(report.at("device").text == "reference:0");
+  CHECK(report.at("weights").text == "random");
+  CHECK(report.at("batch_size").number == 16);
+  CHECK(report.at("repetitions").number == 3);
+  const double median_ms = report.at("median_ms").number;
+  REQUIRE(median_ms > 0);
+  CHECK(report.at("min_ms").number <= median_ms);
+  CHECK(report.at("samples_per_second").number == Approx(16 / (median_ms / 1e3)).epsilon(1e-3));
+
+  const JsonValue events = read_json_file(trace).at("traceEvents");
+  int forward_spans = 0;
+  std::vector<std::string> matmul_inputs;
+  for (const JsonValue& e : events.items) {
+    if (e.at("ph").text != "X") continue;
+    if (e.at("cat").text == "span" && e.at("name").text == "forward") ++forward_spans;
+    if (e.at("cat").text == "op" && e.at("name").text == "matmul") {
+      matmul_inputs.push_back(e.at("args").at("input_shapes").items[0].text);
+    }
+  }
+  CHECK(forward_spans == 3);  // the timed repetitions only, not the warm-up
+  // Two linear layers per pass: 64 digit features in, then 32 hidden units.
+  CHECK(matmul_inputs == std::vector<std::string>{"[16, 64]", "[16, 32]", "[16, 64]", "[16, 32]",
+                                                  "[16, 64]", "[16, 32]"});
+  std::filesystem::remove_all(folder);
+}
+
+TEST_CASE("bench model without --batch-size is a usage error", "[profile][cli]") {
+  const auto folder = temp_folder();
+  const auto result =
+      run_command(environment() + cli() + " bench model " + write_config(folder).string());
+  INFO(result.output);
+  CHECK(result.exit_code == 2);
+  CHECK(result.output.find("batch-size") != std::string::npos);
+  std::filesystem::remove_all(folder);
+}

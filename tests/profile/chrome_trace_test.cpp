@@ -1,0 +1,190 @@
+// The Chrome trace file: strict JSON whatever the span names hold, the fields Perfetto and
+// chrome://tracing need on every event, one event per op, and a device track where device time
+// was measured.
+#include <unistd.h>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "profile/json_reader.h"
+#include "profile/profile_test_support.h"
+#include "switchyard/ops.h"
+#include "switchyard/profile.h"
+#include "switchyard/tensor.h"
+
+using namespace switchyard;
+using switchyard::testing::JsonReader;
+using switchyard::testing::JsonValue;
+using switchyard::testing::profile_device;
+using Kind = JsonValue::Kind;
+
+namespace {
+
+std::filesystem::path temp_path(const std::string& name) {
+  return std::filesystem::temp_directory_path() /
+         ("switchyard-profile-test-" + std::to_string(::getpid())) / name;
+}
+
+JsonValue read_json(const std::filesystem::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::stringstream text;
+  text << file.rdbuf();
+  return JsonReader(text.str()).parse();
+}
+
+bool is_kind(const JsonValue& object, const std::string& key, Kind kind) {
+  return object.has(key) && object.at(key).kind == kind;
+}
+
+// Checks the fields every viewer needs and returns the events of category `category`.
+std::vector<const JsonValue*> check_events(const JsonValue& events, const std::string& category) {
+  std::vector<const JsonValue*> found;
+  for (const JsonValue& e : events.items) {
+    REQUIRE(e.kind == Kind::kObject);
+    REQUIRE(is_kind(e, "ph", Kind::kString));
+    REQUIRE(is_kind(e, "name", Kind::kString));
+    REQUIRE(is_kind(e, "pid", Kind::kNumber));
+    REQUIRE(is_kind(e, "tid", Kind::kNumber));
+    REQUIRE(is_kind(e, "args", Kind::kObject));
+    const std::string& ph = e.at("ph").text;
+    REQUIRE((ph == "X" || ph == "M"));
+    if (ph == "M") {
+      CHECK(is_kind(e.at("args"), "name", Kind::kString));
+      continue;
+    }
+    REQUIRE(is_kind(e, "ts", Kind::kNumber));
+    REQUIRE(is_kind(e, "dur", Kind::kNumber));
+    REQUIRE(is_kind(e, "cat", Kind::kString));
+    CHECK(e.at("ts").number >= 0);
+    CHECK(e.at("dur").number >= 0);
+    if (e.at("cat").text == category) found.push_back(&e);
+  }
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("the trace file is strict JSON with one complete event per op", "[profile][trace]") {
+  const auto& device = profile_device();
+  const Tensor a = Tensor::from_host({1, 2, 3, 4, 5, 6}, {2, 3}, device);
+  const Tensor w = Tensor::from_host(std::vector<float>(12, 0.5f), {3, 4}, device);
+  const std::string nasty =
+      "quote \" backslash \\ newline \n tab \t bell \x07 bad \xff utf8 \xc3\xa9";
+  Profiler profiler;
+  {
+    ProfileScope scope(profiler);
+    auto span = profile_span(nasty);
+    const Tensor m = matmul(a, w);
+    const Tensor r = relu(m);
+  }
+  const std::filesystem::path path = temp_path("trace.json");
+  const Status status = profiler.write_chrome_trace(path);
+  REQUIRE(status.ok());
+  // Written through a temporary file that is gone afterwards.
+  for (const auto& entry : std::filesystem::directory_iterator(path.parent_path())) {
+    CHECK(entry.path().filename() == "trace.json");
+  }
+  const JsonValue trace = read_json(path);
+  REQUIRE(trace.kind == Kind::kObject);
+  REQUIRE(is_kind(trace, "displayTimeUnit", Kind::kString));
+  CHECK(trace.at("displayTimeUnit").text == "ms");
+  REQUIRE(is_kind(trace, "traceEvents", Kind::kArray));
+  const JsonValue& events = trace.at("traceEvents");
+
+  const auto ops = check_events(events, "op");
+  REQUIRE(ops.size() == 2);
+  CHECK(ops[0]->at("name").text == "matmul");
+  CHECK(ops[1]->at("name").text == "relu");
+  const JsonValue& args = ops[0]->at("args");
+  REQUIRE(is_kind(args, "input_shapes", Kind::kArray));
+  REQUIRE(args.at("input_shapes").items.size() == 2);
+  CHECK(args.at("input_shapes").items[0].text == "[2, 3]");
+  CHECK(args.at("input_shapes").items[1].text == "[3, 4]");
+  REQUIRE(args.at("output_shapes").items.size() == 1);
+  CHECK(args.at("output_shapes").items[0].text == "[2, 4]");
+  CHECK(args.at("input_dtypes").items[0].text == "f32");
+  CHECK(args.at("output_dtypes").items[0].text == "f32");
+  CHECK(args.at("backend").text == "reference");
+  CHECK(args.at("device").text == "reference:0");
+  REQUIRE(is_kind(args, "device_time_us", Kind::kNumber));
+  REQUIRE(is_kind(args, "fallback", Kind::kBool));
+  CHECK_FALSE(args.at("fallback").boolean);
+  CHECK(ops[0]->at("pid").number == 1);
+
+  const auto spans = check_events(events, "span");
+  REQUIRE(spans.size() == 1);
+  // The invalid byte became U+FFFD; everything else came back exactly.
+  CHECK(spans[0]->at("name").text ==
+        "quote \" backslash \\ newline \n tab \t bell \x07 bad \xef\xbf\xbd utf8 \xc3\xa9");
+  CHECK(spans[0]->at("ts").number <= ops[0]->at("ts").number);
+
+  bool host_named = false;
+  for (const JsonValue& e : events.items) {
+    if (e.at("ph").text == "M" && e.at("name").text == "process_name") {
+      host_named = host_named || e.at("args").at("name").text == "switchyard host";
+    }
+  }
+  CHECK(host_named);
+  CHECK(check_events(events, "device").empty());  // no measured device time on the reference
+  std::filesystem::remove_all(path.parent_path());
+}
+
+TEST_CASE("measured device time gets its own track in the trace", "[profile][trace]") {
+  const Tensor x = Tensor::from_host({1, 2, 3, 4}, {4}, profile_device());
+  ProfilerOptions options;
+  options.device_timing = DeviceTiming::kAnyEvents;
+  Profiler profiler(options);
+  {
+    ProfileScope scope(profiler);
+    for (int i = 0; i < 4; ++i) (void)exp(x);
+  }
+  const std::filesystem::path path = temp_path("device.json");
+  REQUIRE(profiler.write_chrome_trace(path).ok());
+  const JsonValue trace = read_json(path);
+  const JsonValue& events = trace.at("traceEvents");
+  const auto host_ops = check_events(events, "op");
+  const auto device_ops = check_events(events, "device");
+  REQUIRE(host_ops.size() == 4);
+  REQUIRE(device_ops.size() == 4);
+  for (size_t i = 0; i < device_ops.size(); ++i) {
+    CHECK(device_ops[i]->at("name").text == "exp");
+    CHECK(device_ops[i]->at("pid").number != 1);
+    CHECK(host_ops[i]->at("args").at("device_time_measured").boolean);
+  }
+  bool device_named = false;
+  for (const JsonValue& e : events.items) {
+    if (e.at("ph").text == "M" && e.at("pid").number == device_ops[0]->at("pid").number) {
+      device_named =
+          device_named || e.at("args").at("name").text.rfind("device reference:0", 0) == 0;
+    }
+  }
+  CHECK(device_named);
+  std::filesystem::remove_all(path.parent_path());
+}
+
+TEST_CASE("a trace that cannot be written is an error naming the path", "[profile][trace]") {
+  Profiler profiler;
+  const Status status = profiler.write_chrome_trace("/proc/switchyard-no-such-dir/trace.json");
+  REQUIRE_FALSE(status.ok());
+  CHECK(status.message().find("/proc/switchyard-no-such-dir") != std::string::npos);
+}
+
+TEST_CASE("the JSON reader rejects what strict parsers reject", "[profile][json]") {
+  const char* const bad[] = {
+      "{\"a\": 1,}",      "[1, 2,]",
+      "{\"a\": NaN}",     "{\"a\": 01}",
+      "\"tab\tinside\"",  "\"bad \\x escape\"",
+      "{\"a\": 1} extra", "{\"a\": 1, \"a\": 2}",
+      "\"\xff\"",         "[1.]",
+      "{a: 1}",           "",
+  };
+  for (const char* text : bad) {
+    INFO(text);
+    CHECK_THROWS(JsonReader(text).parse());
+  }
+  const JsonValue ok = JsonReader("{\"a\": [1, -2.5e3, true, null, \"\\u00e9\\n\"]}").parse();
+  REQUIRE(ok.at("a").items.size() == 5);
+  CHECK(ok.at("a").items[1].number == -2500);
+  CHECK(ok.at("a").items[4].text == "\xc3\xa9\n");
+}
