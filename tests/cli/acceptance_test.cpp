@@ -48,7 +48,7 @@ void train_and_check(const std::string& backend, const Run& run) {
   std::remove(metrics.c_str());
   const std::string command = "SWITCHYARD_BACKENDS=" + backend + " SWITCHYARD_FALLBACK=error " +
                               cli() + " run " + SWITCHYARD_SOURCE_DIR "/configs/" + run.config +
-                              " --set train.checkpoint=\"\" --set train.progress=none --metrics " +
+                              " --set train.checkpoint=none --set train.progress=none --metrics " +
                               metrics;
   auto result = run_command(command);
   INFO(command << "\n" << result.output);

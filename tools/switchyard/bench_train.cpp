@@ -21,7 +21,7 @@ int train_bench(const Args& args) {
                              options, values, &positional)) {
     return *exit;
   }
-  std::vector<std::string> overrides = {"train.progress=none", "train.checkpoint=\"\""};
+  std::vector<std::string> overrides = {"train.progress=none", "train.checkpoint=none"};
   if (values.count("set") != 0) {
     const auto& extra = values["set"].as<std::vector<std::string>>();
     overrides.insert(overrides.end(), extra.begin(), extra.end());

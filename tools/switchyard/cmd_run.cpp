@@ -8,22 +8,22 @@
 #include <iostream>
 #include <sstream>
 
-#include <boost/program_options/positional_options.hpp>
-
 #include "cli_common.h"
 #include "switchyard/dispatch.h"
 #include "switchyard/predict.h"
+#include "switchyard/profile.h"
 #include "switchyard/train.h"
 
 namespace switchyard::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: switchyard run CONFIG [--set key=value]... [--metrics FILE]\n\n"
+    "usage: switchyard run CONFIG [--set key=value]... [--metrics FILE] [--profile FILE]\n\n"
     "Runs the task the YAML file names (task: train | evaluate | predict) on the device it\n"
     "selects. --set overrides one key (dotted path, YAML value), e.g. --set train.epochs=5.\n"
     "Relative paths given with --set are relative to the current directory; those inside the\n"
-    "file are relative to the file's folder.";
+    "file are relative to the file's folder. --profile writes a Chrome trace of every op\n"
+    "(open it in https://ui.perfetto.dev) and prints a per-op summary.";
 
 // Keys whose values are paths: a relative path typed on the command line means the current
 // directory, not the YAML file's folder, so it is made absolute before the file sees it.
@@ -37,7 +37,8 @@ std::string absolutize_override(const std::string& override_text) {
   const std::string value = override_text.substr(equals + 1);
   const bool is_path_key =
       std::find(std::begin(kPathKeys), std::end(kPathKeys), key) != std::end(kPathKeys);
-  if (!is_path_key || value.empty() || value.front() == '"' || value.front() == '\'') {
+  if (!is_path_key || value.empty() || value == "none" || value.front() == '"' ||
+      value.front() == '\'') {
     return override_text;
   }
   const auto& names = builtin_dataset_names();
@@ -227,18 +228,47 @@ Result<TrainConfig> read_settings(const Config& config, const std::string& task)
   return train_config;
 }
 
+// ---- --profile FILE (switchyard/profile.h) ------------------------------------------------------
+// Records every op of the task under one span named after it; finish() prints the per-op summary
+// and writes the trace.
+class TaskProfile {
+ public:
+  TaskProfile(const std::string& path, const std::string& task) : path_(path) {
+    if (path_.empty()) return;
+    profiler_ = std::make_unique<Profiler>();
+    scope_ = std::make_unique<ProfileScope>(*profiler_);
+    span_ = profiler_->span(task);
+  }
+  void finish() {
+    if (profiler_ == nullptr) return;
+    span_.end();
+    scope_.reset();
+    std::cout << "profile:\n" << profiler_->summary_table();
+    throw_if_error(profiler_->write_chrome_trace(path_));
+    std::cout << "trace: " << path_ << "\n";
+  }
+
+ private:
+  std::string path_;
+  std::unique_ptr<Profiler> profiler_;
+  std::unique_ptr<ProfileScope> scope_;
+  ProfileSpan span_;
+};
+
 int run_task(const Config& config, const std::string& task, TrainConfig train_config,
-             const std::string& metrics_path) {
+             const std::string& metrics_path, const std::string& profile_path) {
   bool set_up = false;
   try {
     RunContext context{
         config, value_or_throw(open_run_device(config.runtime())), task, {}, &set_up};
     print_device(context.run);
+    TaskProfile profile(profile_path, task);
     if (task == "train") {
       run_training(context, std::move(train_config));
     } else {
       run_inference(context, train_config);
     }
+    profile.finish();
     if (!metrics_path.empty()) {
       throw_if_error(write_metrics(metrics_path, context.metrics));
       std::cout << "metrics: " << metrics_path << "\n";
@@ -286,7 +316,8 @@ int run_command(const Args& all_args) {
   options.add_options()("config", po::value<std::string>(), "YAML file")(
       "set", po::value<std::string>()->value_name("KEY=VALUE"),
       "override one key of the file (repeatable)")("metrics", po::value<std::string>(),
-                                                   "write the run's metrics as JSON to FILE");
+                                                   "write the run's metrics as JSON to FILE")(
+      "profile", po::value<std::string>(), "write a Chrome trace of every op to FILE");
   po::positional_options_description positional;
   positional.add("config", 1);
   po::variables_map values;
@@ -313,7 +344,9 @@ int run_command(const Args& all_args) {
   }
   const std::string metrics_path =
       values.count("metrics") != 0 ? values["metrics"].as<std::string>() : "";
-  return run_task(*config, *task, std::move(train_config).value(), metrics_path);
+  const std::string profile_path =
+      values.count("profile") != 0 ? values["profile"].as<std::string>() : "";
+  return run_task(*config, *task, std::move(train_config).value(), metrics_path, profile_path);
 }
 
 }  // namespace switchyard::cli

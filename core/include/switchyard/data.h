@@ -1,0 +1,105 @@
+// Data sets: labeled CSV files loaded into host memory, split, scaled and batched.
+//
+// Everything here is plain host code with no device in sight: the trainer copies each batch to the
+// selected device. Randomness (the split, the per-epoch order) comes from a counter-based generator
+// seeded by the YAML file, so the same seed gives the same split and order on every machine.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "switchyard/status.h"
+
+namespace switchyard {
+
+class ConfigNode;
+
+// A labeled data set in host memory. Ownership: a plain value; copying copies the samples.
+struct Dataset {
+  std::string name;  // "digits", or the file's path
+  int64_t sample_count = 0;
+  std::vector<int64_t> sample_shape;     // [features], or the image shape [C, H, W]
+  std::vector<float> features;           // row-major, sample_count x feature_count()
+  std::vector<int32_t> labels;           // 0 .. class_count()-1, one per sample
+  std::vector<std::string> class_names;  // from the file's header, else "0", "1", ...
+
+  int64_t feature_count() const;
+  int64_t class_count() const { return static_cast<int64_t>(class_names.size()); }
+  // The samples at `indices`, in that order (same names, shape and classes).
+  Dataset subset(const std::vector<int64_t>& indices) const;
+  // Changes sample_shape to `shape` (with the same element count), for conv nets.
+  Status reshape_samples(const std::vector<int64_t>& shape);
+};
+
+// Reads the "labeled" format (data/README.md): rows of features then the class; an optional first
+// line "count,features,classnames..." whose counts are checked; ".gz" files are decompressed.
+// Errors name the file, the line and the column.
+Result<Dataset> load_labeled_csv(const std::filesystem::path& path);
+
+// The shipped data sets' names: digits, iris, breast_cancer.
+const std::vector<std::string>& builtin_dataset_names();
+
+// Where the shipped data sets live: $SWITCHYARD_DATA_DIR, then data/ near the running executable,
+// then data/ in the working directory or one of its parents. NOT_FOUND lists every folder tried.
+Result<std::filesystem::path> builtin_dataset_path(const std::string& name);
+
+// A built-in name, or a CSV path (relative paths resolve against `base_dir`, the YAML's folder).
+Result<Dataset> load_dataset(const std::string& name_or_path,
+                             const std::filesystem::path& base_dir);
+
+enum class ScaleMode { kNone, kStandard, kMinMax, kDivide };
+Result<ScaleMode> parse_scale_mode(const std::string& text);
+const char* scale_mode_name(ScaleMode mode);
+
+// A per-feature affine map x' = (x - offset) * factor. It is fitted on the training split only, so
+// no statistic of the test split leaks into training, and stored in checkpoints so that inference
+// scales new data exactly as training did.
+struct FeatureScaler {
+  ScaleMode mode = ScaleMode::kNone;
+  std::vector<float> offset;  // one per feature; empty for kNone
+  std::vector<float> factor;
+
+  // `divisor` is used by kDivide only and must be non-zero.
+  static Result<FeatureScaler> fit(ScaleMode mode, double divisor, const Dataset& train);
+  // INVALID_ARGUMENT when the feature count differs from the fitted one.
+  Status apply(Dataset& data) const;
+};
+
+struct DataSplit {
+  Dataset train;
+  Dataset test;
+};
+
+// Puts round(test_fraction * n) samples into the test split, the same fraction from every class
+// (largest-remainder rounding), chosen by `seed`. Both splits keep the file's order.
+Result<DataSplit> stratified_split(const Dataset& data, double test_fraction, uint64_t seed);
+
+// The order of `count` samples in epoch `epoch`: a permutation that depends only on (seed, epoch),
+// so a resumed run sees the very batches an uninterrupted one would have seen.
+std::vector<int64_t> epoch_permutation(int64_t count, uint64_t seed, int64_t epoch);
+
+// The `data:` section of a configuration.
+struct DataSettings {
+  std::string dataset = "digits";  // built-in name or CSV path
+  std::string format = "labeled";
+  double test_fraction = 0.2;
+  ScaleMode scale = ScaleMode::kNone;
+  double divisor = 1.0;
+  uint64_t split_seed = 0;
+  std::vector<int64_t> image_shape;  // empty: flat features
+
+  // Reads the section (an absent node gives the defaults); errors carry the YAML location.
+  static Result<DataSettings> from_config(const ConfigNode& data_section);
+};
+
+// A data set ready for training: loaded, split, scaled (fitted on train) and reshaped.
+struct PreparedData {
+  DataSplit split;
+  FeatureScaler scaler;
+};
+Result<PreparedData> prepare_data(const DataSettings& settings,
+                                  const std::filesystem::path& base_dir);
+
+}  // namespace switchyard

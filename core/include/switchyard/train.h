@@ -1,0 +1,225 @@
+// Training: a model built from the YAML `model:` section, trained on a data set with the loss,
+// optimizer and schedule the file names, with checkpoints that resume exactly.
+//
+// Nothing here names a backend: the Trainer runs on whatever Device it is given (usually the one
+// open_run_device() selected from the configuration). Errors: functions returning Status/Result
+// never throw; Trainer's methods are the user-facing API and throw switchyard::Error.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "switchyard/checkpoint.h"
+#include "switchyard/config.h"
+#include "switchyard/data.h"
+#include "switchyard/device.h"
+#include "switchyard/init.h"
+#include "switchyard/nn.h"
+#include "switchyard/optim.h"
+#include "switchyard/status.h"
+
+namespace switchyard {
+
+// ---- Device setup
+// --------------------------------------------------------------------------------
+
+// The device a run uses, and what the selection had to say about it.
+struct RunDevice {
+  std::shared_ptr<Device> device;
+  std::shared_ptr<Device> fallback_device;  // where unsupported ops run (null: none available)
+  std::vector<std::string> warnings;        // fallbacks during selection, for the log
+};
+
+// Discovers plugins (SWITCHYARD_PLUGIN_PATH, plugin_paths, the default folders), selects a device
+// per the settings, and installs the fallback policy with a CPU fallback device (the reference
+// backend's) for ops the selected device lacks.
+Result<RunDevice> open_run_device(const RuntimeSettings& settings);
+
+// ---- Model
+// ---------------------------------------------------------------------------------------
+
+// One entry of `model.layers`, as read from the file.
+struct LayerSpec {
+  std::string type;          // linear, conv2d, maxpool2d, avgpool2d, dropout, layernorm, relu, ...
+  int64_t out_features = 0;  // linear
+  int64_t out_channels = 0;  // conv2d
+  int kernel_size = 0;       // conv2d, pools
+  int stride = 0;            // 0: 1 for conv2d, kernel_size for pools
+  int padding = 0;
+  int dilation = 1;
+  bool bias = true;
+  double p = 0.5;     // dropout
+  double eps = 1e-5;  // layernorm
+};
+
+struct ModelSpec {
+  std::vector<LayerSpec> layers;
+  InitScheme init = InitScheme::kKaimingUniform;
+
+  static Result<ModelSpec> from_config(const ConfigNode& model_section);
+};
+
+// A model built for a given input: the layers with their inferred sizes.
+struct BuiltModel {
+  std::shared_ptr<Sequential> network;
+  std::vector<Dropout*> dropouts;  // borrowed from `network`, for seeding per step
+  // A canonical one-line description: input shape, every layer, class count. Two models with the
+  // same text have the same parameters (names and shapes).
+  std::string architecture;
+  uint64_t fingerprint = 0;  // FNV-1a 64 of `architecture`
+};
+
+// Builds the layers of `spec` for samples of `sample_shape` ([features] or [C, H, W]); the first
+// Linear's in_features and the first Conv2d's in_channels come from the data, and a Flatten is put
+// where a Linear follows image-shaped activations. The last layer must produce `class_count`
+// outputs (INVALID_ARGUMENT naming the layer otherwise).
+Result<BuiltModel> build_model(const ModelSpec& spec, const std::vector<int64_t>& sample_shape,
+                               int64_t class_count, InitContext& init);
+
+// ---- Settings
+// ------------------------------------------------------------------------------------
+
+enum class LossKind { kCrossEntropy, kMse };
+enum class OptimizerKind { kSgd, kAdam, kAdamW };
+enum class ScheduleKind { kNone, kStep, kCosine };
+enum class ProgressMode { kAuto, kBar, kLog, kNone };
+
+struct OptimizerSettings {
+  OptimizerKind kind = OptimizerKind::kSgd;
+  double lr = 0.01;
+  double momentum = 0.0;
+  bool nesterov = false;
+  double weight_decay = 0.0;
+  bool weight_decay_given = false;  // AdamW's default (0.01) applies when the file gives none
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+};
+
+struct ScheduleSettings {
+  ScheduleKind kind = ScheduleKind::kNone;
+  int64_t step_size = 10;
+  double gamma = 0.1;
+  double min_lr = 0.0;
+};
+
+struct TrainSettings {
+  int64_t epochs = 10;
+  int64_t batch_size = 64;  // 0 = auto: the largest power of two up to 256 that fits in memory
+  int64_t gradient_accumulation_steps = 1;
+  std::filesystem::path checkpoint;  // empty (the file says "none" or nothing): no checkpoints
+  int64_t checkpoint_every = 1;
+  std::filesystem::path resume;  // empty: a fresh run
+  DType precision = DType::kF32;
+  int64_t empty_cache_interval = 0;
+  ProgressMode progress = ProgressMode::kAuto;
+};
+
+// Everything a training run reads from a configuration; relative paths resolved.
+struct TrainConfig {
+  DataSettings data;
+  ModelSpec model;
+  LossKind loss = LossKind::kCrossEntropy;
+  OptimizerSettings optimizer;
+  ScheduleSettings schedule;
+  TrainSettings train;
+  uint64_t seed = 0;
+  bool deterministic = false;
+  std::filesystem::path base_dir;  // the YAML file's folder
+
+  static Result<TrainConfig> from_config(const Config& config);
+};
+
+// ---- Metrics and callbacks ----------------------------------------------------------------------
+
+struct EpochMetrics {
+  int64_t epoch = 0;  // 1-based
+  double train_loss = 0;
+  double train_accuracy = 0;
+  double test_loss = 0;
+  double test_accuracy = 0;
+  double learning_rate = 0;  // used during this epoch
+  double epoch_seconds = 0;  // training steps only (evaluation excluded)
+  double samples_per_second = 0;
+  bool memory_known = false;  // false when the backend reports no memory statistics
+  MemoryStats memory;         // device memory at the end of the epoch
+};
+
+struct RunInfo {
+  std::string backend;
+  std::string device_id;
+  std::string device_name;
+  std::string architecture;
+  int64_t parameter_count = 0;
+  int64_t train_samples = 0;
+  int64_t test_samples = 0;
+  int64_t batch_size = 0;
+  int64_t first_epoch = 1;  // > 1 after a resume
+  int64_t epochs = 0;
+  std::string resumed_from;  // the checkpoint, or "" for a fresh run
+};
+
+struct TrainSummary {
+  RunInfo info;
+  std::vector<EpochMetrics> history;  // every epoch, including those before a resume
+  uint64_t peak_device_memory_bytes = 0;
+  uint64_t fallback_ops = 0;    // op calls that ran on the fallback device
+  std::string last_checkpoint;  // "" when none was written
+};
+
+// Hooks for an embedding application. Each may be empty. They run on the training thread; an
+// exception thrown by one stops the run and propagates out of Trainer::run().
+struct TrainCallbacks {
+  std::function<void(const RunInfo&)> on_run_start;
+  std::function<void(const EpochMetrics&)> on_epoch_end;
+  std::function<void(const TrainSummary&)> on_run_end;
+};
+
+// ---- The trainer
+// ---------------------------------------------------------------------------------
+
+class Trainer {
+ public:
+  // Loads and prepares the data and builds model, optimizer and schedule on `device`; resumes from
+  // settings.train.resume when set. Throws Error (e.g. DATA_LOSS for a bad checkpoint).
+  Trainer(TrainConfig config, std::shared_ptr<Device> device);
+  ~Trainer();
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  void add_callbacks(TrainCallbacks callbacks);
+
+  // Trains the remaining epochs. Throws Error; RESOURCE_EXHAUSTED messages name the batch size.
+  TrainSummary run();
+
+  Sequential& model();
+  const BuiltModel& built_model() const;
+  Optimizer& optimizer();
+  const PreparedData& data() const;
+  int64_t completed_epochs() const;
+
+  // The complete state (model, optimizer, schedule, progress, scaler, history) as a checkpoint.
+  Checkpoint make_checkpoint() const;
+  // Restores a state made by make_checkpoint(); throws Error on an architecture mismatch.
+  void restore(const Checkpoint& checkpoint);
+
+  // The private state (defined in core/src/train/trainer_impl.h); public only as a name, so the
+  // implementation files' helper functions can take it.
+  struct State;
+
+ private:
+  std::unique_ptr<State> state_;
+};
+
+// Architecture check shared by Trainer and Predictor: DATA_LOSS/FAILED_PRECONDITION naming both
+// architectures when the checkpoint was written for another model.
+Status check_architecture(const Checkpoint& checkpoint, const BuiltModel& model);
+
+// Loss of a batch for `kind`: cross-entropy on logits and labels, or MSE against one-hot labels.
+Tensor compute_loss(LossKind kind, const Tensor& logits, const Tensor& labels, int64_t class_count);
+
+}  // namespace switchyard

@@ -1,0 +1,54 @@
+#include "switchyard/config.h"
+#include "switchyard/data.h"
+
+namespace switchyard {
+
+Result<DataSettings> DataSettings::from_config(const ConfigNode& data_section) {
+  DataSettings settings;
+  if (!data_section.valid()) return settings;
+  SY_ASSIGN_OR_RETURN(settings.dataset, data_section.string_or("dataset", settings.dataset));
+  SY_ASSIGN_OR_RETURN(settings.format, data_section.string_or("format", settings.format));
+  if (settings.format != "labeled") {
+    return data_section["format"].error("unknown data format '" + settings.format +
+                                        "' (expected labeled)");
+  }
+  SY_ASSIGN_OR_RETURN(settings.test_fraction,
+                      data_section.double_or("test_fraction", settings.test_fraction));
+  if (!(settings.test_fraction > 0.0 && settings.test_fraction < 1.0)) {
+    return data_section["test_fraction"].error("must be between 0 and 1 (exclusive)");
+  }
+  SY_ASSIGN_OR_RETURN(const std::string scale, data_section.string_or("scale", "none"));
+  auto mode = parse_scale_mode(scale);
+  if (!mode.ok()) return data_section["scale"].error(mode.status().message());
+  settings.scale = *mode;
+  SY_ASSIGN_OR_RETURN(settings.divisor, data_section.double_or("divisor", settings.divisor));
+  if (settings.divisor == 0.0) return data_section["divisor"].error("must not be zero");
+  SY_ASSIGN_OR_RETURN(const int64_t split_seed, data_section.int_or("split_seed", 0));
+  if (split_seed < 0) return data_section["split_seed"].error("must be >= 0");
+  settings.split_seed = static_cast<uint64_t>(split_seed);
+  const ConfigNode shape = data_section["image_shape"];
+  if (shape.valid()) {
+    for (const ConfigNode& item : shape.items()) {
+      SY_ASSIGN_OR_RETURN(const int64_t extent, item.as_int());
+      if (extent < 1) return item.error("image dimensions must be >= 1");
+      settings.image_shape.push_back(extent);
+    }
+  }
+  return settings;
+}
+
+Result<PreparedData> prepare_data(const DataSettings& settings,
+                                  const std::filesystem::path& base_dir) {
+  SY_ASSIGN_OR_RETURN(Dataset all, load_dataset(settings.dataset, base_dir));
+  if (!settings.image_shape.empty()) SY_RETURN_IF_ERROR(all.reshape_samples(settings.image_shape));
+  PreparedData prepared;
+  SY_ASSIGN_OR_RETURN(prepared.split,
+                      stratified_split(all, settings.test_fraction, settings.split_seed));
+  SY_ASSIGN_OR_RETURN(prepared.scaler,
+                      FeatureScaler::fit(settings.scale, settings.divisor, prepared.split.train));
+  SY_RETURN_IF_ERROR(prepared.scaler.apply(prepared.split.train));
+  SY_RETURN_IF_ERROR(prepared.scaler.apply(prepared.split.test));
+  return prepared;
+}
+
+}  // namespace switchyard

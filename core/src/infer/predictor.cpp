@@ -1,0 +1,97 @@
+// Predictor: a checkpoint's model applied to data in batches, without autograd.
+#include <algorithm>
+#include <chrono>
+
+#include "switchyard/autograd.h"
+#include "switchyard/checkpoint.h"
+#include "switchyard/ops.h"
+#include "switchyard/predict.h"
+#include "train/batching.h"
+#include "train/train_state.h"
+
+namespace switchyard {
+
+struct Predictor::State {
+  std::shared_ptr<Device> device;
+  LossKind loss = LossKind::kCrossEntropy;
+  DType precision = DType::kF32;
+  detail::DataLayout layout;
+  BuiltModel built;
+};
+
+Predictor::Predictor(const ModelSpec& model, LossKind loss, DType precision,
+                     const std::filesystem::path& checkpoint_path, std::shared_ptr<Device> device)
+    : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  s.device = std::move(device);
+  s.loss = loss;
+  s.precision = precision;
+  const Checkpoint checkpoint = value_or_throw(read_checkpoint(checkpoint_path));
+  s.layout = value_or_throw(detail::get_data_layout(checkpoint));
+  // The initial values do not matter (the checkpoint overwrites them); the seed is fixed anyway.
+  InitContext init{s.device, model.init, 0, 0, precision};
+  s.built = value_or_throw(build_model(model, s.layout.sample_shape,
+                                       static_cast<int64_t>(s.layout.class_names.size()), init));
+  throw_if_error(detail::load_model(checkpoint, s.built));
+  s.built.network->eval();
+}
+
+Predictor::~Predictor() = default;
+
+const std::vector<std::string>& Predictor::class_names() const {
+  return state_->layout.class_names;
+}
+const BuiltModel& Predictor::built_model() const {
+  return state_->built;
+}
+
+Predictions Predictor::predict(Dataset data, int64_t batch_size) {
+  State& s = *state_;
+  const auto class_count = static_cast<int64_t>(s.layout.class_names.size());
+  int64_t expected_features = 1;
+  for (const int64_t extent : s.layout.sample_shape) expected_features *= extent;
+  if (data.feature_count() != expected_features) {
+    throw_error(invalid_argument(data.name + " has " + std::to_string(data.feature_count()) +
+                                 " features per sample, but the model was trained on " +
+                                 std::to_string(expected_features)));
+  }
+  throw_if_error(s.layout.scaler.apply(data));
+  throw_if_error(data.reshape_samples(s.layout.sample_shape));
+  if (data.class_count() > class_count) {
+    throw_error(invalid_argument(data.name + " has " + std::to_string(data.class_count()) +
+                                 " classes, the model was trained on " +
+                                 std::to_string(class_count)));
+  }
+  NoGradGuard no_grad;
+  Predictions out;
+  out.class_names = s.layout.class_names;
+  out.labels = data.labels;
+  out.samples = data.sample_count;
+  double loss_sum = 0;
+  int64_t correct = 0;
+  std::vector<int64_t> order(static_cast<size_t>(data.sample_count));
+  for (int64_t i = 0; i < data.sample_count; ++i) order[i] = i;
+  const auto start = std::chrono::steady_clock::now();
+  for (int64_t begin = 0; begin < data.sample_count; begin += batch_size) {
+    const int64_t count = std::min(batch_size, data.sample_count - begin);
+    const auto batch = detail::gather_batch(data, order.data() + begin, static_cast<size_t>(count),
+                                            s.device, s.precision);
+    const Tensor logits = s.built.network->forward(batch.features);
+    loss_sum +=
+        compute_loss(s.loss, logits, batch.labels, class_count).item() * static_cast<double>(count);
+    const std::vector<int64_t> predicted = argmax(logits, 1).to_host_int64();
+    const std::vector<float> probabilities = softmax(logits, 1).to_host_float();
+    for (int64_t i = 0; i < count; ++i) correct += predicted[i] == batch.host_labels[i] ? 1 : 0;
+    out.predicted.insert(out.predicted.end(), predicted.begin(), predicted.end());
+    out.probabilities.insert(out.probabilities.end(), probabilities.begin(), probabilities.end());
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (out.samples > 0) {
+    out.loss = loss_sum / static_cast<double>(out.samples);
+    out.accuracy = static_cast<double>(correct) / static_cast<double>(out.samples);
+  }
+  out.samples_per_second = out.seconds > 0 ? static_cast<double>(out.samples) / out.seconds : 0;
+  return out;
+}
+
+}  // namespace switchyard

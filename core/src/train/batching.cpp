@@ -1,0 +1,78 @@
+#include "train/batching.h"
+
+#include <algorithm>
+
+#include "switchyard/autograd.h"
+#include "switchyard/ops.h"
+
+namespace switchyard::detail {
+
+DeviceBatch gather_batch(const Dataset& data, const int64_t* indices, size_t count,
+                         const std::shared_ptr<Device>& device, DType dtype) {
+  const int64_t width = data.feature_count();
+  std::vector<float> features(count * static_cast<size_t>(width));
+  DeviceBatch batch;
+  batch.host_labels.resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    const auto row = data.features.begin() + indices[i] * width;
+    std::copy(row, row + width, features.begin() + static_cast<int64_t>(i) * width);
+    batch.host_labels[i] = data.labels[static_cast<size_t>(indices[i])];
+  }
+  std::vector<int64_t> shape = {static_cast<int64_t>(count)};
+  shape.insert(shape.end(), data.sample_shape.begin(), data.sample_shape.end());
+  batch.features = Tensor::from_host(features, Shape(shape), device, dtype);
+  batch.labels = Tensor::from_host(batch.host_labels, Shape{static_cast<int64_t>(count)}, device);
+  return batch;
+}
+
+std::vector<DeviceBatch> upload_in_batches(const Dataset& data, int64_t batch_size,
+                                           const std::shared_ptr<Device>& device, DType dtype) {
+  std::vector<int64_t> order(static_cast<size_t>(data.sample_count));
+  for (int64_t i = 0; i < data.sample_count; ++i) order[i] = i;
+  std::vector<DeviceBatch> batches;
+  for (int64_t begin = 0; begin < data.sample_count; begin += batch_size) {
+    const int64_t end = std::min(data.sample_count, begin + batch_size);
+    batches.push_back(
+        gather_batch(data, order.data() + begin, static_cast<size_t>(end - begin), device, dtype));
+  }
+  return batches;
+}
+
+int64_t count_correct(const Tensor& argmax_indices, const std::vector<int32_t>& labels) {
+  const std::vector<int64_t> predicted = argmax_indices.to_host_int64();
+  int64_t correct = 0;
+  for (size_t i = 0; i < labels.size() && i < predicted.size(); ++i) {
+    correct += predicted[i] == labels[i] ? 1 : 0;
+  }
+  return correct;
+}
+
+Tensor correct_count(const Tensor& logits, const Tensor& labels) {
+  const Tensor predicted = argmax(logits, 1).to(DType::kF32);
+  return sum(equal(predicted, labels.to(DType::kF32)));
+}
+
+Evaluation evaluate(Module& model, const std::vector<DeviceBatch>& batches, LossKind loss,
+                    int64_t class_count) {
+  const bool was_training = model.is_training();
+  model.eval();
+  NoGradGuard no_grad;
+  Evaluation result;
+  double loss_sum = 0;
+  int64_t correct = 0;
+  for (const DeviceBatch& batch : batches) {
+    const Tensor logits = model.forward(batch.features);
+    loss_sum += compute_loss(loss, logits, batch.labels, class_count).item() *
+                static_cast<double>(batch.size());
+    correct += count_correct(argmax(logits, 1), batch.host_labels);
+    result.samples += batch.size();
+  }
+  model.train(was_training);
+  if (result.samples > 0) {
+    result.loss = loss_sum / static_cast<double>(result.samples);
+    result.accuracy = static_cast<double>(correct) / static_cast<double>(result.samples);
+  }
+  return result;
+}
+
+}  // namespace switchyard::detail

@@ -1,0 +1,47 @@
+// Moving samples to the device in batches, and evaluating a model on such batches. Shared by the
+// Trainer and the Predictor.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "switchyard/data.h"
+#include "switchyard/nn.h"
+#include "switchyard/train.h"
+
+namespace switchyard::detail {
+
+struct DeviceBatch {
+  Tensor features;  // [n, sample_shape...] in the run's precision
+  Tensor labels;    // [n] i32
+  std::vector<int32_t> host_labels;
+  int64_t size() const { return static_cast<int64_t>(host_labels.size()); }
+};
+
+// The samples `indices[0..count)` of `data`, copied to `device`.
+DeviceBatch gather_batch(const Dataset& data, const int64_t* indices, size_t count,
+                         const std::shared_ptr<Device>& device, DType dtype);
+
+// The whole data set in file order, in batches of `batch_size` (the last may be smaller).
+std::vector<DeviceBatch> upload_in_batches(const Dataset& data, int64_t batch_size,
+                                           const std::shared_ptr<Device>& device, DType dtype);
+
+struct Evaluation {
+  double loss = 0;      // mean over samples
+  double accuracy = 0;  // fraction of argmax == label
+  int64_t samples = 0;
+};
+
+// Runs `model` in eval mode without autograd over `batches` and restores its training flag.
+Evaluation evaluate(Module& model, const std::vector<DeviceBatch>& batches, LossKind loss,
+                    int64_t class_count);
+
+// Number of predictions equal to the labels, from argmax tensors read back to the host.
+int64_t count_correct(const Tensor& argmax_indices, const std::vector<int32_t>& labels);
+
+// The same count as a one-element f32 tensor computed on the device (argmax of `logits` [N, C]
+// against integer `labels` [N]), so a training step need not wait for the device.
+Tensor correct_count(const Tensor& logits, const Tensor& labels);
+
+}  // namespace switchyard::detail

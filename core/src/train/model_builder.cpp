@@ -1,0 +1,172 @@
+// model.layers -> nn::Sequential, with input sizes inferred from the data.
+#include <sstream>
+
+#include "switchyard/checkpoint.h"
+#include "switchyard/train.h"
+
+namespace switchyard {
+namespace {
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+int64_t window_output(int64_t size, int kernel, int stride, int padding, int dilation) {
+  return (size + 2 * padding - dilation * (kernel - 1) - 1) / stride + 1;
+}
+
+// Building state: the activation shape per sample as layers are appended.
+struct Builder {
+  InitContext& init;
+  BuiltModel model;
+  std::vector<int64_t> shape;
+  std::vector<std::string> parts;
+  size_t layer_index = 0;  // position in model.layers, for error messages
+
+  Status error(const std::string& what) const {
+    return invalid_argument("model.layers[" + std::to_string(layer_index) + "]: " + what);
+  }
+
+  void add_flatten() {
+    int64_t count = 1;
+    for (const int64_t extent : shape) count *= extent;
+    model.network->add(std::make_shared<Flatten>());
+    shape = {count};
+    parts.push_back("flatten");
+  }
+
+  Status add_linear(const LayerSpec& layer) {
+    if (shape.size() != 1) add_flatten();
+    model.network->add(std::make_shared<Linear>(init, shape[0], layer.out_features, layer.bias));
+    parts.push_back("linear(" + std::to_string(shape[0]) + "->" +
+                    std::to_string(layer.out_features) + (layer.bias ? ",bias)" : ")"));
+    shape = {layer.out_features};
+    return ok_status();
+  }
+
+  Status require_image(const std::string& type) const {
+    if (shape.size() == 3) return ok_status();
+    return error(type + " needs image-shaped samples [C, H, W], but its input is " +
+                 shape_text(shape) + "; set data.image_shape (e.g. [1, 8, 8] for digits)");
+  }
+
+  Status add_conv(const LayerSpec& layer) {
+    SY_RETURN_IF_ERROR(require_image("conv2d"));
+    const int stride = layer.stride > 0 ? layer.stride : 1;
+    const int64_t h =
+        window_output(shape[1], layer.kernel_size, stride, layer.padding, layer.dilation);
+    const int64_t w =
+        window_output(shape[2], layer.kernel_size, stride, layer.padding, layer.dilation);
+    if (h < 1 || w < 1) return error("conv2d turns " + shape_text(shape) + " into nothing");
+    model.network->add(std::make_shared<Conv2d>(init, shape[0], layer.out_channels,
+                                                layer.kernel_size, stride, layer.padding,
+                                                layer.dilation, layer.bias));
+    std::ostringstream text;
+    text << "conv2d(" << shape[0] << "->" << layer.out_channels << ",k" << layer.kernel_size << ",s"
+         << stride << ",p" << layer.padding << ",d" << layer.dilation
+         << (layer.bias ? ",bias)" : ")");
+    parts.push_back(text.str());
+    shape = {layer.out_channels, h, w};
+    return ok_status();
+  }
+
+  Status add_pool(const LayerSpec& layer) {
+    SY_RETURN_IF_ERROR(require_image(layer.type));
+    const int stride = layer.stride > 0 ? layer.stride : layer.kernel_size;
+    const int64_t h = window_output(shape[1], layer.kernel_size, stride, layer.padding, 1);
+    const int64_t w = window_output(shape[2], layer.kernel_size, stride, layer.padding, 1);
+    if (h < 1 || w < 1) return error(layer.type + " turns " + shape_text(shape) + " into nothing");
+    if (layer.type == "maxpool2d") {
+      model.network->add(std::make_shared<MaxPool2d>(layer.kernel_size, stride, layer.padding));
+    } else {
+      model.network->add(std::make_shared<AvgPool2d>(layer.kernel_size, stride, layer.padding));
+    }
+    parts.push_back(layer.type + "(k" + std::to_string(layer.kernel_size) + ",s" +
+                    std::to_string(stride) + ",p" + std::to_string(layer.padding) + ")");
+    shape = {shape[0], h, w};
+    return ok_status();
+  }
+
+  void add_dropout(const LayerSpec& layer) {
+    auto dropout = std::make_shared<Dropout>(layer.p, init.seed);
+    model.dropouts.push_back(dropout.get());
+    model.network->add(dropout);
+    std::ostringstream text;
+    text << "dropout(" << layer.p << ")";
+    parts.push_back(text.str());
+  }
+
+  void add_layer_norm(const LayerSpec& layer) {
+    model.network->add(std::make_shared<LayerNorm>(init, shape, layer.eps));
+    std::ostringstream text;
+    text << "layernorm(" << shape_text(shape) << ",eps" << layer.eps << ")";
+    parts.push_back(text.str());
+  }
+
+  Status add(const LayerSpec& layer) {
+    const std::string& type = layer.type;
+    if (type == "linear") return add_linear(layer);
+    if (type == "conv2d") return add_conv(layer);
+    if (type == "maxpool2d" || type == "avgpool2d") return add_pool(layer);
+    if (type == "dropout") {
+      add_dropout(layer);
+    } else if (type == "layernorm") {
+      add_layer_norm(layer);
+    } else if (type == "flatten") {
+      add_flatten();
+    } else if (type == "relu") {
+      model.network->add(std::make_shared<ReLU>());
+      parts.push_back(type);
+    } else if (type == "gelu") {
+      model.network->add(std::make_shared<GELU>());
+      parts.push_back(type);
+    } else if (type == "tanh") {
+      model.network->add(std::make_shared<Tanh>());
+      parts.push_back(type);
+    } else if (type == "sigmoid") {
+      model.network->add(std::make_shared<Sigmoid>());
+      parts.push_back(type);
+    } else {
+      return error("unknown layer type '" + type + "'");
+    }
+    return ok_status();
+  }
+};
+
+}  // namespace
+
+Result<BuiltModel> build_model(const ModelSpec& spec, const std::vector<int64_t>& sample_shape,
+                               int64_t class_count, InitContext& init) {
+  if (spec.layers.empty()) {
+    return invalid_argument(
+        "model.layers is empty: list at least one layer, e.g. "
+        "[{type: linear, out_features: " +
+        std::to_string(class_count) + "}]");
+  }
+  Builder builder{init, BuiltModel{}, sample_shape, {}, 0};
+  builder.model.network = std::make_shared<Sequential>();
+  try {
+    for (; builder.layer_index < spec.layers.size(); ++builder.layer_index) {
+      SY_RETURN_IF_ERROR(builder.add(spec.layers[builder.layer_index]));
+    }
+  } catch (const Error& error) {
+    // Keeps the code: running out of memory while creating parameters is not a config error.
+    return error.status().with_context("model.layers[" + std::to_string(builder.layer_index) + "]");
+  }
+  if (builder.shape != std::vector<int64_t>{class_count}) {
+    return invalid_argument("the model's output per sample is " + shape_text(builder.shape) +
+                            ", but the data has " + std::to_string(class_count) +
+                            " classes: end model.layers with {type: linear, out_features: " +
+                            std::to_string(class_count) + "}");
+  }
+  std::string text = "input" + shape_text(sample_shape);
+  for (const auto& part : builder.parts) text += " " + part;
+  text += " classes=" + std::to_string(class_count) + " dtype=" + dtype_name(init.dtype);
+  builder.model.architecture = text;
+  builder.model.fingerprint = fnv1a64(text.data(), text.size());
+  return std::move(builder.model);
+}
+
+}  // namespace switchyard

@@ -1,0 +1,63 @@
+#include "train/progress.h"
+
+#include <unistd.h>
+
+#include <string>
+
+namespace switchyard::detail {
+namespace {
+
+constexpr int kBarWidth = 30;
+// Redrawing more often than this only costs time on a slow terminal.
+constexpr auto kRedrawInterval = std::chrono::milliseconds(100);
+
+}  // namespace
+
+ProgressReporter::ProgressReporter(ProgressMode mode, int64_t total_epochs, std::FILE* out)
+    : mode_(mode), total_epochs_(total_epochs), out_(out) {
+  if (mode_ == ProgressMode::kAuto) {
+    mode_ = ::isatty(::fileno(out_)) ? ProgressMode::kBar : ProgressMode::kLog;
+  }
+}
+
+void ProgressReporter::start_epoch(int64_t epoch, int64_t steps) {
+  epoch_ = epoch;
+  steps_ = steps;
+  epoch_start_ = std::chrono::steady_clock::now();
+  last_draw_ = epoch_start_ - kRedrawInterval;
+  if (mode_ == ProgressMode::kBar) draw_bar(0);
+}
+
+void ProgressReporter::step_done(int64_t step) {
+  if (mode_ != ProgressMode::kBar) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (step < steps_ && now - last_draw_ < kRedrawInterval) return;
+  last_draw_ = now;
+  draw_bar(step);
+}
+
+void ProgressReporter::draw_bar(int64_t step) {
+  const int filled = steps_ > 0 ? static_cast<int>(kBarWidth * step / steps_) : kBarWidth;
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch_start_).count();
+  std::fprintf(out_, "\repoch %lld/%lld [%s%s] %lld/%lld steps %.1fs",
+               static_cast<long long>(epoch_), static_cast<long long>(total_epochs_),
+               std::string(static_cast<size_t>(filled), '=').c_str(),
+               std::string(static_cast<size_t>(kBarWidth - filled), ' ').c_str(),
+               static_cast<long long>(step), static_cast<long long>(steps_), seconds);
+  std::fflush(out_);
+}
+
+void ProgressReporter::end_epoch(const EpochMetrics& m) {
+  if (mode_ == ProgressMode::kNone) return;
+  // "\r\033[K" clears the bar so that the summary replaces it.
+  std::fprintf(out_,
+               "%sepoch %lld/%lld  train loss %.4f acc %.4f  test loss %.4f acc %.4f  "
+               "lr %.4g  %.1f ms (%.0f samples/s)\n",
+               mode_ == ProgressMode::kBar ? "\r\033[K" : "", static_cast<long long>(m.epoch),
+               static_cast<long long>(total_epochs_), m.train_loss, m.train_accuracy, m.test_loss,
+               m.test_accuracy, m.learning_rate, m.epoch_seconds * 1e3, m.samples_per_second);
+  std::fflush(out_);
+}
+
+}  // namespace switchyard::detail

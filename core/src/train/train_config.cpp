@@ -1,0 +1,186 @@
+// Reading the training sections of a configuration (model, loss, optimizer, schedule, train).
+// The schema has already checked types and ranges; this turns nodes into settings.
+#include "switchyard/train.h"
+
+namespace switchyard {
+namespace {
+
+Result<LayerSpec> read_layer(const ConfigNode& node) {
+  LayerSpec layer;
+  SY_ASSIGN_OR_RETURN(layer.type, node.string_or("type", ""));
+  SY_ASSIGN_OR_RETURN(layer.out_features, node.int_or("out_features", 0));
+  SY_ASSIGN_OR_RETURN(layer.out_channels, node.int_or("out_channels", 0));
+  SY_ASSIGN_OR_RETURN(const int64_t kernel, node.int_or("kernel_size", 0));
+  SY_ASSIGN_OR_RETURN(const int64_t stride, node.int_or("stride", 0));
+  SY_ASSIGN_OR_RETURN(const int64_t padding, node.int_or("padding", 0));
+  SY_ASSIGN_OR_RETURN(const int64_t dilation, node.int_or("dilation", 1));
+  layer.kernel_size = static_cast<int>(kernel);
+  layer.stride = static_cast<int>(stride);
+  layer.padding = static_cast<int>(padding);
+  layer.dilation = static_cast<int>(dilation);
+  SY_ASSIGN_OR_RETURN(layer.bias, node.bool_or("bias", true));
+  SY_ASSIGN_OR_RETURN(layer.p, node.double_or("p", 0.5));
+  SY_ASSIGN_OR_RETURN(layer.eps, node.double_or("eps", 1e-5));
+  const bool needs_out = layer.type == "linear"   ? layer.out_features < 1
+                         : layer.type == "conv2d" ? layer.out_channels < 1 || kernel < 1
+                                                  : false;
+  if (needs_out) return node.error("layer '" + layer.type + "' lacks its size");
+  if ((layer.type == "maxpool2d" || layer.type == "avgpool2d") && kernel < 1) {
+    return node.error("layer '" + layer.type + "' needs kernel_size >= 1");
+  }
+  return layer;
+}
+
+Result<OptimizerSettings> read_optimizer(const ConfigNode& node) {
+  OptimizerSettings o;
+  if (!node.valid()) return o;
+  SY_ASSIGN_OR_RETURN(const std::string type, node.string_or("type", "sgd"));
+  if (type == "sgd")
+    o.kind = OptimizerKind::kSgd;
+  else if (type == "adam")
+    o.kind = OptimizerKind::kAdam;
+  else if (type == "adamw")
+    o.kind = OptimizerKind::kAdamW;
+  else
+    return node["type"].error("unknown optimizer '" + type + "' (expected sgd, adam, adamw)");
+  SY_ASSIGN_OR_RETURN(o.lr, node.double_or("lr", o.kind == OptimizerKind::kSgd ? 0.01 : 1e-3));
+  SY_ASSIGN_OR_RETURN(o.momentum, node.double_or("momentum", 0.0));
+  SY_ASSIGN_OR_RETURN(o.nesterov, node.bool_or("nesterov", false));
+  o.weight_decay_given = node["weight_decay"].valid();
+  SY_ASSIGN_OR_RETURN(o.weight_decay, node.double_or("weight_decay", 0.0));
+  SY_ASSIGN_OR_RETURN(o.eps, node.double_or("eps", 1e-8));
+  const ConfigNode betas = node["betas"];
+  if (betas.valid()) {
+    const auto items = betas.items();
+    if (items.size() != 2) return betas.error("expected two numbers, such as [0.9, 0.999]");
+    SY_ASSIGN_OR_RETURN(o.beta1, items[0].as_double());
+    SY_ASSIGN_OR_RETURN(o.beta2, items[1].as_double());
+  }
+  return o;
+}
+
+Result<ScheduleSettings> read_schedule(const ConfigNode& node) {
+  ScheduleSettings s;
+  if (!node.valid()) return s;
+  SY_ASSIGN_OR_RETURN(const std::string type, node.string_or("type", "none"));
+  if (type == "none")
+    s.kind = ScheduleKind::kNone;
+  else if (type == "step")
+    s.kind = ScheduleKind::kStep;
+  else if (type == "cosine")
+    s.kind = ScheduleKind::kCosine;
+  else
+    return node["type"].error("unknown schedule '" + type + "' (expected none, step, cosine)");
+  SY_ASSIGN_OR_RETURN(s.step_size, node.int_or("step_size", s.step_size));
+  SY_ASSIGN_OR_RETURN(s.gamma, node.double_or("gamma", s.gamma));
+  SY_ASSIGN_OR_RETURN(s.min_lr, node.double_or("min_lr", s.min_lr));
+  return s;
+}
+
+Result<DType> read_precision(const ConfigNode& node) {
+  SY_ASSIGN_OR_RETURN(const std::string text, node.string_or("precision", "f32"));
+  if (text == "f32") return DType::kF32;
+  if (text == "bf16") return DType::kBF16;
+  if (text == "f16") return DType::kF16;
+  return node["precision"].error("unknown precision '" + text + "' (expected f32, bf16, f16)");
+}
+
+Result<ProgressMode> read_progress(const ConfigNode& node) {
+  SY_ASSIGN_OR_RETURN(const std::string text, node.string_or("progress", "auto"));
+  if (text == "auto") return ProgressMode::kAuto;
+  if (text == "bar") return ProgressMode::kBar;
+  if (text == "log") return ProgressMode::kLog;
+  if (text == "none") return ProgressMode::kNone;
+  return node["progress"].error("unknown progress mode '" + text +
+                                "' (expected auto, bar, log, none)");
+}
+
+// "auto" or an integer; 0 stands for auto.
+Result<int64_t> read_batch_size(const ConfigNode& section, int64_t fallback) {
+  const ConfigNode node = section["batch_size"];
+  if (!node.valid()) return fallback;
+  SY_ASSIGN_OR_RETURN(const std::string text, node.as_string());
+  if (text == "auto") return int64_t{0};
+  SY_ASSIGN_OR_RETURN(const int64_t value, node.as_int());
+  if (value < 1) return node.error("must be >= 1 or 'auto'");
+  return value;
+}
+
+// "none" (or nothing) switches a checkpoint or resume path off, e.g. --set train.checkpoint=none.
+std::filesystem::path resolve(const std::filesystem::path& base, const std::string& text) {
+  if (text.empty() || text == "none") return {};
+  const std::filesystem::path path(text);
+  return path.is_relative() ? (base / path).lexically_normal() : path;
+}
+
+Result<TrainSettings> read_train(const ConfigNode& node, const std::filesystem::path& base) {
+  TrainSettings t;
+  if (!node.valid()) return t;
+  SY_ASSIGN_OR_RETURN(t.epochs, node.int_or("epochs", t.epochs));
+  SY_ASSIGN_OR_RETURN(t.batch_size, read_batch_size(node, t.batch_size));
+  SY_ASSIGN_OR_RETURN(t.gradient_accumulation_steps, node.int_or("gradient_accumulation_steps", 1));
+  SY_ASSIGN_OR_RETURN(const std::string checkpoint, node.string_or("checkpoint", ""));
+  SY_ASSIGN_OR_RETURN(const std::string resume, node.string_or("resume", ""));
+  t.checkpoint = resolve(base, checkpoint);
+  t.resume = resolve(base, resume);
+  SY_ASSIGN_OR_RETURN(t.checkpoint_every, node.int_or("checkpoint_every", 1));
+  SY_ASSIGN_OR_RETURN(t.precision, read_precision(node));
+  SY_ASSIGN_OR_RETURN(t.empty_cache_interval, node.int_or("empty_cache_interval", 0));
+  SY_ASSIGN_OR_RETURN(t.progress, read_progress(node));
+  if (t.epochs < 1) return node["epochs"].error("must be >= 1");
+  if (t.gradient_accumulation_steps < 1) {
+    return node["gradient_accumulation_steps"].error("must be >= 1");
+  }
+  if (t.checkpoint_every < 1) return node["checkpoint_every"].error("must be >= 1");
+  return t;
+}
+
+}  // namespace
+
+Result<ModelSpec> ModelSpec::from_config(const ConfigNode& model_section) {
+  ModelSpec spec;
+  if (!model_section.valid()) return spec;
+  SY_ASSIGN_OR_RETURN(const std::string init, model_section.string_or("init", "kaiming"));
+  if (init == "kaiming")
+    spec.init = InitScheme::kKaimingUniform;
+  else if (init == "xavier")
+    spec.init = InitScheme::kXavierUniform;
+  else
+    return model_section["init"].error("unknown init '" + init + "' (expected kaiming, xavier)");
+  const ConfigNode layers = model_section["layers"];
+  if (layers.valid()) {
+    for (const ConfigNode& item : layers.items()) {
+      SY_ASSIGN_OR_RETURN(LayerSpec layer, read_layer(item));
+      spec.layers.push_back(std::move(layer));
+    }
+  }
+  return spec;
+}
+
+Result<TrainConfig> TrainConfig::from_config(const Config& config) {
+  TrainConfig c;
+  const ConfigNode root = config.root();
+  c.base_dir = config.directory();
+  c.seed = config.runtime().seed;
+  c.deterministic = config.runtime().deterministic;
+  SY_ASSIGN_OR_RETURN(c.data, DataSettings::from_config(root["data"]));
+  SY_ASSIGN_OR_RETURN(c.model, ModelSpec::from_config(root["model"]));
+  if (c.model.layers.empty()) {
+    return invalid_argument(config.file() +
+                            ": model.layers is missing; training needs a model, "
+                            "e.g. layers: [{type: linear, out_features: 10}]");
+  }
+  SY_ASSIGN_OR_RETURN(const std::string loss, root.string_or("loss", "cross_entropy"));
+  if (loss == "cross_entropy")
+    c.loss = LossKind::kCrossEntropy;
+  else if (loss == "mse")
+    c.loss = LossKind::kMse;
+  else
+    return root["loss"].error("unknown loss '" + loss + "' (expected cross_entropy, mse)");
+  SY_ASSIGN_OR_RETURN(c.optimizer, read_optimizer(root["optimizer"]));
+  SY_ASSIGN_OR_RETURN(c.schedule, read_schedule(root["schedule"]));
+  SY_ASSIGN_OR_RETURN(c.train, read_train(root["train"], c.base_dir));
+  return c;
+}
+
+}  // namespace switchyard

@@ -1,0 +1,189 @@
+// Encoding model parameters, the data layout and the metric history in checkpoint records.
+#include "train/train_state.h"
+
+#include <cstring>
+#include <sstream>
+
+#include "train/byte_codec.h"
+
+namespace switchyard::detail {
+namespace {
+
+TensorRecord to_record(const Tensor& tensor) {
+  TensorRecord record;
+  record.dtype = tensor.dtype();
+  record.shape = tensor.shape().to_vector();
+  if (is_floating(tensor.dtype())) {
+    record.floats = tensor.to_host_float();
+  } else {
+    record.integers = tensor.to_host_int64();
+  }
+  return record;
+}
+
+Tensor from_record(const TensorRecord& record, const std::shared_ptr<Device>& device) {
+  const Shape shape(record.shape);
+  if (is_floating(record.dtype))
+    return Tensor::from_host(record.floats, shape, device, record.dtype);
+  if (record.dtype == DType::kI64) return Tensor::from_host(record.integers, shape, device);
+  const std::vector<int32_t> narrow(record.integers.begin(), record.integers.end());
+  return Tensor::from_host(narrow, shape, device);
+}
+
+std::string join_lines(const std::vector<std::string>& parts) {
+  std::string text;
+  for (const auto& part : parts) text += part + "\n";
+  return text;
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> parts;
+  std::istringstream stream(text);
+  for (std::string line; std::getline(stream, line);) parts.push_back(line);
+  return parts;
+}
+
+constexpr size_t kHistoryFields = 9;
+
+}  // namespace
+
+std::string describe_data(const DataSettings& settings) {
+  std::ostringstream text;
+  text << "dataset=" << settings.dataset << " test_fraction=" << settings.test_fraction
+       << " split_seed=" << settings.split_seed << " scale=" << scale_mode_name(settings.scale);
+  if (settings.scale == ScaleMode::kDivide) text << " divisor=" << settings.divisor;
+  return text.str();
+}
+
+void put_data_layout(Checkpoint& checkpoint, const DataLayout& layout) {
+  TensorRecord shape;
+  shape.dtype = DType::kI64;
+  shape.shape = {static_cast<int64_t>(layout.sample_shape.size())};
+  shape.integers = layout.sample_shape;
+  checkpoint.put_tensor("data/sample_shape", shape);
+  checkpoint.put_string("data/class_names", join_lines(layout.class_names));
+  checkpoint.put_string("data/description", layout.description);
+  checkpoint.put_string("data/scaler/mode", scale_mode_name(layout.scaler.mode));
+  checkpoint.put_floats("data/scaler/offset", layout.scaler.offset);
+  checkpoint.put_floats("data/scaler/factor", layout.scaler.factor);
+}
+
+Result<DataLayout> get_data_layout(const Checkpoint& checkpoint) {
+  DataLayout layout;
+  SY_ASSIGN_OR_RETURN(const TensorRecord shape, checkpoint.get_tensor("data/sample_shape"));
+  layout.sample_shape = shape.integers;
+  SY_ASSIGN_OR_RETURN(const std::string names, checkpoint.get_string("data/class_names"));
+  layout.class_names = split_lines(names);
+  SY_ASSIGN_OR_RETURN(layout.description, checkpoint.get_string("data/description"));
+  SY_ASSIGN_OR_RETURN(const std::string mode, checkpoint.get_string("data/scaler/mode"));
+  auto parsed = parse_scale_mode(mode);
+  if (!parsed.ok())
+    return checkpoint.corrupt("record 'data/scaler/mode': " + parsed.status().message());
+  layout.scaler.mode = *parsed;
+  SY_ASSIGN_OR_RETURN(layout.scaler.offset, checkpoint.get_floats("data/scaler/offset"));
+  SY_ASSIGN_OR_RETURN(layout.scaler.factor, checkpoint.get_floats("data/scaler/factor"));
+  if (layout.sample_shape.empty() || layout.class_names.empty() ||
+      layout.scaler.offset.size() != layout.scaler.factor.size()) {
+    return checkpoint.corrupt("the data layout records are inconsistent");
+  }
+  return layout;
+}
+
+void put_named_tensors(Checkpoint& checkpoint, const std::string& prefix,
+                       const NamedTensors& state) {
+  for (const auto& [name, tensor] : state) checkpoint.put_tensor(prefix + name, to_record(tensor));
+}
+
+Result<NamedTensors> get_named_tensors(const Checkpoint& checkpoint, const std::string& prefix,
+                                       const NamedTensors& expected) {
+  NamedTensors loaded;
+  for (const auto& [name, like] : expected) {
+    SY_ASSIGN_OR_RETURN(const TensorRecord record, checkpoint.get_tensor(prefix + name));
+    if (record.shape != like.shape().to_vector() || record.dtype != like.dtype()) {
+      return checkpoint.corrupt("record '" + prefix + name + "' holds " + dtype_name(record.dtype) +
+                                " " + Shape(record.shape).to_string() + ", the model expects " +
+                                dtype_name(like.dtype()) + " " + like.shape().to_string());
+    }
+    loaded.emplace_back(name, from_record(record, like.device()));
+  }
+  const size_t stored = checkpoint.keys_with_prefix(prefix).size();
+  if (stored != expected.size()) {
+    return checkpoint.corrupt(std::to_string(stored) + " '" + prefix + "' records, but the model " +
+                              "has " + std::to_string(expected.size()));
+  }
+  return loaded;
+}
+
+Status load_model(const Checkpoint& checkpoint, const BuiltModel& model) {
+  SY_ASSIGN_OR_RETURN(const std::string kind, checkpoint.get_string("meta/kind"));
+  if (kind != kTrainCheckpointKind) {
+    return checkpoint.corrupt("written by '" + kind + "', expected '" + kTrainCheckpointKind + "'");
+  }
+  SY_RETURN_IF_ERROR(check_architecture(checkpoint, model));
+  SY_ASSIGN_OR_RETURN(const NamedTensors params,
+                      get_named_tensors(checkpoint, "param/", model.network->state_dict()));
+  try {
+    model.network->load_state_dict(params);
+  } catch (const Error& error) {
+    return error.status().with_context("loading parameters from " + checkpoint.source());
+  }
+  return ok_status();
+}
+
+void put_history(Checkpoint& checkpoint, const std::vector<EpochMetrics>& history) {
+  std::vector<uint8_t> bytes;
+  for (const EpochMetrics& m : history) {
+    const double fields[kHistoryFields] = {static_cast<double>(m.epoch),
+                                           m.train_loss,
+                                           m.train_accuracy,
+                                           m.test_loss,
+                                           m.test_accuracy,
+                                           m.learning_rate,
+                                           m.epoch_seconds,
+                                           m.samples_per_second,
+                                           static_cast<double>(m.memory.peak_allocated_bytes)};
+    append_bytes(bytes, fields, sizeof(fields));
+  }
+  checkpoint.put_bytes("progress/history", std::move(bytes));
+}
+
+Result<std::vector<EpochMetrics>> get_history(const Checkpoint& checkpoint) {
+  SY_ASSIGN_OR_RETURN(const auto bytes, checkpoint.get_bytes("progress/history"));
+  constexpr size_t kRowBytes = kHistoryFields * sizeof(double);
+  if (bytes.size() % kRowBytes != 0) {
+    return checkpoint.corrupt("record 'progress/history' has a partial row");
+  }
+  std::vector<EpochMetrics> history;
+  for (size_t offset = 0; offset < bytes.size(); offset += kRowBytes) {
+    double f[kHistoryFields];
+    std::memcpy(f, bytes.data() + offset, kRowBytes);
+    EpochMetrics m;
+    m.epoch = static_cast<int64_t>(f[0]);
+    m.train_loss = f[1];
+    m.train_accuracy = f[2];
+    m.test_loss = f[3];
+    m.test_accuracy = f[4];
+    m.learning_rate = f[5];
+    m.epoch_seconds = f[6];
+    m.samples_per_second = f[7];
+    m.memory.peak_allocated_bytes = static_cast<uint64_t>(f[8]);
+    m.memory_known = f[8] > 0;
+    history.push_back(m);
+  }
+  return history;
+}
+
+}  // namespace switchyard::detail
+
+namespace switchyard {
+
+Status check_architecture(const Checkpoint& checkpoint, const BuiltModel& model) {
+  SY_ASSIGN_OR_RETURN(const uint64_t fingerprint, checkpoint.get_u64("meta/fingerprint"));
+  SY_ASSIGN_OR_RETURN(const std::string architecture, checkpoint.get_string("meta/architecture"));
+  if (fingerprint == model.fingerprint && architecture == model.architecture) return ok_status();
+  return failed_precondition("checkpoint " + checkpoint.source() +
+                             " was written for a different model:\n  checkpoint: " + architecture +
+                             "\n  config:     " + model.architecture);
+}
+
+}  // namespace switchyard

@@ -1,0 +1,46 @@
+// What a training checkpoint holds besides raw records: the pieces shared by the Trainer (which
+// writes and restores everything) and the Predictor (which needs the model and the data layout).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "switchyard/checkpoint.h"
+#include "switchyard/data.h"
+#include "switchyard/nn.h"
+#include "switchyard/optim.h"
+#include "switchyard/train.h"
+
+namespace switchyard::detail {
+
+// Marks a checkpoint written by the Trainer.
+inline constexpr const char* kTrainCheckpointKind = "switchyard.train.v1";
+
+// The data layout a model was trained on, and the scaler fitted on its training split.
+struct DataLayout {
+  std::vector<int64_t> sample_shape;
+  std::vector<std::string> class_names;
+  FeatureScaler scaler;
+  std::string description;  // dataset, split and scaling, to detect a changed data section
+};
+
+std::string describe_data(const DataSettings& settings);
+
+void put_data_layout(Checkpoint& checkpoint, const DataLayout& layout);
+Result<DataLayout> get_data_layout(const Checkpoint& checkpoint);
+
+// Parameters as "param/<name>" records.
+void put_named_tensors(Checkpoint& checkpoint, const std::string& prefix,
+                       const NamedTensors& state);
+// Reads the records for every name in `expected` (their shapes and dtypes must match) as new
+// tensors on the device of the expected ones; DATA_LOSS naming the record otherwise.
+Result<NamedTensors> get_named_tensors(const Checkpoint& checkpoint, const std::string& prefix,
+                                       const NamedTensors& expected);
+
+// Checks kind and architecture, then loads the parameters into `model`.
+Status load_model(const Checkpoint& checkpoint, const BuiltModel& model);
+
+void put_history(Checkpoint& checkpoint, const std::vector<EpochMetrics>& history);
+Result<std::vector<EpochMetrics>> get_history(const Checkpoint& checkpoint);
+
+}  // namespace switchyard::detail

@@ -1,0 +1,181 @@
+// The training loop: epochs of shuffled batches, evaluation, checkpoints and callbacks.
+#include <chrono>
+
+#include "data/seeded_random.h"
+#include "switchyard/checkpoint.h"
+#include "switchyard/dispatch.h"
+#include "switchyard/ops.h"
+#include "train/progress.h"
+#include "train/trainer_impl.h"
+
+namespace switchyard {
+namespace {
+
+// Each Dropout layer gets masks that depend only on (seed, layer, step), so that a resumed run
+// draws the masks an uninterrupted one would have drawn.
+void seed_dropouts(Trainer::State& s) {
+  for (size_t i = 0; i < s.built.dropouts.size(); ++i) {
+    s.built.dropouts[i]->set_random_state(
+        detail::derive_seed(s.config.seed, detail::kDropoutStream + i,
+                            static_cast<uint64_t>(s.micro_steps)),
+        0);
+  }
+}
+
+struct EpochTotals {
+  double loss_sum = 0;
+  int64_t correct = 0;
+  int64_t samples = 0;
+  double seconds = 0;
+};
+
+void optimizer_step(Trainer::State& s) {
+  s.optimizer->step();
+  s.optimizer->zero_grad();
+  ++s.optimizer_steps;
+}
+
+EpochTotals train_one_epoch(Trainer::State& s, int64_t epoch, detail::ProgressReporter& progress) {
+  const Dataset& train = s.data.split.train;
+  const auto order = epoch_permutation(train.sample_count, s.config.seed, epoch);
+  const int64_t steps = (train.sample_count + s.batch_size - 1) / s.batch_size;
+  const int64_t accumulate = s.config.train.gradient_accumulation_steps;
+  const auto start = std::chrono::steady_clock::now();
+  progress.start_epoch(epoch, steps);
+  s.built.network->train();
+  // Loss and correct predictions are summed on the device: no host round trip per step, and
+  // nothing kept per step (memory stays flat however long the epoch).
+  Tensor loss_sum;
+  Tensor correct_sum;
+  for (int64_t step = 0; step < steps; ++step) {
+    const int64_t begin = step * s.batch_size;
+    const int64_t count = std::min(s.batch_size, train.sample_count - begin);
+    const auto batch = detail::gather_batch(train, order.data() + begin, static_cast<size_t>(count),
+                                            s.device, s.config.train.precision);
+    seed_dropouts(s);
+    const Tensor logits = s.built.network->forward(batch.features);
+    const Tensor loss = compute_loss(s.config.loss, logits, batch.labels, train.class_count());
+    (accumulate > 1 ? loss * (1.0 / static_cast<double>(accumulate)) : loss).backward();
+    const Tensor weighted = loss.detach() * static_cast<double>(count);
+    const Tensor correct = detail::correct_count(logits.detach(), batch.labels);
+    loss_sum = loss_sum.defined() ? loss_sum + weighted : weighted;
+    correct_sum = correct_sum.defined() ? correct_sum + correct : correct;
+    ++s.micro_steps;
+    if ((step + 1) % accumulate == 0 || step + 1 == steps) optimizer_step(s);
+    progress.step_done(step + 1);
+  }
+  EpochTotals totals;
+  totals.loss_sum = loss_sum.item();  // waits for the device, so the time below is complete
+  totals.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  totals.correct = static_cast<int64_t>(correct_sum.item());
+  totals.samples = train.sample_count;
+  return totals;
+}
+
+EpochMetrics finish_epoch(Trainer::State& s, int64_t epoch, const EpochTotals& totals, double lr) {
+  EpochMetrics m;
+  m.epoch = epoch;
+  m.learning_rate = lr;
+  m.train_loss = totals.loss_sum / static_cast<double>(totals.samples);
+  m.train_accuracy = static_cast<double>(totals.correct) / static_cast<double>(totals.samples);
+  m.epoch_seconds = totals.seconds;
+  m.samples_per_second =
+      totals.seconds > 0 ? static_cast<double>(totals.samples) / totals.seconds : 0;
+  const detail::Evaluation test = detail::evaluate(*s.built.network, s.test_batches, s.config.loss,
+                                                   s.data.split.train.class_count());
+  m.test_loss = test.loss;
+  m.test_accuracy = test.accuracy;
+  if (auto stats = s.device->memory_stats(); stats.ok()) {
+    m.memory = *stats;
+    m.memory_known = true;
+  }
+  return m;
+}
+
+bool checkpoint_due(const Trainer::State& s, int64_t epoch) {
+  if (s.config.train.checkpoint.empty()) return false;
+  return epoch % s.config.train.checkpoint_every == 0 || epoch == s.config.train.epochs;
+}
+
+// Adds the batch size to RESOURCE_EXHAUSTED errors: it is the knob a user can turn.
+[[noreturn]] void rethrow_with_batch_hint(const Error& error, int64_t batch_size) {
+  if (error.status().code() != StatusCode::kResourceExhausted) throw error;
+  throw_error(error.status().with_context(
+      "training with batch size " + std::to_string(batch_size) +
+      " ran out of device memory (lower train.batch_size; gradient_accumulation_steps keeps the "
+      "effective batch size)"));
+}
+
+RunInfo describe_run(const Trainer::State& s) {
+  RunInfo info;
+  info.backend = s.device->backend();
+  info.device_id = s.device->id();
+  info.device_name = s.device->info().name;
+  info.architecture = s.built.architecture;
+  info.parameter_count = s.built.network->parameter_count();
+  info.train_samples = s.data.split.train.sample_count;
+  info.test_samples = s.data.split.test.sample_count;
+  info.batch_size = s.batch_size;
+  info.first_epoch = s.completed_epochs + 1;
+  info.epochs = s.config.train.epochs;
+  info.resumed_from = s.resumed_from;
+  return info;
+}
+
+// One epoch of training and its evaluation; the schedule advances after it.
+EpochMetrics train_and_evaluate(Trainer::State& s, int64_t epoch,
+                                detail::ProgressReporter& progress) {
+  const double lr = s.optimizer->lr();
+  EpochMetrics metrics;
+  try {
+    const EpochTotals totals = train_one_epoch(s, epoch, progress);
+    metrics = finish_epoch(s, epoch, totals, lr);
+  } catch (const Error& error) {
+    rethrow_with_batch_hint(error, s.batch_size);
+  }
+  if (s.scheduler) s.scheduler->step();
+  s.completed_epochs = epoch;
+  s.history.push_back(metrics);
+  return metrics;
+}
+
+}  // namespace
+
+TrainSummary Trainer::run() {
+  State& s = *state_;
+  TrainSummary summary;
+  summary.info = describe_run(s);
+  for (const auto& c : s.callbacks) {
+    if (c.on_run_start) c.on_run_start(summary.info);
+  }
+  (void)s.device->reset_peak_memory();  // a backend without memory statistics has nothing to reset
+  const uint64_t fallbacks_before = total_fallback_calls();
+  detail::ProgressReporter progress(s.config.train.progress, s.config.train.epochs);
+  for (int64_t epoch = s.completed_epochs + 1; epoch <= s.config.train.epochs; ++epoch) {
+    const EpochMetrics metrics = train_and_evaluate(s, epoch, progress);
+    summary.peak_device_memory_bytes =
+        std::max(summary.peak_device_memory_bytes, metrics.memory.peak_allocated_bytes);
+    if (checkpoint_due(s, epoch)) {
+      const Status written = write_checkpoint(s.config.train.checkpoint, make_checkpoint());
+      throw_if_error(written.with_context("after epoch " + std::to_string(epoch)));
+      s.last_checkpoint = s.config.train.checkpoint.string();
+    }
+    if (s.config.train.empty_cache_interval > 0 &&
+        epoch % s.config.train.empty_cache_interval == 0) {
+      (void)s.device->empty_cache();
+    }
+    progress.end_epoch(metrics);
+    for (const auto& c : s.callbacks) {
+      if (c.on_epoch_end) c.on_epoch_end(metrics);
+    }
+  }
+  summary.history = s.history;
+  summary.fallback_ops = total_fallback_calls() - fallbacks_before;
+  summary.last_checkpoint = s.last_checkpoint;
+  for (const auto& c : s.callbacks) {
+    if (c.on_run_end) c.on_run_end(summary);
+  }
+  return summary;
+}
+
+}  // namespace switchyard

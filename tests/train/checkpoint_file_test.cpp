@@ -1,0 +1,153 @@
+// The checkpoint file format: round trip, and rejection of damaged files with a clear message.
+#include <sys/resource.h>
+
+#include <catch2/catch.hpp>
+#include <csignal>
+#include <cstring>
+
+#include "switchyard/checkpoint.h"
+#include "train/train_test_support.h"
+
+using namespace switchyard;
+using switchyard::testing::TempDir;
+
+namespace {
+
+Checkpoint sample_checkpoint(size_t value_count) {
+  Checkpoint checkpoint;
+  checkpoint.put_string("meta/name", "sample");
+  checkpoint.put_u64("meta/epoch", 12345678901234ULL);
+  checkpoint.put_f64("optim/lr", 0.05);
+  std::vector<float> values(value_count);
+  for (size_t i = 0; i < values.size(); ++i) {
+    // Awkward bit patterns: subnormals, negative zero, and values with all mantissa bits used.
+    const uint32_t bits = static_cast<uint32_t>(i * 2654435761u) ^ 0x80000001u;
+    std::memcpy(&values[i], &bits, sizeof(bits));
+  }
+  checkpoint.put_floats("param/0.weight", values);
+  TensorRecord tensor{DType::kF32, {2, 3}, {1, 2, 3, 4, 5, 6.5f}, {}};
+  checkpoint.put_tensor("param/0.bias", tensor);
+  TensorRecord step{DType::kI64, {}, {}, {7}};
+  checkpoint.put_tensor("optim/state/step", step);
+  return checkpoint;
+}
+
+Status expect_rejected(const std::filesystem::path& path) {
+  auto result = read_checkpoint(path);
+  REQUIRE_FALSE(result.ok());
+  CHECK(result.status().code() == StatusCode::kDataLoss);
+  CHECK(result.status().message().find(path.string()) != std::string::npos);
+  return result.status();
+}
+
+}  // namespace
+
+TEST_CASE("a checkpoint file round-trips every record bit for bit", "[checkpoint]") {
+  TempDir dir;
+  const auto path = dir / "run.ckpt";
+  const Checkpoint written = sample_checkpoint(1000);
+  REQUIRE(write_checkpoint(path, written).ok());
+  const Checkpoint read = value_or_throw(read_checkpoint(path));
+  CHECK(read.keys() == written.keys());
+  for (const auto& key : written.keys()) {
+    CHECK(read.get_bytes(key).value() == written.get_bytes(key).value());
+  }
+  CHECK(read.get_u64("meta/epoch").value() == 12345678901234ULL);
+  CHECK(read.get_f64("optim/lr").value() == 0.05);
+  const TensorRecord bias = read.get_tensor("param/0.bias").value();
+  CHECK(bias.shape == std::vector<int64_t>{2, 3});
+  CHECK(bias.floats[5] == 6.5f);
+  CHECK(read.get_tensor("optim/state/step").value().integers == std::vector<int64_t>{7});
+  CHECK(read.source() == path.string());
+  // No temporary file is left beside it.
+  CHECK(std::distance(std::filesystem::directory_iterator(dir.path()),
+                      std::filesystem::directory_iterator()) == 1);
+}
+
+TEST_CASE("a truncated checkpoint is rejected as DATA_LOSS naming the file", "[checkpoint]") {
+  TempDir dir;
+  const auto path = dir / "run.ckpt";
+  REQUIRE(write_checkpoint(path, sample_checkpoint(100)).ok());
+  auto bytes = switchyard::testing::read_bytes(path);
+  for (const size_t keep : {bytes.size() - 1, bytes.size() / 2, size_t{20}, size_t{0}}) {
+    switchyard::testing::write_bytes(path, {bytes.begin(), bytes.begin() + keep});
+    const Status status = expect_rejected(path);
+    CHECK(status.message().find("truncated") != std::string::npos);
+  }
+}
+
+TEST_CASE("a flipped byte anywhere in a checkpoint is detected", "[checkpoint]") {
+  TempDir dir;
+  const auto path = dir / "run.ckpt";
+  REQUIRE(write_checkpoint(path, sample_checkpoint(100)).ok());
+  const auto original = switchyard::testing::read_bytes(path);
+  SECTION("in the payload") {
+    auto bytes = original;
+    bytes[bytes.size() - 37] ^= 0x10;
+    switchyard::testing::write_bytes(path, bytes);
+    CHECK(expect_rejected(path).message().find("checksum mismatch") != std::string::npos);
+  }
+  SECTION("in the stored checksum") {
+    auto bytes = original;
+    bytes[26] ^= 0x01;
+    switchyard::testing::write_bytes(path, bytes);
+    CHECK(expect_rejected(path).message().find("checksum mismatch") != std::string::npos);
+  }
+  SECTION("in the magic") {
+    auto bytes = original;
+    bytes[1] ^= 0x20;
+    switchyard::testing::write_bytes(path, bytes);
+    CHECK(expect_rejected(path).message().find("not a switchyard checkpoint") != std::string::npos);
+  }
+  SECTION("in the format version") {
+    auto bytes = original;
+    bytes[8] = 9;
+    switchyard::testing::write_bytes(path, bytes);
+    CHECK(expect_rejected(path).message().find("format version 9") != std::string::npos);
+  }
+}
+
+TEST_CASE("a missing record is DATA_LOSS naming the record", "[checkpoint]") {
+  Checkpoint checkpoint = sample_checkpoint(4);
+  checkpoint.set_source("x.ckpt");
+  const auto missing = checkpoint.get_tensor("param/1.weight");
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.status().code() == StatusCode::kDataLoss);
+  CHECK(missing.status().message() == "checkpoint x.ckpt: record 'param/1.weight' is missing");
+}
+
+TEST_CASE("a failed checkpoint write leaves the previous checkpoint intact", "[checkpoint]") {
+  TempDir dir;
+  const auto path = dir / "run.ckpt";
+  REQUIRE(write_checkpoint(path, sample_checkpoint(10)).ok());
+  const auto before = switchyard::testing::read_bytes(path);
+
+  SECTION("the disk fills up mid-write") {
+    // A file size limit makes write() fail with EFBIG part way through (even for root, unlike a
+    // read-only folder); SIGXFSZ is ignored so the failure is an error return, not a signal.
+    rlimit saved{};
+    REQUIRE(getrlimit(RLIMIT_FSIZE, &saved) == 0);
+    auto* previous_handler = std::signal(SIGXFSZ, SIG_IGN);
+    rlimit limited = saved;
+    limited.rlim_cur = 4096;
+    REQUIRE(setrlimit(RLIMIT_FSIZE, &limited) == 0);
+    const Status status = write_checkpoint(path, sample_checkpoint(100000));
+    REQUIRE(setrlimit(RLIMIT_FSIZE, &saved) == 0);
+    std::signal(SIGXFSZ, previous_handler);
+    CHECK(status.code() == StatusCode::kResourceExhausted);
+    CHECK(status.message().find("cannot write checkpoint") != std::string::npos);
+    // The partial temporary file is gone.
+    CHECK(std::distance(std::filesystem::directory_iterator(dir.path()),
+                        std::filesystem::directory_iterator()) == 1);
+  }
+  SECTION("the temporary file cannot be created") {
+    // A folder in the temporary file's place makes open() fail.
+    std::filesystem::create_directory(dir / (".run.ckpt.tmp." + std::to_string(::getpid())));
+    std::filesystem::create_directory(dir / (".run.ckpt.tmp." + std::to_string(::getpid())) / "x");
+    const Status status = write_checkpoint(path, sample_checkpoint(100));
+    CHECK_FALSE(status.ok());
+    CHECK(status.message().find("cannot create checkpoint") != std::string::npos);
+  }
+  CHECK(switchyard::testing::read_bytes(path) == before);
+  CHECK(value_or_throw(read_checkpoint(path)).get_string("meta/name").value() == "sample");
+}

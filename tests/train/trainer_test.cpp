@@ -1,0 +1,173 @@
+// The Trainer: training reaches sensible accuracy, checkpoints restore exactly, resumed runs
+// equal uninterrupted ones, and bad checkpoints are refused with clear messages.
+#include <sys/resource.h>
+
+#include <catch2/catch.hpp>
+#include <csignal>
+
+#include "switchyard/checkpoint.h"
+#include "train/trainer_test_support.h"
+
+using namespace switchyard;
+using namespace switchyard::testing;
+
+namespace {
+
+void check_same_history(const std::vector<EpochMetrics>& a, const std::vector<EpochMetrics>& b) {
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    INFO("epoch " << a[i].epoch);
+    CHECK(a[i].epoch == b[i].epoch);
+    CHECK(a[i].train_loss == b[i].train_loss);
+    CHECK(a[i].train_accuracy == b[i].train_accuracy);
+    CHECK(a[i].test_loss == b[i].test_loss);
+    CHECK(a[i].test_accuracy == b[i].test_accuracy);
+    CHECK(a[i].learning_rate == b[i].learning_rate);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("training learns the breast cancer data", "[trainer]") {
+  Trainer trainer(train_config_from(small_run_yaml(4, "")), reference_device());
+  const TrainSummary summary = trainer.run();
+  REQUIRE(summary.history.size() == 4);
+  CHECK(summary.history.back().test_accuracy > 0.9);
+  CHECK(summary.history.back().train_loss < summary.history.front().train_loss);
+  // The step schedule halves the rate every two epochs.
+  CHECK(summary.history[0].learning_rate == Approx(0.003));
+  CHECK(summary.history[2].learning_rate == Approx(0.0015));
+  CHECK(summary.info.train_samples + summary.info.test_samples == 569);
+}
+
+TEST_CASE("a checkpoint restores bit-identical parameters and optimizer state", "[trainer]") {
+  TempDir dir;
+  const std::string path = (dir / "run.ckpt").string();
+  Trainer trained(train_config_from(small_run_yaml(2, path)), reference_device());
+  trained.run();
+  Trainer restored(train_config_from(small_run_yaml(2, "", path)), reference_device());
+  CHECK(restored.completed_epochs() == 2);
+  CHECK(parameter_bits(restored.model()) == parameter_bits(trained.model()));
+  const auto a = trained.optimizer().state_dict();
+  const auto b = restored.optimizer().state_dict();
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].first == b[i].first);
+    if (is_floating(a[i].second.dtype())) {
+      CHECK(a[i].second.to_host_float() == b[i].second.to_host_float());
+    } else {
+      CHECK(a[i].second.to_host_int64() == b[i].second.to_host_int64());
+    }
+  }
+  CHECK(restored.optimizer().lr() == trained.optimizer().lr());
+  // A fresh model differs, so the equality above is the checkpoint's doing.
+  Trainer fresh(train_config_from(small_run_yaml(2, "")), reference_device());
+  CHECK(parameter_bits(fresh.model()) != parameter_bits(trained.model()));
+}
+
+TEST_CASE("an interrupted and resumed run ends exactly like an uninterrupted one", "[trainer]") {
+  TempDir dir;
+  const std::string path = (dir / "run.ckpt").string();
+  Trainer whole(train_config_from(small_run_yaml(5, "")), reference_device());
+  const TrainSummary uninterrupted = whole.run();
+
+  Trainer first_part(train_config_from(small_run_yaml(5, path)), reference_device());
+  // Stop after epoch 2 the way a crash would: by leaving the loop from a callback.
+  first_part.add_callbacks({nullptr,
+                            [](const EpochMetrics& m) {
+                              if (m.epoch == 2) throw std::runtime_error("interrupted");
+                            },
+                            nullptr});
+  CHECK_THROWS_WITH(first_part.run(), "interrupted");
+  CHECK(value_or_throw(read_checkpoint(path)).get_u64("progress/epoch").value() == 2);
+
+  Trainer resumed(train_config_from(small_run_yaml(5, path, path)), reference_device());
+  const TrainSummary rest = resumed.run();
+  CHECK(rest.info.first_epoch == 3);
+  CHECK(rest.info.resumed_from == path);
+  check_same_history(rest.history, uninterrupted.history);
+  CHECK(parameter_bits(resumed.model()) == parameter_bits(whole.model()));
+}
+
+TEST_CASE("a checkpoint of another model is refused naming both architectures", "[trainer]") {
+  TempDir dir;
+  const std::string path = (dir / "run.ckpt").string();
+  Trainer(train_config_from(small_run_yaml(1, path, "", 16)), reference_device()).run();
+  try {
+    Trainer other(train_config_from(small_run_yaml(2, "", path, 8)), reference_device());
+    FAIL("a checkpoint of a 16-unit model was accepted by an 8-unit model");
+  } catch (const Error& error) {
+    const std::string& message = error.status().message();
+    CHECK(error.status().code() == StatusCode::kFailedPrecondition);
+    CHECK(message.find(path) != std::string::npos);
+    CHECK(message.find("linear(30->16,bias)") != std::string::npos);
+    CHECK(message.find("linear(30->8,bias)") != std::string::npos);
+  }
+}
+
+TEST_CASE("a damaged checkpoint is refused by the trainer with DATA_LOSS", "[trainer]") {
+  TempDir dir;
+  const auto path = dir / "run.ckpt";
+  Trainer(train_config_from(small_run_yaml(1, path.string())), reference_device()).run();
+  auto bytes = read_bytes(path);
+  SECTION("truncated") {
+    bytes.resize(bytes.size() - 100);
+  }
+  SECTION("a flipped byte") {
+    bytes[bytes.size() / 2] ^= 0x04;
+  }
+  write_bytes(path, bytes);
+  try {
+    Trainer resumed(train_config_from(small_run_yaml(2, "", path.string())), reference_device());
+    FAIL("a damaged checkpoint was accepted");
+  } catch (const Error& error) {
+    CHECK(error.status().code() == StatusCode::kDataLoss);
+    CHECK(error.status().message().find(path.string()) != std::string::npos);
+  }
+}
+
+TEST_CASE("a checkpoint write that fails mid-run keeps the previous checkpoint", "[trainer]") {
+  TempDir dir;
+  const auto path = dir / "run.ckpt";
+  Trainer trainer(train_config_from(small_run_yaml(3, path.string())), reference_device());
+  rlimit saved{};
+  REQUIRE(getrlimit(RLIMIT_FSIZE, &saved) == 0);
+  auto* previous_handler = std::signal(SIGXFSZ, SIG_IGN);
+  // After epoch 1 is saved, files may no longer grow past 1 KiB (less than a checkpoint).
+  trainer.add_callbacks({nullptr,
+                         [&](const EpochMetrics& m) {
+                           if (m.epoch != 1) return;
+                           rlimit limited = saved;
+                           limited.rlim_cur = 1024;
+                           setrlimit(RLIMIT_FSIZE, &limited);
+                         },
+                         nullptr});
+  std::string message;
+  try {
+    trainer.run();
+  } catch (const Error& error) {
+    message = error.status().message();
+  }
+  setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, previous_handler);
+  CHECK(message.find("after epoch 2") != std::string::npos);
+  CHECK(message.find("cannot write checkpoint") != std::string::npos);
+  const Checkpoint kept = value_or_throw(read_checkpoint(path));
+  CHECK(kept.get_u64("progress/epoch").value() == 1);
+  CHECK(std::distance(std::filesystem::directory_iterator(dir.path()),
+                      std::filesystem::directory_iterator()) == 1);
+}
+
+TEST_CASE("callbacks see the run start, every epoch and the end", "[trainer]") {
+  Trainer trainer(train_config_from(small_run_yaml(3, "")), reference_device());
+  std::vector<int64_t> epochs;
+  std::string backend;
+  size_t history_at_end = 0;
+  trainer.add_callbacks({[&](const RunInfo& info) { backend = info.backend; },
+                         [&](const EpochMetrics& m) { epochs.push_back(m.epoch); },
+                         [&](const TrainSummary& s) { history_at_end = s.history.size(); }});
+  trainer.run();
+  CHECK(backend == "reference");
+  CHECK(epochs == std::vector<int64_t>{1, 2, 3});
+  CHECK(history_at_end == 3);
+}
