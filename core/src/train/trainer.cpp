@@ -5,6 +5,7 @@
 #include "switchyard/checkpoint.h"
 #include "switchyard/dispatch.h"
 #include "switchyard/ops.h"
+#include "switchyard/profile.h"
 #include "train/progress.h"
 #include "train/trainer_impl.h"
 
@@ -48,6 +49,7 @@ EpochTotals train_one_epoch(Trainer::State& s, int64_t epoch, detail::ProgressRe
   Tensor loss_sum;
   Tensor correct_sum;
   for (int64_t step = 0; step < steps; ++step) {
+    const ProfileSpan step_span = profile_span("train_step");
     const int64_t begin = step * s.batch_size;
     const int64_t count = std::min(s.batch_size, train.sample_count - begin);
     const auto batch = detail::gather_batch(train, order.data() + begin, static_cast<size_t>(count),
@@ -81,6 +83,7 @@ EpochMetrics finish_epoch(Trainer::State& s, int64_t epoch, const EpochTotals& t
   m.epoch_seconds = totals.seconds;
   m.samples_per_second =
       totals.seconds > 0 ? static_cast<double>(totals.samples) / totals.seconds : 0;
+  const ProfileSpan eval_span = profile_span("evaluate");
   const detail::Evaluation test = detail::evaluate(*s.built.network, s.test_batches, s.config.loss,
                                                    s.data.split.train.class_count());
   m.test_loss = test.loss;
@@ -127,6 +130,7 @@ EpochMetrics train_and_evaluate(Trainer::State& s, int64_t epoch,
                                 detail::ProgressReporter& progress) {
   const double lr = s.optimizer->lr();
   EpochMetrics metrics;
+  const ProfileSpan epoch_span = profile_span("epoch " + std::to_string(epoch));
   try {
     const EpochTotals totals = train_one_epoch(s, epoch, progress);
     metrics = finish_epoch(s, epoch, totals, lr);
