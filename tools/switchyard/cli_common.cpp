@@ -33,6 +33,9 @@ Result<Config> load_config(const po::variables_map& values,
   Config config = Config::defaults();
   if (values.count("config") != 0) {
     SY_ASSIGN_OR_RETURN(config, Config::load_file(values["config"].as<std::string>(), overrides));
+  } else if (!overrides.empty()) {
+    // --set without a file: the overrides alone make the document.
+    SY_ASSIGN_OR_RETURN(config, Config::load_string("", "<--set>", overrides));
   }
   SY_RETURN_IF_ERROR(config.runtime().apply_environment());
   return config;

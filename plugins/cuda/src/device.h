@@ -1,0 +1,73 @@
+// One CUDA device as the plugin sees it: the device's primary context (shared with any other
+// runtime-API user in the process, such as PyTorch), its kernels, its memory pool and its queues.
+#pragma once
+
+#include <cuda.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "allocator.h"
+#include "driver.h"
+#include "kernels.h"
+#include "status.h"
+#include "switchyard/plugin_abi.h"
+
+namespace sy_cuda {
+
+class LtMatmul;
+
+// Parsed from the YAML backend section. Unknown keys are INVALID_ARGUMENT.
+struct DeviceOptions {
+  bool tf32 = false;  // f32 matmuls may use TF32 tensor cores (PyTorch's default: off)
+  uint64_t memory_limit_bytes = 0;
+  double memory_fraction = 0.0;  // of the device's total memory; 0 = no cap
+};
+
+Status parse_options(const sy_option* options, size_t count, DeviceOptions* out);
+
+// A stream and what belongs to it: cuBLASLt needs a workspace per stream for concurrent use.
+struct CudaQueue {
+  CUstream stream = nullptr;
+  CudaBuffer* lt_workspace = nullptr;
+};
+
+struct CudaEvent {
+  CUevent event = nullptr;
+};
+
+struct CudaDevice {
+  const DriverApi* api = nullptr;
+  uint32_t index = 0;
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  DeviceOptions options;
+  int compute_major = 0, compute_minor = 0;
+  uint32_t sm_count = 0;
+  uint64_t total_memory_bytes = 0;
+  KernelSet kernels;
+  std::unique_ptr<CachingAllocator> allocator;
+  std::unique_ptr<LtMatmul> lt;  // null when cuBLASLt is unavailable
+
+  std::mutex queues_mutex;
+  std::vector<CudaQueue*> queues;
+
+  // The largest 1-D grid worth launching: enough blocks to fill every SM several times.
+  uint32_t max_blocks() const { return sm_count * 32; }
+};
+
+// Checks that the driver is usable and that `index` names a device; sets *device_out.
+Status get_cu_device(uint32_t index, const DriverApi** api, CUdevice* device_out);
+
+Status create_device(uint32_t index, const sy_option* options, size_t option_count,
+                     CudaDevice** out);
+void destroy_device(CudaDevice* device);
+
+Status device_properties(uint32_t index, sy_device_properties* props);
+
+Status create_queue(CudaDevice& device, CudaQueue** out);
+void destroy_queue(CudaDevice& device, CudaQueue* queue);
+
+}  // namespace sy_cuda

@@ -1,0 +1,82 @@
+// supports_op and dispatch: which op/dtype pairs the device runs, and the checks every call gets
+// before its family's code runs (tensor layouts inside their buffers, stream ordering of buffers).
+#include "dispatch.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace sy_cuda {
+namespace {
+
+using OpFunction = Status (*)(const OpContext&);
+
+OpFunction family_of(uint32_t op) {
+  if (op == SY_OP_MATMUL) return run_matmul;
+  if (op <= SY_OP_CMP_EQ) return run_elementwise;
+  if (op <= SY_OP_ARGMAX) return run_reduce;
+  if (op <= SY_OP_LOG_SOFTMAX_BACKWARD) return run_softmax;
+  if (op <= SY_OP_CROSS_ENTROPY_BACKWARD) return run_cross_entropy;
+  if (op <= SY_OP_CONV2D_BACKWARD_WEIGHT) return run_conv;
+  if (op <= SY_OP_AVG_POOL2D_BACKWARD) return run_pool;
+  if (op <= SY_OP_LAYER_NORM_BACKWARD) return run_layer_norm;
+  if (op <= SY_OP_SCATTER_ADD) return run_index;
+  if (op == SY_OP_COPY) return run_copy;
+  if (op == SY_OP_FILL) return run_fill;
+  if (op <= SY_OP_RANDOM_NORMAL) return run_random;
+  return run_optimizer;
+}
+
+Status check_tensors(const sy_op_call& call, const char* name) {
+  if (call.num_inputs > SY_MAX_OP_INPUTS || call.num_outputs > SY_MAX_OP_OUTPUTS) {
+    return invalid_argument(std::string(name) + ": " + std::to_string(call.num_inputs) +
+                            " inputs and " + std::to_string(call.num_outputs) +
+                            " outputs exceed the ABI's " + std::to_string(SY_MAX_OP_INPUTS) +
+                            " and " + std::to_string(SY_MAX_OP_OUTPUTS));
+  }
+  for (uint32_t i = 0; i < call.num_inputs + call.num_outputs; ++i) {
+    const bool is_output = i >= call.num_inputs;
+    const sy_tensor_desc& t = is_output ? call.outputs[i - call.num_inputs] : call.inputs[i];
+    const std::string role =
+        (is_output ? "output " : "input ") + std::to_string(is_output ? i - call.num_inputs : i);
+    const uint64_t size = t.buffer != nullptr ? OpContext::buffer_of(t)->size_bytes : 0;
+    SY_CUDA_RETURN_IF_ERROR(check_tensor(name, role.c_str(), t, size, is_output));
+  }
+  return ok_status();
+}
+
+// Every buffer of the call is ordered after its pool predecessor's work on other streams.
+Status order_buffers(CudaDevice& device, CudaQueue& queue, const sy_op_call& call) {
+  std::vector<CudaBuffer*> seen;
+  for (uint32_t i = 0; i < call.num_inputs + call.num_outputs; ++i) {
+    const sy_tensor_desc& t =
+        i < call.num_inputs ? call.inputs[i] : call.outputs[i - call.num_inputs];
+    CudaBuffer* buffer = OpContext::buffer_of(t);
+    if (std::find(seen.begin(), seen.end(), buffer) != seen.end()) continue;
+    seen.push_back(buffer);
+    SY_CUDA_RETURN_IF_ERROR(device.allocator->use_on(buffer, queue.stream));
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+bool supports(uint32_t op, uint32_t dtype) {
+  if (op >= SY_OP_COUNT || dtype >= SY_DTYPE_COUNT) return false;
+  if (is_float_dtype(dtype)) return true;
+  // Integer data: index ops and data movement only (docs/ops.md section 1).
+  return op == SY_OP_GATHER || op == SY_OP_SCATTER_ADD || op == SY_OP_COPY || op == SY_OP_FILL;
+}
+
+Status dispatch(CudaDevice& device, CudaQueue& queue, const sy_op_call& call) {
+  if (call.op >= SY_OP_COUNT) {
+    return invalid_argument("dispatch: unknown op " + std::to_string(call.op) + " (ABI 1 has " +
+                            std::to_string(SY_OP_COUNT) + " ops)");
+  }
+  const char* name = op_name(call.op);
+  SY_CUDA_RETURN_IF_ERROR(check_tensors(call, name));
+  SY_CUDA_RETURN_IF_ERROR(order_buffers(device, queue, call));
+  const OpContext ctx{device, queue, call, name};
+  return family_of(call.op)(ctx);
+}
+
+}  // namespace sy_cuda

@@ -1,0 +1,125 @@
+#include <cmath>
+
+#include "ops.h"
+
+namespace sy_cuda {
+
+Status OpContext::scratch(uint64_t bytes, CudaBuffer** out) const {
+  SY_CUDA_RETURN_IF_ERROR(device.allocator->allocate(bytes, out));
+  const Status status = device.allocator->use_on(*out, queue.stream);
+  if (!status.ok()) {
+    device.allocator->release(*out);
+    *out = nullptr;
+  }
+  return status;
+}
+
+Status expect_counts(const OpContext& ctx, uint32_t inputs, uint32_t outputs) {
+  if (ctx.call.num_inputs == inputs && ctx.call.num_outputs == outputs) return ok_status();
+  return invalid_argument(std::string(ctx.name) + ": expected " + std::to_string(inputs) +
+                          " input(s) and " + std::to_string(outputs) + " output(s), got " +
+                          std::to_string(ctx.call.num_inputs) + " and " +
+                          std::to_string(ctx.call.num_outputs));
+}
+
+Status expect_float_same(const OpContext& ctx,
+                         std::initializer_list<const sy_tensor_desc*> tensors) {
+  const sy_tensor_desc* first = *tensors.begin();
+  for (const sy_tensor_desc* t : tensors) {
+    if (!is_float_dtype(t->dtype) || t->dtype != first->dtype) {
+      return invalid_argument(std::string(ctx.name) +
+                              ": floating-point tensors must share one of f32/f16/bf16, got " +
+                              describe(*first) + " and " + describe(*t));
+    }
+  }
+  return ok_status();
+}
+
+Status expect_same_shape(const OpContext& ctx, const sy_tensor_desc& a, const char* a_name,
+                         const sy_tensor_desc& b, const char* b_name) {
+  if (same_shape(a, b)) return ok_status();
+  return invalid_argument(std::string(ctx.name) + ": " + a_name + " " + shape_text(a) + " and " +
+                          b_name + " " + shape_text(b) + " must have the same shape");
+}
+
+Status enqueue_binary(const OpContext& ctx, int32_t op, const sy_tensor_desc& out,
+                      const sy_tensor_desc& in0, const sy_tensor_desc* in1, float scalar) {
+  SyElementwiseArgs args{};
+  args.iter = make_iter(out.rank, out.shape);
+  if (args.iter.numel == 0) return ok_status();
+  int64_t strides[SY_MAX_RANK] = {};
+  args.out = operand(ctx.address(out), out.dtype, out.strides, out.rank);
+  if (!broadcast_strides(in0, out.rank, out.shape, strides)) {
+    return invalid_argument(std::string(ctx.name) + ": " + shape_text(in0) +
+                            " does not broadcast to " + shape_text(out));
+  }
+  args.in0 = operand(ctx.address(in0), in0.dtype, strides, out.rank);
+  if (in1 != nullptr) {
+    if (!broadcast_strides(*in1, out.rank, out.shape, strides)) {
+      return invalid_argument(std::string(ctx.name) + ": " + shape_text(*in1) +
+                              " does not broadcast to " + shape_text(out));
+    }
+    args.in1 = operand(ctx.address(*in1), in1->dtype, strides, out.rank);
+  } else {
+    args.in1 = args.in0;  // never read; keeps coalescing from splitting on garbage strides
+    args.use_scalar = 1;
+    args.scalar = scalar;
+  }
+  args.op = op;
+  SyOperand* ops[3] = {&args.out, &args.in0, &args.in1};
+  coalesce(&args.iter, ops, 3);
+  return ctx.launch(Kernel::sy_elementwise, ctx.linear(args.iter.numel), args);
+}
+
+Status enqueue_fill(const OpContext& ctx, const sy_tensor_desc& out, double value) {
+  SyFillArgs args{};
+  args.iter = make_iter(out.rank, out.shape);
+  if (args.iter.numel == 0) return ok_status();
+  args.out = operand(ctx.address(out), out.dtype, out.strides, out.rank);
+  args.float_value = static_cast<float>(value);
+  if (std::isnan(value)) {
+    args.int_value = 0;
+  } else if (value >= 9.2233720368547758e18) {
+    args.int_value = INT64_MAX;
+  } else if (value <= -9.2233720368547758e18) {
+    args.int_value = INT64_MIN;
+  } else {
+    args.int_value = static_cast<int64_t>(value);  // truncation toward zero
+  }
+  SyOperand* ops[1] = {&args.out};
+  coalesce(&args.iter, ops, 1);
+  return ctx.launch(Kernel::sy_fill, ctx.linear(args.iter.numel), args);
+}
+
+Status enqueue_copy(const OpContext& ctx, const sy_tensor_desc& out, uint64_t out_address,
+                    const sy_tensor_desc& in, uint64_t in_address) {
+  SyCopyArgs args{};
+  args.iter = make_iter(out.rank, out.shape);
+  if (args.iter.numel == 0) return ok_status();
+  int64_t strides[SY_MAX_RANK] = {};
+  if (!broadcast_strides(in, out.rank, out.shape, strides)) {
+    return invalid_argument(std::string(ctx.name) + ": " + shape_text(in) + " does not match " +
+                            shape_text(out));
+  }
+  args.out = operand(out_address, out.dtype, out.strides, out.rank);
+  args.in = operand(in_address, in.dtype, strides, out.rank);
+  SyOperand* ops[2] = {&args.out, &args.in};
+  coalesce(&args.iter, ops, 2);
+  return ctx.launch(Kernel::sy_copy, ctx.linear(args.iter.numel), args);
+}
+
+sy_tensor_desc contiguous_f32(const sy_tensor_desc& like, sy_buffer buffer) {
+  sy_tensor_desc t{};
+  t.buffer = buffer;
+  t.dtype = SY_DTYPE_F32;
+  t.rank = like.rank;
+  int64_t stride = 1;
+  for (int d = static_cast<int>(like.rank) - 1; d >= 0; --d) {
+    t.shape[d] = like.shape[d];
+    t.strides[d] = stride;
+    stride *= like.shape[d];
+  }
+  return t;
+}
+
+}  // namespace sy_cuda
