@@ -50,7 +50,7 @@ sy_configure_and_build() {
   local rc=0
   ninja -C "$build_dir" -j "$(nproc)" >"$build_dir.build.log" 2>&1 || rc=$?
   if ((rc != 0)); then
-    grep -E -B2 -A12 'FAILED|error' "$build_dir.build.log" | head -n 120 >&2
+    grep -E -A12 'FAILED|error:' "$build_dir.build.log" | head -n 120 >&2
     sy_log "build failed; the whole log is $build_dir.build.log"
     return "$rc"
   fi
