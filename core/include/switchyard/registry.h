@@ -97,6 +97,12 @@ struct Selection {
 // probe records instead.
 Result<Selection> select_device(Registry& registry, const RuntimeSettings& settings);
 
+// The device of the oracle backend (`reference`: host memory, every op of the op set), where ops
+// that the selected device lacks fall back. Reuses the selection's device when it is one; null
+// when the oracle plugin is absent or unusable. The runtime is the one layer that may name it.
+std::shared_ptr<Device> open_oracle_device(Registry& registry, const Selection& selection,
+                                           const RuntimeSettings& settings);
+
 // The pure selection rule over already-probed devices (all backends, in any order). Returns the
 // index into `devices` of the chosen one and fills `warnings`; sets `first_choice`.
 struct Choice {

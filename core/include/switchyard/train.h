@@ -35,8 +35,8 @@ struct RunDevice {
 };
 
 // Discovers plugins (SWITCHYARD_PLUGIN_PATH, plugin_paths, the default folders), selects a device
-// per the settings, and installs the fallback policy with a CPU fallback device (the reference
-// backend's) for ops the selected device lacks.
+// per the settings, and installs the fallback policy with the runtime's oracle device (see
+// open_oracle_device in registry.h) for ops the selected device lacks.
 Result<RunDevice> open_run_device(const RuntimeSettings& settings);
 
 // ---- Model

@@ -4,34 +4,6 @@
 #include "switchyard/train.h"
 
 namespace switchyard {
-namespace {
-
-// The CPU backend that every op is guaranteed on: the reference plugin. Fallback copies data to
-// it, so it must be a host-memory device.
-constexpr const char* kFallbackBackend = "reference";
-
-OptionList options_for(const RuntimeSettings& settings, const std::string& backend) {
-  const auto found = settings.backend_options.find(backend);
-  return found == settings.backend_options.end() ? OptionList{} : found->second;
-}
-
-std::shared_ptr<Device> find_fallback_device(Registry& registry, const Selection& selection,
-                                             const RuntimeSettings& settings) {
-  if (selection.device->backend() == kFallbackBackend) return selection.device;
-  for (const DeviceRecord& record : selection.devices) {
-    if (record.usable && record.device && record.info.backend == kFallbackBackend) {
-      return record.device;
-    }
-  }
-  if (registry.find(kFallbackBackend) == nullptr) return nullptr;
-  for (DeviceRecord& record :
-       registry.probe(kFallbackBackend, options_for(settings, kFallbackBackend))) {
-    if (record.usable && record.device) return record.device;
-  }
-  return nullptr;
-}
-
-}  // namespace
 
 Result<RunDevice> open_run_device(const RuntimeSettings& settings) {
   Registry registry = Registry::discover(plugin_search_path(settings.plugin_paths));
@@ -42,7 +14,8 @@ Result<RunDevice> open_run_device(const RuntimeSettings& settings) {
   RunDevice run;
   run.device = selection.device;
   run.warnings = selection.warnings;
-  run.fallback_device = find_fallback_device(registry, selection, settings);
+  // Ops the device lacks run on the runtime's oracle device (host memory, every op).
+  run.fallback_device = open_oracle_device(registry, selection, settings);
   set_fallback(settings.fallback, run.fallback_device);
   return run;
 }
