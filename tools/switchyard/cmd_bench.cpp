@@ -1,6 +1,7 @@
 // switchyard bench: speed through the framework, median of repetitions after a warm-up.
 //   bench matmul --m --n --k --dtype    GFLOP/s of one matrix product on the selected device
 //   bench op --name --size              latency of one small op through tensor dispatch
+//   bench step --layers --batch         one MLP training step on synthetic data
 //   bench train CONFIG                  median epoch time and samples/s of a training run
 //   bench model CONFIG --batch-size N   inference latency per batch and samples/s of a model
 #include <algorithm>
@@ -147,7 +148,7 @@ double median_of(std::vector<double> values) {
 
 int bench_command(const Args& args) {
   const std::string usage =
-      "usage: switchyard bench <matmul|op|train|model> [options]  ('bench <what> --help' for more)";
+      "usage: switchyard bench <matmul|op|step|train|model> [options]  ('bench <what> --help' for more)";
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     std::cout << usage << "\n";
     return args.empty() ? kExitUsage : kExitOk;

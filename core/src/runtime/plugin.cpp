@@ -85,8 +85,12 @@ Result<std::shared_ptr<Plugin>> Plugin::load(const std::filesystem::path& path) 
   auto library = std::make_unique<Library>();
   boost::dll::fs::error_code error;
   // RTLD_NOW: an unresolved symbol is a load error here, not a crash on first call.
-  library->library.load(path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local,
-                        error);
+  // RTLD_NODELETE: the library stays mapped after the last Plugin is gone. Plugins start threads
+  // we do not own (oneDNN's OpenMP pool, GPU driver threads); unmapping their code while those
+  // threads idle in it crashes the process at exit. Boost.DLL passes the extra bit to dlopen.
+  const auto mode = boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local |
+                    static_cast<boost::dll::load_mode::type>(RTLD_NODELETE);
+  library->library.load(path, mode, error);
   if (error) {
     return unavailable("cannot load '" + path.string() + "': " + dlopen_error_text(path));
   }

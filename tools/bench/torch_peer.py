@@ -1,0 +1,261 @@
+#!/usr/bin/python3
+"""PyTorch peer for `switchyard bench`: the same workloads, timed the same way, in PyTorch (CPU).
+
+    /usr/bin/python3 tools/bench/torch_peer.py [--threads 2] [--what digits,step,matmul,add]
+                                               [--seed 0] [--json]
+
+Parts (each timed after a warm-up; medians reported):
+  digits  configs/digits-mlp.yaml's run: data/digits.csv.gz, pixels / 16, stratified 80/20 split,
+          a 64-256-256-10 ReLU MLP (PyTorch's default init, which is also switchyard's Kaiming
+          uniform), cross-entropy, SGD lr 0.05 momentum 0.9, batch 64, 20 epochs of shuffled
+          batches. Epoch time covers the training steps only (batch gather, forward, loss,
+          backward, update, and the running loss/correct sums that switchyard's trainer also keeps),
+          not the test evaluation. Reports the median epoch and the final test accuracy.
+  step    one training step of a 784-2048-2048-10 ReLU MLP at batch 256 on synthetic data
+          (forward, cross-entropy, backward, SGD momentum update, zero_grad), like
+          `switchyard bench step`.
+  matmul  torch.matmul of two 1024x1024 f32 matrices into a preallocated output, GFLOP/s.
+  add     latency of torch.add on two 16-element f32 tensors (includes the Python call).
+
+Run it with /usr/bin/python3 (Debian's python3-torch); the `python3` first on PATH on the build
+machine is a separate interpreter that cannot see it. OPENBLAS_NUM_THREADS=1 is set before torch is
+imported, because OpenBLAS's own threads otherwise compete with torch's and epochs spike.
+"""
+
+import argparse
+import gzip
+import json
+import os
+import statistics
+import sys
+import time
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import torch  # noqa: E402  (after the environment variable on purpose)
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ALL_PARTS = ("digits", "step", "matmul", "add")
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--threads", type=int, default=2, help="torch.set_num_threads (default 2)")
+    parser.add_argument("--what", default=",".join(ALL_PARTS), help="comma list of " + ",".join(ALL_PARTS))
+    parser.add_argument("--seed", type=int, default=0, help="init, split and batch order seed")
+    parser.add_argument("--data", default=os.path.join(REPO, "data", "digits.csv.gz"))
+    parser.add_argument("--epochs", type=int, default=20)
+    parser.add_argument("--step-layers", default="784,2048,2048,10")
+    parser.add_argument("--step-batch", type=int, default=256)
+    parser.add_argument("--step-repetitions", type=int, default=20)
+    parser.add_argument("--matmul-size", type=int, default=1024)
+    parser.add_argument("--matmul-dtype", default="f32", choices=("f32", "bf16"))
+    parser.add_argument("--add-size", type=int, default=16)
+    parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    args = parser.parse_args(argv)
+    args.parts = [p for p in args.what.split(",") if p]
+    unknown = [p for p in args.parts if p not in ALL_PARTS]
+    if unknown:
+        parser.error("unknown part(s) %s; expected some of %s" % (unknown, ",".join(ALL_PARTS)))
+    return args
+
+
+# ---- digits-mlp ----------------------------------------------------------------------------------
+
+def load_digits(path):
+    """Features [n, 64] as float32 divided by 16 (scale: divide, divisor: 16), labels [n] int64."""
+    rows = []
+    with gzip.open(path, "rt") as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                rows.append([float(v) for v in line.split(",")])
+    data = torch.tensor(rows, dtype=torch.float64)
+    return (data[:, :-1] / 16.0).float(), data[:, -1].long()
+
+
+def stratified_split(labels, test_fraction, seed):
+    """Indices (train, test) with the same share of each class in the test part (sklearn's
+    train_test_split(stratify=...) when scikit-learn is there, otherwise by hand)."""
+    n = labels.numel()
+    try:
+        from sklearn.model_selection import train_test_split
+
+        train, test = train_test_split(list(range(n)), test_size=test_fraction,
+                                       stratify=labels.numpy(), random_state=seed)
+        return torch.tensor(sorted(train)), torch.tensor(sorted(test))
+    except ImportError:
+        pass
+    generator = torch.Generator().manual_seed(seed)
+    total_test = int(-(-test_fraction * n // 1))
+    train, test = [], []
+    for c in labels.unique().tolist():
+        members = (labels == c).nonzero().flatten()
+        members = members[torch.randperm(members.numel(), generator=generator)]
+        take = round(members.numel() * total_test / n)
+        test += members[:take].tolist()
+        train += members[take:].tolist()
+    return torch.tensor(sorted(train)), torch.tensor(sorted(test))
+
+
+def mlp(widths):
+    layers = []
+    for i in range(len(widths) - 1):
+        layers.append(torch.nn.Linear(widths[i], widths[i + 1]))
+        if i + 2 < len(widths):
+            layers.append(torch.nn.ReLU())
+    return torch.nn.Sequential(*layers)
+
+
+def train_epoch(model, optimizer, x, y, batch_size, generator):
+    """One epoch of shuffled batches; returns its seconds (steps only) and the mean train loss."""
+    loss_fn = torch.nn.functional.cross_entropy
+    start = time.perf_counter()
+    order = torch.randperm(x.shape[0], generator=generator)
+    loss_sum = torch.zeros(())
+    correct = torch.zeros((), dtype=torch.long)
+    for begin in range(0, x.shape[0], batch_size):
+        index = order[begin:begin + batch_size]
+        features, labels = x[index], y[index]
+        logits = model(features)
+        loss = loss_fn(logits, labels)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        loss_sum += loss.detach() * labels.numel()
+        correct += (logits.detach().argmax(1) == labels).sum()
+    mean_loss = loss_sum.item() / x.shape[0]
+    return time.perf_counter() - start, mean_loss
+
+
+def test_accuracy(model, x, y):
+    model.eval()
+    with torch.no_grad():
+        result = (model(x).argmax(1) == y).float().mean().item()
+    model.train()
+    return result
+
+
+def bench_digits(args):
+    x, y = load_digits(args.data)
+    train_index, test_index = stratified_split(y, 0.2, args.seed)
+    x_train, y_train = x[train_index].contiguous(), y[train_index].contiguous()
+    x_test, y_test = x[test_index].contiguous(), y[test_index].contiguous()
+    torch.manual_seed(args.seed)
+    model = mlp([x.shape[1], 256, 256, 10])
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    generator = torch.Generator().manual_seed(args.seed)
+    epoch_seconds, accuracy, loss = [], 0.0, 0.0
+    for _ in range(args.epochs):
+        seconds, loss = train_epoch(model, optimizer, x_train, y_train, 64, generator)
+        epoch_seconds.append(seconds)
+        accuracy = test_accuracy(model, x_test, y_test)
+    median = statistics.median(epoch_seconds)
+    return {"train_samples": x_train.shape[0], "test_samples": x_test.shape[0],
+            "epochs": args.epochs, "batch_size": 64,
+            "epoch_seconds_median": median, "epoch_seconds_min": min(epoch_seconds),
+            "samples_per_second": x_train.shape[0] / median,
+            "final_train_loss": loss, "test_accuracy": accuracy}
+
+
+# ---- 784-2048-2048-10 training step --------------------------------------------------------------
+
+def bench_step(args):
+    widths = [int(w) for w in args.step_layers.split(",")]
+    torch.manual_seed(args.seed)
+    model = mlp(widths)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    x = torch.randn(args.step_batch, widths[0])
+    y = torch.randint(0, widths[-1], (args.step_batch,))
+
+    def step():
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+    for _ in range(3):
+        step()
+    seconds = []
+    for _ in range(args.step_repetitions):
+        start = time.perf_counter()
+        step()
+        seconds.append(time.perf_counter() - start)
+    median = statistics.median(seconds)
+    return {"layers": "-".join(map(str, widths)), "batch": args.step_batch,
+            "repetitions": len(seconds), "median_ms": median * 1e3, "min_ms": min(seconds) * 1e3,
+            "samples_per_second": args.step_batch / median}
+
+
+# ---- matmul and add ------------------------------------------------------------------------------
+
+def bench_matmul(args):
+    n = args.matmul_size
+    dtype = torch.float32 if args.matmul_dtype == "f32" else torch.bfloat16
+    generator = torch.Generator().manual_seed(args.seed)
+    a = (torch.rand(n, n, generator=generator) * 2 - 1).to(dtype)
+    b = (torch.rand(n, n, generator=generator) * 2 - 1).to(dtype)
+    c = torch.empty(n, n, dtype=dtype)
+    for _ in range(3):
+        torch.matmul(a, b, out=c)
+    seconds = []
+    for _ in range(20):
+        start = time.perf_counter()
+        torch.matmul(a, b, out=c)
+        seconds.append(time.perf_counter() - start)
+    median = statistics.median(seconds)
+    return {"m": n, "n": n, "k": n, "dtype": args.matmul_dtype, "median_ms": median * 1e3,
+            "gflops": 2.0 * n * n * n / median / 1e9}
+
+
+def bench_add(args):
+    """Median per-call latency: calls are timed in groups of 100 (a clock read costs about as much
+    as the call), and the median over 200 groups is taken."""
+    a = torch.rand(args.add_size)
+    b = torch.rand(args.add_size)
+    group, groups = 100, 200
+    for _ in range(1000):
+        torch.add(a, b)
+    per_call = []
+    for _ in range(groups):
+        start = time.perf_counter()
+        for _ in range(group):
+            torch.add(a, b)
+        per_call.append((time.perf_counter() - start) / group)
+    return {"size": args.add_size, "median_microseconds": statistics.median(per_call) * 1e6,
+            "min_microseconds": min(per_call) * 1e6}
+
+
+def main(argv):
+    args = parse_args(argv)
+    torch.set_num_threads(args.threads)
+    result = {"peer": "pytorch", "torch_version": torch.__version__,
+              "threads": torch.get_num_threads(),
+              "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS")}
+    runners = {"digits": bench_digits, "step": bench_step, "matmul": bench_matmul, "add": bench_add}
+    for part in args.parts:
+        result[part] = runners[part](args)
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    print("PyTorch %s, %d threads" % (result["torch_version"], result["threads"]))
+    if "digits" in result:
+        d = result["digits"]
+        print("digits-mlp: median epoch %.2f ms (%d steps), test accuracy %.4f"
+              % (d["epoch_seconds_median"] * 1e3, -(-d["train_samples"] // 64), d["test_accuracy"]))
+    if "step" in result:
+        s = result["step"]
+        print("step %s batch %d: median %.2f ms, %.0f samples/s"
+              % (s["layers"], s["batch"], s["median_ms"], s["samples_per_second"]))
+    if "matmul" in result:
+        m = result["matmul"]
+        print("matmul %d^3 %s: median %.3f ms, %.1f GFLOP/s"
+              % (m["m"], m["dtype"], m["median_ms"], m["gflops"]))
+    if "add" in result:
+        print("add of %d f32: median %.3f us per call" % (result["add"]["size"],
+                                                          result["add"]["median_microseconds"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
