@@ -118,3 +118,17 @@ TEST_CASE("the reference device passes the smoke test and keeps its plugin alive
   // The registry is gone; the device still works because it holds its plugin.
   REQUIRE(smoke_test(*device).ok());
 }
+
+TEST_CASE("the template plugin loads, lists one device and answers UNIMPLEMENTED", "[loader]") {
+  auto plugin = Plugin::load(std::string(SWITCHYARD_TEST_PLUGIN_DIR) +
+                             "/../switchyard-examples/libswitchyard-template.so");
+  REQUIRE(plugin.ok());
+  CHECK((*plugin)->name() == "template");
+  auto count = (*plugin)->device_count();
+  REQUIRE(count.ok());
+  CHECK(*count == 1);
+  auto device = Device::create(*plugin, 0);
+  REQUIRE_FALSE(device.ok());
+  CHECK(device.status().code() == StatusCode::kUnimplemented);
+  CHECK(contains(device.status().message(), "docs/writing-a-backend.md"));
+}

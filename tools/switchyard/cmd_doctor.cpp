@@ -35,6 +35,7 @@ const Hint kHints[] = {
     {"smoke test", "the device computes wrong results; update its driver or exclude the backend"},
     {"file name says", "rename the file to libswitchyard-<name>.so after the name it reports"},
     {"no devices found", "the backend sees no device of its kind on this machine"},
+    {"is a skeleton", "the template plugin is a starting point, not a backend: build yours from it"},
     {"Exec format error", "the file is not a loadable library for this machine; remove it"},
     {"invalid ELF header", "the file is not a loadable library for this machine; remove it"},
     {"file too short", "the file is not a loadable library for this machine; remove it"},
