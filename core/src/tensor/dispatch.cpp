@@ -21,7 +21,7 @@ bool is_float_dtype(uint32_t dtype) {
   return dtype == SY_DTYPE_F32 || dtype == SY_DTYPE_F16 || dtype == SY_DTYPE_BF16;
 }
 
-const char* const kOpNames[SY_OP_COUNT] = {
+constexpr const char* kOpNames[SY_OP_COUNT] = {
     "matmul",
     "relu",
     "gelu",
@@ -74,6 +74,8 @@ const char* const kOpNames[SY_OP_COUNT] = {
     "sgd_update",
     "adam_update",
 };
+// A missing name would leave a null entry at the end of the table.
+static_assert(kOpNames[SY_OP_COUNT - 1] != nullptr, "every sy_op needs a name");
 
 void fill_call(sy_op_call& call, sy_op op, std::initializer_list<Tensor> inputs,
                std::initializer_list<Tensor> outputs, const sy_op_params& params) {
