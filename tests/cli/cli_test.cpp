@@ -84,8 +84,10 @@ TEST_CASE("every command rejects a broken YAML file with exit 2 and file:line:co
   };
   for (const auto& c : cases) {
     const std::string path = write_temp_yaml(c.name, c.text);
-    for (const std::string command : {"devices", "doctor", "plugins"}) {
-      auto result = run_command(cli() + " " + command + " --config " + path);
+    for (const std::string command :
+         {"devices --config", "doctor --config", "plugins --config", "run",
+          "conformance --backend reference --config", "bench matmul --config"}) {
+      auto result = run_command(cli() + " " + command + " " + path);
       INFO(c.name << " / " << command << "\n" << result.output);
       CHECK(result.exit_code == 2);
       CHECK(contains(result.output, path));
