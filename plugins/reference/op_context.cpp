@@ -1,66 +1,11 @@
 #include "op_context.h"
 
-#include <array>
-
 #include "error.h"
 #include "memory_pool.h"
 
 namespace sy_reference {
 
-const char* op_name(uint32_t op) {
-  static constexpr std::array<const char*, SY_OP_COUNT> kNames = {"MATMUL",
-                                                                  "RELU",
-                                                                  "GELU",
-                                                                  "SIGMOID",
-                                                                  "TANH",
-                                                                  "EXP",
-                                                                  "LOG",
-                                                                  "SQRT",
-                                                                  "NEG",
-                                                                  "ABS",
-                                                                  "SIGN",
-                                                                  "RELU_BACKWARD",
-                                                                  "GELU_BACKWARD",
-                                                                  "SIGMOID_BACKWARD",
-                                                                  "TANH_BACKWARD",
-                                                                  "ADD",
-                                                                  "SUB",
-                                                                  "MUL",
-                                                                  "DIV",
-                                                                  "MAX",
-                                                                  "MIN",
-                                                                  "POW",
-                                                                  "CMP_GT",
-                                                                  "CMP_EQ",
-                                                                  "REDUCE_SUM",
-                                                                  "REDUCE_MEAN",
-                                                                  "REDUCE_MAX",
-                                                                  "ARGMAX",
-                                                                  "SOFTMAX",
-                                                                  "LOG_SOFTMAX",
-                                                                  "SOFTMAX_BACKWARD",
-                                                                  "LOG_SOFTMAX_BACKWARD",
-                                                                  "CROSS_ENTROPY",
-                                                                  "CROSS_ENTROPY_BACKWARD",
-                                                                  "CONV2D",
-                                                                  "CONV2D_BACKWARD_DATA",
-                                                                  "CONV2D_BACKWARD_WEIGHT",
-                                                                  "MAX_POOL2D",
-                                                                  "MAX_POOL2D_BACKWARD",
-                                                                  "AVG_POOL2D",
-                                                                  "AVG_POOL2D_BACKWARD",
-                                                                  "LAYER_NORM",
-                                                                  "LAYER_NORM_BACKWARD",
-                                                                  "GATHER",
-                                                                  "SCATTER_ADD",
-                                                                  "COPY",
-                                                                  "FILL",
-                                                                  "RANDOM_UNIFORM",
-                                                                  "RANDOM_NORMAL",
-                                                                  "SGD_UPDATE",
-                                                                  "ADAM_UPDATE"};
-  return op < kNames.size() ? kNames[op] : "UNKNOWN_OP";
-}
+const char* op_name(uint32_t op) { return sy_op_name(op); }
 
 TensorRef tensor_from_desc(const sy_tensor_desc& desc) {
   TensorRef tensor;

@@ -142,6 +142,65 @@ typedef enum sy_op {
   SY_OP_COUNT = 51
 } sy_op;
 
+/* The op's name as spelled in sy_op without the SY_OP_ prefix ("MATMUL"), or "UNKNOWN_OP" beyond
+ * the op set. Part of the op set's definition so that every plugin and the core name ops alike in
+ * their messages. */
+static inline const char* sy_op_name(uint32_t op) {
+  static const char* const names[SY_OP_COUNT] = {
+    "MATMUL",
+    "RELU",
+    "GELU",
+    "SIGMOID",
+    "TANH",
+    "EXP",
+    "LOG",
+    "SQRT",
+    "NEG",
+    "ABS",
+    "SIGN",
+    "RELU_BACKWARD",
+    "GELU_BACKWARD",
+    "SIGMOID_BACKWARD",
+    "TANH_BACKWARD",
+    "ADD",
+    "SUB",
+    "MUL",
+    "DIV",
+    "MAX",
+    "MIN",
+    "POW",
+    "CMP_GT",
+    "CMP_EQ",
+    "REDUCE_SUM",
+    "REDUCE_MEAN",
+    "REDUCE_MAX",
+    "ARGMAX",
+    "SOFTMAX",
+    "LOG_SOFTMAX",
+    "SOFTMAX_BACKWARD",
+    "LOG_SOFTMAX_BACKWARD",
+    "CROSS_ENTROPY",
+    "CROSS_ENTROPY_BACKWARD",
+    "CONV2D",
+    "CONV2D_BACKWARD_DATA",
+    "CONV2D_BACKWARD_WEIGHT",
+    "MAX_POOL2D",
+    "MAX_POOL2D_BACKWARD",
+    "AVG_POOL2D",
+    "AVG_POOL2D_BACKWARD",
+    "LAYER_NORM",
+    "LAYER_NORM_BACKWARD",
+    "GATHER",
+    "SCATTER_ADD",
+    "COPY",
+    "FILL",
+    "RANDOM_UNIFORM",
+    "RANDOM_NORMAL",
+    "SGD_UPDATE",
+    "ADAM_UPDATE"};
+  return op < (uint32_t)SY_OP_COUNT ? names[op] : "UNKNOWN_OP";
+}
+
 /* ---------------------------------------------------------------------------------------------- */
 /* Handles. Opaque to the host; each is created and destroyed through the function table.          */
 

@@ -1,7 +1,10 @@
 // Op dispatch: support checks, the fallback policy, counters and the observer hook.
 #include "switchyard/dispatch.h"
 
+#include <array>
 #include <atomic>
+#include <cctype>
+#include <string>
 
 #include "switchyard/device.h"
 #include "switchyard/queue.h"
@@ -21,61 +24,6 @@ bool is_float_dtype(uint32_t dtype) {
   return dtype == SY_DTYPE_F32 || dtype == SY_DTYPE_F16 || dtype == SY_DTYPE_BF16;
 }
 
-constexpr const char* kOpNames[SY_OP_COUNT] = {
-    "matmul",
-    "relu",
-    "gelu",
-    "sigmoid",
-    "tanh",
-    "exp",
-    "log",
-    "sqrt",
-    "neg",
-    "abs",
-    "sign",
-    "relu_backward",
-    "gelu_backward",
-    "sigmoid_backward",
-    "tanh_backward",
-    "add",
-    "sub",
-    "mul",
-    "div",
-    "max",
-    "min",
-    "pow",
-    "cmp_gt",
-    "cmp_eq",
-    "reduce_sum",
-    "reduce_mean",
-    "reduce_max",
-    "argmax",
-    "softmax",
-    "log_softmax",
-    "softmax_backward",
-    "log_softmax_backward",
-    "cross_entropy",
-    "cross_entropy_backward",
-    "conv2d",
-    "conv2d_backward_data",
-    "conv2d_backward_weight",
-    "max_pool2d",
-    "max_pool2d_backward",
-    "avg_pool2d",
-    "avg_pool2d_backward",
-    "layer_norm",
-    "layer_norm_backward",
-    "gather",
-    "scatter_add",
-    "copy",
-    "fill",
-    "random_uniform",
-    "random_normal",
-    "sgd_update",
-    "adam_update",
-};
-// A missing name would leave a null entry at the end of the table.
-static_assert(kOpNames[SY_OP_COUNT - 1] != nullptr, "every sy_op needs a name");
 
 void fill_call(sy_op_call& call, sy_op op, std::initializer_list<Tensor> inputs,
                std::initializer_list<Tensor> outputs, const sy_op_params& params) {
@@ -112,8 +60,18 @@ const std::shared_ptr<Device>& common_device(sy_op op, std::initializer_list<Ten
 }  // namespace
 
 const char* op_name(sy_op op) {
+  // The ABI's names, lower-cased once: "MATMUL" -> "matmul".
+  static const std::array<std::string, SY_OP_COUNT> kLowerNames = [] {
+    std::array<std::string, SY_OP_COUNT> lower;
+    for (uint32_t i = 0; i < SY_OP_COUNT; ++i) {
+      for (const char* c = sy_op_name(i); *c != '\0'; ++c) {
+        lower[i] += static_cast<char>(std::tolower(static_cast<unsigned char>(*c)));
+      }
+    }
+    return lower;
+  }();
   const auto index = static_cast<uint32_t>(op);
-  return index < SY_OP_COUNT ? kOpNames[index] : "unknown";
+  return index < SY_OP_COUNT ? kLowerNames[index].c_str() : "unknown";
 }
 
 sy_dtype key_dtype(const sy_op_call& call) {

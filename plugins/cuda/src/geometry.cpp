@@ -34,60 +34,7 @@ const char* dtype_name(uint32_t dtype) {
   }
 }
 
-const char* op_name(uint32_t op) {
-  static const char* const kNames[SY_OP_COUNT] = {"MATMUL",
-                                                  "RELU",
-                                                  "GELU",
-                                                  "SIGMOID",
-                                                  "TANH",
-                                                  "EXP",
-                                                  "LOG",
-                                                  "SQRT",
-                                                  "NEG",
-                                                  "ABS",
-                                                  "SIGN",
-                                                  "RELU_BACKWARD",
-                                                  "GELU_BACKWARD",
-                                                  "SIGMOID_BACKWARD",
-                                                  "TANH_BACKWARD",
-                                                  "ADD",
-                                                  "SUB",
-                                                  "MUL",
-                                                  "DIV",
-                                                  "MAX",
-                                                  "MIN",
-                                                  "POW",
-                                                  "CMP_GT",
-                                                  "CMP_EQ",
-                                                  "REDUCE_SUM",
-                                                  "REDUCE_MEAN",
-                                                  "REDUCE_MAX",
-                                                  "ARGMAX",
-                                                  "SOFTMAX",
-                                                  "LOG_SOFTMAX",
-                                                  "SOFTMAX_BACKWARD",
-                                                  "LOG_SOFTMAX_BACKWARD",
-                                                  "CROSS_ENTROPY",
-                                                  "CROSS_ENTROPY_BACKWARD",
-                                                  "CONV2D",
-                                                  "CONV2D_BACKWARD_DATA",
-                                                  "CONV2D_BACKWARD_WEIGHT",
-                                                  "MAX_POOL2D",
-                                                  "MAX_POOL2D_BACKWARD",
-                                                  "AVG_POOL2D",
-                                                  "AVG_POOL2D_BACKWARD",
-                                                  "LAYER_NORM",
-                                                  "LAYER_NORM_BACKWARD",
-                                                  "GATHER",
-                                                  "SCATTER_ADD",
-                                                  "COPY",
-                                                  "FILL",
-                                                  "RANDOM_UNIFORM",
-                                                  "RANDOM_NORMAL",
-                                                  "SGD_UPDATE",
-                                                  "ADAM_UPDATE"};
-  return op < SY_OP_COUNT ? kNames[op] : "UNKNOWN_OP";
-}
+const char* op_name(uint32_t op) { return sy_op_name(op); }
 
 bool is_float_dtype(uint32_t dtype) {
   return dtype == SY_DTYPE_F32 || dtype == SY_DTYPE_F16 || dtype == SY_DTYPE_BF16;

@@ -51,16 +51,8 @@ To convert_value(From value) {
 // Calls fn(T{}) with T the C++ storage type of any dtype. Returns false for an invalid dtype.
 template <typename Fn>
 bool visit_dtype(uint32_t dtype, Fn&& fn) {
+  if (visit_float_dtype(dtype, fn)) return true;
   switch (dtype) {
-    case SY_DTYPE_F32:
-      fn(float{});
-      return true;
-    case SY_DTYPE_BF16:
-      fn(bf16_t{});
-      return true;
-    case SY_DTYPE_F16:
-      fn(f16_t{});
-      return true;
     case SY_DTYPE_I32:
       fn(int32_t{});
       return true;
