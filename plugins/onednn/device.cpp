@@ -41,7 +41,36 @@ bool parse_bool(const char* key, const char* value) {
   fail_invalid(cat("onednn: option '", key, "' must be true or false, got '", value, "'"));
 }
 
+dnnl::fpmath_mode parse_fpmath(const char* key, const char* value) {
+  for (auto mode : {dnnl::fpmath_mode::strict, dnnl::fpmath_mode::bf16, dnnl::fpmath_mode::f16,
+                    dnnl::fpmath_mode::any}) {
+    if (std::strcmp(value, fpmath_name(mode)) == 0) return mode;
+  }
+  fail_invalid(
+      cat("onednn: option '", key, "' must be strict, bf16, f16 or any, got '", value, "'"));
+}
+
 }  // namespace
+
+const char* fpmath_name(dnnl::fpmath_mode mode) {
+  switch (mode) {
+    case dnnl::fpmath_mode::bf16:
+      return "bf16";
+    case dnnl::fpmath_mode::f16:
+      return "f16";
+    case dnnl::fpmath_mode::any:
+      return "any";
+    default:
+      return "strict";
+  }
+}
+
+std::string settings_line(const sy_device_s& device) {
+  return cat("threads=", device.threads,
+             " adaptive_threads=", device.adaptive_threads ? "on" : "off",
+             " deterministic=", device.deterministic ? "on" : "off",
+             " fpmath=", fpmath_name(device.fpmath));
+}
 
 int default_thread_count() {
   static const int count = std::max(1, omp_get_max_threads());
@@ -76,12 +105,19 @@ DeviceOptions parse_device_options(const sy_option* options, size_t count,
       if (fraction_cap == 0) fraction_cap = 1;
     } else if (std::strcmp(key, "adaptive_threads") == 0) {
       parsed.adaptive_threads = parse_bool(key, value);
+    } else if (std::strcmp(key, "deterministic") == 0) {
+      parsed.deterministic = parse_bool(key, value);
+    } else if (std::strcmp(key, "fpmath") == 0) {
+      parsed.fpmath = parse_fpmath(key, value);
     } else {
-      fail_invalid(
-          cat("onednn: unknown option '", key,
-              "' (known: threads, memory_limit_bytes, memory_fraction, adaptive_threads)"));
+      fail_invalid(cat("onednn: unknown option '", key,
+                       "' (known: threads, memory_limit_bytes, memory_fraction, adaptive_threads, "
+                       "deterministic, fpmath)"));
     }
   }
+  // Adaptive threading picks one thread or `threads` by the machine's load at the moment, and the
+  // thread count decides how sums are split: deterministic results need it off, whatever was asked.
+  if (parsed.deterministic) parsed.adaptive_threads = false;
   if (bytes_cap != 0 && fraction_cap != 0) {
     parsed.limit_bytes = std::min(bytes_cap, fraction_cap);
   } else {
@@ -97,6 +133,8 @@ sy_device_s::sy_device_s(const sy_onednn::CpuInfo& cpu_info,
     : cpu(cpu_info),
       threads(options.threads),
       adaptive_threads(options.adaptive_threads),
+      deterministic(options.deterministic),
+      fpmath(options.fpmath),
       engine(dnnl::engine::kind::cpu, 0),
       pool(options.limit_bytes),
       primitives(sy_onednn::kPrimitiveCacheCapacity) {}

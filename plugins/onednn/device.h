@@ -25,14 +25,27 @@ struct DeviceOptions {
   int threads = 0;               // oneDNN / OpenMP threads for large ops
   uint64_t limit_bytes = 0;      // pool cap; 0 = none
   bool adaptive_threads = true;  // one thread while the machine is oversubscribed
+  // Bit-identical results run to run: the thread count of every op depends on its shape only
+  // (adaptive_threads is forced off), because a split over threads fixes the summation order.
+  bool deterministic = false;
+  // May oneDNN compute f32 matmul/convolution through lower-precision hardware (bf16/f16)?
+  dnnl::fpmath_mode fpmath = dnnl::fpmath_mode::strict;
 };
 
 // Accepts `threads` (integer >= 1), `memory_limit_bytes` (integer >= 0), `memory_fraction`
-// (0 < x <= 1 of the total memory; with both, the smaller cap wins) and `adaptive_threads`
-// (true/false, default true: see ContentionMonitor). Anything else, or a value that does not
-// parse, is INVALID_ARGUMENT naming the key and value.
+// (0 < x <= 1 of the total memory; with both, the smaller cap wins), `adaptive_threads`
+// (true/false, default true: see ContentionMonitor), `deterministic` (true/false, the ABI's
+// standard option; true turns adaptive_threads off) and `fpmath` (strict | bf16 | f16 | any,
+// default strict: oneDNN's fpmath mode). Anything else, or a value that does not parse, is
+// INVALID_ARGUMENT naming the key and value.
 DeviceOptions parse_device_options(const sy_option* options, size_t count,
                                    uint64_t memory_total_bytes);
+
+// "strict", "bf16", "f16" or "any", as the `fpmath` option spells them.
+const char* fpmath_name(dnnl::fpmath_mode mode);
+
+// The device_settings line: "threads=2 adaptive_threads=off deterministic=on fpmath=strict".
+std::string settings_line(const sy_device_s& device);
 
 // The OpenMP thread count the process starts with (OMP_NUM_THREADS or the core count).
 int default_thread_count();
@@ -46,6 +59,8 @@ struct sy_device_s {
   std::atomic<bool> bf16_through_f32[SY_OP_COUNT] = {};
   int threads = 1;
   bool adaptive_threads = true;
+  bool deterministic = false;
+  dnnl::fpmath_mode fpmath = dnnl::fpmath_mode::strict;
   sy_onednn::ContentionMonitor contention;
   dnnl::engine engine;
   sy_onednn::MemoryPool pool;

@@ -113,19 +113,22 @@ void check_output_strides(const char* op, const TensorView& view, uint32_t index
   }
 }
 
-// Ops lower the calling thread's OpenMP thread count for small work; this puts the caller's
-// setting back afterwards, so that a host application's own OpenMP regions are not affected.
+// Ops lower the calling thread's OpenMP thread count for small work (and a deterministic device
+// turns dynamic adjustment off); this puts the caller's settings back afterwards, so that a host
+// application's own OpenMP regions are not affected.
 class OmpThreadsRestorer {
  public:
-  OmpThreadsRestorer() : saved_(omp_get_max_threads()) {}
+  OmpThreadsRestorer() : saved_(omp_get_max_threads()), saved_dynamic_(omp_get_dynamic()) {}
   ~OmpThreadsRestorer() {
     if (omp_get_max_threads() != saved_) omp_set_num_threads(saved_);
+    if (omp_get_dynamic() != saved_dynamic_) omp_set_dynamic(saved_dynamic_);
   }
   OmpThreadsRestorer(const OmpThreadsRestorer&) = delete;
   OmpThreadsRestorer& operator=(const OmpThreadsRestorer&) = delete;
 
  private:
   int saved_;
+  int saved_dynamic_;
 };
 
 std::string describe_call(const OpContext& ctx) {
@@ -162,6 +165,9 @@ void dispatch_call(sy_device_s& device, sy_queue_s& queue, const sy_op_call& cal
   }
   queue.workspace.reset();
   OmpThreadsRestorer restore_threads;
+  // With OMP_DYNAMIC=true a region may get fewer threads than asked for, and oneDNN splits its
+  // sums by the threads it gets: a deterministic device always gets exactly what it asks for.
+  if (device.deterministic && omp_get_dynamic()) omp_set_dynamic(0);
   try {
     kRunners[call.op](ctx);
   } catch (const dnnl::error& e) {

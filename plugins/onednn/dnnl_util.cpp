@@ -51,9 +51,12 @@ dnnl::memory::desc dnnl_dense_desc(const dnnl::memory::dims& dims, uint32_t dtyp
   return dnnl::memory::desc(dims, dnnl_type(dtype), strides);
 }
 
-dnnl::primitive_attr scratchpad_attr() {
+dnnl::primitive_attr primitive_attr(const OpContext& ctx) {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  // Always set, so that ONEDNN_DEFAULT_FPMATH_MODE in the environment cannot change the maths
+  // behind the device's back: the device's `fpmath` option is the one switch.
+  attr.set_fpmath_mode(ctx.device.fpmath);
   return attr;
 }
 

@@ -23,8 +23,9 @@ dnnl::memory::desc dnnl_desc(const TensorView& view, int rank = 0);
 // A dense row-major descriptor of the given dims.
 dnnl::memory::desc dnnl_dense_desc(const dnnl::memory::dims& dims, uint32_t dtype);
 
-// Primitive attributes every cached primitive uses: a user-managed scratchpad.
-dnnl::primitive_attr scratchpad_attr();
+// Primitive attributes every cached primitive uses: a user-managed scratchpad and the device's
+// fpmath mode (the `fpmath` option; strict unless the YAML file allows down-conversion).
+dnnl::primitive_attr primitive_attr(const OpContext& ctx);
 
 struct DnnlArg {
   int arg;

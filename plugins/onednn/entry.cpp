@@ -185,6 +185,13 @@ sy_status memory_set_limit(sy_device device, uint64_t limit_bytes) {
   return guarded("memory_set_limit", [&] { device->pool.set_limit(limit_bytes); });
 }
 
+sy_status device_settings(sy_device device, char* buffer, size_t size) {
+  return guarded("device_settings", [&] {
+    if (buffer == nullptr || size == 0) fail_invalid("onednn device_settings: no buffer");
+    copy_text(buffer, size, settings_line(*device));
+  });
+}
+
 const sy_plugin_functions kFunctions = {
     .last_error_message = last_error,
     .device_count = device_count,
@@ -210,6 +217,7 @@ const sy_plugin_functions kFunctions = {
     .memory_reset_peak = memory_reset_peak,
     .memory_empty_cache = memory_empty_cache,
     .memory_set_limit = memory_set_limit,
+    .device_settings = device_settings,
     .reserved_slots = {},
 };
 

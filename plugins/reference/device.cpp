@@ -15,7 +15,7 @@
 namespace sy_reference {
 namespace {
 
-constexpr const char* kKnownOptions = "memory_limit_bytes, memory_fraction, threads";
+constexpr const char* kKnownOptions = "memory_limit_bytes, memory_fraction, threads, deterministic";
 
 [[noreturn]] void bad_option_value(const sy_option& option, const char* expected) {
   raise(SY_STATUS_INVALID_ARGUMENT, std::string("reference: option ") + option.key + " = '" +
@@ -31,6 +31,13 @@ uint64_t parse_unsigned(const sy_option& option) {
     bad_option_value(option, "a non-negative integer");
   }
   return value;
+}
+
+bool parse_bool(const sy_option& option) {
+  const std::string text = option.value;
+  if (text == "true" || text == "1" || text == "yes" || text == "on") return true;
+  if (text == "false" || text == "0" || text == "no" || text == "off") return false;
+  bad_option_value(option, "true or false");
 }
 
 double parse_fraction(const sy_option& option) {
@@ -78,6 +85,8 @@ DeviceOptions parse_device_options(const sy_option* options, size_t option_count
       fraction_limit_bytes = std::max<uint64_t>(1, static_cast<uint64_t>(bytes));
     } else if (key == "threads") {
       if (parse_unsigned(option) == 0) bad_option_value(option, "a positive integer");
+    } else if (key == "deterministic") {
+      parsed.deterministic = parse_bool(option);
     } else {
       raise(SY_STATUS_INVALID_ARGUMENT, "reference: unknown device option '" + key +
                                             "'; the known options are " + kKnownOptions);

@@ -9,8 +9,12 @@
 #include "switchyard/plugin_abi.h"
 
 struct sy_device_s {
-  explicit sy_device_s(uint64_t limit_bytes) : pool(limit_bytes) {}
+  sy_device_s(uint64_t limit_bytes, bool deterministic_mode)
+      : pool(limit_bytes), deterministic(deterministic_mode) {}
   sy_reference::MemoryPool pool;
+  // Reported only: every op here runs on one thread in a fixed order, so results are always
+  // bit-identical run to run.
+  bool deterministic = false;
 };
 
 // Queues carry no state: every call runs synchronously, so submission order is execution order.
@@ -28,9 +32,11 @@ namespace sy_reference {
 
 // Options from the YAML backend section. Known keys: memory_limit_bytes, memory_fraction (of the
 // physical memory), threads (accepted for portability of configurations; the reference always
-// runs on the calling thread). An unknown key or a bad value raises INVALID_ARGUMENT naming it.
+// runs on the calling thread), deterministic (the ABI's standard option). An unknown key or a bad
+// value raises INVALID_ARGUMENT naming it.
 struct DeviceOptions {
   uint64_t memory_limit_bytes = 0;  // 0 = no cap; the smaller cap wins when both are given
+  bool deterministic = false;
 };
 DeviceOptions parse_device_options(const sy_option* options, size_t option_count);
 

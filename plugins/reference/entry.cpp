@@ -4,6 +4,7 @@
 // The reference is the plain-C++ oracle of the op set (docs/ops.md): one CPU device, host memory,
 // synchronous queues. Everything here is a thin adapter; the work lives in the other files.
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <new>
 #include <string>
@@ -93,7 +94,7 @@ sy_status ref_device_create(uint32_t index, const sy_option* options, size_t opt
     require_device_index(index);
     if (option_count > 0) require_non_null(options, "options");
     const DeviceOptions parsed = parse_device_options(options, option_count);
-    *out_device = new sy_device_s(parsed.memory_limit_bytes);
+    *out_device = new sy_device_s(parsed.memory_limit_bytes, parsed.deterministic);
   });
 }
 
@@ -250,6 +251,16 @@ sy_status ref_memory_set_limit(sy_device device, uint64_t limit_bytes) {
   });
 }
 
+// One thread, fixed order: nothing else varies, so the line has nothing else to say.
+sy_status ref_device_settings(sy_device device, char* buffer, size_t size) {
+  return guarded([&] {
+    require_non_null(device, "device");
+    require_non_null(buffer, "buffer");
+    if (size == 0) raise(SY_STATUS_INVALID_ARGUMENT, "reference: device_settings buffer size is 0");
+    std::snprintf(buffer, size, "threads=1 deterministic=%s", device->deterministic ? "on" : "off");
+  });
+}
+
 const sy_plugin_functions kFunctions = {ref_last_error_message,
                                         ref_device_count,
                                         ref_device_properties,
@@ -274,6 +285,7 @@ const sy_plugin_functions kFunctions = {ref_last_error_message,
                                         ref_memory_reset_peak,
                                         ref_memory_empty_cache,
                                         ref_memory_set_limit,
+                                        ref_device_settings,
                                         {}};
 
 }  // namespace

@@ -55,6 +55,9 @@ sy_status template_device_properties(uint32_t index, sy_device_properties* props
   return SY_STATUS_OK;
 }
 
+// A real backend parses its options here: its own keys, plus the ABI's standard option
+// `deterministic` ("true"/"false"), which every plugin must accept (see sy_option in
+// plugin_abi.h), and reports what is in effect through the optional device_settings slot.
 sy_status template_device_create(uint32_t, const sy_option*, size_t, sy_device* out_device) {
   if (out_device != nullptr) *out_device = nullptr;
   return unimplemented("device_create");
@@ -114,6 +117,7 @@ const sy_plugin_functions kFunctions = {template_last_error_message,
                                         nullptr,  // memory_reset_peak
                                         nullptr,  // memory_empty_cache
                                         nullptr,  // memory_set_limit
+                                        nullptr,  // device_settings
                                         {}};
 
 const sy_plugin_descriptor kDescriptor = {

@@ -2,6 +2,7 @@
 // each shipped training config reaches its test-accuracy threshold on each usable CPU backend.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -43,28 +44,38 @@ struct Run {
   double threshold;
 };
 
-void train_and_check(const std::string& backend, const Run& run) {
+// Trains run.config on `backend` (with extra `--set` overrides) and returns its test accuracy.
+double train_and_check(const std::string& backend, const Run& run,
+                       const std::string& overrides = "") {
   const std::string metrics = "/tmp/switchyard-acceptance-" + backend + ".json";
   std::remove(metrics.c_str());
   const std::string command = "SWITCHYARD_BACKENDS=" + backend + " SWITCHYARD_FALLBACK=error " +
                               cli() + " run " + SWITCHYARD_SOURCE_DIR "/configs/" + run.config +
-                              " --set train.checkpoint=none --set train.progress=none --metrics " +
-                              metrics;
+                              " --set train.checkpoint=none --set train.progress=none " +
+                              overrides + " --metrics " + metrics;
   auto result = run_command(command);
   INFO(command << "\n" << result.output);
   REQUIRE(result.exit_code == 0);
+
   const std::string json = read_file(metrics);
   CHECK(json.find("\"backend\": \"" + backend + "\"") != std::string::npos);
   CHECK(json_number(json, "fallback_ops") == 0.0);
   const double accuracy = json_number(json, "test_accuracy");
   INFO(run.config << " on " << backend << ": test_accuracy " << accuracy);
   CHECK(accuracy >= run.threshold);
+  if (overrides.find("precision=f16") != std::string::npos) {
+    CHECK(json_number(json, "loss_scale") > 0.0);  // the scaler ran
+    CHECK(json_number(json, "skipped_steps") >= 0.0);
+  }
+  return accuracy;
 }
 
 }  // namespace
 
-const std::vector<Run> kAllConfigs = {{"digits-mlp.yaml", 0.96}, {"digits-cnn.yaml", 0.97},
-                                      {"iris-mlp.yaml", 0.93}, {"breast-cancer-mlp.yaml", 0.95}};
+const std::vector<Run> kAllConfigs = {{"digits-mlp.yaml", 0.96},
+                                      {"digits-cnn.yaml", 0.97},
+                                      {"iris-mlp.yaml", 0.93},
+                                      {"breast-cancer-mlp.yaml", 0.95}};
 
 TEST_CASE("every shipped training config reaches its threshold on the reference", "[acceptance]") {
   for (const Run& run : kAllConfigs) train_and_check("reference", run);
@@ -87,4 +98,24 @@ TEST_CASE("digits-mlp reaches 0.96 on vulkan", "[acceptance]") {
     return;
   }
   train_and_check("vulkan", {"digits-mlp.yaml", 0.96});
+}
+
+// Mixed precision (issue 7): bf16 within one percentage point of f32 on digits-mlp; f16 (with
+// dynamic loss scaling) reaches the f32 threshold. The reference runs the low-precision products
+// with f32 accumulation and rounding, as docs/ops.md defines them, so it checks the recipe; onednn
+// checks the fast path.
+TEST_CASE("digits-mlp in bf16 is within 1 point of f32, and f16 trains", "[acceptance]") {
+  for (const std::string backend : {"reference", "onednn"}) {
+    const std::string why = backend_unusable_reason(backend);
+    if (!why.empty()) {
+      WARN("skipped " << backend << ": " << why);
+      continue;
+    }
+    const Run run{"digits-mlp.yaml", 0.96};
+    const double f32 = train_and_check(backend, run, "--set train.precision=f32");
+    const double bf16 = train_and_check(backend, run, "--set train.precision=bf16");
+    INFO(backend << ": f32 " << f32 << ", bf16 " << bf16);
+    CHECK(std::abs(f32 - bf16) <= 0.01);
+    train_and_check(backend, run, "--set train.precision=f16");
+  }
 }

@@ -4,6 +4,7 @@
 // reference backend is `switchyard conformance --backend cuda`.
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -175,6 +176,49 @@ TEST_CASE("cuda reuses a freed block on another queue only after the first queue
   int64_t wrong = 0;
   for (float v : got) wrong += v != 2.0f;
   CHECK(wrong == 0);
+}
+
+TEST_CASE("a deterministic cuda device turns tf32 off and scatter-adds in index order",
+          "[cuda][gpu]") {
+  auto device = gpu({{"deterministic", "true"}, {"tf32", "true"}});
+  if (!device) return;
+  CHECK(device->settings() == "tf32=off deterministic=on");
+  // Many src rows land on the same 3 out rows, with magnitudes far apart, so the f32 sum depends
+  // on the order of the additions: only index order gives the host's answer, every time.
+  const int64_t rows = 4096, cols = 4, targets = 3;
+  std::vector<float> src(rows * cols);
+  std::vector<int32_t> indices(rows);
+  for (int64_t j = 0; j < rows; ++j) {
+    indices[j] = static_cast<int32_t>((j * 7) % targets);
+    for (int64_t c = 0; c < cols; ++c) {
+      src[j * cols + c] = (j % 97 == 0) ? 1.0e7f : 0.1f * static_cast<float>((j + c) % 13) - 0.6f;
+    }
+  }
+  std::vector<float> expected(targets * cols, 0.5f);
+  for (int64_t j = 0; j < rows; ++j) {
+    for (int64_t c = 0; c < cols; ++c) expected[indices[j] * cols + c] += src[j * cols + c];
+  }
+  const uint64_t src_bytes = src.size() * sizeof(float), index_bytes = rows * sizeof(int32_t);
+  const uint64_t out_bytes = expected.size() * sizeof(float);
+  auto buffer = value_or_throw(device->allocate(src_bytes + index_bytes + out_bytes));
+  Queue& queue = device->default_queue();
+  throw_if_error(queue.write(*buffer, 0, src.data(), src_bytes));
+  throw_if_error(queue.write(*buffer, src_bytes, indices.data(), index_bytes));
+  const sy_op_call call =
+      call_of(SY_OP_SCATTER_ADD,
+              {f32(*buffer, 0, {rows, cols}), f32(*buffer, src_bytes, {rows}, SY_DTYPE_I32)},
+              {f32(*buffer, src_bytes + index_bytes, {targets, cols})});
+  for (int run = 0; run < 3; ++run) {
+    const std::vector<float> initial(expected.size(), 0.5f);
+    throw_if_error(queue.write(*buffer, src_bytes + index_bytes, initial.data(), out_bytes));
+    throw_if_error(queue.dispatch(call));
+    std::vector<float> got(expected.size());
+    throw_if_error(queue.read(*buffer, src_bytes + index_bytes, got.data(), out_bytes));
+    for (size_t i = 0; i < got.size(); ++i) {
+      INFO("run " << run << ", element " << i);
+      CHECK(got[i] == expected[i]);
+    }
+  }
 }
 
 }  // namespace

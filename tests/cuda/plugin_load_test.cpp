@@ -69,7 +69,17 @@ TEST_CASE("cuda device options are checked before the driver is needed", "[cuda]
   CHECK_THAT(f.last_error_message(), Catch::Contains("not a number in (0, 1]"));
   const sy_option bad_bytes[] = {{"memory_limit_bytes", "-5"}};
   CHECK(f.device_create(0, bad_bytes, 1, &device) == SY_STATUS_INVALID_ARGUMENT);
+  const sy_option bad_deterministic[] = {{"deterministic", "maybe"}};
+  CHECK(f.device_create(0, bad_deterministic, 1, &device) == SY_STATUS_INVALID_ARGUMENT);
+  CHECK_THAT(f.last_error_message(), Catch::Contains("deterministic: 'maybe'"));
   CHECK(device == nullptr);
+  // The ABI's standard option is accepted: without a driver the call gets as far as the driver.
+  if (!driver_present()) {
+    const sy_option deterministic[] = {{"deterministic", "true"}, {"tf32", "true"}};
+    CHECK(f.device_create(0, deterministic, 2, &device) == SY_STATUS_UNAVAILABLE);
+    CHECK(device == nullptr);
+  }
+  CHECK(f.device_settings != nullptr);
 }
 
 TEST_CASE("cuda supports every op in floats and the data ops in integers", "[cuda]") {

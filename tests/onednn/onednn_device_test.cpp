@@ -45,6 +45,29 @@ TEST_CASE("onednn rejects unknown and malformed options by name", "[onednn][devi
   CHECK(make_onednn({{"threads", "2"}, {"adaptive_threads", "false"}}).ok());
 }
 
+TEST_CASE("onednn reports its settings; deterministic turns adaptive threading off",
+          "[onednn][device]") {
+  auto plain = make_onednn({{"threads", "2"}}).value();
+  CHECK(plain->settings() == "threads=2 adaptive_threads=on deterministic=off fpmath=strict");
+  // Asked for adaptive threading too: deterministic wins, and the line says so.
+  auto deterministic = make_onednn({{"threads", "2"},
+                                    {"adaptive_threads", "true"},
+                                    {"deterministic", "true"},
+                                    {"fpmath", "bf16"}})
+                           .value();
+  CHECK(deterministic->settings() == "threads=2 adaptive_threads=off deterministic=on fpmath=bf16");
+  CHECK(make_onednn({{"fpmath", "any"}}).value()->settings().find("fpmath=any") !=
+        std::string::npos);
+
+  auto bad_fpmath = make_onednn({{"fpmath", "tf32"}});
+  REQUIRE_FALSE(bad_fpmath.ok());
+  CHECK(bad_fpmath.status().message().find("'fpmath' must be strict, bf16, f16 or any, got "
+                                           "'tf32'") != std::string::npos);
+  auto bad_deterministic = make_onednn({{"deterministic", "maybe"}});
+  REQUIRE_FALSE(bad_deterministic.ok());
+  CHECK(bad_deterministic.status().message().find("deterministic") != std::string::npos);
+}
+
 TEST_CASE("onednn memory_limit_bytes caps allocations with a message naming the sizes",
           "[onednn][memory]") {
   auto device = make_onednn({{"memory_limit_bytes", "1000000"}}).value();

@@ -171,3 +171,43 @@ TEST_CASE("callbacks see the run start, every epoch and the end", "[trainer]") {
   CHECK(epochs == std::vector<int64_t>{1, 2, 3});
   CHECK(history_at_end == 3);
 }
+
+TEST_CASE("mixed precision trains f32 master weights and an f16 run resumes exactly",
+          "[trainer][precision]") {
+  for (const std::string precision : {"bf16", "f16"}) {
+    INFO(precision);
+    TempDir dir;
+    const std::string path = (dir / "run.ckpt").string();
+    Trainer whole(train_config_from(small_run_yaml(4, "", "", 16, precision)), reference_device());
+    const TrainSummary uninterrupted = whole.run();
+    for (const auto& [name, tensor] : whole.model().state_dict()) {
+      CHECK(tensor.dtype() == DType::kF32);
+    }
+    CHECK(uninterrupted.history.back().test_accuracy > 0.9);
+    if (precision == "f16") {
+      CHECK(uninterrupted.history.back().loss_scale > 0);
+    } else {
+      CHECK(uninterrupted.history.back().loss_scale == 0);
+    }
+
+    Trainer first_part(train_config_from(small_run_yaml(4, path, "", 16, precision)),
+                       reference_device());
+    first_part.add_callbacks({nullptr,
+                              [](const EpochMetrics& m) {
+                                if (m.epoch == 2) throw std::runtime_error("interrupted");
+                              },
+                              nullptr});
+    CHECK_THROWS_WITH(first_part.run(), "interrupted");
+    const Checkpoint written = value_or_throw(read_checkpoint(path));
+    CHECK(written.contains("amp/loss_scale") == (precision == "f16"));
+    Trainer resumed(train_config_from(small_run_yaml(4, path, path, 16, precision)),
+                    reference_device());
+    const TrainSummary rest = resumed.run();
+    check_same_history(rest.history, uninterrupted.history);
+    for (size_t i = 0; i < rest.history.size(); ++i) {
+      CHECK(rest.history[i].loss_scale == uninterrupted.history[i].loss_scale);
+      CHECK(rest.history[i].skipped_steps == uninterrupted.history[i].skipped_steps);
+    }
+    CHECK(parameter_bits(resumed.model()) == parameter_bits(whole.model()));
+  }
+}

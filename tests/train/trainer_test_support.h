@@ -15,7 +15,8 @@ namespace switchyard::testing {
 // A breast-cancer MLP with dropout, Adam and a step schedule: small (1 s on the reference
 // backend for a few epochs) yet exercising every piece of state a resume must restore.
 inline std::string small_run_yaml(int epochs, const std::string& checkpoint,
-                                  const std::string& resume = "", int hidden = 16) {
+                                  const std::string& resume = "", int hidden = 16,
+                                  const std::string& precision = "f32") {
   std::string text =
       "seed: 3\n"
       "deterministic: true\n"
@@ -36,7 +37,9 @@ inline std::string small_run_yaml(int epochs, const std::string& checkpoint,
       "\n"
       "  batch_size: 48\n"
       "  gradient_accumulation_steps: 2\n"
-      "  progress: none\n";
+      "  progress: none\n"
+      "  precision: " +
+      precision + "\n";
   if (!checkpoint.empty()) text += "  checkpoint: " + checkpoint + "\n";
   if (!resume.empty()) text += "  resume: " + resume + "\n";
   return text;

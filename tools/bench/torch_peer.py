@@ -48,6 +48,8 @@ def parse_args(argv):
     parser.add_argument("--step-layers", default="784,2048,2048,10")
     parser.add_argument("--step-batch", type=int, default=256)
     parser.add_argument("--step-repetitions", type=int, default=20)
+    parser.add_argument("--step-precision", default="f32", choices=("f32", "bf16"),
+                        help="bf16: the forward pass under torch.autocast('cpu', bfloat16)")
     parser.add_argument("--matmul-size", type=int, default=1024)
     parser.add_argument("--matmul-dtype", default="f32", choices=("f32", "bf16"))
     parser.add_argument("--add-size", type=int, default=16)
@@ -168,8 +170,15 @@ def bench_step(args):
     x = torch.randn(args.step_batch, widths[0])
     y = torch.randint(0, widths[-1], (args.step_batch,))
 
+    def forward_loss():
+        return torch.nn.functional.cross_entropy(model(x), y)
+
     def step():
-        loss = torch.nn.functional.cross_entropy(model(x), y)
+        if args.step_precision == "bf16":
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                loss = forward_loss()
+        else:
+            loss = forward_loss()
         loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
@@ -183,7 +192,7 @@ def bench_step(args):
         seconds.append(time.perf_counter() - start)
     median = statistics.median(seconds)
     return {"layers": "-".join(map(str, widths)), "batch": args.step_batch,
-            "repetitions": len(seconds), "median_ms": median * 1e3, "min_ms": min(seconds) * 1e3,
+            "precision": args.step_precision, "repetitions": len(seconds), "median_ms": median * 1e3, "min_ms": min(seconds) * 1e3,
             "samples_per_second": args.step_batch / median}
 
 

@@ -15,9 +15,10 @@ Result<std::vector<double>> time_repeated(const std::function<Status()>& work, Q
                                           int warmup, int repetitions);
 double median_of(std::vector<double> values);
 
-int op_bench(const Args& args);     // bench_op.cpp
-int train_bench(const Args& args);  // bench_train.cpp
-int model_bench(const Args& args);  // bench_model.cpp
-int step_bench(const Args& args);   // bench_step.cpp
+int op_bench(const Args& args);          // bench_op.cpp
+int train_bench(const Args& args);       // bench_train.cpp
+int model_bench(const Args& args);       // bench_model.cpp
+int step_bench(const Args& args);        // bench_step.cpp
+int batch_size_bench(const Args& args);  // bench_batch_size.cpp
 
 }  // namespace switchyard::cli

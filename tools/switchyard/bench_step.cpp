@@ -4,17 +4,21 @@
 // step waits for the device queue, so the figure is the latency a user sees, not the time to
 // enqueue. Inputs and labels are synthetic (seeded) and stay on the device, so no host copy is
 // timed: this isolates the framework and the backend from data loading, for comparison with the
-// same step in PyTorch (tools/bench/torch_peer.py).
+// same step in PyTorch (tools/bench/torch_peer.py). --precision bf16|f16 is the trainer's mixed
+// precision: f32 parameters and optimizer, forward under autocast, and for f16 the loss scaler.
 #include <algorithm>
 #include <iostream>
+#include <optional>
 #include <random>
 #include <sstream>
 
 #include "bench_ops.h"
 #include "cli_common.h"
+#include "switchyard/autocast.h"
 #include "switchyard/nn.h"
 #include "switchyard/ops.h"
 #include "switchyard/optim.h"
+#include "switchyard/profile.h"
 #include "switchyard/tensor.h"
 #include "switchyard/train.h"
 
@@ -23,8 +27,8 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: switchyard bench step [--layers 784,2048,2048,10] [--batch 256]\n"
-    "                             [--dtype f32|bf16|f16] [--repetitions R] [--warmup W]\n"
-    "                             [--config FILE] [--set k=v]... [--json]";
+    "                             [--precision f32|bf16|f16] [--repetitions R] [--warmup W]\n"
+    "                             [--config FILE] [--set k=v]... [--json] [--profile FILE]";
 
 // Same learning rate and momentum as configs/digits-mlp.yaml; the step time does not depend on
 // them, but finite values keep the weights finite over many repetitions.
@@ -100,7 +104,7 @@ struct StepResult {
 
 // Throws Error (the nn API's style).
 StepResult time_steps(const StepSettings& settings, const std::shared_ptr<Device>& device) {
-  InitContext init{device, InitScheme::kKaimingUniform, kSeed, 0, settings.dtype};
+  InitContext init{device, InitScheme::kKaimingUniform, kSeed, 0, DType::kF32};
   std::shared_ptr<Sequential> network = build_mlp(settings.widths, init);
   network->train();
   SgdOptions sgd;
@@ -108,12 +112,23 @@ StepResult time_steps(const StepSettings& settings, const std::shared_ptr<Device
   sgd.momentum = kMomentum;
   Sgd optimizer(network->parameters(), sgd);
   const Tensor input = rand_normal(Shape{settings.batch, settings.widths.front()}, 0.0, 1.0,
-                                   kSeed + 1, 0, device, settings.dtype);
+                                   kSeed + 1, 0, device, DType::kF32);
   const Tensor labels = synthetic_labels(settings.batch, settings.widths.back(), device);
+  std::optional<LossScaler> scaler;
+  if (settings.dtype == DType::kF16) scaler.emplace();
   const auto step = [&] {
-    const Tensor logits = network->forward(input);
-    cross_entropy(logits, labels).backward();
-    optimizer.step();
+    Tensor loss;
+    {
+      const AutocastGuard autocast(settings.dtype);
+      loss = cross_entropy(network->forward(input), labels);
+    }
+    if (scaler) {
+      scaler->scale(loss).backward();
+      scaler->step(optimizer);
+    } else {
+      loss.backward();
+      optimizer.step();
+    }
     optimizer.zero_grad();
     return ok_status();
   };
@@ -140,7 +155,7 @@ void print_step_result(bool json, const StepSettings& settings, const Device& de
   if (json) {
     std::cout << "{\"bench\": \"step\", \"layers\": " << json_string(widths_text(settings.widths))
               << ", \"batch\": " << settings.batch
-              << ", \"dtype\": " << json_string(settings.dtype_name)
+              << ", \"precision\": " << json_string(settings.dtype_name)
               << ", \"device\": " << json_string(device.id())
               << ", \"device_name\": " << json_string(device.info().name)
               << ", \"parameters\": " << result.parameter_count
@@ -160,7 +175,7 @@ void print_step_result(bool json, const StepSettings& settings, const Device& de
 Result<StepSettings> read_step_settings(const po::variables_map& values) {
   StepSettings settings;
   SY_ASSIGN_OR_RETURN(settings.widths, parse_layers(values["layers"].as<std::string>()));
-  settings.dtype_name = values["dtype"].as<std::string>();
+  settings.dtype_name = values["precision"].as<std::string>();
   SY_ASSIGN_OR_RETURN(settings.dtype, parse_float_dtype(settings.dtype_name));
   settings.batch = values["batch"].as<int64_t>();
   settings.repetitions = values["repetitions"].as<int>();
@@ -181,12 +196,15 @@ int step_bench(const Args& args) {
   options.add_options()("layers", po::value<std::string>()->default_value("784,2048,2048,10"),
                         "MLP widths, inputs first, classes last")(
       "batch", po::value<int64_t>()->default_value(256), "samples per step")(
-      "dtype", po::value<std::string>()->default_value("f32"), "f32 | bf16 | f16")(
+      "precision", po::value<std::string>()->default_value("f32"),
+      "f32 | bf16 | f16 (mixed precision, as train.precision)")(
       "repetitions", po::value<int>()->default_value(20), "timed steps")(
       "warmup", po::value<int>()->default_value(3), "untimed steps first")(
       "config", po::value<std::string>(), "YAML file (backends, options)")(
       "set", po::value<std::vector<std::string>>()->composing(), "override: key=value")(
-      "json", "print JSON");
+      "json", "print JSON")("profile", po::value<std::string>(),
+                            "write a Chrome trace of the timed steps to FILE and print per-op "
+                            "totals (profiling adds its own overhead to the times)");
   po::variables_map values;
   if (auto exit = parse_args(args, kUsage, options, values)) return *exit;
   auto settings = read_step_settings(values);
@@ -200,8 +218,19 @@ int step_bench(const Args& args) {
   try {
     const RunDevice run = value_or_throw(open_run_device(config->runtime()));
     for (const auto& w : run.warnings) std::cerr << "switchyard: warning: " << w << "\n";
+    std::unique_ptr<Profiler> profiler;
+    std::unique_ptr<ProfileScope> scope;
+    if (values.count("profile") != 0) {
+      profiler = std::make_unique<Profiler>();
+      scope = std::make_unique<ProfileScope>(*profiler);
+    }
     const StepResult result = time_steps(*settings, run.device);
+    scope.reset();
     print_step_result(values.count("json") != 0, *settings, *run.device, result);
+    if (profiler) {
+      std::cerr << profiler->summary_table();
+      throw_if_error(profiler->write_chrome_trace(values["profile"].as<std::string>()));
+    }
   } catch (const Error& e) {
     print_error(e.status());
     return kExitFailure;

@@ -64,8 +64,7 @@ std::vector<DeviceRecord> probe_all_isolated(Registry& registry, const RuntimeSe
 }
 
 OptionList backend_options(const RuntimeSettings& settings, const std::string& backend) {
-  auto it = settings.backend_options.find(backend);
-  return it == settings.backend_options.end() ? OptionList{} : it->second;
+  return settings.device_options(backend);
 }
 
 void print_error(const Status& status) {

@@ -38,7 +38,7 @@ Registry discover_isolated(const RuntimeSettings& settings);
 std::vector<DeviceRecord> probe_all_isolated(Registry& registry, const RuntimeSettings& settings,
                                              Result<Choice>* choice);
 
-// The options the YAML file gives for one backend.
+// The options device_create gets for one backend (RuntimeSettings::device_options).
 OptionList backend_options(const RuntimeSettings& settings, const std::string& backend);
 
 // Prints "switchyard: error: ..." to stderr.

@@ -4,6 +4,7 @@
 //   bench step --layers --batch         one MLP training step on synthetic data
 //   bench train CONFIG                  median epoch time and samples/s of a training run
 //   bench model CONFIG --batch-size N   inference latency per batch and samples/s of a model
+//   bench batch-size CONFIG [--max N]   the largest training batch that fits the memory cap
 #include <algorithm>
 #include <chrono>
 #include <iostream>
@@ -148,7 +149,8 @@ double median_of(std::vector<double> values) {
 
 int bench_command(const Args& args) {
   const std::string usage =
-      "usage: switchyard bench <matmul|op|step|train|model> [options]  ('bench <what> --help' for more)";
+      "usage: switchyard bench <matmul|op|step|train|model|batch-size> [options]  "
+      "('bench <what> --help' for more)";
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     std::cout << usage << "\n";
     return args.empty() ? kExitUsage : kExitOk;
@@ -159,6 +161,7 @@ int bench_command(const Args& args) {
   if (args[0] == "train") return train_bench(rest);
   if (args[0] == "model") return model_bench(rest);
   if (args[0] == "step") return step_bench(rest);
+  if (args[0] == "batch-size") return batch_size_bench(rest);
   std::cerr << "switchyard: unknown benchmark '" << args[0] << "'\n" << usage << "\n";
   return kExitUsage;
 }

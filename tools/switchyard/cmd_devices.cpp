@@ -13,8 +13,9 @@ bool has_device(const std::vector<DeviceRecord>& devices, const std::string& bac
   return false;
 }
 
-// One object per device; a plugin that has no device to show (it failed to load, has no driver,
-// or is shadowed) gets one object with its plugin name as id, so its reason is never lost.
+// One object per device, with its settings line (Device::settings); a plugin that has no device
+// to show (it failed to load, has no driver, or is shadowed) gets one object with its plugin name
+// as id, so its reason is never lost.
 void print_json(const Registry& registry, const std::vector<DeviceRecord>& devices) {
   std::cout << "[";
   bool first = true;
@@ -27,6 +28,7 @@ void print_json(const Registry& registry, const std::vector<DeviceRecord>& devic
               << ", \"memory_free_bytes\": " << d.info.memory_free_bytes
               << ", \"usable\": " << (d.usable ? "true" : "false")
               << ", \"reason\": " << json_string(d.reason)
+              << ", \"settings\": " << json_string(d.settings)
               << ", \"selected\": " << (d.selected ? "true" : "false") << "}";
     first = false;
   }
@@ -35,8 +37,9 @@ void print_json(const Registry& registry, const std::vector<DeviceRecord>& devic
     std::cout << (first ? "\n" : ",\n") << "  {\"backend\": " << json_string(p.name)
               << ", \"id\": " << json_string(p.name) << ", \"name\": \"\", \"type\": \"none\""
               << ", \"memory_total_bytes\": 0, \"memory_free_bytes\": 0, \"usable\": false"
-              << ", \"reason\": " << json_string(std::string(plugin_state_name(p.state)) + ": " + p.reason)
-              << ", \"selected\": false}";
+              << ", \"reason\": "
+              << json_string(std::string(plugin_state_name(p.state)) + ": " + p.reason)
+              << ", \"settings\": \"\", \"selected\": false}";
     first = false;
   }
   std::cout << (first ? "]\n" : "\n]\n");
@@ -48,6 +51,7 @@ void print_text(const Registry& registry, const std::vector<DeviceRecord>& devic
               << device_type_name(d.info.type) << "]  " << format_bytes(d.info.memory_total_bytes)
               << " total, " << format_bytes(d.info.memory_free_bytes) << " free  "
               << (d.usable ? "usable" : "unusable") << "\n";
+    if (!d.settings.empty()) std::cout << "      settings: " << d.settings << "\n";
     if (!d.reason.empty()) std::cout << "      reason: " << d.reason << "\n";
   }
   // Plugins that have no devices to list still deserve their reason.

@@ -4,6 +4,8 @@
 // message says why; RESOURCE_EXHAUSTED names the batch size).
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -96,6 +98,8 @@ std::string history_json(const std::vector<EpochMetrics>& history) {
     e.add_number("epoch_seconds", m.epoch_seconds);
     e.add_number("samples_per_second", m.samples_per_second);
     e.add_number("peak_device_memory_bytes", static_cast<double>(m.memory.peak_allocated_bytes));
+    e.add_number("skipped_steps", static_cast<double>(m.skipped_steps));
+    e.add_number("loss_scale", m.loss_scale);
     out += (i ? ",\n    " : "\n    ") + e.str("    ");
   }
   return out + (history.empty() ? "]" : "\n  ]");
@@ -135,16 +139,41 @@ struct RunContext {
   bool* set_up = nullptr;
 };
 
+// FNV-1a (64-bit) over the bytes of every parameter, read back as f32, in parameter order: one
+// number that tells whether two runs ended with bit-identical weights (`deterministic: true`).
+std::string weights_fnv1a64(const Module& model) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (const Tensor& parameter : model.parameters()) {
+    const std::vector<float> values = parameter.to_host_float();
+    const auto* bytes = reinterpret_cast<const unsigned char*>(values.data());
+    for (size_t i = 0; i < values.size() * sizeof(float); ++i) {
+      hash = (hash ^ bytes[i]) * 0x100000001b3ull;
+    }
+  }
+  char text[17];
+  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(hash));
+  return text;
+}
+
 void add_common_metrics(RunContext& c) {
   c.metrics.add_string("backend", c.run.device->backend());
   c.metrics.add_string("device", c.run.device->id());
   c.metrics.add_string("device_name", c.run.device->info().name);
+  c.metrics.add_string("device_settings", c.run.device->settings());
+  c.metrics.add("deterministic", c.config.runtime().deterministic ? "true" : "false");
   c.metrics.add_string("task", c.task);
 }
 
 void run_training(RunContext& c, TrainConfig train_config) {
+  const DType precision = train_config.train.precision;
   Trainer trainer(std::move(train_config), c.run.device);
   *c.set_up = true;
+  TrainCallbacks report_auto_batch;  // says which batch size auto chose, and why, before training
+  report_auto_batch.on_run_start = [](const RunInfo& info) {
+    if (info.batch_size_choice.empty()) return;
+    std::cout << "batch_size auto: " << info.batch_size_choice << std::endl;
+  };
+  trainer.add_callbacks(std::move(report_auto_batch));
   const TrainSummary summary = trainer.run();
   const RunInfo& info = summary.info;
   std::vector<double> seconds;
@@ -153,11 +182,13 @@ void run_training(RunContext& c, TrainConfig train_config) {
   }
   const double median = median_of(seconds);
   const EpochMetrics last = summary.history.empty() ? EpochMetrics{} : summary.history.back();
+  const std::string checksum = weights_fnv1a64(trainer.model());
   std::cout << "trained " << info.architecture << " (" << info.parameter_count
             << " parameters, batch " << info.batch_size << ")\n"
             << "epochs " << last.epoch << ": train loss " << last.train_loss << ", train accuracy "
             << last.train_accuracy << ", test accuracy " << last.test_accuracy << ", median epoch "
-            << median * 1e3 << " ms\n";
+            << median * 1e3 << " ms\n"
+            << "weights fnv1a64: " << checksum << "\n";
   if (!summary.last_checkpoint.empty())
     std::cout << "checkpoint: " << summary.last_checkpoint << "\n";
   add_common_metrics(c);
@@ -172,10 +203,14 @@ void run_training(RunContext& c, TrainConfig train_config) {
   c.metrics.add_number("batch_size", static_cast<double>(info.batch_size));
   c.metrics.add_number("parameters", static_cast<double>(info.parameter_count));
   c.metrics.add_string("architecture", info.architecture);
+  c.metrics.add_string("weights_fnv1a64", checksum);
   c.metrics.add_string("resumed_from", info.resumed_from);
   c.metrics.add_number("peak_device_memory_bytes",
                        static_cast<double>(summary.peak_device_memory_bytes));
   c.metrics.add_number("fallback_ops", static_cast<double>(summary.fallback_ops));
+  c.metrics.add_string("precision", dtype_name(precision));
+  c.metrics.add_number("skipped_steps", static_cast<double>(summary.skipped_steps));
+  c.metrics.add_number("loss_scale", last.loss_scale);
   c.metrics.add("fallbacks", fallbacks_json());
   c.metrics.add("history", history_json(summary.history));
 }
@@ -217,7 +252,10 @@ void run_inference(RunContext& c, const TrainConfig& train_config) {
 void print_device(const RunDevice& run) {
   const DeviceInfo& info = run.device->info();
   std::cout << "backend: " << info.backend << "  device: " << info.id() << " (" << info.name << ", "
-            << device_type_name(info.type) << ")" << std::endl;
+            << device_type_name(info.type) << ")\n";
+  const std::string settings = run.device->settings();
+  if (!settings.empty()) std::cout << "settings: " << settings << "\n";
+  std::cout.flush();
   for (const auto& warning : run.warnings) std::cerr << "switchyard: warning: " << warning << "\n";
 }
 

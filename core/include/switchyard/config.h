@@ -32,6 +32,11 @@ struct RuntimeSettings {
   bool deterministic = false;
   uint64_t seed = 0;
 
+  // What device_create gets for `backend`: its backend_options, plus the standard option
+  // deterministic=true when `deterministic` is set (it replaces a per-backend value, so the
+  // top-level promise holds). Every place that opens a device uses this list.
+  OptionList device_options(const std::string& backend) const;
+
   // Applies SWITCHYARD_BACKENDS, SWITCHYARD_DEVICE and SWITCHYARD_FALLBACK. Bad values are errors
   // that name the variable.
   Status apply_environment();

@@ -74,6 +74,11 @@ class Device : public std::enable_shared_from_this<Device> {
 
   bool supports(sy_op op, sy_dtype dtype) const;
 
+  // The plugin's one-line "key=value ..." account of the settings in effect ("threads=2
+  // adaptive_threads=off deterministic=on fpmath=strict"); "" when the plugin does not say
+  // (no device_settings slot, or the call failed).
+  std::string settings() const;
+
   Result<MemoryStats> memory_stats() const;
   Status reset_peak_memory();
   Status empty_cache();

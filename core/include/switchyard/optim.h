@@ -103,6 +103,42 @@ class AdamW : public Adam {
   AdamW(std::vector<Tensor> parameters, AdamOptions options);
 };
 
+// Dynamic loss scaling for f16 training. f16 gradients underflow below 6e-8 and overflow above
+// 65504; scaling the loss by S before backward() keeps small gradients representable, and steps
+// whose gradients overflowed are skipped while S shrinks. The procedure (as PyTorch's GradScaler):
+//   loss = scaler.scale(loss); loss.backward(); scaler.step(optimizer); optimizer.zero_grad();
+// step() reads one number back from the device (whether any gradient is inf or NaN).
+struct LossScalerOptions {
+  double initial_scale = 65536.0;  // 2^16
+  double growth_factor = 2.0;      // after growth_interval good steps in a row
+  double backoff_factor = 0.5;     // after a step with inf/NaN gradients
+  int64_t growth_interval = 2000;
+  double max_scale = 16777216.0;  // 2^24: past this, scaled f32 master gradients lose nothing
+};
+
+class LossScaler {
+ public:
+  explicit LossScaler(LossScalerOptions options = {});
+  // loss * scale().
+  Tensor scale(const Tensor& loss) const;
+  // If every gradient of the optimizer's parameters is finite: divides them by scale(), runs
+  // optimizer.step() and returns true. Otherwise skips the step (the caller's zero_grad() drops
+  // the gradients), counts it and returns false. Then updates the scale.
+  bool step(Optimizer& optimizer);
+
+  double scale_value() const { return scale_; }
+  int64_t skipped_steps() const { return skipped_steps_; }
+  int64_t growth_tracker() const { return growth_tracker_; }
+  // For checkpoints: a resumed run continues with the same scale and counters.
+  void restore(double scale, int64_t growth_tracker, int64_t skipped_steps);
+
+ private:
+  LossScalerOptions options_;
+  double scale_;
+  int64_t growth_tracker_ = 0;
+  int64_t skipped_steps_ = 0;
+};
+
 // A learning rate that depends on the epoch. step() is called once per epoch, after it; the rate
 // is a closed form of the epoch count, so a resumed run calls set_epoch() and continues exactly.
 class LrScheduler {

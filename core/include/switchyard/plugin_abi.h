@@ -209,7 +209,16 @@ typedef struct sy_buffer_s* sy_buffer;
 typedef struct sy_queue_s* sy_queue;
 typedef struct sy_event_s* sy_event;
 
-/* A key/value option from the YAML file (backend section), both as UTF-8 strings. */
+/* A key/value option from the YAML file (backend section), both as UTF-8 strings.
+ *
+ * Standard options: besides its own keys, every plugin accepts these in device_create (a plugin
+ * that rejects unknown keys must still accept them):
+ *   deterministic  "true" | "false" (absent = "false"). The host adds deterministic=true to every
+ *                  device_create when the YAML file's top-level `deterministic: true` is set.
+ *                  The device then gives bit-identical results run to run for the same calls on
+ *                  the same device and driver: no float accumulation whose order depends on
+ *                  thread timing (atomics, dynamic scheduling), and no kernel choice that depends
+ *                  on load. Speed may suffer; docs/determinism.md lists what each backend does. */
 typedef struct sy_option {
   const char* key;
   const char* value;
@@ -437,7 +446,14 @@ typedef struct sy_plugin_functions {
    * in-use and cap sizes. */
   sy_status (*memory_set_limit)(sy_device device, uint64_t limit_bytes);
 
-  void* reserved_slots[16];
+  /* Optional. The settings in effect on this device as one line of space-separated key=value
+   * pairs, after options and defaults are resolved (e.g. "threads=2 adaptive_threads=off
+   * deterministic=on fpmath=strict"), for `switchyard devices` and run logs. Writes a
+   * NUL-terminated string into buffer (size bytes, size > 0), cut short if it does not fit.
+   * Taken from reserved_slots without an ABI version change: plugins built before it have NULL. */
+  sy_status (*device_settings)(sy_device device, char* buffer, size_t size);
+
+  void* reserved_slots[15];
 } sy_plugin_functions;
 
 /* Capability flags (descriptor.capabilities). */

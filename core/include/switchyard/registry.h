@@ -41,6 +41,7 @@ struct DeviceRecord {
   bool usable = false;
   std::string reason;  // why not usable: create failed, smoke op wrong, ...
   bool selected = false;
+  std::string settings;            // Device::settings() of the created device; "" if none
   std::shared_ptr<Device> device;  // the created device when usable
 };
 

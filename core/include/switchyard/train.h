@@ -114,6 +114,8 @@ struct TrainSettings {
   std::filesystem::path checkpoint;  // empty (the file says "none" or nothing): no checkpoints
   int64_t checkpoint_every = 1;
   std::filesystem::path resume;  // empty: a fresh run
+  // Mixed precision: bf16 or f16 run matrix products and convolutions in that dtype (autocast.h);
+  // parameters, losses and optimizer state stay f32; f16 adds dynamic loss scaling.
   DType precision = DType::kF32;
   int64_t empty_cache_interval = 0;
   ProgressMode progress = ProgressMode::kAuto;
@@ -147,6 +149,10 @@ struct EpochMetrics {
   double samples_per_second = 0;
   bool memory_known = false;  // false when the backend reports no memory statistics
   MemoryStats memory;         // device memory at the end of the epoch
+  // f16 training only (dynamic loss scaling): optimizer steps skipped in this epoch because a
+  // gradient overflowed, and the loss scale at the end of the epoch (0 without loss scaling).
+  int64_t skipped_steps = 0;
+  double loss_scale = 0;
 };
 
 struct RunInfo {
@@ -158,6 +164,9 @@ struct RunInfo {
   int64_t train_samples = 0;
   int64_t test_samples = 0;
   int64_t batch_size = 0;
+  // With train.batch_size: auto, the choice and why: "64 (peak ... bytes of a ...-byte cap; 128
+  // did not fit: <the allocation error>)". Empty for a batch size the file gives.
+  std::string batch_size_choice;
   int64_t first_epoch = 1;  // > 1 after a resume
   int64_t epochs = 0;
   std::string resumed_from;  // the checkpoint, or "" for a fresh run
@@ -168,6 +177,7 @@ struct TrainSummary {
   std::vector<EpochMetrics> history;  // every epoch, including those before a resume
   uint64_t peak_device_memory_bytes = 0;
   uint64_t fallback_ops = 0;    // op calls that ran on the fallback device
+  int64_t skipped_steps = 0;    // f16 loss scaling: steps skipped for overflow, whole run
   std::string last_checkpoint;  // "" when none was written
 };
 

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "switchyard/autocast.h"
 #include "switchyard/autograd.h"
 #include "switchyard/checkpoint.h"
 #include "switchyard/ops.h"
@@ -29,7 +30,8 @@ Predictor::Predictor(const ModelSpec& model, LossKind loss, DType precision,
   const Checkpoint checkpoint = value_or_throw(read_checkpoint(checkpoint_path));
   s.layout = value_or_throw(detail::get_data_layout(checkpoint));
   // The initial values do not matter (the checkpoint overwrites them); the seed is fixed anyway.
-  InitContext init{s.device, model.init, 0, 0, precision};
+  // Parameters are f32 (checkpoints hold the f32 master weights); `precision` applies autocast.
+  InitContext init{s.device, model.init, 0, 0, DType::kF32};
   s.built = value_or_throw(build_model(model, s.layout.sample_shape,
                                        static_cast<int64_t>(s.layout.class_names.size()), init));
   throw_if_error(detail::load_model(checkpoint, s.built));
@@ -63,6 +65,7 @@ Predictions Predictor::predict(Dataset data, int64_t batch_size) {
                                  std::to_string(class_count)));
   }
   NoGradGuard no_grad;
+  const AutocastGuard autocast(s.precision);
   Predictions out;
   out.class_names = s.layout.class_names;
   out.labels = data.labels;

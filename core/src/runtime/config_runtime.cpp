@@ -133,6 +133,19 @@ Status fill_runtime_settings(const ConfigNode& root, const std::filesystem::path
   return fill_lists(root, directory, settings);
 }
 
+OptionList RuntimeSettings::device_options(const std::string& backend) const {
+  const auto found = backend_options.find(backend);
+  OptionList options = found == backend_options.end() ? OptionList{} : found->second;
+  if (deterministic) {
+    options.erase(
+        std::remove_if(options.begin(), options.end(),
+                       [](const auto& option) { return option.first == "deterministic"; }),
+        options.end());
+    options.emplace_back("deterministic", "true");
+  }
+  return options;
+}
+
 Status RuntimeSettings::apply_environment() {
   // Every variable is checked before any setting changes, so a bad one leaves the settings whole.
   const std::string backends_text = environment_value("SWITCHYARD_BACKENDS");

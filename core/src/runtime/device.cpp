@@ -70,6 +70,18 @@ bool Device::supports(sy_op op, sy_dtype dtype) const {
   return functions().supports_op(handle_, op, dtype) != 0;
 }
 
+// device_settings came out of reserved_slots: the table must keep its ABI-1 size.
+static_assert(sizeof(sy_plugin_functions) == 40 * sizeof(void*),
+              "sy_plugin_functions changed size: new slots come out of reserved_slots");
+
+std::string Device::settings() const {
+  if (functions().device_settings == nullptr) return "";
+  char buffer[512] = {};
+  if (functions().device_settings(handle_, buffer, sizeof(buffer)) != SY_STATUS_OK) return "";
+  buffer[sizeof(buffer) - 1] = '\0';  // even if the plugin filled it without a terminator
+  return buffer;
+}
+
 Result<MemoryStats> Device::memory_stats() const {
   if (functions().memory_stats == nullptr) {
     return unimplemented(info_.id() + " does not report memory statistics");

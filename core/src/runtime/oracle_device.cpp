@@ -17,10 +17,8 @@ std::shared_ptr<Device> open_oracle_device(Registry& registry, const Selection& 
     }
   }
   if (registry.find(kOracleBackend) == nullptr) return nullptr;
-  const auto options = settings.backend_options.find(kOracleBackend);
-  for (DeviceRecord& record : registry.probe(
-           kOracleBackend,
-           options == settings.backend_options.end() ? OptionList{} : options->second)) {
+  for (DeviceRecord& record :
+       registry.probe(kOracleBackend, settings.device_options(kOracleBackend))) {
     if (record.usable && record.device) return record.device;
   }
   return nullptr;

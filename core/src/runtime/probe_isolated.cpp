@@ -24,7 +24,8 @@ std::string serialize(const PluginRecord& plugin, const std::vector<DeviceRecord
         << "\nuuid=" << escape_field(d.info.uuid) << "\nbus=" << escape_field(d.info.bus_id)
         << "\ndetails=" << escape_field(d.info.details) << "\ntotal=" << d.info.memory_total_bytes
         << "\nfree=" << d.info.memory_free_bytes << "\nunits=" << d.info.compute_units
-        << "\nusable=" << (d.usable ? 1 : 0) << "\nreason=" << escape_field(d.reason) << "\n--\n";
+        << "\nusable=" << (d.usable ? 1 : 0) << "\nreason=" << escape_field(d.reason)
+        << "\nsettings=" << escape_field(d.settings) << "\n--\n";
   }
   return out.str();
 }
@@ -44,6 +45,7 @@ void assign_field(DeviceRecord& d, const std::string& key, const std::string& va
   else if (key == "units") d.info.compute_units = static_cast<uint32_t>(std::stoul(value));
   else if (key == "usable") d.usable = value == "1";
   else if (key == "reason") d.reason = value;
+  else if (key == "settings") d.settings = value;
 }
 
 }  // namespace

@@ -135,6 +135,7 @@ std::vector<DeviceRecord> Registry::probe(const std::string& name, const OptionL
     }
     device_record.info = *info;
     auto device = Device::create(record->plugin, index, options);
+    if (device.ok()) device_record.settings = (*device)->settings();
     Status verdict = device.ok() ? smoke_test(**device) : device.status();
     device_record.usable = verdict.ok();
     if (device_record.usable) {

@@ -180,10 +180,7 @@ Result<Selection> select_device(Registry& registry, const RuntimeSettings& setti
   for (const auto& backend : to_probe) {
     if (std::find(probed.begin(), probed.end(), backend) != probed.end()) continue;
     probed.push_back(backend);
-    const auto options = settings.backend_options.count(backend) != 0
-                             ? settings.backend_options.at(backend)
-                             : OptionList{};
-    auto found = registry.probe(backend, options);
+    auto found = registry.probe(backend, settings.device_options(backend));
     selection.devices.insert(selection.devices.end(), found.begin(), found.end());
     // With `auto`, stop at the first backend that has a real usable device: later ones cannot win.
     const bool stop = request.kind == DeviceRequest::Kind::kAuto &&

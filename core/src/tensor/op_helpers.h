@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "switchyard/plugin_abi.h"
@@ -34,5 +35,12 @@ Tensor run_binary(sy_op op, const Tensor& a, const Tensor& b);
 Tensor run_binary_scalar(sy_op op, const Tensor& a, double scalar);
 // Runs a reduction into a new tensor (no autograd).
 Tensor run_reduce(sy_op op, const Tensor& x, uint32_t mask, bool keep_dims);
+
+// Autocast (switchyard/autocast.h): a floating tensor cast to the low dtype in effect, or to f32;
+// both return `x` itself when autocast is off. autocast_promote casts two floating tensors of
+// different dtypes to the wider one when autocast is on.
+Tensor autocast_low(const Tensor& x);
+Tensor autocast_f32(const Tensor& x);
+std::pair<Tensor, Tensor> autocast_promote(const Tensor& a, const Tensor& b);
 
 }  // namespace switchyard

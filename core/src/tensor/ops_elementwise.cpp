@@ -87,7 +87,8 @@ Tensor sign(const Tensor& x) {
 
 // ---- tensor-tensor ------------------------------------------------------------------------------
 
-Tensor add(const Tensor& a, const Tensor& b) {
+Tensor add(const Tensor& a_in, const Tensor& b_in) {
+  const auto [a, b] = autocast_promote(a_in, b_in);
   Tensor out = run_binary(SY_OP_ADD, a, b);
   record_op(out, "add", {a, b}, [sa = a.shape(), sb = b.shape()](const Tensor& g, const Node& n) {
     return Grads{n.needs_grad(0) ? sum_to_shape(g, sa) : Tensor(),
@@ -96,7 +97,8 @@ Tensor add(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-Tensor sub(const Tensor& a, const Tensor& b) {
+Tensor sub(const Tensor& a_in, const Tensor& b_in) {
+  const auto [a, b] = autocast_promote(a_in, b_in);
   Tensor out = run_binary(SY_OP_SUB, a, b);
   record_op(out, "sub", {a, b}, [sa = a.shape(), sb = b.shape()](const Tensor& g, const Node& n) {
     return Grads{n.needs_grad(0) ? sum_to_shape(g, sa) : Tensor(),
@@ -105,7 +107,8 @@ Tensor sub(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-Tensor mul(const Tensor& a, const Tensor& b) {
+Tensor mul(const Tensor& a_in, const Tensor& b_in) {
+  const auto [a, b] = autocast_promote(a_in, b_in);
   Tensor out = run_binary(SY_OP_MUL, a, b);
   record_op(out, "mul", {a, b},
             [a_data = a.detach(), b_data = b.detach()](const Tensor& g, const Node& n) {
@@ -116,7 +119,8 @@ Tensor mul(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-Tensor div(const Tensor& a, const Tensor& b) {
+Tensor div(const Tensor& a_in, const Tensor& b_in) {
+  const auto [a, b] = autocast_promote(a_in, b_in);
   Tensor out = run_binary(SY_OP_DIV, a, b);
   record_op(
       out, "div", {a, b},
@@ -132,7 +136,8 @@ Tensor div(const Tensor& a, const Tensor& b) {
 namespace {
 
 // max/min: the gradient goes to the input that was chosen; `mask` is 1 where that was a.
-Tensor select_binary(sy_op op, const char* name, const Tensor& a, const Tensor& b) {
+Tensor select_binary(sy_op op, const char* name, const Tensor& a_in, const Tensor& b_in) {
+  const auto [a, b] = autocast_promote(a_in, b_in);
   Tensor out = run_binary(op, a, b);
   record_op(out, name, {a, b},
             [op, a_data = a.detach(), b_data = b.detach()](const Tensor& g, const Node& n) {
@@ -156,7 +161,8 @@ Tensor minimum(const Tensor& a, const Tensor& b) {
   return select_binary(SY_OP_MIN, "minimum", a, b);
 }
 
-Tensor pow(const Tensor& a, const Tensor& b) {
+Tensor pow(const Tensor& a_in, const Tensor& b_in) {
+  const auto [a, b] = autocast_promote(a_in, b_in);
   Tensor out = run_binary(SY_OP_POW, a, b);
   record_op(
       out, "pow", {a, b},

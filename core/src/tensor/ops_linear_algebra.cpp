@@ -84,11 +84,11 @@ Tensor matmul_recorded(const Tensor& a, const Tensor& b, const Tensor& bias, boo
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b) {
-  return matmul_recorded(a, b, Tensor(), transpose_a, transpose_b);
+  return matmul_recorded(autocast_low(a), autocast_low(b), Tensor(), transpose_a, transpose_b);
 }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  return matmul_recorded(x, weight, bias, false, true);
+  return matmul_recorded(autocast_low(x), autocast_low(weight), autocast_low(bias), false, true);
 }
 
 // ---- convolution --------------------------------------------------------------------------------
@@ -128,8 +128,11 @@ Grads conv2d_backward(const Tensor& g, const Node& node, const Tensor& x, const 
 
 }  // namespace
 
-Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias,
+Tensor conv2d(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in,
               const Conv2dOptions& options) {
+  const Tensor x = autocast_low(x_in);
+  const Tensor weight = autocast_low(weight_in);
+  const Tensor bias = autocast_low(bias_in);
   require_float(x, "conv2d");
   if (x.rank() != 4 || weight.rank() != 4 || x.dim(1) != weight.dim(1)) {
     throw_error(invalid_argument("conv2d: needs x [N, C, H, W] and weight [O, C, KH, KW], got x " +
@@ -212,8 +215,11 @@ Tensor avg_pool2d(const Tensor& x, const Pool2dOptions& options) {
 
 // ---- layer normalisation ------------------------------------------------------------------------
 
-Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int normalized_rank,
-                  double epsilon) {
+Tensor layer_norm(const Tensor& x_in, const Tensor& gamma_in, const Tensor& beta_in,
+                  int normalized_rank, double epsilon) {
+  const Tensor x = autocast_f32(x_in);
+  const Tensor gamma = autocast_f32(gamma_in);
+  const Tensor beta = autocast_f32(beta_in);
   require_float(x, "layer_norm");
   if (normalized_rank < 1 || normalized_rank > x.rank()) {
     throw_error(invalid_argument("layer_norm: normalized_rank " + std::to_string(normalized_rank) +

@@ -28,7 +28,8 @@ int64_t reduced_count(const Shape& shape, uint32_t mask) {
 
 }  // namespace
 
-Tensor sum(const Tensor& x, const std::vector<int>& axes, bool keep_dims) {
+Tensor sum(const Tensor& x_in, const std::vector<int>& axes, bool keep_dims) {
+  const Tensor x = autocast_f32(x_in);  // reductions accumulate and return f32 under autocast
   require_float(x, "sum");
   const uint32_t mask = axes_mask(axes, x.rank(), "sum");
   Tensor out = run_reduce(SY_OP_REDUCE_SUM, x, mask, keep_dims);
@@ -38,7 +39,8 @@ Tensor sum(const Tensor& x, const std::vector<int>& axes, bool keep_dims) {
   return out;
 }
 
-Tensor mean(const Tensor& x, const std::vector<int>& axes, bool keep_dims) {
+Tensor mean(const Tensor& x_in, const std::vector<int>& axes, bool keep_dims) {
+  const Tensor x = autocast_f32(x_in);  // reductions accumulate and return f32 under autocast
   require_float(x, "mean");
   const uint32_t mask = axes_mask(axes, x.rank(), "mean");
   Tensor out = run_reduce(SY_OP_REDUCE_MEAN, x, mask, keep_dims);
@@ -81,7 +83,8 @@ Tensor argmax(const Tensor& x, int axis, bool keep_dims, DType index_dtype) {
 
 namespace {
 
-Tensor softmax_family(sy_op op, sy_op backward_op, const char* name, const Tensor& x, int axis) {
+Tensor softmax_family(sy_op op, sy_op backward_op, const char* name, const Tensor& x_in, int axis) {
+  const Tensor x = autocast_f32(x_in);
   require_float(x, name);
   sy_op_params params{};
   params.softmax.axis = normalize_axis(axis, x.rank());
@@ -105,7 +108,8 @@ Tensor log_softmax(const Tensor& x, int axis) {
   return softmax_family(SY_OP_LOG_SOFTMAX, SY_OP_LOG_SOFTMAX_BACKWARD, "log_softmax", x, axis);
 }
 
-Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction reduction) {
+Tensor cross_entropy(const Tensor& logits_in, const Tensor& labels, Reduction reduction) {
+  const Tensor logits = autocast_f32(logits_in);
   require_float(logits, "cross_entropy");
   require_index(labels, "cross_entropy");
   if (logits.rank() != 2 || labels.rank() != 1 || labels.dim(0) != logits.dim(0)) {
@@ -126,7 +130,9 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& labels, Reduction reduc
   return loss;
 }
 
-Tensor mse_loss(const Tensor& prediction, const Tensor& target, Reduction reduction) {
+Tensor mse_loss(const Tensor& prediction_in, const Tensor& target_in, Reduction reduction) {
+  const Tensor prediction = autocast_f32(prediction_in);
+  const Tensor target = autocast_f32(target_in);
   require_float(prediction, "mse_loss");
   if (prediction.shape() != target.shape()) {
     throw_error(invalid_argument("mse_loss: prediction " + prediction.shape().to_string() +

@@ -57,6 +57,10 @@ void ProgressReporter::end_epoch(const EpochMetrics& m) {
                mode_ == ProgressMode::kBar ? "\r\033[K" : "", static_cast<long long>(m.epoch),
                static_cast<long long>(total_epochs_), m.train_loss, m.train_accuracy, m.test_loss,
                m.test_accuracy, m.learning_rate, m.epoch_seconds * 1e3, m.samples_per_second);
+  if (m.loss_scale > 0) {
+    std::fprintf(out_, "  f16 loss scale %g, %lld step(s) skipped for inf/NaN gradients\n",
+                 m.loss_scale, static_cast<long long>(m.skipped_steps));
+  }
   std::fflush(out_);
 }
 

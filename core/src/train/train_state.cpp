@@ -145,6 +145,14 @@ void put_history(Checkpoint& checkpoint, const std::vector<EpochMetrics>& histor
     append_bytes(bytes, fields, sizeof(fields));
   }
   checkpoint.put_bytes("progress/history", std::move(bytes));
+  // Loss-scaling figures in a record of their own, so that checkpoints written before it existed
+  // still load (their epochs read as "no loss scaling").
+  std::vector<uint8_t> amp;
+  for (const EpochMetrics& m : history) {
+    const double fields[2] = {static_cast<double>(m.skipped_steps), m.loss_scale};
+    append_bytes(amp, fields, sizeof(fields));
+  }
+  checkpoint.put_bytes("progress/history_amp", std::move(amp));
 }
 
 Result<std::vector<EpochMetrics>> get_history(const Checkpoint& checkpoint) {
@@ -169,6 +177,18 @@ Result<std::vector<EpochMetrics>> get_history(const Checkpoint& checkpoint) {
     m.memory.peak_allocated_bytes = static_cast<uint64_t>(f[8]);
     m.memory_known = f[8] > 0;
     history.push_back(m);
+  }
+  if (checkpoint.contains("progress/history_amp")) {
+    SY_ASSIGN_OR_RETURN(const auto amp, checkpoint.get_bytes("progress/history_amp"));
+    if (amp.size() != history.size() * 2 * sizeof(double)) {
+      return checkpoint.corrupt("record 'progress/history_amp' does not match the history");
+    }
+    for (size_t i = 0; i < history.size(); ++i) {
+      double f[2];
+      std::memcpy(f, amp.data() + i * sizeof(f), sizeof(f));
+      history[i].skipped_steps = static_cast<int64_t>(f[0]);
+      history[i].loss_scale = f[1];
+    }
   }
   return history;
 }

@@ -2,10 +2,12 @@
 #include <chrono>
 
 #include "data/seeded_random.h"
+#include "switchyard/autocast.h"
 #include "switchyard/checkpoint.h"
 #include "switchyard/dispatch.h"
 #include "switchyard/ops.h"
 #include "switchyard/profile.h"
+#include "train/batch_search.h"
 #include "train/progress.h"
 #include "train/trainer_impl.h"
 
@@ -24,6 +26,7 @@ void seed_dropouts(Trainer::State& s) {
 }
 
 struct EpochTotals {
+  int64_t skipped_before = 0;  // the loss scaler's skipped-step count when the epoch began
   double loss_sum = 0;
   int64_t correct = 0;
   int64_t samples = 0;
@@ -31,7 +34,11 @@ struct EpochTotals {
 };
 
 void optimizer_step(Trainer::State& s) {
-  s.optimizer->step();
+  if (s.scaler) {
+    s.scaler->step(*s.optimizer);  // skips the update when a gradient overflowed
+  } else {
+    s.optimizer->step();
+  }
   s.optimizer->zero_grad();
   ++s.optimizer_steps;
 }
@@ -48,6 +55,8 @@ EpochTotals train_one_epoch(Trainer::State& s, int64_t epoch, detail::ProgressRe
   // nothing kept per step (memory stays flat however long the epoch).
   Tensor loss_sum;
   Tensor correct_sum;
+  EpochTotals totals;
+  if (s.scaler) totals.skipped_before = s.scaler->skipped_steps();
   for (int64_t step = 0; step < steps; ++step) {
     const ProfileSpan step_span = profile_span("train_step");
     const int64_t begin = step * s.batch_size;
@@ -55,9 +64,10 @@ EpochTotals train_one_epoch(Trainer::State& s, int64_t epoch, detail::ProgressRe
     const auto batch = detail::gather_batch(train, order.data() + begin, static_cast<size_t>(count),
                                             s.device, s.config.train.precision);
     seed_dropouts(s);
-    const Tensor logits = s.built.network->forward(batch.features);
-    const Tensor loss = compute_loss(s.config.loss, logits, batch.labels, train.class_count());
-    (accumulate > 1 ? loss * (1.0 / static_cast<double>(accumulate)) : loss).backward();
+    const auto [logits, loss] = forward_loss(s, batch);
+    Tensor objective = accumulate > 1 ? loss * (1.0 / static_cast<double>(accumulate)) : loss;
+    if (s.scaler) objective = s.scaler->scale(objective);
+    objective.backward();
     const Tensor weighted = loss.detach() * static_cast<double>(count);
     const Tensor correct = detail::correct_count(logits.detach(), batch.labels);
     loss_sum = loss_sum.defined() ? loss_sum + weighted : weighted;
@@ -66,7 +76,6 @@ EpochTotals train_one_epoch(Trainer::State& s, int64_t epoch, detail::ProgressRe
     if ((step + 1) % accumulate == 0 || step + 1 == steps) optimizer_step(s);
     progress.step_done(step + 1);
   }
-  EpochTotals totals;
   totals.loss_sum = loss_sum.item();  // waits for the device, so the time below is complete
   totals.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   totals.correct = static_cast<int64_t>(correct_sum.item());
@@ -76,6 +85,10 @@ EpochTotals train_one_epoch(Trainer::State& s, int64_t epoch, detail::ProgressRe
 
 EpochMetrics finish_epoch(Trainer::State& s, int64_t epoch, const EpochTotals& totals, double lr) {
   EpochMetrics m;
+  if (s.scaler) {
+    m.skipped_steps = s.scaler->skipped_steps() - totals.skipped_before;
+    m.loss_scale = s.scaler->scale_value();
+  }
   m.epoch = epoch;
   m.learning_rate = lr;
   m.train_loss = totals.loss_sum / static_cast<double>(totals.samples);
@@ -84,6 +97,7 @@ EpochMetrics finish_epoch(Trainer::State& s, int64_t epoch, const EpochTotals& t
   m.samples_per_second =
       totals.seconds > 0 ? static_cast<double>(totals.samples) / totals.seconds : 0;
   const ProfileSpan eval_span = profile_span("evaluate");
+  const AutocastGuard autocast(s.config.train.precision);
   const detail::Evaluation test = detail::evaluate(*s.built.network, s.test_batches, s.config.loss,
                                                    s.data.split.train.class_count());
   m.test_loss = test.loss;
@@ -103,10 +117,7 @@ bool checkpoint_due(const Trainer::State& s, int64_t epoch) {
 // Adds the batch size to RESOURCE_EXHAUSTED errors: it is the knob a user can turn.
 [[noreturn]] void rethrow_with_batch_hint(const Error& error, int64_t batch_size) {
   if (error.status().code() != StatusCode::kResourceExhausted) throw error;
-  throw_error(error.status().with_context(
-      "training with batch size " + std::to_string(batch_size) +
-      " ran out of device memory (lower train.batch_size; gradient_accumulation_steps keeps the "
-      "effective batch size)"));
+  throw_error(detail::with_batch_hint(error.status(), batch_size));
 }
 
 RunInfo describe_run(const Trainer::State& s) {
@@ -119,6 +130,7 @@ RunInfo describe_run(const Trainer::State& s) {
   info.train_samples = s.data.split.train.sample_count;
   info.test_samples = s.data.split.test.sample_count;
   info.batch_size = s.batch_size;
+  info.batch_size_choice = s.batch_size_choice;
   info.first_epoch = s.completed_epochs + 1;
   info.epochs = s.config.train.epochs;
   info.resumed_from = s.resumed_from;
@@ -144,6 +156,15 @@ EpochMetrics train_and_evaluate(Trainer::State& s, int64_t epoch,
 }
 
 }  // namespace
+
+ForwardResult forward_loss(Trainer::State& s, const detail::DeviceBatch& batch) {
+  const AutocastGuard autocast(s.config.train.precision);
+  ForwardResult result;
+  result.logits = s.built.network->forward(batch.features);
+  result.loss =
+      compute_loss(s.config.loss, result.logits, batch.labels, s.data.split.train.class_count());
+  return result;
+}
 
 TrainSummary Trainer::run() {
   State& s = *state_;
@@ -174,6 +195,7 @@ TrainSummary Trainer::run() {
     }
   }
   summary.history = s.history;
+  for (const EpochMetrics& m : s.history) summary.skipped_steps += m.skipped_steps;
   summary.fallback_ops = total_fallback_calls() - fallbacks_before;
   summary.last_checkpoint = s.last_checkpoint;
   for (const auto& c : s.callbacks) {

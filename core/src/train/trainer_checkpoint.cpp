@@ -61,6 +61,15 @@ Status restore_progress(const Checkpoint& checkpoint, Trainer::State& state) {
   state.optimizer_steps = static_cast<int64_t>(steps);
   state.micro_steps = static_cast<int64_t>(micro);
   if (state.config.train.batch_size == 0) state.batch_size = static_cast<int64_t>(batch);
+  // A checkpoint without loss-scaler records (an f32 or bf16 run resumed in f16) starts the
+  // scaler afresh.
+  if (state.scaler && checkpoint.contains("amp/loss_scale")) {
+    SY_ASSIGN_OR_RETURN(const double scale, checkpoint.get_f64("amp/loss_scale"));
+    SY_ASSIGN_OR_RETURN(const uint64_t tracker, checkpoint.get_u64("amp/growth_tracker"));
+    SY_ASSIGN_OR_RETURN(const uint64_t skipped, checkpoint.get_u64("amp/skipped_steps"));
+    if (!(scale > 0)) return checkpoint.corrupt("record 'amp/loss_scale' is not positive");
+    state.scaler->restore(scale, static_cast<int64_t>(tracker), static_cast<int64_t>(skipped));
+  }
   if (state.scheduler) {
     state.scheduler->set_epoch(state.completed_epochs);
     state.optimizer->set_lr(state.scheduler->lr_at(state.completed_epochs));
@@ -114,6 +123,11 @@ Checkpoint Trainer::make_checkpoint() const {
   checkpoint.put_u64("progress/batch_size", static_cast<uint64_t>(s.batch_size));
   checkpoint.put_u64("progress/seed", s.config.seed);
   detail::put_history(checkpoint, s.history);
+  if (s.scaler) {
+    checkpoint.put_f64("amp/loss_scale", s.scaler->scale_value());
+    checkpoint.put_u64("amp/growth_tracker", static_cast<uint64_t>(s.scaler->growth_tracker()));
+    checkpoint.put_u64("amp/skipped_steps", static_cast<uint64_t>(s.scaler->skipped_steps()));
+  }
   return checkpoint;
 }
 

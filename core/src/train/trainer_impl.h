@@ -18,10 +18,12 @@ struct Trainer::State {
   BuiltModel built;
   std::unique_ptr<Optimizer> optimizer;
   std::unique_ptr<LrScheduler> scheduler;  // null for a constant rate
+  std::unique_ptr<LossScaler> scaler;      // f16 runs only
   std::vector<detail::DeviceBatch> test_batches;
   std::vector<TrainCallbacks> callbacks;
 
   int64_t batch_size = 0;
+  std::string batch_size_choice;  // why auto chose batch_size (RunInfo::batch_size_choice)
   int64_t completed_epochs = 0;
   int64_t optimizer_steps = 0;
   int64_t micro_steps = 0;  // forward/backward passes; seeds dropout
@@ -29,6 +31,14 @@ struct Trainer::State {
   std::string resumed_from;
   std::string last_checkpoint;
 };
+
+// The model's logits and loss for a batch, under the run's precision (autocast.h): the part of a
+// step that autocast covers. Backward runs outside it.
+struct ForwardResult {
+  Tensor logits;
+  Tensor loss;
+};
+ForwardResult forward_loss(Trainer::State& state, const detail::DeviceBatch& batch);
 
 // Names used in checkpoints and messages.
 const char* optimizer_kind_name(OptimizerKind kind);

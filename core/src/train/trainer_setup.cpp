@@ -2,15 +2,13 @@
 #include <algorithm>
 
 #include "switchyard/checkpoint.h"
-#include "switchyard/queue.h"
+#include "train/batch_search.h"
 #include "train/trainer_impl.h"
 
 namespace switchyard {
-namespace {
 
-constexpr int64_t kAutoBatchLimit = 256;
-
-std::unique_ptr<Optimizer> make_optimizer(const OptimizerSettings& o, std::vector<Tensor> params) {
+std::unique_ptr<Optimizer> detail::make_optimizer(const OptimizerSettings& o,
+                                                  std::vector<Tensor> params) {
   if (o.kind == OptimizerKind::kSgd) {
     SgdOptions options;
     options.lr = o.lr;
@@ -30,6 +28,10 @@ std::unique_ptr<Optimizer> make_optimizer(const OptimizerSettings& o, std::vecto
   return std::make_unique<AdamW>(std::move(params), options);
 }
 
+namespace {
+
+constexpr int64_t kAutoBatchLimit = 256;
+
 std::unique_ptr<LrScheduler> make_scheduler(const ScheduleSettings& s, int64_t epochs,
                                             Optimizer& optimizer) {
   switch (s.kind) {
@@ -43,53 +45,49 @@ std::unique_ptr<LrScheduler> make_scheduler(const ScheduleSettings& s, int64_t e
   return nullptr;
 }
 
-// One forward and backward pass at `batch_size`, to see whether it fits in device memory.
-bool batch_fits(Trainer::State& s, int64_t batch_size) {
-  std::vector<int64_t> indices(static_cast<size_t>(batch_size));
-  for (int64_t i = 0; i < batch_size; ++i) indices[i] = i;
-  try {
-    const auto batch = detail::gather_batch(s.data.split.train, indices.data(), indices.size(),
-                                            s.device, s.config.train.precision);
-    const Tensor logits = s.built.network->forward(batch.features);
-    compute_loss(s.config.loss, logits, batch.labels, s.data.split.train.class_count()).backward();
-    s.optimizer->zero_grad();
-    (void)s.device->default_queue().finish();
-    return true;
-  } catch (const Error& error) {
-    s.optimizer->zero_grad();
-    if (error.status().code() == StatusCode::kResourceExhausted) return false;
-    throw;
-  }
-}
-
 // Uploads the test split in batches of the training batch size: evaluation keeps no autograd
 // graph, so what fits in training fits here too.
 void upload_test_batches(Trainer::State& s) {
   s.test_batches.clear();
-  s.test_batches = detail::upload_in_batches(s.data.split.test, s.batch_size, s.device,
-                                             s.config.train.precision);
+  try {
+    s.test_batches = detail::upload_in_batches(s.data.split.test, s.batch_size, s.device,
+                                               s.config.train.precision);
+  } catch (const Error& error) {
+    throw_error(detail::with_batch_hint(error.status(), s.batch_size));
+  }
 }
 
 // batch_size: auto picks the largest power of two up to 256 (and the training split) whose
-// training step fits in device memory next to the uploaded test split.
+// training steps fit in device memory next to the uploaded test split, and says why.
 void choose_batch_size(Trainer::State& s) {
-  s.batch_size = 1;
-  while (s.batch_size * 2 <= std::min(kAutoBatchLimit, s.data.split.train.sample_count)) {
-    s.batch_size *= 2;
+  const int64_t train_samples = s.data.split.train.sample_count;
+  detail::BatchSearchOptions options;
+  options.max_batch_size = std::min(kAutoBatchLimit, train_samples);
+  detail::StepTrialSubject subject;
+  subject.train = &s.data.split.train;
+  subject.test = &s.data.split.test;
+  subject.network = s.built.network.get();
+  subject.optimizer = s.optimizer.get();
+  subject.loss = s.config.loss;
+  subject.precision = s.config.train.precision;
+  subject.accumulation_steps = s.config.train.gradient_accumulation_steps;
+  subject.scaler = s.scaler.get();
+  subject.device = s.device;
+  subject.test_batches = &s.test_batches;
+  const detail::BatchSearchResult result = detail::search_batch_size(
+      *s.device, options, [&](int64_t batch_size) { detail::run_step_trial(subject, batch_size); });
+  if (result.batch_size == 0) {
+    throw_error(resource_exhausted(
+        "train.batch_size auto: even a batch of 1 sample does not fit in the memory of " +
+        s.device->id() + ": " + result.trials.back().error));
   }
-  for (; s.batch_size >= 1; s.batch_size /= 2) {
-    try {
-      upload_test_batches(s);
-    } catch (const Error& error) {
-      if (error.status().code() != StatusCode::kResourceExhausted) throw;
-      continue;
-    }
-    if (batch_fits(s, s.batch_size)) return;
-  }
-  throw_error(
-      resource_exhausted("train.batch_size auto: even a batch of 1 sample does not fit "
-                         "in the memory of " +
-                         s.device->id()));
+  s.batch_size = result.batch_size;
+  s.batch_size_choice = detail::describe_choice(
+      result, train_samples < kAutoBatchLimit
+                  ? "the largest power of two within the " + std::to_string(train_samples) +
+                        " training samples"
+                  : "auto tries powers of two up to " + std::to_string(kAutoBatchLimit));
+  upload_test_batches(s);
 }
 
 }  // namespace
@@ -101,12 +99,14 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<Device> device)
   s.device = std::move(device);
   if (!s.device) throw_error(invalid_argument("Trainer needs a device"));
   s.data = value_or_throw(prepare_data(s.config.data, s.config.base_dir));
-  InitContext init{s.device, s.config.model.init, s.config.seed, 0, s.config.train.precision};
+  // Parameters are f32 master weights whatever the precision; autocast lowers the products.
+  InitContext init{s.device, s.config.model.init, s.config.seed, 0, DType::kF32};
   const Dataset& train = s.data.split.train;
   s.built =
       value_or_throw(build_model(s.config.model, train.sample_shape, train.class_count(), init));
-  s.optimizer = make_optimizer(s.config.optimizer, s.built.network->parameters());
+  s.optimizer = detail::make_optimizer(s.config.optimizer, s.built.network->parameters());
   s.scheduler = make_scheduler(s.config.schedule, s.config.train.epochs, *s.optimizer);
+  if (s.config.train.precision == DType::kF16) s.scaler = std::make_unique<LossScaler>();
   if (!s.config.train.resume.empty()) {
     restore(value_or_throw(read_checkpoint(s.config.train.resume)));
   }

@@ -82,3 +82,35 @@ extern "C" __global__ void sy_scatter_add(SyIndexArgs a) {
     }
   }
 }
+
+// SCATTER_ADD for a `deterministic` device, float outputs (F32; f16/bf16 through an f32 copy):
+// one thread per out element adds, in index order, every src slice whose index names it, so the
+// sum never depends on which thread got there first (sy_scatter_add's atomics do). The same order
+// as the reference. Costs a pass over all indices per out element.
+// iterated = out (the iteration space), indexed = src; indexed_axis_size = out's extent on axis.
+extern "C" __global__ void sy_scatter_add_ordered(SyIndexArgs a) {
+  using namespace sy;
+  const int64_t count = a.indices.shape[0];
+  for (int64_t linear = global_thread(); linear < a.numel; linear += grid_stride()) {
+    int64_t rest = linear, out_off = 0, src_base = 0, target = 0;
+    for (int d = a.iterated.rank - 1; d >= 0; --d) {
+      const int64_t extent = a.iterated.shape[d];
+      const int64_t c = d == 0 ? rest : rest % extent;
+      rest = d == 0 ? 0 : rest / extent;
+      out_off += c * a.iterated.strides[d];
+      if (d == a.axis) {
+        target = c;
+      } else {
+        src_base += c * a.indexed.strides[d];
+      }
+    }
+    float acc = load(a.iterated, out_off);
+    bool any = false;
+    for (int64_t j = 0; j < count; ++j) {
+      if (load_int(a.indices.data, a.indices.dtype, j * a.indices.strides[0]) != target) continue;
+      acc += load(a.indexed, src_base + j * a.indexed.strides[a.axis]);
+      any = true;
+    }
+    if (any) store(a.iterated, out_off, acc);
+  }
+}

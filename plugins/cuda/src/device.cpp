@@ -56,12 +56,23 @@ Status parse_options(const sy_option* options, size_t count, DeviceOptions* out)
       SY_CUDA_RETURN_IF_ERROR(parse_uint64(key, value, &out->memory_limit_bytes));
     } else if (key == "memory_fraction") {
       SY_CUDA_RETURN_IF_ERROR(parse_fraction(key, value, &out->memory_fraction));
+    } else if (key == "deterministic") {
+      SY_CUDA_RETURN_IF_ERROR(parse_bool(key, value, &out->deterministic));
     } else {
-      return invalid_argument("unknown cuda option '" + key +
-                              "' (known: tf32, memory_limit_bytes, memory_fraction)");
+      return invalid_argument(
+          "unknown cuda option '" + key +
+          "' (known: tf32, memory_limit_bytes, memory_fraction, deterministic)");
     }
   }
+  // TF32 rounds f32 operands to 10 mantissa bits: a deterministic run promises the f32 maths the
+  // reference defines, so it wins over tf32 (and the settings line says so).
+  if (out->deterministic) out->tf32 = false;
   return ok_status();
+}
+
+std::string settings_line(const DeviceOptions& options) {
+  return std::string("tf32=") + (options.tf32 ? "on" : "off") +
+         " deterministic=" + (options.deterministic ? "on" : "off");
 }
 
 Status get_cu_device(uint32_t index, const DriverApi** api, CUdevice* device_out) {

@@ -24,9 +24,16 @@ struct DeviceOptions {
   bool tf32 = false;  // f32 matmuls may use TF32 tensor cores (PyTorch's default: off)
   uint64_t memory_limit_bytes = 0;
   double memory_fraction = 0.0;  // of the device's total memory; 0 = no cap
+  // The ABI's standard option: SCATTER_ADD gathers per output element in index order instead of
+  // using float atomics, and tf32 is forced off (f32 matmuls in full f32, as the reference does).
+  bool deterministic = false;
 };
 
+// Also applies the rules between options (deterministic turns tf32 off).
 Status parse_options(const sy_option* options, size_t count, DeviceOptions* out);
+
+// The device_settings line: "tf32=off deterministic=on".
+std::string settings_line(const DeviceOptions& options);
 
 // A stream and what belongs to it: cuBLASLt needs a workspace per stream for concurrent use.
 struct CudaQueue {

@@ -1,5 +1,7 @@
 // The plugin's C ABI: the function table, the descriptor and the one exported entry symbol.
 // Every function adapts its arguments and runs the C++ code behind `guarded` (boundary.h).
+#include <cstdio>
+
 #include "boundary.h"
 #include "dispatch.h"
 #include "transfer.h"
@@ -196,6 +198,17 @@ sy_status memory_set_limit(sy_device d, uint64_t limit_bytes) {
   });
 }
 
+sy_status device_settings(sy_device d, char* buffer, size_t size) {
+  return guarded("device_settings", [&]() -> Status {
+    if (d == nullptr || buffer == nullptr || size == 0) {
+      return invalid_argument("device_settings: null device or empty buffer");
+    }
+    const std::string line = settings_line(device_of(d)->options);
+    std::snprintf(buffer, size, "%s", line.c_str());
+    return ok_status();
+  });
+}
+
 const sy_plugin_functions kFunctions = [] {
   sy_plugin_functions f{};
   f.last_error_message = last_error_message;
@@ -222,6 +235,7 @@ const sy_plugin_functions kFunctions = [] {
   f.memory_reset_peak = memory_reset_peak;
   f.memory_empty_cache = memory_empty_cache;
   f.memory_set_limit = memory_set_limit;
+  f.device_settings = device_settings;
   return f;
 }();
 

@@ -20,5 +20,6 @@
   X(sy_layer_norm_params)      \
   X(sy_gather)                 \
   X(sy_scatter_add)            \
+  X(sy_scatter_add_ordered)    \
   X(sy_optimizer_update)       \
   X(sy_matmul_tiled)

@@ -45,14 +45,32 @@ SyIndexArgs index_args(const OpContext& ctx, const sy_tensor_desc& iterated,
   return a;
 }
 
+// Adds src into the f32 or integer tensor `target` at target_address.
+Status launch_scatter_add(const OpContext& ctx, const sy_tensor_desc& src, uint64_t target_address,
+                          const sy_tensor_desc& target) {
+  // Float atomics add in whatever order threads arrive; a deterministic device gathers per output
+  // element instead (integer addition is associative, so integers keep the atomics).
+  if (ctx.device.options.deterministic && target.dtype == SY_DTYPE_F32) {
+    SyIndexArgs a{};
+    a.iterated = tensor_arg(target_address, target);
+    a.indexed = tensor_arg(ctx.address(src), src);
+    a.indices = tensor_arg(ctx.address(ctx.in(1)), ctx.in(1));
+    a.numel = numel(target);
+    a.axis = ctx.call.params.index.axis;
+    a.indexed_axis_size = target.shape[a.axis];
+    return ctx.launch(Kernel::sy_scatter_add_ordered, ctx.linear(numel(target)), a);
+  }
+  return ctx.launch(Kernel::sy_scatter_add, ctx.linear(numel(src)),
+                    index_args(ctx, src, target_address, target));
+}
+
 Status run_scatter_add(const OpContext& ctx) {
   const sy_tensor_desc& src = ctx.in(0);
   const sy_tensor_desc& out = ctx.out(0);
   SY_CUDA_RETURN_IF_ERROR(check_index_call(ctx, src, "src", out, "out"));
   if (numel(src) == 0) return ok_status();
   if (out.dtype != SY_DTYPE_F16 && out.dtype != SY_DTYPE_BF16) {
-    return ctx.launch(Kernel::sy_scatter_add, ctx.linear(numel(src)),
-                      index_args(ctx, src, ctx.address(out), out));
+    return launch_scatter_add(ctx, src, ctx.address(out), out);
   }
   // f16/bf16: every output element gathers its contributions in f32 and is rounded once.
   CudaBuffer* wide = nullptr;
@@ -60,8 +78,7 @@ Status run_scatter_add(const OpContext& ctx) {
   const sy_tensor_desc wide_desc = contiguous_f32(out, reinterpret_cast<sy_buffer>(wide));
   Status status = enqueue_copy(ctx, wide_desc, wide->ptr, out, ctx.address(out));
   if (status.ok()) {
-    status = ctx.launch(Kernel::sy_scatter_add, ctx.linear(numel(src)),
-                        index_args(ctx, src, wide->ptr, wide_desc));
+    status = launch_scatter_add(ctx, src, wide->ptr, wide_desc);
   }
   if (status.ok()) status = enqueue_copy(ctx, out, ctx.address(out), wide_desc, wide->ptr);
   ctx.release(wide);

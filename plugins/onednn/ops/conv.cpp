@@ -142,7 +142,7 @@ void conv_forward(OpContext& ctx) {
         auto e = std::make_shared<ConvEntry>();
         const dnnl::engine& engine = ctx.device.engine;
         dnnl::memory::desc bias_desc = has_bias ? dnnl_desc(bias) : dnnl::memory::desc();
-        auto pd = forward_pd(ctx, g, x.dtype, has_bias ? &bias_desc : nullptr, scratchpad_attr());
+        auto pd = forward_pd(ctx, g, x.dtype, has_bias ? &bias_desc : nullptr, primitive_attr(ctx));
         e->primitive = dnnl::convolution_forward(pd);
         e->first = make_input_layout(engine, dnnl_desc(x), pd.src_desc());
         e->second = make_input_layout(engine, dnnl_desc(w), pd.weights_desc());
@@ -176,14 +176,14 @@ void conv_backward_data(OpContext& ctx) {
       conv_key(ctx, threads, {&grad_y, &w, &grad_x}), [&] {
         auto e = std::make_shared<ConvEntry>();
         const dnnl::engine& engine = ctx.device.engine;
-        auto hint = forward_pd(ctx, g, grad_y.dtype, nullptr, dnnl::primitive_attr());
+        auto hint = forward_pd(ctx, g, grad_y.dtype, nullptr, primitive_attr(ctx));
         auto diff_src = any_desc({g.n, g.c, g.h, g.w}, grad_y.dtype);
         auto wei = any_desc({g.o, g.c, g.kh, g.kw}, grad_y.dtype);
         auto diff_dst = any_desc({g.n, g.o, g.oh, g.ow}, grad_y.dtype);
         dnnl::convolution_backward_data::primitive_desc pd(
             {dnnl::algorithm::convolution_direct, diff_src, wei, diff_dst, g.strides, g.dilates,
              g.padding, g.padding},
-            scratchpad_attr(), engine, hint);
+            primitive_attr(ctx), engine, hint);
         e->primitive = dnnl::convolution_backward_data(pd);
         e->first = make_input_layout(engine, dnnl_desc(grad_y), pd.diff_dst_desc());
         e->second = make_input_layout(engine, dnnl_desc(w), pd.weights_desc());
@@ -206,19 +206,19 @@ void conv_backward_data(OpContext& ctx) {
 dnnl::convolution_backward_weights::primitive_desc backward_weights_pd(
     const OpContext& ctx, const ConvGeometry& g, uint32_t dtype, uint32_t diff_dtype, bool bias) {
   dnnl::memory::desc bias_desc = dnnl_dense_desc({g.o}, diff_dtype);
-  auto hint = forward_pd(ctx, g, dtype, bias ? &bias_desc : nullptr, dnnl::primitive_attr());
+  auto hint = forward_pd(ctx, g, dtype, bias ? &bias_desc : nullptr, primitive_attr(ctx));
   auto src = any_desc({g.n, g.c, g.h, g.w}, dtype);
   auto diff_wei = any_desc({g.o, g.c, g.kh, g.kw}, diff_dtype);
   auto diff_dst = any_desc({g.n, g.o, g.oh, g.ow}, dtype);
   const auto alg = dnnl::algorithm::convolution_direct;
   if (bias) {
     return {{alg, src, diff_wei, bias_desc, diff_dst, g.strides, g.dilates, g.padding, g.padding},
-            scratchpad_attr(),
+            primitive_attr(ctx),
             ctx.device.engine,
             hint};
   }
   return {{alg, src, diff_wei, diff_dst, g.strides, g.dilates, g.padding, g.padding},
-          scratchpad_attr(),
+          primitive_attr(ctx),
           ctx.device.engine,
           hint};
 }

@@ -40,6 +40,18 @@ void copy_converting(char* const* p, const int64_t* s, int64_t count) {
                                 reinterpret_cast<f16_t*>(p[0]), count);
     }
   }
+  if constexpr (std::is_same_v<To, float> && std::is_same_v<From, bf16_t>) {
+    if (s[0] == sizeof(To) && s[1] == sizeof(From)) {
+      return convert_bf16_to_f32(reinterpret_cast<const bf16_t*>(p[1]),
+                                 reinterpret_cast<float*>(p[0]), count);
+    }
+  }
+  if constexpr (std::is_same_v<To, bf16_t> && std::is_same_v<From, float>) {
+    if (s[0] == sizeof(To) && s[1] == sizeof(From)) {
+      return convert_f32_to_bf16(reinterpret_cast<const float*>(p[1]),
+                                 reinterpret_cast<bf16_t*>(p[0]), count);
+    }
+  }
   if (s[0] == sizeof(To) && s[1] == sizeof(From)) {
     To* dst = reinterpret_cast<To*>(p[0]);
     const From* src = reinterpret_cast<const From*>(p[1]);

@@ -62,7 +62,7 @@ std::shared_ptr<const EltwiseEntry> make_entry(const OpContext& ctx, dnnl::algor
                                                const dnnl::memory::desc& diff) {
   auto entry = std::make_shared<EltwiseEntry>();
   const dnnl::engine& engine = ctx.device.engine;
-  dnnl::primitive_attr attr = scratchpad_attr();
+  dnnl::primitive_attr attr = primitive_attr(ctx);
   entry->data_desc = data;
   entry->diff_desc = diff;
   if (!backward) {

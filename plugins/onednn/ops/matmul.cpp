@@ -97,7 +97,7 @@ std::shared_ptr<MatmulEntry> create_entry(const OpContext& ctx, const TensorView
   if (bias) entry->bias = desc_of(*bias);
   dnnl::matmul::desc desc = bias ? dnnl::matmul::desc(entry->a, entry->b, entry->bias, entry->out)
                                  : dnnl::matmul::desc(entry->a, entry->b, entry->out);
-  dnnl::matmul::primitive_desc pd(desc, scratchpad_attr(), ctx.device.engine);
+  dnnl::matmul::primitive_desc pd(desc, primitive_attr(ctx), ctx.device.engine);
   entry->primitive = dnnl::matmul(pd);
   entry->scratchpad = pd.scratchpad_desc();
   if (!dense && std::strncmp(pd.impl_info_str(), "ref", 3) == 0) return nullptr;

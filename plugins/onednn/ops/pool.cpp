@@ -74,14 +74,14 @@ std::shared_ptr<PoolEntry> make_entry(const OpContext& ctx, const PoolGeometry& 
       backward ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
   dnnl::pooling_forward::primitive_desc fwd(
       {prop, pool_algorithm(ctx), e->src, e->dst, g.strides, g.kernel, g.padding, g.padding},
-      scratchpad_attr(), engine);
+      primitive_attr(ctx), engine);
   e->forward = dnnl::pooling_forward(fwd);
   e->forward_scratchpad = fwd.scratchpad_desc();
   e->workspace = fwd.workspace_desc();
   if (backward) {
     dnnl::pooling_backward::primitive_desc bwd(
         {pool_algorithm(ctx), e->src, e->dst, g.strides, g.kernel, g.padding, g.padding},
-        scratchpad_attr(), engine, fwd);
+        primitive_attr(ctx), engine, fwd);
     e->backward = dnnl::pooling_backward(bwd);
     e->backward_scratchpad = bwd.scratchpad_desc();
   }

@@ -26,12 +26,12 @@ std::shared_ptr<SoftmaxEntry> make_forward(const OpContext& ctx, const dnnl::mem
   entry->data = data;
   const auto prop = dnnl::prop_kind::forward_training;
   if (is_log(ctx.op)) {
-    dnnl::logsoftmax_forward::primitive_desc pd({prop, data, axis}, scratchpad_attr(),
+    dnnl::logsoftmax_forward::primitive_desc pd({prop, data, axis}, primitive_attr(ctx),
                                                 ctx.device.engine);
     entry->primitive = dnnl::logsoftmax_forward(pd);
     entry->scratchpad = pd.scratchpad_desc();
   } else {
-    dnnl::softmax_forward::primitive_desc pd({prop, data, axis}, scratchpad_attr(),
+    dnnl::softmax_forward::primitive_desc pd({prop, data, axis}, primitive_attr(ctx),
                                              ctx.device.engine);
     entry->primitive = dnnl::softmax_forward(pd);
     entry->scratchpad = pd.scratchpad_desc();
@@ -48,13 +48,14 @@ std::shared_ptr<SoftmaxEntry> make_backward(const OpContext& ctx, const dnnl::me
   const dnnl::engine& engine = ctx.device.engine;
   if (is_log(ctx.op)) {
     dnnl::logsoftmax_forward::primitive_desc hint({prop, data, axis}, engine);
-    dnnl::logsoftmax_backward::primitive_desc pd({diff, data, axis}, scratchpad_attr(), engine,
+    dnnl::logsoftmax_backward::primitive_desc pd({diff, data, axis}, primitive_attr(ctx), engine,
                                                  hint);
     entry->primitive = dnnl::logsoftmax_backward(pd);
     entry->scratchpad = pd.scratchpad_desc();
   } else {
     dnnl::softmax_forward::primitive_desc hint({prop, data, axis}, engine);
-    dnnl::softmax_backward::primitive_desc pd({diff, data, axis}, scratchpad_attr(), engine, hint);
+    dnnl::softmax_backward::primitive_desc pd({diff, data, axis}, primitive_attr(ctx), engine,
+                                              hint);
     entry->primitive = dnnl::softmax_backward(pd);
     entry->scratchpad = pd.scratchpad_desc();
   }

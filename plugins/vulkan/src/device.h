@@ -31,6 +31,10 @@ struct DeviceOptions {
   // Never map tensor memory, even where device-local memory is host-visible: every host copy then
   // goes through a staging buffer, as on a discrete GPU.
   bool device_local_only = false;
+  // The ABI's standard option, accepted and reported: every shader already runs in a fixed order
+  // (no float atomics; reductions are fixed-order trees or sequential sums), so results are
+  // bit-identical run to run on the same device and driver with or without it.
+  bool deterministic = false;
 };
 
 // Parses the option list; INVALID_ARGUMENT names the key and the bad value.
@@ -77,6 +81,7 @@ class VulkanDevice {
   uint64_t validation_message_count() const { return validation_log_.message_count(); }
   Status validation_status(uint64_t first_message) const;
   bool validation_enabled() const { return options_.validation; }
+  const DeviceOptions& options() const { return options_; }
 
  private:
   VulkanDevice() = default;

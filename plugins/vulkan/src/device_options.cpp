@@ -71,10 +71,12 @@ Status parse_device_options(const sy_option* options, size_t count, DeviceOption
       SY_VK_RETURN_IF_ERROR(parse_fraction(key, value, &parsed.memory_fraction));
     } else if (key == "device_local_only") {
       SY_VK_RETURN_IF_ERROR(parse_bool(key, value, &parsed.device_local_only));
+    } else if (key == "deterministic") {
+      SY_VK_RETURN_IF_ERROR(parse_bool(key, value, &parsed.deterministic));
     } else {
-      return invalid_argument(
-          "unknown vulkan option '" + key +
-          "' (known: validation, memory_limit_bytes, memory_fraction, device_local_only)");
+      return invalid_argument("unknown vulkan option '" + key +
+                              "' (known: validation, memory_limit_bytes, memory_fraction, "
+                              "device_local_only, deterministic)");
     }
   }
   *out = parsed;

@@ -52,6 +52,7 @@ sy_status entry_device_properties(uint32_t index, sy_device_properties* props);
 sy_status entry_device_create(uint32_t index, const sy_option* options, size_t option_count,
                               sy_device* out_device);
 void entry_device_destroy(sy_device device);
+sy_status entry_device_settings(sy_device device, char* buffer, size_t size);
 sy_status entry_buffer_allocate(sy_device device, uint64_t size_bytes, sy_buffer* out_buffer);
 void entry_buffer_release(sy_device device, sy_buffer buffer);
 sy_status entry_queue_create(sy_device device, sy_queue* out_queue);

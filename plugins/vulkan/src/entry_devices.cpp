@@ -157,6 +157,19 @@ sy_status entry_device_create(uint32_t index, const sy_option* options, size_t o
   });
 }
 
+sy_status entry_device_settings(sy_device device, char* buffer, size_t size) {
+  return guarded(nullptr, "vulkan device_settings", [&]() -> Status {
+    if (device == nullptr || buffer == nullptr || size == 0) {
+      return invalid_argument("vulkan device_settings: null device or empty buffer");
+    }
+    const DeviceOptions& o = as_device(device)->options();
+    std::snprintf(buffer, size, "validation=%s device_local_only=%s deterministic=%s",
+                  o.validation ? "on" : "off", o.device_local_only ? "on" : "off",
+                  o.deterministic ? "on" : "off");
+    return ok_status();
+  });
+}
+
 void entry_device_destroy(sy_device device) {
   try {
     delete as_device(device);

@@ -29,6 +29,7 @@ const sy_plugin_functions kFunctions = [] {
   f.memory_reset_peak = sy_vk::entry_memory_reset_peak;
   f.memory_empty_cache = sy_vk::entry_memory_empty_cache;
   f.memory_set_limit = sy_vk::entry_memory_set_limit;
+  f.device_settings = sy_vk::entry_device_settings;
   return f;
 }();
 

@@ -1,0 +1,152 @@
+// `deterministic: true` through the CLI: two runs end with bit-identical weights (the checksum
+// `switchyard run` prints and writes to the metrics file), on every CPU backend usable here; and
+// `devices` shows each device's settings line.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "test_support.h"
+
+using switchyard::testing::cli;
+using switchyard::testing::run_command;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = "/tmp/switchyard-determinism-test-" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The JSON object of `devices --json` whose id is `id`, or "" if there is none.
+std::string device_object(const std::string& json, const std::string& id) {
+  const auto at = json.find("\"id\": \"" + id + "\"");
+  if (at == std::string::npos) return "";
+  return json.substr(at, json.find('}', at) - at);
+}
+
+// The string value of "key": "..." in `json`, or "" if absent.
+std::string string_value(const std::string& json, const std::string& key) {
+  const std::string needle = "\"" + key + "\": \"";
+  const auto at = json.find(needle);
+  if (at == std::string::npos) return "";
+  const auto begin = at + needle.size();
+  return json.substr(begin, json.find('"', begin) - begin);
+}
+
+// A digits MLP with dropout (so the random stream matters too): well under a second per run on
+// the CPU backends and on lavapipe.
+std::string digits_yaml() {
+  return "deterministic: true\n"
+         "data: {dataset: digits, test_fraction: 0.2, scale: divide, divisor: 16}\n"
+         "model:\n"
+         "  layers:\n"
+         "    - {type: linear, out_features: 64}\n"
+         "    - {type: relu}\n"
+         "    - {type: dropout, p: 0.1}\n"
+         "    - {type: linear, out_features: 10}\n"
+         "optimizer: {type: sgd, lr: 0.05, momentum: 0.9}\n"
+         "train: {epochs: 2, batch_size: 32, progress: none, checkpoint: none}\n"
+         "backend_options:\n"
+         "  onednn: {threads: 2}\n";
+}
+
+// "" when `backend`:0 is usable, else why not (so the test can say why it skipped).
+std::string unusable_reason(const std::string& backend) {
+  auto result = run_command("SWITCHYARD_BACKENDS=" + backend + " " + cli() + " devices --json");
+  const std::string entry = device_object(result.output, backend + ":0");
+  if (entry.empty()) return "no " + backend + " device found";
+  if (!contains(entry, "\"usable\": true")) return backend + ":0 is not usable here";
+  return "";
+}
+
+struct Trained {
+  std::string checksum;  // weights_fnv1a64 from the metrics file
+  std::string settings;  // device_settings from the metrics file
+  std::string output;
+};
+
+Trained train(const std::string& backend, const std::string& config, int seed) {
+  const std::string metrics = "/tmp/switchyard-determinism-test-" + backend + ".json";
+  std::remove(metrics.c_str());
+  const std::string command =
+      "SWITCHYARD_DATA_DIR=" SWITCHYARD_SOURCE_DIR "/data SWITCHYARD_BACKENDS=" + backend +
+      " SWITCHYARD_FALLBACK=error " + cli() + " run " + config +
+      " --set seed=" + std::to_string(seed) + " --metrics " + metrics;
+  auto result = run_command(command);
+  INFO(command << "\n" << result.output);
+  REQUIRE(result.exit_code == 0);
+  const std::string json = read_file(metrics);
+  CHECK(string_value(json, "backend") == backend);
+  Trained trained{string_value(json, "weights_fnv1a64"), string_value(json, "device_settings"),
+                  result.output};
+  // The printed summary carries the same checksum as the metrics file.
+  CHECK(contains(result.output, "weights fnv1a64: " + trained.checksum + "\n"));
+  return trained;
+}
+
+}  // namespace
+
+TEST_CASE("devices --json reports every device's settings line", "[cli][determinism]") {
+  auto plain = run_command("SWITCHYARD_BACKENDS=reference " + cli() + " devices --json");
+  INFO(plain.output);
+  REQUIRE(plain.exit_code == 0);
+  CHECK(string_value(device_object(plain.output, "reference:0"), "settings") ==
+        "threads=1 deterministic=off");
+
+  const std::string config = write_temp("devices.yaml", "deterministic: true\n");
+  auto deterministic =
+      run_command("SWITCHYARD_BACKENDS=reference " + cli() + " devices --json --config " + config);
+  INFO(deterministic.output);
+  REQUIRE(deterministic.exit_code == 0);
+  for (const std::string id : {"reference:0", "onednn:0", "vulkan:0"}) {
+    const std::string entry = device_object(deterministic.output, id);
+    if (entry.empty() || !contains(entry, "\"usable\": true")) continue;  // not on this machine
+    INFO(entry);
+    CHECK(contains(string_value(entry, "settings"), "deterministic=on"));
+  }
+  // onednn's line says what deterministic changed: adaptive threading is off.
+  const std::string onednn = device_object(deterministic.output, "onednn:0");
+  if (contains(onednn, "\"usable\": true")) {
+    CHECK(contains(string_value(onednn, "settings"), "adaptive_threads=off deterministic=on"));
+  }
+  auto text = run_command("SWITCHYARD_BACKENDS=reference " + cli() + " devices --config " + config);
+  CHECK(contains(text.output, "settings: threads=1 deterministic=on"));
+}
+
+TEST_CASE("two deterministic runs end with bit-identical weights on each CPU backend",
+          "[cli][determinism]") {
+  const std::string config = write_temp("digits.yaml", digits_yaml());
+  for (const std::string backend : {"reference", "onednn", "vulkan"}) {
+    SECTION(backend) {
+      const std::string why = unusable_reason(backend);
+      if (!why.empty()) {
+        WARN("skipped " << backend << ": " << why);
+        continue;
+      }
+      const Trained first = train(backend, config, 7);
+      const Trained second = train(backend, config, 7);
+      INFO(backend << "\n" << first.output << "\n" << second.output);
+      REQUIRE(first.checksum.size() == 16);
+      CHECK(contains(first.settings, "deterministic=on"));
+      CHECK(contains(first.output, "settings: " + first.settings + "\n"));
+      CHECK(first.checksum == second.checksum);
+      // Another seed gives other weights: the checksum really covers them.
+      const Trained other_seed = train(backend, config, 8);
+      CHECK(other_seed.checksum.size() == 16);
+      CHECK(other_seed.checksum != first.checksum);
+    }
+  }
+}
