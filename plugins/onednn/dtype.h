@@ -20,37 +20,11 @@ struct bf16_t {
 };
 
 inline size_t dtype_size(uint32_t dtype) {
-  switch (dtype) {
-    case SY_DTYPE_F32:
-      return 4;
-    case SY_DTYPE_F16:
-      return 2;
-    case SY_DTYPE_BF16:
-      return 2;
-    case SY_DTYPE_I32:
-      return 4;
-    case SY_DTYPE_I64:
-      return 8;
-    default:
-      return 0;
-  }
+  return sy_dtype_size(dtype);
 }
 
 inline const char* dtype_name(uint32_t dtype) {
-  switch (dtype) {
-    case SY_DTYPE_F32:
-      return "f32";
-    case SY_DTYPE_F16:
-      return "f16";
-    case SY_DTYPE_BF16:
-      return "bf16";
-    case SY_DTYPE_I32:
-      return "i32";
-    case SY_DTYPE_I64:
-      return "i64";
-    default:
-      return "invalid-dtype";
-  }
+  return sy_dtype_name(dtype);
 }
 
 inline bool is_float_dtype(uint32_t dtype) {

@@ -136,18 +136,7 @@ inline Status run_onednn(const OpCase& op_case) {
 }
 
 inline const char* dtype_name(sy_dtype dtype) {
-  switch (dtype) {
-    case SY_DTYPE_F32:
-      return "f32";
-    case SY_DTYPE_F16:
-      return "f16";
-    case SY_DTYPE_BF16:
-      return "bf16";
-    case SY_DTYPE_I32:
-      return "i32";
-    default:
-      return "i64";
-  }
+  return sy_dtype_name(dtype);
 }
 
 inline constexpr sy_dtype kFloatDtypes[] = {SY_DTYPE_F32, SY_DTYPE_BF16, SY_DTYPE_F16};

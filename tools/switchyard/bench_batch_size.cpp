@@ -136,8 +136,7 @@ int batch_size_bench(const Args& args) {
     print_error(invalid_argument("--max must be >= 1, got " + std::to_string(max)));
     return kExitUsage;
   }
-  std::vector<std::string> overrides;
-  if (values.count("set") != 0) overrides = values["set"].as<std::vector<std::string>>();
+  const std::vector<std::string> overrides = set_overrides(values);
   auto config = load_config(values, overrides);
   if (!config.ok()) {
     print_error(config.status());

@@ -203,8 +203,7 @@ int model_bench(const Args& args) {
               << kUsage << "\n";
     return kExitUsage;
   }
-  std::vector<std::string> overrides;
-  if (values.count("set") != 0) overrides = values["set"].as<std::vector<std::string>>();
+  const std::vector<std::string> overrides = set_overrides(values);
   auto config = load_config(values, overrides);
   if (!config.ok()) {
     print_error(config.status());

@@ -38,8 +38,7 @@ int op_bench(const Args& args) {
   if (auto exit = parse_args(args, "usage: switchyard bench op [options]", options, values)) {
     return *exit;
   }
-  std::vector<std::string> overrides;
-  if (values.count("set") != 0) overrides = values["set"].as<std::vector<std::string>>();
+  const std::vector<std::string> overrides = set_overrides(values);
   auto config = load_config(values, overrides);
   if (!config.ok()) {
     print_error(config.status());

@@ -208,8 +208,7 @@ int step_bench(const Args& args) {
   po::variables_map values;
   if (auto exit = parse_args(args, kUsage, options, values)) return *exit;
   auto settings = read_step_settings(values);
-  std::vector<std::string> overrides;
-  if (values.count("set") != 0) overrides = values["set"].as<std::vector<std::string>>();
+  const std::vector<std::string> overrides = set_overrides(values);
   auto config = settings.ok() ? load_config(values, overrides) : Result<Config>(settings.status());
   if (!config.ok()) {
     print_error(config.status());

@@ -28,6 +28,11 @@ std::optional<int> parse_args(const Args& args, const std::string& usage,
   return std::nullopt;
 }
 
+std::vector<std::string> set_overrides(const po::variables_map& values) {
+  if (values.count("set") == 0) return {};
+  return values["set"].as<std::vector<std::string>>();
+}
+
 Result<Config> load_config(const po::variables_map& values,
                            const std::vector<std::string>& overrides) {
   Config config = Config::defaults();

@@ -26,6 +26,9 @@ std::optional<int> parse_args(const Args& args, const std::string& usage,
                               const po::options_description& options, po::variables_map& values,
                               const po::positional_options_description* positional = nullptr);
 
+// The --set key=value arguments, in order (empty when none were given).
+std::vector<std::string> set_overrides(const po::variables_map& values);
+
 // Loads --config (or the defaults) and applies the environment overrides.
 Result<Config> load_config(const po::variables_map& values,
                            const std::vector<std::string>& overrides = {});

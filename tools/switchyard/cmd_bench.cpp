@@ -18,8 +18,7 @@ namespace switchyard::cli {
 namespace {
 
 Result<std::shared_ptr<Device>> select_for_bench(const po::variables_map& values) {
-  std::vector<std::string> overrides;
-  if (values.count("set") != 0) overrides = values["set"].as<std::vector<std::string>>();
+  const std::vector<std::string> overrides = set_overrides(values);
   SY_ASSIGN_OR_RETURN(Config config, load_config(values, overrides));
   Registry registry = Registry::discover(plugin_search_path(config.runtime().plugin_paths));
   SY_ASSIGN_OR_RETURN(Selection selection, select_device(registry, config.runtime()));

@@ -70,6 +70,19 @@ typedef enum sy_dtype {
   SY_DTYPE_COUNT = 5
 } sy_dtype;
 
+/* A dtype's name as the op set spells it ("f32", "f16", "bf16", "i32", "i64"), or "invalid-dtype";
+ * and its element size in bytes, or 0 for a value outside sy_dtype. Shared so that every plugin
+ * and the core name and size dtypes alike. */
+static inline const char* sy_dtype_name(uint32_t dtype) {
+  static const char* const names[SY_DTYPE_COUNT] = {"f32", "f16", "bf16", "i32", "i64"};
+  return dtype < (uint32_t)SY_DTYPE_COUNT ? names[dtype] : "invalid-dtype";
+}
+
+static inline size_t sy_dtype_size(uint32_t dtype) {
+  static const unsigned char sizes[SY_DTYPE_COUNT] = {4, 2, 2, 4, 8};
+  return dtype < (uint32_t)SY_DTYPE_COUNT ? sizes[dtype] : 0;
+}
+
 /* ---------------------------------------------------------------------------------------------- */
 /* The op set, version 1. docs/ops.md defines each op exactly; the reference plugin is the oracle.  */
 /* Values are stable: new ops are appended, never renumbered.                                       */

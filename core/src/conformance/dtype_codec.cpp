@@ -76,20 +76,7 @@ size_t dtype_size_bytes(sy_dtype dtype) {
 }
 
 std::string dtype_label(sy_dtype dtype) {
-  switch (dtype) {
-    case SY_DTYPE_F32:
-      return "f32";
-    case SY_DTYPE_F16:
-      return "f16";
-    case SY_DTYPE_BF16:
-      return "bf16";
-    case SY_DTYPE_I32:
-      return "i32";
-    case SY_DTYPE_I64:
-      return "i64";
-    default:
-      return "dtype" + std::to_string(static_cast<int>(dtype));
-  }
+  return sy_dtype_name(dtype);
 }
 
 bool is_floating(sy_dtype dtype) {

@@ -8,35 +8,11 @@
 namespace switchyard {
 
 const char* dtype_name(DType dtype) {
-  switch (dtype) {
-    case DType::kF32:
-      return "f32";
-    case DType::kF16:
-      return "f16";
-    case DType::kBF16:
-      return "bf16";
-    case DType::kI32:
-      return "i32";
-    case DType::kI64:
-      return "i64";
-  }
-  return "unknown";
+  return sy_dtype_name(static_cast<uint32_t>(dtype));
 }
 
 uint64_t dtype_size_bytes(DType dtype) {
-  switch (dtype) {
-    case DType::kF32:
-      return 4;
-    case DType::kF16:
-      return 2;
-    case DType::kBF16:
-      return 2;
-    case DType::kI32:
-      return 4;
-    case DType::kI64:
-      return 8;
-  }
-  return 0;
+  return sy_dtype_size(static_cast<uint32_t>(dtype));
 }
 
 bool is_floating(DType dtype) {

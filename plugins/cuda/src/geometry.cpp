@@ -18,20 +18,7 @@ size_t element_size(uint32_t dtype) {
 }
 
 const char* dtype_name(uint32_t dtype) {
-  switch (dtype) {
-    case SY_DTYPE_F32:
-      return "f32";
-    case SY_DTYPE_F16:
-      return "f16";
-    case SY_DTYPE_BF16:
-      return "bf16";
-    case SY_DTYPE_I32:
-      return "i32";
-    case SY_DTYPE_I64:
-      return "i64";
-    default:
-      return "unknown-dtype";
-  }
+  return sy_dtype_name(dtype);
 }
 
 const char* op_name(uint32_t op) { return sy_op_name(op); }
