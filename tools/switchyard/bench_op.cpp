@@ -66,8 +66,8 @@ int op_bench(const Args& args) {
                 << ", \"device\": " << json_string(run.device->id())
                 << ", \"median_microseconds\": " << median_us << "}\n";
     } else {
-      std::cout << name << " of " << size << " f32 elements on " << run.device->id()
-                << ": median " << median_us << " us per call (tensor + dispatch + plugin)\n";
+      std::cout << name << " of " << size << " f32 elements on " << run.device->id() << ": median "
+                << median_us << " us per call (tensor + dispatch + plugin)\n";
     }
   } catch (const Error& e) {
     print_error(e.status());

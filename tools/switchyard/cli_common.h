@@ -48,6 +48,6 @@ OptionList backend_options(const RuntimeSettings& settings, const std::string& b
 void print_error(const Status& status);
 
 std::string json_string(const std::string& text);  // a quoted, escaped JSON string
-std::string format_bytes(uint64_t bytes);           // "1.5 GiB"
+std::string format_bytes(uint64_t bytes);          // "1.5 GiB"
 
 }  // namespace switchyard::cli

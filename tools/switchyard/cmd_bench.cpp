@@ -33,7 +33,9 @@ Result<sy_dtype> parse_dtype(const std::string& name) {
   return invalid_argument("unknown dtype '" + name + "'; expected f32, bf16 or f16");
 }
 
-size_t dtype_bytes(sy_dtype dtype) { return dtype == SY_DTYPE_F32 ? 4 : 2; }
+size_t dtype_bytes(sy_dtype dtype) {
+  return dtype == SY_DTYPE_F32 ? 4 : 2;
+}
 
 sy_tensor_desc matrix(const Buffer& buffer, sy_dtype dtype, int64_t rows, int64_t cols) {
   sy_tensor_desc d{};
@@ -72,7 +74,8 @@ int matmul_bench(const Args& args) {
     return *exit;
   }
   auto dtype = parse_dtype(values["dtype"].as<std::string>());
-  auto device = dtype.ok() ? select_for_bench(values) : Result<std::shared_ptr<Device>>(dtype.status());
+  auto device =
+      dtype.ok() ? select_for_bench(values) : Result<std::shared_ptr<Device>>(dtype.status());
   if (!device.ok()) {
     print_error(device.status());
     return kExitUsage;
@@ -97,17 +100,17 @@ int matmul_bench(const Args& args) {
   call.outputs[0] = matrix(**c, *dtype, m, n);
   Status status = fill_uniform(queue, call.inputs[0], 1);
   if (status.ok()) status = fill_uniform(queue, call.inputs[1], 2);
-  auto seconds = status.ok() ? time_repeated([&] { return queue.dispatch(call); }, queue,
-                                             values["warmup"].as<int>(),
-                                             values["repetitions"].as<int>())
-                             : Result<std::vector<double>>(status);
+  auto seconds = status.ok()
+                     ? time_repeated([&] { return queue.dispatch(call); }, queue,
+                                     values["warmup"].as<int>(), values["repetitions"].as<int>())
+                     : Result<std::vector<double>>(status);
   if (!seconds.ok()) {
     print_error(seconds.status());
     return kExitFailure;
   }
   const double median = median_of(*seconds);
-  const double gflops = 2.0 * static_cast<double>(m) * static_cast<double>(n) *
-                        static_cast<double>(k) / median / 1e9;
+  const double gflops =
+      2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / median / 1e9;
   if (values.count("json") != 0) {
     std::cout << "{\"bench\": \"matmul\", \"device\": " << json_string((*device)->id())
               << ", \"device_name\": " << json_string((*device)->info().name) << ", \"m\": " << m
@@ -116,8 +119,8 @@ int matmul_bench(const Args& args) {
               << ", \"median_seconds\": " << median << ", \"gflops\": " << gflops << "}\n";
   } else {
     std::cout << "matmul " << m << "x" << n << "x" << k << " " << values["dtype"].as<std::string>()
-              << " on " << (*device)->id() << " (" << (*device)->info().name
-              << "): median " << median * 1e3 << " ms, " << gflops << " GFLOP/s\n";
+              << " on " << (*device)->id() << " (" << (*device)->info().name << "): median "
+              << median * 1e3 << " ms, " << gflops << " GFLOP/s\n";
   }
   return kExitOk;
 }

@@ -21,7 +21,9 @@ const char* dtype_name(uint32_t dtype) {
   return sy_dtype_name(dtype);
 }
 
-const char* op_name(uint32_t op) { return sy_op_name(op); }
+const char* op_name(uint32_t op) {
+  return sy_op_name(op);
+}
 
 bool is_float_dtype(uint32_t dtype) {
   return dtype == SY_DTYPE_F32 || dtype == SY_DTYPE_F16 || dtype == SY_DTYPE_BF16;

@@ -9,7 +9,9 @@
 
 namespace sy_vk {
 
-const char* op_name(uint32_t op) { return sy_op_name(op); }
+const char* op_name(uint32_t op) {
+  return sy_op_name(op);
+}
 
 const char* dtype_name(uint32_t dtype) {
   return sy_dtype_name(dtype);
