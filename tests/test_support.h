@@ -1,11 +1,11 @@
 // Small helpers shared by the test areas.
 #pragma once
 
+#include <sys/wait.h>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
-#include <sys/wait.h>
 
 #include "switchyard/device.h"
 #include "switchyard/plugin.h"
@@ -44,6 +44,8 @@ inline CommandResult run_command(const std::string& command_line) {
   return result;
 }
 
-inline std::string cli() { return SWITCHYARD_CLI; }
+inline std::string cli() {
+  return SWITCHYARD_CLI;
+}
 
 }  // namespace switchyard::testing

@@ -6,7 +6,9 @@
 
 namespace sy_onednn {
 
-const char* op_name(uint32_t op) { return sy_op_name(op); }
+const char* op_name(uint32_t op) {
+  return sy_op_name(op);
+}
 
 int OpContext::threads_for(int64_t work, int64_t min_work_per_thread) const {
   int64_t useful = work / std::max<int64_t>(min_work_per_thread, 1);

@@ -261,32 +261,19 @@ sy_status ref_device_settings(sy_device device, char* buffer, size_t size) {
   });
 }
 
-const sy_plugin_functions kFunctions = {ref_last_error_message,
-                                        ref_device_count,
-                                        ref_device_properties,
-                                        ref_device_create,
-                                        ref_device_destroy,
-                                        ref_buffer_allocate,
-                                        ref_buffer_release,
-                                        ref_buffer_host_address,
-                                        ref_queue_create,
-                                        ref_queue_destroy,
-                                        ref_queue_finish,
-                                        ref_buffer_write,
-                                        ref_buffer_read,
-                                        ref_event_create,
-                                        ref_event_destroy,
-                                        ref_event_record,
-                                        ref_event_synchronize,
-                                        ref_event_elapsed_ms,
-                                        ref_supports_op,
-                                        ref_dispatch,
-                                        ref_memory_stats,
-                                        ref_memory_reset_peak,
-                                        ref_memory_empty_cache,
-                                        ref_memory_set_limit,
-                                        ref_device_settings,
-                                        {}};
+const sy_plugin_functions kFunctions = {ref_last_error_message, ref_device_count,
+                                        ref_device_properties,  ref_device_create,
+                                        ref_device_destroy,     ref_buffer_allocate,
+                                        ref_buffer_release,     ref_buffer_host_address,
+                                        ref_queue_create,       ref_queue_destroy,
+                                        ref_queue_finish,       ref_buffer_write,
+                                        ref_buffer_read,        ref_event_create,
+                                        ref_event_destroy,      ref_event_record,
+                                        ref_event_synchronize,  ref_event_elapsed_ms,
+                                        ref_supports_op,        ref_dispatch,
+                                        ref_memory_stats,       ref_memory_reset_peak,
+                                        ref_memory_empty_cache, ref_memory_set_limit,
+                                        ref_device_settings,    {}};
 
 }  // namespace
 }  // namespace sy_reference

@@ -5,7 +5,9 @@
 
 namespace sy_reference {
 
-const char* op_name(uint32_t op) { return sy_op_name(op); }
+const char* op_name(uint32_t op) {
+  return sy_op_name(op);
+}
 
 TensorRef tensor_from_desc(const sy_tensor_desc& desc) {
   TensorRef tensor;

@@ -83,8 +83,8 @@ TEST_CASE("doctor exits 2 when nothing is usable and 1 when only a lower backend
   auto nothing = run_command(only_broken + "SWITCHYARD_BACKENDS=wrongmath " + cli() + " doctor");
   INFO(nothing.output);
   CHECK(nothing.exit_code == 2);
-  auto lower = run_command(only_broken + "SWITCHYARD_BACKENDS=nodriver,reference " + cli() +
-                           " doctor");
+  auto lower =
+      run_command(only_broken + "SWITCHYARD_BACKENDS=nodriver,reference " + cli() + " doctor");
   INFO(lower.output);
   CHECK(lower.exit_code == 1);
 }

@@ -143,7 +143,7 @@ TEST_CASE("source locations print as file:line:column") {
 }
 
 TEST_CASE("known backend names: the built-in ones, then plugin files on the search path") {
-  const std::vector<std::string> builtin = {"reference", "onednn", "vulkan",
+  const std::vector<std::string> builtin = {"reference", "onednn",   "vulkan",
                                             "cuda",      "template", "metal"};
   unsetenv("SWITCHYARD_PLUGIN_PATH");
   auto names = switchyard::known_backend_names();

@@ -51,7 +51,8 @@ TEST_CASE("each broken plugin is rejected with a reason that names the fault", "
                  "libsy_fixture_dependency.so: cannot open shared object file"));
   CHECK(contains(record_named(registry, "undefinedsym").reason,
                  "undefined symbol: sy_fixture_symbol_that_does_not_exist"));
-  CHECK(contains(record_named(registry, "noentry").reason, "does not export switchyard_plugin_entry"));
+  CHECK(contains(record_named(registry, "noentry").reason,
+                 "does not export switchyard_plugin_entry"));
   CHECK(contains(record_named(registry, "throws").reason, "threw an exception"));
   CHECK(contains(record_named(registry, "crashes").reason, "crashed with signal 11"));
   CHECK(contains(record_named(registry, "garbage").reason, "libswitchyard-garbage.so"));

@@ -118,7 +118,8 @@ TEST_CASE("cpu picks the first listed backend with a CPU device", "[selection]")
   CHECK(chosen_id(m.devices, choose_device(m.devices, m.plugins, settings)) == "reference:0");
 }
 
-TEST_CASE("an unusable named device falls back with a warning, or fails with error", "[selection]") {
+TEST_CASE("an unusable named device falls back with a warning, or fails with error",
+          "[selection]") {
   CpuOnlyMachine m;
   RuntimeSettings settings;
   settings.device = "cuda:0";
@@ -127,8 +128,7 @@ TEST_CASE("an unusable named device falls back with a warning, or fails with err
   REQUIRE(choice->warnings.size() == 1);
   CHECK(choice->warnings[0].find("device 'cuda:0' is not usable") != std::string::npos);
   settings.fallback = FallbackPolicy::kError;
-  CHECK(choose_device(m.devices, m.plugins, settings).status().code() ==
-        StatusCode::kUnavailable);
+  CHECK(choose_device(m.devices, m.plugins, settings).status().code() == StatusCode::kUnavailable);
 }
 
 TEST_CASE("nothing usable is an error listing each backend's reason", "[selection]") {

@@ -6,7 +6,7 @@ SWITCHYARD_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # Debian packages the build and the test suite need. python3-torch (the benchmark peer) is large
 # and installed only by tools/bench/compare.
 SWITCHYARD_PACKAGES=(
-  cmake ninja-build g++ ccache pkg-config zlib1g-dev
+  cmake ninja-build g++ ccache pkg-config zlib1g-dev clang-format
   libboost-dev libboost-program-options-dev libyaml-cpp-dev catch2
   libdnnl-dev ocl-icd-opencl-dev opencl-c-headers
   libvulkan-dev glslc spirv-tools mesa-vulkan-drivers vulkan-validationlayers

@@ -13,7 +13,8 @@ Result<std::shared_ptr<Device>> open_device(Registry& registry, const RuntimeSet
   auto plugin = registry.find(backend);
   if (plugin == nullptr) {
     for (const auto& p : registry.plugins()) {
-      if (p.name == backend) return unavailable("backend '" + backend + "' was not loaded: " + p.reason);
+      if (p.name == backend)
+        return unavailable("backend '" + backend + "' was not loaded: " + p.reason);
     }
     return not_found("no plugin named '" + backend + "' in the search path");
   }
@@ -22,8 +23,8 @@ Result<std::shared_ptr<Device>> open_device(Registry& registry, const RuntimeSet
 
 void print_json(const conformance::Report& report) {
   std::cout << "{\"backend\": " << json_string(report.backend)
-            << ", \"device\": " << json_string(report.device_id) << ", \"passed\": "
-            << report.passed() << ", \"failed\": " << report.failed()
+            << ", \"device\": " << json_string(report.device_id)
+            << ", \"passed\": " << report.passed() << ", \"failed\": " << report.failed()
             << ", \"skipped\": " << report.skipped() << ", \"cases\": [";
   bool first = true;
   for (const auto& c : report.cases) {
@@ -77,8 +78,8 @@ int conformance_command(const Args& args) {
   }
   Registry registry = discover_isolated(config->runtime());
   const std::string backend = values["backend"].as<std::string>();
-  auto target = open_device(registry, config->runtime(), backend,
-                            values["device-index"].as<uint32_t>());
+  auto target =
+      open_device(registry, config->runtime(), backend, values["device-index"].as<uint32_t>());
   auto reference = open_device(registry, config->runtime(), "reference", 0);
   if (!target.ok() || !reference.ok()) {
     print_error(!target.ok() ? target.status() : reference.status().with_context("the oracle"));

@@ -69,8 +69,8 @@ int devices_command(const Args& args) {
   po::options_description options("options");
   options.add_options()("config", po::value<std::string>(), "YAML file")("json", "print JSON");
   po::variables_map values;
-  if (auto exit = parse_args(args, "usage: switchyard devices [--config FILE] [--json]", options,
-                             values)) {
+  if (auto exit =
+          parse_args(args, "usage: switchyard devices [--config FILE] [--json]", options, values)) {
     return *exit;
   }
   auto config = load_config(values);

@@ -18,8 +18,9 @@ struct Hint {
 
 // Matched in order against a reason; the first match gives the advice.
 const Hint kHints[] = {
-    {"libcuda.so", "install the NVIDIA driver (it provides libcuda.so.1) or put its folder on "
-                   "LD_LIBRARY_PATH; on a machine without an NVIDIA GPU this is expected"},
+    {"libcuda.so",
+     "install the NVIDIA driver (it provides libcuda.so.1) or put its folder on "
+     "LD_LIBRARY_PATH; on a machine without an NVIDIA GPU this is expected"},
     {"libvulkan", "install a Vulkan loader and driver (Debian: libvulkan1 mesa-vulkan-drivers)"},
     {"cannot open shared object file",
      "a library the plugin needs is missing: install it or add its folder to LD_LIBRARY_PATH "
@@ -28,14 +29,16 @@ const Hint kHints[] = {
     {"plugin ABI", "rebuild the plugin against this switchyard's plugin_abi.h"},
     {"descriptor of", "rebuild the plugin against this switchyard's plugin_abi.h"},
     {"does not export", "this file is not a switchyard plugin; remove it from the plugin folder"},
-    {"crashed with signal", "the plugin crashed while loading or probing; remove it from the "
-                            "plugin folder or report the crash to its author"},
+    {"crashed with signal",
+     "the plugin crashed while loading or probing; remove it from the "
+     "plugin folder or report the crash to its author"},
     {"did not finish", "the plugin hung while loading or probing; check its driver"},
     {"shadowed by", "two plugins share a name; remove one or reorder SWITCHYARD_PLUGIN_PATH"},
     {"smoke test", "the device computes wrong results; update its driver or exclude the backend"},
     {"file name says", "rename the file to libswitchyard-<name>.so after the name it reports"},
     {"no devices found", "the backend sees no device of its kind on this machine"},
-    {"is a skeleton", "the template plugin is a starting point, not a backend: build yours from it"},
+    {"is a skeleton",
+     "the template plugin is a starting point, not a backend: build yours from it"},
     {"Exec format error", "the file is not a loadable library for this machine; remove it"},
     {"invalid ELF header", "the file is not a loadable library for this machine; remove it"},
     {"file too short", "the file is not a loadable library for this machine; remove it"},
@@ -83,8 +86,8 @@ void print_text(const Registry& registry, const RuntimeSettings& settings, const
     for (const auto& d : report.devices) {
       if (d.info.backend != p.name) continue;
       std::cout << "    " << d.info.id() << "  " << d.info.name << "  ["
-                << device_type_name(d.info.type) << "]  smoke test: "
-                << (d.usable ? "passed" : "FAILED") << "\n";
+                << device_type_name(d.info.type)
+                << "]  smoke test: " << (d.usable ? "passed" : "FAILED") << "\n";
       if (!d.info.driver_version.empty() || !d.info.runtime_version.empty()) {
         std::cout << "      driver " << d.info.driver_version << ", runtime "
                   << d.info.runtime_version << "\n";
@@ -144,8 +147,8 @@ int doctor_command(const Args& args) {
   po::options_description options("options");
   options.add_options()("config", po::value<std::string>(), "YAML file")("json", "print JSON");
   po::variables_map values;
-  if (auto exit = parse_args(args, "usage: switchyard doctor [--config FILE] [--json]", options,
-                             values)) {
+  if (auto exit =
+          parse_args(args, "usage: switchyard doctor [--config FILE] [--json]", options, values)) {
     return *exit;
   }
   auto config = load_config(values);

@@ -11,8 +11,8 @@ int plugins_command(const Args& args) {
   options.add_options()("config", po::value<std::string>(), "YAML file (for plugin_paths)")(
       "json", "print JSON");
   po::variables_map values;
-  if (auto exit = parse_args(args, "usage: switchyard plugins [--config FILE] [--json]", options,
-                             values)) {
+  if (auto exit =
+          parse_args(args, "usage: switchyard plugins [--config FILE] [--json]", options, values)) {
     return *exit;
   }
   auto config = load_config(values);

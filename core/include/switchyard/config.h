@@ -44,8 +44,8 @@ struct RuntimeSettings {
 
 struct SourceLocation {
   std::string file;
-  int line = 0;    // 1-based; 0 = unknown
-  int column = 0;  // 1-based
+  int line = 0;                   // 1-based; 0 = unknown
+  int column = 0;                 // 1-based
   std::string to_string() const;  // "configs/a.yaml:3:7"
 };
 

@@ -24,9 +24,9 @@ struct CaseResult {
   std::string op;     // "matmul"
   std::string dtype;  // "f32"
   Outcome outcome = Outcome::kSkipped;
-  double nmse = 0.0;       // worst output; integer outputs report mismatches as 1.0 / 0.0
+  double nmse = 0.0;  // worst output; integer outputs report mismatches as 1.0 / 0.0
   double tolerance = 0.0;
-  std::string reason;      // why failed or skipped
+  std::string reason;  // why failed or skipped
 };
 
 struct Report {

@@ -23,6 +23,9 @@
 #ifndef SWITCHYARD_PLUGIN_ABI_H
 #define SWITCHYARD_PLUGIN_ABI_H
 
+/* The ABI is laid out by hand (aligned enum comments, one op name per line): clang-format off. */
+/* clang-format off */
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -505,5 +508,7 @@ typedef const sy_plugin_descriptor* (*sy_plugin_entry_fn)(uint32_t host_abi_vers
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
+
+/* clang-format on */
 
 #endif /* SWITCHYARD_PLUGIN_ABI_H */

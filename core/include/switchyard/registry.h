@@ -86,10 +86,10 @@ class Registry {
 };
 
 struct Selection {
-  std::shared_ptr<Device> device;      // null if nothing usable
-  std::vector<DeviceRecord> devices;   // every device considered, in priority order
-  std::vector<std::string> warnings;   // fallbacks and skipped backends, for the log
-  bool first_choice = false;           // the first backend of the priority list was used
+  std::shared_ptr<Device> device;     // null if nothing usable
+  std::vector<DeviceRecord> devices;  // every device considered, in priority order
+  std::vector<std::string> warnings;  // fallbacks and skipped backends, for the log
+  bool first_choice = false;          // the first backend of the priority list was used
 };
 
 // Applies the priority list, `device`, `device_policy` and `fallback`. With fallback=error, any

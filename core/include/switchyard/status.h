@@ -53,25 +53,39 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-inline Status ok_status() { return {}; }
-inline Status invalid_argument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
-inline Status not_found(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
+inline Status ok_status() {
+  return {};
+}
+inline Status invalid_argument(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
+inline Status not_found(std::string m) {
+  return {StatusCode::kNotFound, std::move(m)};
+}
 inline Status failed_precondition(std::string m) {
   return {StatusCode::kFailedPrecondition, std::move(m)};
 }
-inline Status unimplemented(std::string m) { return {StatusCode::kUnimplemented, std::move(m)}; }
-inline Status unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
-inline Status internal_error(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+inline Status unimplemented(std::string m) {
+  return {StatusCode::kUnimplemented, std::move(m)};
+}
+inline Status unavailable(std::string m) {
+  return {StatusCode::kUnavailable, std::move(m)};
+}
+inline Status internal_error(std::string m) {
+  return {StatusCode::kInternal, std::move(m)};
+}
 inline Status resource_exhausted(std::string m) {
   return {StatusCode::kResourceExhausted, std::move(m)};
 }
-inline Status data_loss(std::string m) { return {StatusCode::kDataLoss, std::move(m)}; }
+inline Status data_loss(std::string m) {
+  return {StatusCode::kDataLoss, std::move(m)};
+}
 
 // A value or the Status that explains why there is none.
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : state_(std::move(value)) {}        // NOLINT: implicit by design
   Result(Status status) : state_(std::move(status)) {  // NOLINT: implicit by design
     if (std::get<Status>(state_).ok()) state_ = Status(StatusCode::kInternal, "Result from OK");
   }
@@ -95,7 +109,8 @@ class [[nodiscard]] Result {
 // The one exception type of the user-facing API.
 class Error : public std::runtime_error {
  public:
-  explicit Error(Status status) : std::runtime_error(status.to_string()), status_(std::move(status)) {}
+  explicit Error(Status status)
+      : std::runtime_error(status.to_string()), status_(std::move(status)) {}
   const Status& status() const { return status_; }
 
  private:
@@ -121,13 +136,14 @@ T value_or_throw(Result<T> result) {
 #define SY_STATUS_CONCAT(a, b) SY_STATUS_CONCAT_INNER(a, b)
 
 // Returns the status from the enclosing function if `expr` is not OK.
-#define SY_RETURN_IF_ERROR(expr)                             \
-  do {                                                       \
-    ::switchyard::Status sy_status_tmp_ = (expr);            \
-    if (!sy_status_tmp_.ok()) return sy_status_tmp_;         \
+#define SY_RETURN_IF_ERROR(expr)                     \
+  do {                                               \
+    ::switchyard::Status sy_status_tmp_ = (expr);    \
+    if (!sy_status_tmp_.ok()) return sy_status_tmp_; \
   } while (false)
 
-// `SY_ASSIGN_OR_RETURN(auto x, make_x());` declares x from the Result's value or returns its status.
+// `SY_ASSIGN_OR_RETURN(auto x, make_x());` declares x from the Result's value or returns its
+// status.
 #define SY_ASSIGN_OR_RETURN(lhs, expr) \
   SY_ASSIGN_OR_RETURN_IMPL(SY_STATUS_CONCAT(sy_result_, __LINE__), lhs, expr)
 #define SY_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \

@@ -8,11 +8,16 @@ namespace switchyard {
 
 const char* device_type_name(DeviceType type) {
   switch (type) {
-    case DeviceType::kCpu: return "cpu";
-    case DeviceType::kGpu: return "gpu";
-    case DeviceType::kIntegratedGpu: return "integrated";
-    case DeviceType::kEmulated: return "emulated";
-    case DeviceType::kOther: return "other";
+    case DeviceType::kCpu:
+      return "cpu";
+    case DeviceType::kGpu:
+      return "gpu";
+    case DeviceType::kIntegratedGpu:
+      return "integrated";
+    case DeviceType::kEmulated:
+      return "emulated";
+    case DeviceType::kOther:
+      return "other";
   }
   return "other";
 }
@@ -36,8 +41,8 @@ Result<std::shared_ptr<Device>> Device::create(std::shared_ptr<const Plugin> plu
       device->check(device->functions().queue_create(handle, &queue), "queue_create"));
   // The default queue is owned by the device. It must not hold a strong reference back (that
   // would be a cycle), so it gets an aliasing pointer that shares no ownership.
-  device->default_queue_ =
-      std::make_shared<Queue>(std::shared_ptr<Device>(std::shared_ptr<Device>(), device.get()), queue);
+  device->default_queue_ = std::make_shared<Queue>(
+      std::shared_ptr<Device>(std::shared_ptr<Device>(), device.get()), queue);
   return device;
 }
 
@@ -46,7 +51,9 @@ Device::~Device() {
   if (handle_ != nullptr) functions().device_destroy(handle_);
 }
 
-const sy_plugin_functions& Device::functions() const { return plugin_->functions(); }
+const sy_plugin_functions& Device::functions() const {
+  return plugin_->functions();
+}
 
 Status Device::check(sy_status code, const char* what) const {
   if (code == SY_STATUS_OK) return ok_status();  // no context string on the hot path
@@ -61,8 +68,8 @@ Result<std::shared_ptr<Queue>> Device::create_queue() {
 
 Result<std::shared_ptr<Buffer>> Device::allocate(uint64_t size_bytes) {
   sy_buffer buffer = nullptr;
-  SY_RETURN_IF_ERROR(check(functions().buffer_allocate(handle_, size_bytes, &buffer),
-                           "buffer_allocate"));
+  SY_RETURN_IF_ERROR(
+      check(functions().buffer_allocate(handle_, size_bytes, &buffer), "buffer_allocate"));
   return std::make_shared<Buffer>(shared_from_this(), buffer, size_bytes);
 }
 
@@ -123,12 +130,16 @@ Buffer::Buffer(std::shared_ptr<Device> device, sy_buffer handle, uint64_t size_b
   }
 }
 
-Buffer::~Buffer() { device_->functions().buffer_release(device_->handle(), handle_); }
+Buffer::~Buffer() {
+  device_->functions().buffer_release(device_->handle(), handle_);
+}
 
 Queue::Queue(std::shared_ptr<Device> device, sy_queue handle)
     : device_(std::move(device)), handle_(handle) {}
 
-Queue::~Queue() { device_->functions().queue_destroy(device_->handle(), handle_); }
+Queue::~Queue() {
+  device_->functions().queue_destroy(device_->handle(), handle_);
+}
 
 Status Queue::dispatch(const sy_op_call& call) {
   return device_->check(device_->functions().dispatch(device_->handle(), handle_, &call),

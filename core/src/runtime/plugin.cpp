@@ -21,11 +21,16 @@ std::string bounded_string(const char* text, size_t max_length) {
 
 DeviceType device_type_from_abi(uint32_t type) {
   switch (type) {
-    case SY_DEVICE_TYPE_CPU: return DeviceType::kCpu;
-    case SY_DEVICE_TYPE_GPU: return DeviceType::kGpu;
-    case SY_DEVICE_TYPE_INTEGRATED_GPU: return DeviceType::kIntegratedGpu;
-    case SY_DEVICE_TYPE_EMULATED: return DeviceType::kEmulated;
-    default: return DeviceType::kOther;
+    case SY_DEVICE_TYPE_CPU:
+      return DeviceType::kCpu;
+    case SY_DEVICE_TYPE_GPU:
+      return DeviceType::kGpu;
+    case SY_DEVICE_TYPE_INTEGRATED_GPU:
+      return DeviceType::kIntegratedGpu;
+    case SY_DEVICE_TYPE_EMULATED:
+      return DeviceType::kEmulated;
+    default:
+      return DeviceType::kOther;
   }
 }
 
@@ -95,7 +100,8 @@ Result<std::shared_ptr<Plugin>> Plugin::load(const std::filesystem::path& path) 
     return unavailable("cannot load '" + path.string() + "': " + dlopen_error_text(path));
   }
   if (!library->library.has(SY_PLUGIN_ENTRY_SYMBOL)) {
-    return failed_precondition("'" + path.string() + "' does not export " SY_PLUGIN_ENTRY_SYMBOL
+    return failed_precondition("'" + path.string() +
+                               "' does not export " SY_PLUGIN_ENTRY_SYMBOL
                                "; it is not a switchyard plugin");
   }
   auto entry = library->library.get<const sy_plugin_descriptor*(uint32_t)>(SY_PLUGIN_ENTRY_SYMBOL);
@@ -105,10 +111,12 @@ Result<std::shared_ptr<Plugin>> Plugin::load(const std::filesystem::path& path) 
   try {
     descriptor = entry(SY_ABI_VERSION);
   } catch (const std::exception& e) {
-    return failed_precondition("'" + path.string() + "': " SY_PLUGIN_ENTRY_SYMBOL
-                               " threw an exception (" + e.what() + "); plugins must not throw");
+    return failed_precondition("'" + path.string() +
+                               "': " SY_PLUGIN_ENTRY_SYMBOL " threw an exception (" + e.what() +
+                               "); plugins must not throw");
   } catch (...) {
-    return failed_precondition("'" + path.string() + "': " SY_PLUGIN_ENTRY_SYMBOL
+    return failed_precondition("'" + path.string() +
+                               "': " SY_PLUGIN_ENTRY_SYMBOL
                                " threw an exception; plugins must not throw");
   }
   if (descriptor == nullptr) {
@@ -117,8 +125,9 @@ Result<std::shared_ptr<Plugin>> Plugin::load(const std::filesystem::path& path) 
   }
   if (descriptor->abi_version != SY_ABI_VERSION) {
     return failed_precondition("'" + path.string() + "' was built for plugin ABI " +
-                               std::to_string(descriptor->abi_version) + " but this host speaks ABI " +
-                               std::to_string(SY_ABI_VERSION) + "; rebuild the plugin");
+                               std::to_string(descriptor->abi_version) +
+                               " but this host speaks ABI " + std::to_string(SY_ABI_VERSION) +
+                               "; rebuild the plugin");
   }
   if (descriptor->struct_size != sizeof(sy_plugin_descriptor)) {
     return failed_precondition("'" + path.string() + "' has a descriptor of " +
@@ -128,8 +137,8 @@ Result<std::shared_ptr<Plugin>> Plugin::load(const std::filesystem::path& path) 
   if (descriptor->functions == nullptr) {
     return failed_precondition("'" + path.string() + "' has no function table");
   }
-  SY_RETURN_IF_ERROR(check_required_functions(*descriptor->functions)
-                         .with_context("'" + path.string() + "'"));
+  SY_RETURN_IF_ERROR(
+      check_required_functions(*descriptor->functions).with_context("'" + path.string() + "'"));
   std::shared_ptr<Plugin> plugin(new Plugin());
   plugin->library_ = std::move(library);
   plugin->descriptor_ = descriptor;

@@ -31,21 +31,36 @@ std::string serialize(const PluginRecord& plugin, const std::vector<DeviceRecord
 }
 
 void assign_field(DeviceRecord& d, const std::string& key, const std::string& value) {
-  if (key == "index") d.info.index = static_cast<uint32_t>(std::stoul(value));
-  else if (key == "name") d.info.name = value;
-  else if (key == "vendor") d.info.vendor = value;
-  else if (key == "type") d.info.type = static_cast<DeviceType>(std::stoi(value));
-  else if (key == "driver") d.info.driver_version = value;
-  else if (key == "runtime") d.info.runtime_version = value;
-  else if (key == "uuid") d.info.uuid = value;
-  else if (key == "bus") d.info.bus_id = value;
-  else if (key == "details") d.info.details = value;
-  else if (key == "total") d.info.memory_total_bytes = std::stoull(value);
-  else if (key == "free") d.info.memory_free_bytes = std::stoull(value);
-  else if (key == "units") d.info.compute_units = static_cast<uint32_t>(std::stoul(value));
-  else if (key == "usable") d.usable = value == "1";
-  else if (key == "reason") d.reason = value;
-  else if (key == "settings") d.settings = value;
+  if (key == "index")
+    d.info.index = static_cast<uint32_t>(std::stoul(value));
+  else if (key == "name")
+    d.info.name = value;
+  else if (key == "vendor")
+    d.info.vendor = value;
+  else if (key == "type")
+    d.info.type = static_cast<DeviceType>(std::stoi(value));
+  else if (key == "driver")
+    d.info.driver_version = value;
+  else if (key == "runtime")
+    d.info.runtime_version = value;
+  else if (key == "uuid")
+    d.info.uuid = value;
+  else if (key == "bus")
+    d.info.bus_id = value;
+  else if (key == "details")
+    d.info.details = value;
+  else if (key == "total")
+    d.info.memory_total_bytes = std::stoull(value);
+  else if (key == "free")
+    d.info.memory_free_bytes = std::stoull(value);
+  else if (key == "units")
+    d.info.compute_units = static_cast<uint32_t>(std::stoul(value));
+  else if (key == "usable")
+    d.usable = value == "1";
+  else if (key == "reason")
+    d.reason = value;
+  else if (key == "settings")
+    d.settings = value;
 }
 
 }  // namespace
@@ -85,9 +100,12 @@ std::vector<DeviceRecord> Registry::probe_isolated(const std::string& name,
     if (eq == std::string::npos) continue;
     const std::string key = line.substr(0, eq);
     const std::string value = unescape_field(line.substr(eq + 1));
-    if (header && key == "plugin_state") record->state = static_cast<PluginState>(std::stoi(value));
-    else if (header && key == "plugin_reason") record->reason = value;
-    else assign_field(current, key, value);
+    if (header && key == "plugin_state")
+      record->state = static_cast<PluginState>(std::stoi(value));
+    else if (header && key == "plugin_reason")
+      record->reason = value;
+    else
+      assign_field(current, key, value);
   }
   return devices;
 }

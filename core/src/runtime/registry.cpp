@@ -61,11 +61,16 @@ PluginRecord load_record(const std::filesystem::path& path, const DiscoverOption
 
 const char* plugin_state_name(PluginState state) {
   switch (state) {
-    case PluginState::kLoaded: return "loaded";
-    case PluginState::kRejected: return "rejected";
-    case PluginState::kShadowed: return "shadowed";
-    case PluginState::kUnusable: return "unusable";
-    case PluginState::kUsable: return "usable";
+    case PluginState::kLoaded:
+      return "loaded";
+    case PluginState::kRejected:
+      return "rejected";
+    case PluginState::kShadowed:
+      return "shadowed";
+    case PluginState::kUnusable:
+      return "unusable";
+    case PluginState::kUsable:
+      return "usable";
   }
   return "unknown";
 }
@@ -87,7 +92,8 @@ Registry Registry::discover(const std::vector<std::filesystem::path>& search_pat
         shadowed.name = name;
         shadowed.path = path;
         shadowed.state = PluginState::kShadowed;
-        shadowed.reason = "shadowed by " + first->path.string() + ", found earlier in the search path";
+        shadowed.reason =
+            "shadowed by " + first->path.string() + ", found earlier in the search path";
         registry.plugins_.push_back(std::move(shadowed));
         continue;
       }

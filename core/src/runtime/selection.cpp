@@ -37,7 +37,9 @@ Result<DeviceRequest> parse_device(const std::string& text) {
   return request;
 }
 
-bool is_emulated(const DeviceRecord& d) { return d.info.type == DeviceType::kEmulated; }
+bool is_emulated(const DeviceRecord& d) {
+  return d.info.type == DeviceType::kEmulated;
+}
 
 // Among the usable devices that `accept` admits, those of the first backend (in `order`) that has
 // any; then the policy picks one of them.
@@ -151,13 +153,14 @@ Result<Choice> choose_device(const std::vector<DeviceRecord>& devices,
     return unavailable("no usable device" + (reasons.empty() ? " (no backend listed)" : reasons));
   }
   const auto& chosen = devices[choice.index];
-  choice.first_choice = named ? choice.warnings.empty()
-                              : (!order.empty() && chosen.info.backend == order.front());
+  choice.first_choice =
+      named ? choice.warnings.empty() : (!order.empty() && chosen.info.backend == order.front());
   if (!named && !choice.first_choice) {
     std::string skipped;
     for (const auto& backend : order) {
       if (backend == chosen.info.backend) break;
-      skipped += (skipped.empty() ? "" : "; ") + backend + ": " + why_not(backend, devices, plugins);
+      skipped +=
+          (skipped.empty() ? "" : "; ") + backend + ": " + why_not(backend, devices, plugins);
     }
     const std::string text = "using " + chosen.info.id() + " (" + chosen.info.name +
                              ") instead of a higher-priority backend. Skipped: " + skipped;
@@ -172,7 +175,8 @@ Result<Choice> choose_device(const std::vector<DeviceRecord>& devices,
 Result<Selection> select_device(Registry& registry, const RuntimeSettings& settings) {
   SY_ASSIGN_OR_RETURN(DeviceRequest request, parse_device(settings.device));
   std::vector<std::string> to_probe = settings.backends;
-  if (request.kind == DeviceRequest::Kind::kBackend || request.kind == DeviceRequest::Kind::kExact) {
+  if (request.kind == DeviceRequest::Kind::kBackend ||
+      request.kind == DeviceRequest::Kind::kExact) {
     to_probe.insert(to_probe.begin(), request.backend);
   }
   Selection selection;
@@ -189,14 +193,17 @@ Result<Selection> select_device(Registry& registry, const RuntimeSettings& setti
                       });
     if (stop) break;
   }
-  SY_ASSIGN_OR_RETURN(Choice choice, choose_device(selection.devices, registry.plugins(), settings));
+  SY_ASSIGN_OR_RETURN(Choice choice,
+                      choose_device(selection.devices, registry.plugins(), settings));
   selection.warnings = choice.warnings;
   selection.first_choice = choice.first_choice;
   for (size_t i = 0; i < selection.devices.size(); ++i) {
     auto& d = selection.devices[i];
     d.selected = static_cast<int>(i) == choice.index;
-    if (d.selected) selection.device = d.device;
-    else d.device.reset();  // release devices that were only probed
+    if (d.selected)
+      selection.device = d.device;
+    else
+      d.device.reset();  // release devices that were only probed
   }
   return selection;
 }

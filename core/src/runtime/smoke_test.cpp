@@ -33,7 +33,8 @@ sy_tensor_desc contiguous_f32(const Buffer& buffer, uint64_t offset_bytes,
 // Small integers keep every backend exact, so any difference is a broken device.
 Status smoke_test(Device& device) {
   if (!device.supports(SY_OP_ADD, SY_DTYPE_F32) || !device.supports(SY_OP_MATMUL, SY_DTYPE_F32)) {
-    return unimplemented("the device does not support f32 add and matmul, which the smoke test needs");
+    return unimplemented(
+        "the device does not support f32 add and matmul, which the smoke test needs");
   }
   const float a[6] = {1, 2, 3, 4, 5, 6};
   const float b[6] = {7, 8, 9, 10, 11, 12};

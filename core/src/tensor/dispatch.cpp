@@ -24,7 +24,6 @@ bool is_float_dtype(uint32_t dtype) {
   return dtype == SY_DTYPE_F32 || dtype == SY_DTYPE_F16 || dtype == SY_DTYPE_BF16;
 }
 
-
 void fill_call(sy_op_call& call, sy_op op, std::initializer_list<Tensor> inputs,
                std::initializer_list<Tensor> outputs, const sy_op_params& params) {
   call.op = op;
