@@ -87,6 +87,7 @@ TEST_CASE("doctor exits 2 when nothing is usable and 1 when only a lower backend
       run_command(only_broken + "SWITCHYARD_BACKENDS=nodriver,reference " + cli() + " doctor");
   INFO(lower.output);
   CHECK(lower.exit_code == 1);
+  CHECK(lower.output.find("nodriver: nodriver:") == std::string::npos);  // the name once
 }
 
 TEST_CASE("every command rejects a broken YAML file with exit 2 and file:line:column", "[cli]") {

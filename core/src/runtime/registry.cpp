@@ -110,6 +110,17 @@ std::shared_ptr<const Plugin> Registry::find(const std::string& name) const {
   return nullptr;
 }
 
+namespace {
+
+// A plugin's statuses start with "<name>: " (Plugin::check). Reasons are shown after the backend or
+// device name already ("cuda: no devices (unusable: ...)"), so the prefix would say it twice.
+std::string without_name(const std::string& text, const std::string& name) {
+  const std::string prefix = name + ": ";
+  return text.rfind(prefix, 0) == 0 ? text.substr(prefix.size()) : text;
+}
+
+}  // namespace
+
 std::vector<DeviceRecord> Registry::probe(const std::string& name, const OptionList& options,
                                           bool keep_devices) {
   std::vector<DeviceRecord> devices;
@@ -120,12 +131,12 @@ std::vector<DeviceRecord> Registry::probe(const std::string& name, const OptionL
   auto count = record->plugin->device_count();
   if (!count.ok()) {
     record->state = PluginState::kUnusable;
-    record->reason = count.status().message();
+    record->reason = without_name(count.status().message(), name);
     return devices;
   }
   if (*count == 0) {
     record->state = PluginState::kUnusable;
-    record->reason = name + ": no devices found";
+    record->reason = "no devices found";
     return devices;
   }
   bool any_usable = false;
@@ -135,7 +146,7 @@ std::vector<DeviceRecord> Registry::probe(const std::string& name, const OptionL
     if (!info.ok()) {
       device_record.info.backend = name;
       device_record.info.index = index;
-      device_record.reason = info.status().message();
+      device_record.reason = without_name(info.status().message(), name);
       devices.push_back(std::move(device_record));
       continue;
     }
