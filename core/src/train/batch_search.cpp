@@ -98,39 +98,24 @@ BatchSearchResult search_batch_size(Device& device, const BatchSearchOptions& op
 
 void run_step_trial(const StepTrialSubject& s, int64_t batch_size) {
   const TrialCleanup cleanup(s);
-  *s.test_batches = upload_in_batches(*s.test, batch_size, s.device, s.precision);
+  *s.test_batches = upload_in_batches(*s.test, batch_size, s.device, s.recipe.precision);
   const int64_t count = std::min(batch_size, s.train->sample_count);
   std::vector<int64_t> indices(static_cast<size_t>(count));
   std::iota(indices.begin(), indices.end(), int64_t{0});
   const DeviceBatch batch =
-      gather_batch(*s.train, indices.data(), indices.size(), s.device, s.precision);
-  s.network->train();
+      gather_batch(*s.train, indices.data(), indices.size(), s.device, s.recipe.precision);
+  s.recipe.network->train();
   // Two steps, because the loop's later steps hold more than its first: the running loss and
   // accuracy sums, and with accumulation the gradients the step adds to. Between the two, what the
   // optimizer step does to memory: the gradients go (zero_grad) unless they accumulate.
-  Tensor loss_sum;
-  Tensor correct_sum;
-  const int64_t accumulate = s.accumulation_steps;
+  RunningTotals running;
   for (int step = 0; step < 2; ++step) {
-    if (step == 1 && accumulate == 1) s.optimizer->zero_grad();
-    Tensor logits;
-    Tensor loss;
-    {
-      const AutocastGuard autocast(s.precision);  // as the loop's forward pass (forward_loss)
-      logits = s.network->forward(batch.features);
-      loss = compute_loss(s.loss, logits, batch.labels, s.train->class_count());
-    }
-    Tensor objective = accumulate > 1 ? loss * (1.0 / static_cast<double>(accumulate)) : loss;
-    if (s.scaler != nullptr) objective = s.scaler->scale(objective);
-    objective.backward();
-    const Tensor weighted = loss.detach() * static_cast<double>(count);
-    const Tensor correct = correct_count(logits.detach(), batch.labels);
-    loss_sum = loss_sum.defined() ? loss_sum + weighted : weighted;
-    correct_sum = correct_sum.defined() ? correct_sum + correct : correct;
+    if (step == 1 && s.recipe.accumulation_steps == 1) s.optimizer->zero_grad();
+    forward_backward(s.recipe, batch, running);  // exactly the loop's pass
     // The optimizer step, with this step's tensors still alive as in the loop. SGD and Adam update
     // in place, so the gradients held here are what it needs; loss scaling first replaces each
     // gradient by an unscaled copy, one at a time, so for a moment one gradient exists twice.
-    if (step == 1 && s.scaler != nullptr) {
+    if (step == 1 && s.recipe.scaler != nullptr) {
       const NoGradGuard no_grad;
       for (const Tensor& parameter : s.optimizer->parameters()) {
         const Tensor grad = parameter.grad();
@@ -181,12 +166,8 @@ ConfigBatchSearch search_config_batch_size(const TrainConfig& config,
   StepTrialSubject subject;
   subject.train = &train;
   subject.test = &data.split.test;
-  subject.network = built.network.get();
+  subject.recipe = make_step_recipe(config, built.network.get(), train.class_count(), scaler.get());
   subject.optimizer = optimizer.get();
-  subject.loss = config.loss;
-  subject.precision = config.train.precision;
-  subject.accumulation_steps = config.train.gradient_accumulation_steps;
-  subject.scaler = scaler.get();
   subject.device = device;
   subject.test_batches = &test_batches;
 

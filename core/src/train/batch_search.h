@@ -62,12 +62,8 @@ BatchSearchResult search_batch_size(Device& device, const BatchSearchOptions& op
 struct StepTrialSubject {
   const Dataset* train = nullptr;
   const Dataset* test = nullptr;
-  Sequential* network = nullptr;
+  StepRecipe recipe;  // the model and how the loop runs a pass over it (forward_backward)
   Optimizer* optimizer = nullptr;
-  LossKind loss = LossKind::kCrossEntropy;
-  DType precision = DType::kF32;
-  int64_t accumulation_steps = 1;
-  const LossScaler* scaler = nullptr;  // f16 runs: the loss is scaled and the gradients unscaled
   std::shared_ptr<Device> device;
   // Where the test split goes, uploaded in batches of the trial's size: a run keeps it on the
   // device next to its training steps. Empty again after the trial.

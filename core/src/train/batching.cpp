@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "switchyard/autocast.h"
 #include "switchyard/autograd.h"
 #include "switchyard/ops.h"
 
@@ -50,6 +51,37 @@ int64_t count_correct(const Tensor& argmax_indices, const std::vector<int32_t>& 
 Tensor correct_count(const Tensor& logits, const Tensor& labels) {
   const Tensor predicted = argmax(logits, 1).to(DType::kF32);
   return sum(equal(predicted, labels.to(DType::kF32)));
+}
+
+StepRecipe make_step_recipe(const TrainConfig& config, Module* network, int64_t class_count,
+                            const LossScaler* scaler) {
+  StepRecipe recipe;
+  recipe.network = network;
+  recipe.loss = config.loss;
+  recipe.class_count = class_count;
+  recipe.precision = config.train.precision;
+  recipe.accumulation_steps = config.train.gradient_accumulation_steps;
+  recipe.scaler = scaler;
+  return recipe;
+}
+
+void forward_backward(const StepRecipe& recipe, const DeviceBatch& batch, RunningTotals& totals) {
+  Tensor logits;
+  Tensor loss;
+  {
+    const AutocastGuard autocast(recipe.precision);
+    logits = recipe.network->forward(batch.features);
+    loss = compute_loss(recipe.loss, logits, batch.labels, recipe.class_count);
+  }
+  Tensor objective = recipe.accumulation_steps > 1
+                         ? loss * (1.0 / static_cast<double>(recipe.accumulation_steps))
+                         : loss;
+  if (recipe.scaler != nullptr) objective = recipe.scaler->scale(objective);
+  objective.backward();
+  const Tensor weighted = loss.detach() * static_cast<double>(batch.size());
+  const Tensor correct = correct_count(logits.detach(), batch.labels);
+  totals.loss_sum = totals.loss_sum.defined() ? totals.loss_sum + weighted : weighted;
+  totals.correct_sum = totals.correct_sum.defined() ? totals.correct_sum + correct : correct;
 }
 
 Evaluation evaluate(Module& model, const std::vector<DeviceBatch>& batches, LossKind loss,

@@ -44,4 +44,31 @@ int64_t count_correct(const Tensor& argmax_indices, const std::vector<int32_t>& 
 // against integer `labels` [N]), so a training step need not wait for the device.
 Tensor correct_count(const Tensor& logits, const Tensor& labels);
 
+// How a training pass runs, shared by the training loop and the batch-size trials (which must
+// allocate what a real step allocates).
+struct StepRecipe {
+  Module* network = nullptr;
+  LossKind loss = LossKind::kCrossEntropy;
+  int64_t class_count = 0;
+  DType precision = DType::kF32;       // autocast for the forward pass and the loss (autocast.h)
+  int64_t accumulation_steps = 1;      // the loss is divided by it before backward
+  const LossScaler* scaler = nullptr;  // f16 runs: the loss is scaled before backward
+};
+
+// The recipe a configuration asks for (loss, precision, accumulation) applied to `network`.
+StepRecipe make_step_recipe(const TrainConfig& config, Module* network, int64_t class_count,
+                            const LossScaler* scaler);
+
+// Sums over the passes of an epoch, kept on the device: no host round trip per step, and nothing
+// kept per step (memory stays flat however long the epoch).
+struct RunningTotals {
+  Tensor loss_sum;     // loss * batch size
+  Tensor correct_sum;  // correct predictions
+};
+
+// One pass: forward and loss under autocast, backward (gradients accumulate into the parameters'
+// grad()), and the batch's loss and correct predictions added to `totals`. The optimizer step is
+// the caller's.
+void forward_backward(const StepRecipe& recipe, const DeviceBatch& batch, RunningTotals& totals);
+
 }  // namespace switchyard::detail

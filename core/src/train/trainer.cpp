@@ -51,10 +51,9 @@ EpochTotals train_one_epoch(Trainer::State& s, int64_t epoch, detail::ProgressRe
   const auto start = std::chrono::steady_clock::now();
   progress.start_epoch(epoch, steps);
   s.built.network->train();
-  // Loss and correct predictions are summed on the device: no host round trip per step, and
-  // nothing kept per step (memory stays flat however long the epoch).
-  Tensor loss_sum;
-  Tensor correct_sum;
+  const detail::StepRecipe recipe = detail::make_step_recipe(s.config, s.built.network.get(),
+                                                             train.class_count(), s.scaler.get());
+  detail::RunningTotals running;
   EpochTotals totals;
   if (s.scaler) totals.skipped_before = s.scaler->skipped_steps();
   for (int64_t step = 0; step < steps; ++step) {
@@ -64,21 +63,14 @@ EpochTotals train_one_epoch(Trainer::State& s, int64_t epoch, detail::ProgressRe
     const auto batch = detail::gather_batch(train, order.data() + begin, static_cast<size_t>(count),
                                             s.device, s.config.train.precision);
     seed_dropouts(s);
-    const auto [logits, loss] = forward_loss(s, batch);
-    Tensor objective = accumulate > 1 ? loss * (1.0 / static_cast<double>(accumulate)) : loss;
-    if (s.scaler) objective = s.scaler->scale(objective);
-    objective.backward();
-    const Tensor weighted = loss.detach() * static_cast<double>(count);
-    const Tensor correct = detail::correct_count(logits.detach(), batch.labels);
-    loss_sum = loss_sum.defined() ? loss_sum + weighted : weighted;
-    correct_sum = correct_sum.defined() ? correct_sum + correct : correct;
+    detail::forward_backward(recipe, batch, running);
     ++s.micro_steps;
     if ((step + 1) % accumulate == 0 || step + 1 == steps) optimizer_step(s);
     progress.step_done(step + 1);
   }
-  totals.loss_sum = loss_sum.item();  // waits for the device, so the time below is complete
+  totals.loss_sum = running.loss_sum.item();  // waits for the device, so the time below is complete
   totals.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  totals.correct = static_cast<int64_t>(correct_sum.item());
+  totals.correct = static_cast<int64_t>(running.correct_sum.item());
   totals.samples = train.sample_count;
   return totals;
 }
@@ -156,15 +148,6 @@ EpochMetrics train_and_evaluate(Trainer::State& s, int64_t epoch,
 }
 
 }  // namespace
-
-ForwardResult forward_loss(Trainer::State& s, const detail::DeviceBatch& batch) {
-  const AutocastGuard autocast(s.config.train.precision);
-  ForwardResult result;
-  result.logits = s.built.network->forward(batch.features);
-  result.loss =
-      compute_loss(s.config.loss, result.logits, batch.labels, s.data.split.train.class_count());
-  return result;
-}
 
 TrainSummary Trainer::run() {
   State& s = *state_;

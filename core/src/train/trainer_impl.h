@@ -32,14 +32,6 @@ struct Trainer::State {
   std::string last_checkpoint;
 };
 
-// The model's logits and loss for a batch, under the run's precision (autocast.h): the part of a
-// step that autocast covers. Backward runs outside it.
-struct ForwardResult {
-  Tensor logits;
-  Tensor loss;
-};
-ForwardResult forward_loss(Trainer::State& state, const detail::DeviceBatch& batch);
-
 // Names used in checkpoints and messages.
 const char* optimizer_kind_name(OptimizerKind kind);
 const char* schedule_kind_name(ScheduleKind kind);

@@ -66,12 +66,9 @@ void choose_batch_size(Trainer::State& s) {
   detail::StepTrialSubject subject;
   subject.train = &s.data.split.train;
   subject.test = &s.data.split.test;
-  subject.network = s.built.network.get();
+  subject.recipe = detail::make_step_recipe(s.config, s.built.network.get(),
+                                            s.data.split.train.class_count(), s.scaler.get());
   subject.optimizer = s.optimizer.get();
-  subject.loss = s.config.loss;
-  subject.precision = s.config.train.precision;
-  subject.accumulation_steps = s.config.train.gradient_accumulation_steps;
-  subject.scaler = s.scaler.get();
   subject.device = s.device;
   subject.test_batches = &s.test_batches;
   const detail::BatchSearchResult result = detail::search_batch_size(
