@@ -104,3 +104,35 @@ TEST_CASE("bench model without --batch-size is a usage error", "[profile][cli]")
   CHECK(result.output.find("batch-size") != std::string::npos);
   std::filesystem::remove_all(folder);
 }
+
+TEST_CASE("bench model runs a trained checkpoint in mixed precision", "[profile][cli]") {
+  // The checkpoint holds f32 master weights; train.precision bf16 runs the products in bf16
+  // (autocast), as the predictor does, and must not trip over the dtypes.
+  const auto folder = temp_folder();
+  const auto config = write_config(folder);
+  const auto checkpoint = folder / "trained.ckpt";
+  const auto trained = run_command(environment() + cli() + " run " + config.string() +
+                                   " --set train.epochs=1 --set train.progress=none" +
+                                   " --set train.checkpoint=" + checkpoint.string());
+  INFO(trained.output);
+  REQUIRE(trained.exit_code == 0);
+  const auto trace = folder / "bf16.json";
+  const auto result =
+      run_command("(" + environment() + cli() + " bench model " + config.string() +
+                  " --batch-size 8 --repetitions 2 --warmup 1 --json --set train.precision=bf16" +
+                  " --set predict.checkpoint=" + checkpoint.string() + " --profile " +
+                  trace.string() + " 2>/dev/null)");
+  INFO(result.output);
+  REQUIRE(result.exit_code == 0);
+  const JsonValue report = JsonReader(result.output).parse();
+  CHECK(report.at("weights").text == checkpoint.string());
+  const JsonValue document = read_json_file(trace);
+  int bf16_matmuls = 0;
+  for (const JsonValue& e : document.at("traceEvents").items) {
+    if (!e.has("cat") || e.at("cat").text != "op" || e.at("name").text != "matmul") continue;
+    for (const JsonValue& d : e.at("args").at("input_dtypes").items) CHECK(d.text == "bf16");
+    ++bf16_matmuls;
+  }
+  CHECK(bf16_matmuls == 4);  // two linear layers, two timed repetitions
+  std::filesystem::remove_all(folder);
+}

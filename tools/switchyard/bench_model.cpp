@@ -12,6 +12,7 @@
 
 #include "bench_ops.h"
 #include "cli_common.h"
+#include "switchyard/autocast.h"
 #include "switchyard/autograd.h"
 #include "switchyard/ops.h"
 #include "switchyard/predict.h"
@@ -76,7 +77,8 @@ BenchModel load_bench_model(const Config& config, const TrainConfig& train,
     model.built = model.predictor->built_model();
     model.weights = checkpoint.string();
   } else {
-    InitContext init{device, train.model.init, train.seed, 0, train.train.precision};
+    // f32 parameters, as a trained checkpoint holds; train.precision applies through autocast.
+    InitContext init{device, train.model.init, train.seed, 0, DType::kF32};
     model.built = value_or_throw(build_model(train.model, model.sample_shape, class_count, init));
     model.weights = "random";
   }
@@ -101,9 +103,10 @@ LatencyStats latency_stats(const std::vector<double>& seconds) {
 }
 
 // Runs the warm-up passes, then the timed ones (inside a profiler when `profiler` is set).
-std::vector<double> time_inference(Sequential& network, const Tensor& input, Queue& queue,
-                                   int warmup, int repetitions, Profiler* profiler) {
+std::vector<double> time_inference(Sequential& network, const Tensor& input, DType precision,
+                                   Queue& queue, int warmup, int repetitions, Profiler* profiler) {
   NoGradGuard no_grad;
+  const AutocastGuard autocast(precision);  // as the predictor runs it
   Tensor output;
   const auto forward = [&] {
     ProfileSpan span = profile_span("forward");
@@ -165,8 +168,8 @@ int run_model_bench(const po::variables_map& values, const Config& config) {
     std::unique_ptr<Profiler> profiler;
     if (values.count("profile") != 0) profiler = std::make_unique<Profiler>();
     const std::vector<double> seconds =
-        time_inference(*model.built.network, input, run.device->default_queue(), warmup,
-                       repetitions, profiler.get());
+        time_inference(*model.built.network, input, train.train.precision,
+                       run.device->default_queue(), warmup, repetitions, profiler.get());
     print_result(values, model, *run.device, batch_size, seconds.size(), latency_stats(seconds));
     if (profiler != nullptr) {
       const std::string path = values["profile"].as<std::string>();
