@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <iostream>
 
+#include "profile/json_text.h"
+
 namespace switchyard::cli {
 
 std::optional<int> parse_args(const Args& args, const std::string& usage,
@@ -77,35 +79,9 @@ void print_error(const Status& status) {
 }
 
 std::string json_string(const std::string& text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (c < 0x20) {
-          char buffer[8];
-          std::snprintf(buffer, sizeof(buffer), "\\u%04x", c);
-          out += buffer;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
+  std::string out;
+  profile_detail::append_json_string(out, text);  // the trace writer's escaping (UTF-8 checked)
+  return out;
 }
 
 std::string format_bytes(uint64_t bytes) {
