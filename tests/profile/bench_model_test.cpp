@@ -126,6 +126,7 @@ TEST_CASE("bench model runs a trained checkpoint in mixed precision", "[profile]
   REQUIRE(result.exit_code == 0);
   const JsonValue report = JsonReader(result.output).parse();
   CHECK(report.at("weights").text == checkpoint.string());
+  CHECK(report.at("precision").text == "bf16");
   const JsonValue document = read_json_file(trace);
   int bf16_matmuls = 0;
   for (const JsonValue& e : document.at("traceEvents").items) {

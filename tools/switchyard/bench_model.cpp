@@ -122,7 +122,8 @@ std::vector<double> time_inference(Sequential& network, const Tensor& input, DTy
 }
 
 void print_result(const po::variables_map& values, const BenchModel& model, const Device& device,
-                  int64_t batch_size, size_t repetitions, const LatencyStats& stats) {
+                  DType precision, int64_t batch_size, size_t repetitions,
+                  const LatencyStats& stats) {
   const double samples_per_second =
       stats.median_seconds > 0 ? static_cast<double>(batch_size) / stats.median_seconds : 0.0;
   if (values.count("json") != 0) {
@@ -132,6 +133,7 @@ void print_result(const po::variables_map& values, const BenchModel& model, cons
               << ", \"device_name\": " << json_string(device.info().name)
               << ", \"architecture\": " << json_string(model.built.architecture)
               << ", \"weights\": " << json_string(model.weights)
+              << ", \"precision\": " << json_string(dtype_name(precision))
               << ", \"batch_size\": " << batch_size << ", \"repetitions\": " << repetitions
               << ", \"mean_ms\": " << stats.mean_seconds * 1e3
               << ", \"median_ms\": " << stats.median_seconds * 1e3
@@ -142,10 +144,10 @@ void print_result(const po::variables_map& values, const BenchModel& model, cons
   std::cout << model.built.architecture << "\n"
             << "weights: " << model.weights << "; device " << device.id() << " ("
             << device.info().name << ")\n"
-            << "batch " << batch_size << ", " << repetitions << " repetitions: mean "
-            << stats.mean_seconds * 1e3 << " ms, median " << stats.median_seconds * 1e3
-            << " ms, min " << stats.min_seconds * 1e3 << " ms per batch; " << samples_per_second
-            << " samples/s at the median\n";
+            << "batch " << batch_size << ", " << dtype_name(precision) << ", " << repetitions
+            << " repetitions: mean " << stats.mean_seconds * 1e3 << " ms, median "
+            << stats.median_seconds * 1e3 << " ms, min " << stats.min_seconds * 1e3
+            << " ms per batch; " << samples_per_second << " samples/s at the median\n";
 }
 
 int run_model_bench(const po::variables_map& values, const Config& config) {
@@ -170,7 +172,8 @@ int run_model_bench(const po::variables_map& values, const Config& config) {
     const std::vector<double> seconds =
         time_inference(*model.built.network, input, train.train.precision,
                        run.device->default_queue(), warmup, repetitions, profiler.get());
-    print_result(values, model, *run.device, batch_size, seconds.size(), latency_stats(seconds));
+    print_result(values, model, *run.device, train.train.precision, batch_size, seconds.size(),
+                 latency_stats(seconds));
     if (profiler != nullptr) {
       const std::string path = values["profile"].as<std::string>();
       throw_if_error(profiler->write_chrome_trace(path));

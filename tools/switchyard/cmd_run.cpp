@@ -169,7 +169,12 @@ void run_training(RunContext& c, TrainConfig train_config) {
   Trainer trainer(std::move(train_config), c.run.device);
   *c.set_up = true;
   TrainCallbacks report_auto_batch;  // says which batch size auto chose, and why, before training
-  report_auto_batch.on_run_start = [](const RunInfo& info) {
+  report_auto_batch.on_run_start = [precision](const RunInfo& info) {
+    if (precision != DType::kF32) {
+      std::cout << "precision: " << dtype_name(precision) << " (mixed: products in "
+                << dtype_name(precision) << ", f32 master weights, losses and optimizer state"
+                << (precision == DType::kF16 ? ", dynamic loss scaling" : "") << ")" << std::endl;
+    }
     if (info.batch_size_choice.empty()) return;
     std::cout << "batch_size auto: " << info.batch_size_choice << std::endl;
   };
