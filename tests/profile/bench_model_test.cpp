@@ -10,11 +10,13 @@
 #include <vector>
 
 #include "profile/json_reader.h"
+#include "profile/trace_check.h"
 #include "test_support.h"
 
 using switchyard::testing::cli;
 using switchyard::testing::JsonReader;
 using switchyard::testing::JsonValue;
+using switchyard::testing::read_json_file;
 using switchyard::testing::run_command;
 
 namespace {
@@ -46,13 +48,6 @@ std::string environment() {
   return std::string("SWITCHYARD_DATA_DIR=") + SWITCHYARD_SOURCE_DIR +
          "/data SWITCHYARD_BACKENDS=reference SWITCHYARD_PLUGIN_PATH=" +
          SWITCHYARD_TEST_PLUGIN_DIR + " ";
-}
-
-JsonValue read_json_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return JsonReader(text.str()).parse();
 }
 
 }  // namespace

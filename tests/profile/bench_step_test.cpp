@@ -11,11 +11,13 @@
 #include <string>
 
 #include "profile/json_reader.h"
+#include "profile/trace_check.h"
 #include "test_support.h"
 
 using switchyard::testing::cli;
 using switchyard::testing::JsonReader;
 using switchyard::testing::JsonValue;
+using switchyard::testing::read_json_file;
 using switchyard::testing::run_command;
 
 namespace {
@@ -33,11 +35,8 @@ std::string step_command(const std::string& precision, const std::string& trace)
 
 // The dtypes each op name ran with in a trace: "matmul" -> {"bf16"}.
 std::map<std::string, std::set<std::string>> op_dtypes(const std::filesystem::path& trace) {
-  std::ifstream in(trace);
-  std::stringstream text;
-  text << in.rdbuf();
   std::map<std::string, std::set<std::string>> dtypes;
-  const JsonValue document = JsonReader(text.str()).parse();  // outlives the loop below
+  const JsonValue document = read_json_file(trace);  // outlives the loop below
   for (const JsonValue& e : document.at("traceEvents").items) {
     if (!e.has("cat") || e.at("cat").text != "op") continue;
     for (const JsonValue& d : e.at("args").at("input_dtypes").items) {

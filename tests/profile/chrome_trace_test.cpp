@@ -9,14 +9,18 @@
 
 #include "profile/json_reader.h"
 #include "profile/profile_test_support.h"
+#include "profile/trace_check.h"
 #include "switchyard/ops.h"
 #include "switchyard/profile.h"
 #include "switchyard/tensor.h"
 
 using namespace switchyard;
+using switchyard::testing::checked_timed_events;
+using switchyard::testing::is_kind;
 using switchyard::testing::JsonReader;
 using switchyard::testing::JsonValue;
 using switchyard::testing::profile_device;
+using switchyard::testing::read_json_file;
 using Kind = JsonValue::Kind;
 
 namespace {
@@ -26,39 +30,13 @@ std::filesystem::path temp_path(const std::string& name) {
          ("switchyard-profile-test-" + std::to_string(::getpid())) / name;
 }
 
-JsonValue read_json(const std::filesystem::path& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::stringstream text;
-  text << file.rdbuf();
-  return JsonReader(text.str()).parse();
-}
-
-bool is_kind(const JsonValue& object, const std::string& key, Kind kind) {
-  return object.has(key) && object.at(key).kind == kind;
-}
-
-// Checks the fields every viewer needs and returns the events of category `category`.
+// The events of category `category`, after the checks every event must pass; here every complete
+// event also carries args.
 std::vector<const JsonValue*> check_events(const JsonValue& events, const std::string& category) {
   std::vector<const JsonValue*> found;
-  for (const JsonValue& e : events.items) {
-    REQUIRE(e.kind == Kind::kObject);
-    REQUIRE(is_kind(e, "ph", Kind::kString));
-    REQUIRE(is_kind(e, "name", Kind::kString));
-    REQUIRE(is_kind(e, "pid", Kind::kNumber));
-    REQUIRE(is_kind(e, "tid", Kind::kNumber));
-    REQUIRE(is_kind(e, "args", Kind::kObject));
-    const std::string& ph = e.at("ph").text;
-    REQUIRE((ph == "X" || ph == "M"));
-    if (ph == "M") {
-      CHECK(is_kind(e.at("args"), "name", Kind::kString));
-      continue;
-    }
-    REQUIRE(is_kind(e, "ts", Kind::kNumber));
-    REQUIRE(is_kind(e, "dur", Kind::kNumber));
-    REQUIRE(is_kind(e, "cat", Kind::kString));
-    CHECK(e.at("ts").number >= 0);
-    CHECK(e.at("dur").number >= 0);
-    if (e.at("cat").text == category) found.push_back(&e);
+  for (const JsonValue* e : checked_timed_events(events)) {
+    REQUIRE(is_kind(*e, "args", Kind::kObject));
+    if (e->at("cat").text == category) found.push_back(e);
   }
   return found;
 }
@@ -85,7 +63,7 @@ TEST_CASE("the trace file is strict JSON with one complete event per op", "[prof
   for (const auto& entry : std::filesystem::directory_iterator(path.parent_path())) {
     CHECK(entry.path().filename() == "trace.json");
   }
-  const JsonValue trace = read_json(path);
+  const JsonValue trace = read_json_file(path);
   REQUIRE(trace.kind == Kind::kObject);
   REQUIRE(is_kind(trace, "displayTimeUnit", Kind::kString));
   CHECK(trace.at("displayTimeUnit").text == "ms");
@@ -141,7 +119,7 @@ TEST_CASE("measured device time gets its own track in the trace", "[profile][tra
   }
   const std::filesystem::path path = temp_path("device.json");
   REQUIRE(profiler.write_chrome_trace(path).ok());
-  const JsonValue trace = read_json(path);
+  const JsonValue trace = read_json_file(path);
   const JsonValue& events = trace.at("traceEvents");
   const auto host_ops = check_events(events, "op");
   const auto device_ops = check_events(events, "device");

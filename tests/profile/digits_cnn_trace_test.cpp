@@ -14,21 +14,21 @@
 #include <sstream>
 
 #include "profile/json_reader.h"
+#include "profile/trace_check.h"
 #include "test_support.h"
 
+using switchyard::testing::checked_timed_events;
 using switchyard::testing::cli;
 using switchyard::testing::CommandResult;
+using switchyard::testing::is_kind;
 using switchyard::testing::JsonReader;
 using switchyard::testing::JsonValue;
 using switchyard::testing::plugin_file;
+using switchyard::testing::read_json_file;
 using switchyard::testing::run_command;
 using Kind = JsonValue::Kind;
 
 namespace {
-
-bool is_kind(const JsonValue& object, const std::string& key, Kind kind) {
-  return object.has(key) && object.at(key).kind == kind;
-}
 
 // A shape as the trace writes it: "[64, 1, 8, 8]", or "[]" for a scalar.
 bool is_shape_text(const std::string& text) {
@@ -80,10 +80,7 @@ TEST_CASE("a digits-cnn run's trace is valid and its op totals cover its compute
   REQUIRE(run.exit_code == 0);
   REQUIRE(run.output.find("backend: " + backend) != std::string::npos);
 
-  std::ifstream file(trace_path, std::ios::binary);
-  std::stringstream text;
-  text << file.rdbuf();
-  const JsonValue trace = JsonReader(text.str()).parse();  // throws on anything but strict JSON
+  const JsonValue trace = read_json_file(trace_path);  // throws on anything but strict JSON
   std::filesystem::remove_all(folder);
   REQUIRE(trace.kind == Kind::kObject);
   REQUIRE(is_kind(trace, "traceEvents", Kind::kArray));
@@ -93,24 +90,8 @@ TEST_CASE("a digits-cnn run's trace is valid and its op totals cover its compute
   std::map<std::string, double> op_totals_us;                                 // per op name
   std::map<std::string, std::vector<const JsonValue*>> spans;
   std::vector<const JsonValue*> ops;
-  for (const JsonValue& e : trace.at("traceEvents").items) {
-    REQUIRE(e.kind == Kind::kObject);
-    REQUIRE(is_kind(e, "name", Kind::kString));
-    REQUIRE(is_kind(e, "ph", Kind::kString));
-    REQUIRE(is_kind(e, "pid", Kind::kNumber));
-    REQUIRE(is_kind(e, "tid", Kind::kNumber));
-    const std::string& ph = e.at("ph").text;
-    REQUIRE((ph == "X" || ph == "M"));
-    if (ph == "M") {  // metadata (process and thread names) carries no time
-      CHECK(is_kind(e, "args", Kind::kObject));
-      CHECK(is_kind(e.at("args"), "name", Kind::kString));
-      continue;
-    }
-    REQUIRE(is_kind(e, "ts", Kind::kNumber));
-    REQUIRE(is_kind(e, "dur", Kind::kNumber));
-    REQUIRE(is_kind(e, "cat", Kind::kString));
-    CHECK(e.at("ts").number >= 0);
-    CHECK(e.at("dur").number >= 0);
+  for (const JsonValue* event : checked_timed_events(trace.at("traceEvents"))) {
+    const JsonValue& e = *event;
     tracks[{e.at("pid").number, e.at("tid").number}].push_back(&e);
     const std::string& category = e.at("cat").text;
     if (category == "span") spans[e.at("name").text].push_back(&e);

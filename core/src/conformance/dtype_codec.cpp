@@ -64,15 +64,7 @@ uint16_t float_to_bf16_bits(float value) {
 }
 
 size_t dtype_size_bytes(sy_dtype dtype) {
-  switch (dtype) {
-    case SY_DTYPE_F16:
-    case SY_DTYPE_BF16:
-      return 2;
-    case SY_DTYPE_I64:
-      return 8;
-    default:
-      return 4;
-  }
+  return sy_dtype_size(dtype);
 }
 
 std::string dtype_label(sy_dtype dtype) {

@@ -1,9 +1,8 @@
-#include <dlfcn.h>
-
 #include <cstdlib>
 #include <functional>
 #include <numeric>
 
+#include "runtime/install_dirs.h"
 #include "switchyard/data.h"
 
 namespace switchyard {
@@ -14,23 +13,6 @@ std::vector<std::string> builtin_file_names(const std::string& name) {
   return {name + ".csv", name + ".csv.gz"};
 }
 
-std::filesystem::path executable_directory() {
-  std::error_code error;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", error);
-  return error ? std::filesystem::path() : exe.parent_path();
-}
-
-// The folder of libswitchyard_core itself, which may differ from the executable's (an embedding
-// application links the library from elsewhere).
-std::filesystem::path core_library_directory() {
-  Dl_info info{};
-  static const int anchor = 0;
-  if (dladdr(&anchor, &info) == 0 || info.dli_fname == nullptr) return {};
-  std::error_code error;
-  const auto path = std::filesystem::canonical(info.dli_fname, error);
-  return error ? std::filesystem::path() : path.parent_path();
-}
-
 std::vector<std::filesystem::path> data_search_path() {
   std::vector<std::filesystem::path> folders;
   if (const char* env = std::getenv("SWITCHYARD_DATA_DIR"); env != nullptr && *env != '\0') {
@@ -39,7 +21,7 @@ std::vector<std::filesystem::path> data_search_path() {
 #ifdef SWITCHYARD_DEFAULT_DATA_DIR
   folders.emplace_back(SWITCHYARD_DEFAULT_DATA_DIR);
 #endif
-  for (const auto& base : {executable_directory(), core_library_directory()}) {
+  for (const auto& base : {detail::executable_directory(), detail::core_library_directory()}) {
     if (base.empty()) continue;
     folders.push_back(base / ".." / ".." / "data");  // <repo>/build/bin -> <repo>/data
     folders.push_back(base / ".." / "share" / "switchyard" / "data");  // an installed tree

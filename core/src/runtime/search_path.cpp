@@ -1,30 +1,13 @@
-#include <dlfcn.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <string>
 
+#include "runtime/install_dirs.h"
 #include "switchyard/registry.h"
 
 namespace switchyard {
 namespace {
-
-std::filesystem::path executable_directory() {
-  std::error_code error;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", error);
-  return error ? std::filesystem::path() : exe.parent_path();
-}
-
-// The folder holding libswitchyard_core.so, so that an application embedding the core finds the
-// plugins installed beside it without configuration.
-std::filesystem::path core_library_directory() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<const void*>(&plugin_search_path), &info) == 0 ||
-      info.dli_fname == nullptr) {
-    return {};
-  }
-  return std::filesystem::path(info.dli_fname).parent_path();
-}
 
 void append_unique(std::vector<std::filesystem::path>& paths, const std::filesystem::path& path) {
   if (path.empty()) return;
@@ -52,9 +35,9 @@ std::vector<std::filesystem::path> plugin_search_path(
     }
   }
   for (const auto& path : config_paths) append_unique(paths, path);
-  const auto exe_dir = executable_directory();
+  const auto exe_dir = detail::executable_directory();
   if (!exe_dir.empty()) append_unique(paths, exe_dir.parent_path() / "lib" / "switchyard");
-  const auto core_dir = core_library_directory();
+  const auto core_dir = detail::core_library_directory();
   if (!core_dir.empty()) append_unique(paths, core_dir / "switchyard");
   return paths;
 }

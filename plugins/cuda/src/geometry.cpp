@@ -6,15 +6,7 @@
 namespace sy_cuda {
 
 size_t element_size(uint32_t dtype) {
-  switch (dtype) {
-    case SY_DTYPE_F16:
-    case SY_DTYPE_BF16:
-      return 2;
-    case SY_DTYPE_I64:
-      return 8;
-    default:
-      return 4;
-  }
+  return sy_dtype_size(dtype);
 }
 
 const char* dtype_name(uint32_t dtype) {
