@@ -18,6 +18,7 @@
 #include "conformance/execute.h"
 #include "conformance/host_tensor.h"
 #include "conformance/value_gen.h"
+#include "device_tensor.h"
 #include "switchyard/device.h"
 #include "switchyard/plugin.h"
 #include "test_support.h"
@@ -27,6 +28,7 @@ namespace switchyard::onednn_test {
 using conformance::HostTensor;
 using conformance::OpCase;
 using Shape = std::vector<int64_t>;
+using testing::zero_params;
 
 inline std::shared_ptr<const Plugin> onednn_plugin() {
   static std::shared_ptr<const Plugin> plugin =
@@ -47,12 +49,6 @@ inline Device& onednn() {
 inline Device& reference() {
   static std::shared_ptr<Device> device = testing::reference_device();
   return *device;
-}
-
-inline sy_op_params zero_params() {
-  sy_op_params params;
-  std::memset(&params, 0, sizeof(params));
-  return params;
 }
 
 // Deterministic uniform values in [low, high), rounded to the dtype.

@@ -95,7 +95,7 @@ TEST_CASE("a plugin without its driver is unusable and says why", "[loader]") {
   CHECK(contains(record.reason, "libfixture-driver.so.1: cannot open shared object file"));
   // Shown after the backend's name ("nodriver: no devices (unusable: <reason>)"), so the reason
   // does not start with it again.
-  CHECK_FALSE(contains(record.reason.substr(0, 10), "nodriver:"));
+  CHECK(record.reason.rfind("device_count: libfixture-driver.so.1", 0) == 0);
 }
 
 TEST_CASE("isolated probing gives the same verdict as probing in process", "[loader]") {

@@ -14,10 +14,10 @@ namespace {
 using vulkan_test::DeviceTensor;
 using vulkan_test::download;
 using vulkan_test::enqueue;
-using vulkan_test::no_params;
 using vulkan_test::Shape;
 using vulkan_test::upload;
 using vulkan_test::wavy_values;
+using vulkan_test::zero_params;
 using vulkan_test::zeros;
 
 // A chain of ops that runs on one device and returns the tensors to compare.
@@ -40,7 +40,7 @@ void compare_with_reference(const Program& program, double tolerance,
 }
 
 sy_op_params matmul_params(bool transpose_a, bool transpose_b, bool has_bias) {
-  sy_op_params p = no_params();
+  sy_op_params p = zero_params();
   p.matmul.transpose_a = transpose_a;
   p.matmul.transpose_b = transpose_b;
   p.matmul.has_bias = has_bias;
@@ -48,14 +48,14 @@ sy_op_params matmul_params(bool transpose_a, bool transpose_b, bool has_bias) {
 }
 
 sy_op_params reduce_params(uint32_t mask) {
-  sy_op_params p = no_params();
+  sy_op_params p = zero_params();
   p.reduce.axes_mask = mask;
   return p;
 }
 
 void run(Device& device, sy_op op, const std::vector<const DeviceTensor*>& inputs,
          const std::vector<const DeviceTensor*>& outputs,
-         const sy_op_params& params = no_params()) {
+         const sy_op_params& params = zero_params()) {
   throw_if_error(enqueue(device, op, inputs, outputs, params));
 }
 
@@ -84,7 +84,7 @@ std::vector<DeviceTensor> mlp_training(Device& d) {
   const DeviceTensor grad_logits = zeros(d, SY_DTYPE_F32, {n, classes});
   const DeviceTensor grad_h = zeros(d, SY_DTYPE_F32, {n, hidden});
   const DeviceTensor grad_pre = zeros(d, SY_DTYPE_F32, {n, hidden});
-  sy_op_params sgd = no_params();
+  sy_op_params sgd = zero_params();
   sgd.sgd.lr = 0.1;
   sgd.sgd.momentum = 0.9;
   for (int step = 0; step < 3; ++step) {
@@ -127,11 +127,11 @@ std::vector<DeviceTensor> conv_block(Device& d) {
   const DeviceTensor normed = zeros(d, SY_DTYPE_F32, {2, 4, 4, 4});
   const DeviceTensor mean = zeros(d, SY_DTYPE_F32, {2});
   const DeviceTensor rstd = zeros(d, SY_DTYPE_F32, {2});
-  sy_op_params conv = no_params();
+  sy_op_params conv = zero_params();
   conv.conv2d = {1, 1, 1, 1, 1, 1, 1, 0};
-  sy_op_params pool = no_params();
+  sy_op_params pool = zero_params();
   pool.pool2d = {2, 2, 2, 2, 0, 0, 0, 0};
-  sy_op_params norm = no_params();
+  sy_op_params norm = zero_params();
   norm.layer_norm.normalized_rank = 3;
   norm.layer_norm.epsilon = 1e-5;
   run(d, SY_OP_CONV2D, {&x, &w, &bias}, {&y}, conv);
@@ -152,7 +152,7 @@ std::vector<DeviceTensor> conv_block(Device& d) {
   run(d, SY_OP_CONV2D_BACKWARD_WEIGHT, {&grad_y, &x}, {&grad_w, &grad_bias}, conv);
   const DeviceTensor m = zeros(d, SY_DTYPE_F32, {4, 3, 3, 3});
   const DeviceTensor v = zeros(d, SY_DTYPE_F32, {4, 3, 3, 3});
-  sy_op_params adam = no_params();
+  sy_op_params adam = zero_params();
   adam.adam = {0.01, 0.9, 0.999, 1e-8, 0.01, 1, 0, 1};
   run(d, SY_OP_ADAM_UPDATE, {&w, &grad_w, &m, &v}, {}, adam);
   return {normed, mean, rstd, grad_gamma, grad_beta, grad_x, grad_w, grad_bias, w, m, v};
@@ -201,7 +201,7 @@ std::vector<DeviceTensor> sixteen_bit_and_integers(Device& d) {
     const DeviceTensor b = upload(d, dtype, {7, 6}, wavy_values(42, 1.4));
     const DeviceTensor c = zeros(d, dtype, {5, 6});
     run(d, SY_OP_MATMUL, {&a, &b}, {&c});
-    sy_op_params softmax = no_params();
+    sy_op_params softmax = zero_params();
     softmax.softmax.axis = 1;
     const DeviceTensor p = zeros(d, dtype, {5, 6});
     run(d, SY_OP_SOFTMAX, {&c}, {&p}, softmax);
@@ -213,7 +213,7 @@ std::vector<DeviceTensor> sixteen_bit_and_integers(Device& d) {
       upload(d, SY_DTYPE_I64, {4, 3}, {1, -2, 3, 4e12, 5, 6, 7, 8, 9, -1e15, 11, 12});
   const DeviceTensor indices = upload(d, SY_DTYPE_I32, {5}, {3, 0, 3, 1, 2});
   const DeviceTensor gathered = zeros(d, SY_DTYPE_I64, {5, 3});
-  sy_op_params axis0 = no_params();
+  sy_op_params axis0 = zero_params();
   run(d, SY_OP_GATHER, {&table, &indices}, {&gathered}, axis0);
   const DeviceTensor accumulated = upload(d, SY_DTYPE_I64, {4, 3}, std::vector<double>(12, 1.0));
   run(d, SY_OP_SCATTER_ADD, {&gathered, &indices}, {&accumulated}, axis0);
@@ -238,7 +238,7 @@ std::vector<DeviceTensor> long_rows(Device& d) {
   }
   results.push_back(zeros(d, SY_DTYPE_I32, {3}));
   run(d, SY_OP_ARGMAX, {&x}, {&results.back()}, reduce_params(2));
-  sy_op_params axis1 = no_params();
+  sy_op_params axis1 = zero_params();
   axis1.softmax.axis = 1;
   const DeviceTensor y = zeros(d, SY_DTYPE_F32, {3, 700});
   run(d, SY_OP_LOG_SOFTMAX, {&x}, {&y}, axis1);
@@ -250,7 +250,7 @@ std::vector<DeviceTensor> long_rows(Device& d) {
   results.push_back(zeros(d, SY_DTYPE_F32, {}));
   run(d, SY_OP_CROSS_ENTROPY, {&x, &labels}, {&results.back()});
   // Layer norm over rows of 700, and its parameter gradients summed over 300 rows.
-  sy_op_params norm = no_params();
+  sy_op_params norm = zero_params();
   norm.layer_norm.normalized_rank = 1;
   norm.layer_norm.epsilon = 1e-5;
   for (const Shape& shape : {Shape{3, 700}, Shape{300, 7}}) {
@@ -278,7 +278,7 @@ TEST_CASE("vulkan: row-wise ops over rows longer than a workgroup match the refe
 }
 
 std::vector<DeviceTensor> random_numbers(Device& d) {
-  sy_op_params p = no_params();
+  sy_op_params p = zero_params();
   p.random = {1234, (uint64_t{1} << 32) - 3, -2.0, 3.0};
   const DeviceTensor uniform = zeros(d, SY_DTYPE_F32, {3, 50});
   run(d, SY_OP_RANDOM_UNIFORM, {}, {&uniform}, p);

@@ -26,7 +26,7 @@ OptionList copy_path_options() {
 }
 
 sy_op_params scalar(double value) {
-  sy_op_params params = vulkan_test::no_params();
+  sy_op_params params = vulkan_test::zero_params();
   params.binary.use_scalar = 1;
   params.binary.scalar = value;
   return params;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "conformance/dtype_codec.h"
+#include "device_tensor.h"
 #include "switchyard/buffer.h"
 #include "switchyard/device.h"
 #include "switchyard/plugin.h"
@@ -24,6 +25,12 @@
 namespace switchyard::vulkan_test {
 
 using Shape = std::vector<int64_t>;
+using testing::DeviceTensor;
+using testing::download;
+using testing::element_count;
+using testing::enqueue;
+using testing::upload;
+using testing::zero_params;
 
 inline const OptionList& validation_on() {
   static const OptionList options = {{"validation", "true"}};
@@ -57,87 +64,8 @@ inline std::shared_ptr<Device> vulkan_device(const OptionList& options = validat
   return value_or_throw(Device::create(plugin, 0, options));
 }
 
-inline int64_t element_count(const Shape& shape) {
-  int64_t count = 1;
-  for (int64_t extent : shape) count *= extent;
-  return count;
-}
-
-// A tensor on one device; contiguous unless a test rewrites its descriptor.
-struct DeviceTensor {
-  std::shared_ptr<Buffer> buffer;
-  sy_tensor_desc desc{};
-};
-
-inline DeviceTensor upload(Device& device, sy_dtype dtype, const Shape& shape,
-                           const std::vector<double>& values) {
-  REQUIRE(static_cast<int64_t>(values.size()) == element_count(shape));
-  const size_t element_bytes = conformance::dtype_size_bytes(dtype);
-  std::vector<unsigned char> bytes(std::max<size_t>(values.size(), 1) * element_bytes, 0);
-  for (size_t i = 0; i < values.size(); ++i) {
-    conformance::encode_element(values[i], dtype, bytes.data() + i * element_bytes);
-  }
-  DeviceTensor tensor;
-  tensor.buffer = value_or_throw(device.allocate(bytes.size()));
-  throw_if_error(device.default_queue().write(*tensor.buffer, 0, bytes.data(), bytes.size()));
-  tensor.desc.buffer = tensor.buffer->handle();
-  tensor.desc.dtype = static_cast<uint32_t>(dtype);
-  tensor.desc.rank = static_cast<uint32_t>(shape.size());
-  int64_t stride = 1;
-  for (size_t d = shape.size(); d-- > 0;) {
-    tensor.desc.shape[d] = shape[d];
-    tensor.desc.strides[d] = stride;
-    stride *= shape[d];
-  }
-  return tensor;
-}
-
 inline DeviceTensor zeros(Device& device, sy_dtype dtype, const Shape& shape) {
   return upload(device, dtype, shape, std::vector<double>(element_count(shape), 0.0));
-}
-
-// Elements in row-major order of the descriptor's shape, honouring its strides.
-inline std::vector<double> download(Device& device, const DeviceTensor& tensor) {
-  const auto dtype = static_cast<sy_dtype>(tensor.desc.dtype);
-  const size_t element_bytes = conformance::dtype_size_bytes(dtype);
-  std::vector<unsigned char> bytes(tensor.buffer->size_bytes());
-  throw_if_error(device.default_queue().read(*tensor.buffer, 0, bytes.data(), bytes.size()));
-  const Shape shape(tensor.desc.shape, tensor.desc.shape + tensor.desc.rank);
-  std::vector<double> values;
-  std::vector<int64_t> index(shape.size(), 0);
-  for (int64_t n = 0; n < element_count(shape); ++n) {
-    uint64_t offset = tensor.desc.offset_bytes;
-    for (size_t d = 0; d < shape.size(); ++d) {
-      offset += static_cast<uint64_t>(index[d] * tensor.desc.strides[d]) * element_bytes;
-    }
-    values.push_back(conformance::decode_element(dtype, bytes.data() + offset));
-    for (size_t d = shape.size(); d-- > 0;) {
-      if (++index[d] < shape[d]) break;
-      index[d] = 0;
-    }
-  }
-  return values;
-}
-
-inline sy_op_params no_params() {
-  sy_op_params params;
-  std::memset(&params, 0, sizeof(params));
-  return params;
-}
-
-// Enqueues one op on the device's default queue (no wait).
-inline Status enqueue(Device& device, sy_op op, const std::vector<const DeviceTensor*>& inputs,
-                      const std::vector<const DeviceTensor*>& outputs,
-                      const sy_op_params& params = no_params()) {
-  sy_op_call call;
-  std::memset(&call, 0, sizeof(call));
-  call.op = static_cast<uint32_t>(op);
-  call.num_inputs = static_cast<uint32_t>(inputs.size());
-  call.num_outputs = static_cast<uint32_t>(outputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) call.inputs[i] = inputs[i]->desc;
-  for (size_t i = 0; i < outputs.size(); ++i) call.outputs[i] = outputs[i]->desc;
-  call.params = params;
-  return device.default_queue().dispatch(call);
 }
 
 // Deterministic values in [-scale, scale) that differ from element to element.

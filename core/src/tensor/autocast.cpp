@@ -11,12 +11,6 @@ namespace {
 
 thread_local DType t_autocast = DType::kF32;
 
-// f32 > bf16, f16: the wider of two floating dtypes; bf16 and f16 meet in f32.
-DType wider_float(DType a, DType b) {
-  if (a == b) return a;
-  return DType::kF32;
-}
-
 }  // namespace
 
 DType autocast_dtype() {
@@ -51,8 +45,9 @@ std::pair<Tensor, Tensor> autocast_promote(const Tensor& a, const Tensor& b) {
       !is_floating(a.dtype()) || !is_floating(b.dtype())) {
     return {a, b};
   }
-  const DType common = wider_float(a.dtype(), b.dtype());
-  return {a.to(common), b.to(common)};
+  // Two different floating dtypes always meet in f32: f32 is wider than bf16 and f16, and
+  // neither of those holds the other.
+  return {a.to(DType::kF32), b.to(DType::kF32)};
 }
 
 }  // namespace switchyard
