@@ -4,13 +4,28 @@
 #include <sys/wait.h>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 
 #include "switchyard/device.h"
 #include "switchyard/plugin.h"
 
 namespace switchyard::testing {
+
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// A whole file's contents ("" if it cannot be read).
+inline std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 inline std::string plugin_file(const std::string& name) {
   return std::string(SWITCHYARD_TEST_PLUGIN_DIR) + "/libswitchyard-" + name + ".so";

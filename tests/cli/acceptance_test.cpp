@@ -9,6 +9,7 @@
 #include "test_support.h"
 
 using switchyard::testing::cli;
+using switchyard::testing::read_text;
 using switchyard::testing::run_command;
 
 namespace {
@@ -18,13 +19,6 @@ double json_number(const std::string& json, const std::string& key) {
   const auto at = json.find("\"" + key + "\":");
   if (at == std::string::npos) return -1.0;
   return std::stod(json.substr(at + key.size() + 3));
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // "" when usable, else the reason (so the test can say why it skipped).
@@ -57,7 +51,7 @@ double train_and_check(const std::string& backend, const Run& run,
   INFO(command << "\n" << result.output);
   REQUIRE(result.exit_code == 0);
 
-  const std::string json = read_file(metrics);
+  const std::string json = read_text(metrics);
   CHECK(json.find("\"backend\": \"" + backend + "\"") != std::string::npos);
   CHECK(json_number(json, "fallback_ops") == 0.0);
   const double accuracy = json_number(json, "test_accuracy");

@@ -6,14 +6,11 @@
 #include "test_support.h"
 
 using switchyard::testing::cli;
+using switchyard::testing::contains;
 using switchyard::testing::fixture_dir;
 using switchyard::testing::run_command;
 
 namespace {
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 // The "reason" of the JSON object in which "<field>": "<value>" appears; "" if absent or empty.
 std::string reason_in_object(const std::string& json, const std::string& field,

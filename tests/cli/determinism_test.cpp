@@ -9,25 +9,16 @@
 #include "test_support.h"
 
 using switchyard::testing::cli;
+using switchyard::testing::contains;
+using switchyard::testing::read_text;
 using switchyard::testing::run_command;
 
 namespace {
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 std::string write_temp(const std::string& name, const std::string& text) {
   const std::string path = "/tmp/switchyard-determinism-test-" + name;
   std::ofstream(path) << text;
   return path;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // The JSON object of `devices --json` whose id is `id`, or "" if there is none.
@@ -88,7 +79,7 @@ Trained train(const std::string& backend, const std::string& config, int seed) {
   auto result = run_command(command);
   INFO(command << "\n" << result.output);
   REQUIRE(result.exit_code == 0);
-  const std::string json = read_file(metrics);
+  const std::string json = read_text(metrics);
   CHECK(string_value(json, "backend") == backend);
   Trained trained{string_value(json, "weights_fnv1a64"), string_value(json, "device_settings"),
                   result.output};

@@ -5,6 +5,7 @@
 #include "test_support.h"
 
 using namespace switchyard;
+using switchyard::testing::contains;
 using switchyard::testing::fixture_dir;
 using switchyard::testing::plugin_file;
 
@@ -16,10 +17,6 @@ const PluginRecord& record_named(const Registry& registry, const std::string& na
   }
   FAIL("no record for plugin " << name);
   throw std::logic_error("unreachable");
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 }  // namespace

@@ -18,6 +18,9 @@
 
 using namespace switchyard::testing;
 
+using switchyard::testing::contains;
+using switchyard::testing::read_text;
+
 namespace {
 
 const std::string kConfig = SWITCHYARD_SOURCE_DIR "/configs/digits-mlp.yaml";
@@ -36,10 +39,6 @@ std::string environment(const std::string& backend) {
 
 std::string cap_override(const std::string& backend, uint64_t cap) {
   return " --set backend_options." + backend + ".memory_limit_bytes=" + std::to_string(cap);
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 // `switchyard run` of digits-mlp for one epoch at `batch_size` ("auto" or a number) under `cap`.
@@ -77,13 +76,6 @@ uint64_t cap_for(const std::string& backend) {
     caps[backend] = p128 + (p256 - p128) / 2;
   }
   return caps[backend];
-}
-
-std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // The number after `"key": ` in a metrics file (its first occurrence).

@@ -18,6 +18,8 @@
 using namespace switchyard;
 using namespace switchyard::testing;
 
+using switchyard::testing::read_text;
+
 namespace {
 
 void use_test_environment() {
@@ -45,13 +47,6 @@ std::string digits_yaml(int epochs, const std::string& checkpoint) {
          "  batch_size: 32\n"
          "  progress: log\n" +
          (checkpoint.empty() ? "" : "  checkpoint: " + checkpoint + "\n");
-}
-
-std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // Every value of `"key": <number>` in the metrics JSON, in order (top level, then per epoch).
