@@ -77,30 +77,34 @@ void execute_primitive(OpContext& ctx, const dnnl::primitive& primitive,
   ctx.queue.stream.wait();
 }
 
-}  // namespace sy_onednn
+namespace {
 
-namespace sy_onednn {
-
-ArgLayout make_input_layout(const dnnl::engine& engine, const dnnl::memory::desc& user,
-                            const dnnl::memory::desc& internal) {
+// The user's layout and the primitive's; when they differ, the reorder that converts between them
+// in the direction the data flows (user -> internal for inputs, internal -> user for outputs).
+ArgLayout make_layout(const dnnl::engine& engine, const dnnl::memory::desc& user,
+                      const dnnl::memory::desc& internal, bool is_input) {
   ArgLayout layout;
   layout.user = user;
   layout.internal = internal;
   layout.same = user == internal;
-  if (!layout.same)
-    layout.reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine, user, engine, internal));
+  if (!layout.same) {
+    const dnnl::memory::desc& from = is_input ? user : internal;
+    const dnnl::memory::desc& to = is_input ? internal : user;
+    layout.reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine, from, engine, to));
+  }
   return layout;
+}
+
+}  // namespace
+
+ArgLayout make_input_layout(const dnnl::engine& engine, const dnnl::memory::desc& user,
+                            const dnnl::memory::desc& internal) {
+  return make_layout(engine, user, internal, /*is_input=*/true);
 }
 
 ArgLayout make_output_layout(const dnnl::engine& engine, const dnnl::memory::desc& user,
                              const dnnl::memory::desc& internal) {
-  ArgLayout layout;
-  layout.user = user;
-  layout.internal = internal;
-  layout.same = user == internal;
-  if (!layout.same)
-    layout.reorder = dnnl::reorder(dnnl::reorder::primitive_desc(engine, internal, engine, user));
-  return layout;
+  return make_layout(engine, user, internal, /*is_input=*/false);
 }
 
 void* prepare_input(OpContext& ctx, const ArgLayout& layout, void* user_data) {
