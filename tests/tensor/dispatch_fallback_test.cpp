@@ -25,16 +25,19 @@ std::shared_ptr<Device> limited_device() {
   return value_or_throw(Device::create(value_or_throw(Plugin::load(path)), 0));
 }
 
-// Restores the process-wide policy whatever the test does.
+// Sets `device`'s fallback for one test and restores the default whatever the test does (the
+// reference test device is shared by every test in this executable).
 struct FallbackScope {
-  FallbackScope(FallbackPolicy policy, std::shared_ptr<Device> device) {
-    set_fallback(policy, std::move(device));
-    reset_fallback_counts();
+  FallbackScope(Device& configured, FallbackPolicy policy, std::shared_ptr<Device> fallback)
+      : device(configured) {
+    device.set_fallback(policy, std::move(fallback));
+    device.reset_fallback_counts();
   }
   ~FallbackScope() {
-    set_fallback(FallbackPolicy::kWarn, nullptr);
-    reset_fallback_counts();
+    device.set_fallback(FallbackPolicy::kWarn, nullptr);
+    device.reset_fallback_counts();
   }
+  Device& device;
 };
 
 }  // namespace
@@ -46,12 +49,12 @@ TEST_CASE("an op the device lacks runs on the fallback device and is counted", "
     return;
   }
   REQUIRE_FALSE(limited->supports(SY_OP_RELU, SY_DTYPE_F32));
-  FallbackScope scope(FallbackPolicy::kSilent, test_device());
+  FallbackScope scope(*limited, FallbackPolicy::kSilent, test_device());
   const Tensor x = Tensor::from_host({-1, 2, -3, 4}, {4}, limited);
   const Tensor y = relu(x);
   CHECK(y.device() == limited);
   check_values(y, {0, 2, 0, 4});
-  const std::vector<FallbackCount> counts = fallback_counts();
+  const std::vector<FallbackCount> counts = limited->fallback_counts();
   REQUIRE(counts.size() == 1);
   CHECK(counts[0].op == "relu");
   CHECK(counts[0].dtype == "f32");
@@ -68,7 +71,8 @@ TEST_CASE("an op the device lacks runs on the fallback device and is counted", "
   sgd.step();
   check_values(param, {0, -1, 1, 0});
   check_values(sgd.state_dict()[0].second, {10, 30, 20, 40});
-  CHECK(total_fallback_calls() == 4);  // relu, relu, fill, sgd_update
+  CHECK(limited->fallback_calls() == 4);        // relu, relu, fill, sgd_update
+  CHECK(test_device()->fallback_calls() == 0);  // counted on the device that lacked the ops
 }
 
 TEST_CASE("fallback policy 'error' names the op, dtype and backend", "[dispatch]") {
@@ -77,15 +81,38 @@ TEST_CASE("fallback policy 'error' names the op, dtype and backend", "[dispatch]
     WARN("skipped: the twin fixture plugin is not built (target switchyard_fixtures)");
     return;
   }
-  FallbackScope scope(FallbackPolicy::kError, test_device());
+  FallbackScope scope(*limited, FallbackPolicy::kError, test_device());
   const Tensor x = Tensor::from_host({1, 2}, {2}, limited);
   CHECK_THROWS_WITH(sigmoid(x), Catch::Contains("'sigmoid'") && Catch::Contains("f32") &&
                                     Catch::Contains("'twin'") && Catch::Contains("'error'"));
-  CHECK(total_fallback_calls() == 0);
+  CHECK(limited->fallback_calls() == 0);
+}
+
+TEST_CASE("each device has its own fallback policy and counts", "[dispatch]") {
+  // Two runs in one process (two embedded trainers, say) must not see each other's policy.
+  const std::shared_ptr<Device> strict = limited_device();
+  const std::shared_ptr<Device> lenient = limited_device();
+  if (strict == nullptr || lenient == nullptr) {
+    WARN("skipped: the twin fixture plugin is not built (target switchyard_fixtures)");
+    return;
+  }
+  REQUIRE(strict != lenient);
+  FallbackScope strict_scope(*strict, FallbackPolicy::kError, test_device());
+  FallbackScope lenient_scope(*lenient, FallbackPolicy::kSilent, test_device());
+  CHECK(strict->fallback_policy() == FallbackPolicy::kError);
+  CHECK(lenient->fallback_policy() == FallbackPolicy::kSilent);
+  CHECK(lenient->fallback_device() == test_device());
+  check_values(relu(Tensor::from_host({-1, 2}, {2}, lenient)), {0, 2});
+  CHECK_THROWS_WITH(relu(Tensor::from_host({-1, 2}, {2}, strict)), Catch::Contains("'error'"));
+  check_values(relu(Tensor::from_host({-3, 4}, {2}, lenient)), {0, 4});
+  CHECK(lenient->fallback_calls() == 2);
+  CHECK(strict->fallback_calls() == 0);
+  lenient->reset_fallback_counts();
+  CHECK(lenient->fallback_counts().empty());
 }
 
 TEST_CASE("without a fallback device a missing op is an error that says so", "[dispatch]") {
-  FallbackScope scope(FallbackPolicy::kWarn, nullptr);
+  FallbackScope scope(*test_device(), FallbackPolicy::kWarn, nullptr);
   // The reference backend computes only float dtypes: an i32 add has no implementation.
   const Tensor a = Tensor::from_host(std::vector<int32_t>{1, 2}, {2}, test_device());
   try {

@@ -105,10 +105,10 @@ std::string history_json(const std::vector<EpochMetrics>& history) {
   return out + (history.empty() ? "]" : "\n  ]");
 }
 
-std::string fallbacks_json() {
+std::string fallbacks_json(const Device& device) {
   std::string out = "[";
   bool first = true;
-  for (const FallbackCount& f : fallback_counts()) {
+  for (const FallbackCount& f : device.fallback_counts()) {
     JsonObject o;
     o.add_string("op", f.op);
     o.add_string("dtype", f.dtype);
@@ -216,14 +216,14 @@ void run_training(RunContext& c, TrainConfig train_config) {
   c.metrics.add_string("precision", dtype_name(precision));
   c.metrics.add_number("skipped_steps", static_cast<double>(summary.skipped_steps));
   c.metrics.add_number("loss_scale", last.loss_scale);
-  c.metrics.add("fallbacks", fallbacks_json());
+  c.metrics.add("fallbacks", fallbacks_json(*c.run.device));
   c.metrics.add("history", history_json(summary.history));
 }
 
 void run_inference(RunContext& c, const TrainConfig& train_config) {
   const PredictSettings settings = value_or_throw(PredictSettings::from_config(c.config));
   (void)c.run.device->reset_peak_memory();
-  const uint64_t fallbacks_before = total_fallback_calls();
+  const uint64_t fallbacks_before = c.run.device->fallback_calls();
   Predictor predictor(train_config.model, train_config.loss, train_config.train.precision,
                       settings.checkpoint, c.run.device);
   Dataset input =
@@ -250,8 +250,8 @@ void run_inference(RunContext& c, const TrainConfig& train_config) {
   c.metrics.add_number("samples_per_second", predictions.samples_per_second);
   c.metrics.add_number("peak_device_memory_bytes", static_cast<double>(peak));
   c.metrics.add_number("fallback_ops",
-                       static_cast<double>(total_fallback_calls() - fallbacks_before));
-  c.metrics.add("fallbacks", fallbacks_json());
+                       static_cast<double>(c.run.device->fallback_calls() - fallbacks_before));
+  c.metrics.add("fallbacks", fallbacks_json(*c.run.device));
 }
 
 void print_device(const RunDevice& run) {

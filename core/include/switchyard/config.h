@@ -18,7 +18,6 @@
 namespace switchyard {
 
 enum class DevicePolicy { kFirst, kMostFreeMemory };
-enum class FallbackPolicy { kWarn, kError, kSilent };
 
 // What the runtime needs to pick a device. Filled from the document, then from the environment.
 struct RuntimeSettings {

@@ -51,6 +51,20 @@ struct MemoryStats {
 
 using OptionList = std::vector<std::pair<std::string, std::string>>;
 
+// What happens to an op a device does not support (see dispatch.h): kError throws, kWarn and
+// kSilent run it on the device's fallback device with copies (kWarn logs once per op and dtype).
+enum class FallbackPolicy { kWarn, kError, kSilent };
+
+// One line of a device's fallback report: an op that ran on the fallback device instead.
+struct FallbackCount {
+  std::string op;       // "conv2d"
+  std::string dtype;    // "f16"
+  std::string backend;  // the device's backend, which lacked it
+  uint64_t calls = 0;
+  uint64_t copies = 0;  // tensors copied between the devices, both directions
+  uint64_t bytes_copied = 0;
+};
+
 class Device : public std::enable_shared_from_this<Device> {
  public:
   static Result<std::shared_ptr<Device>> create(std::shared_ptr<const Plugin> plugin,
@@ -87,13 +101,31 @@ class Device : public std::enable_shared_from_this<Device> {
   // Turns a plugin return code into a Status with the plugin's message and this device's id.
   Status check(sy_status code, const char* what) const;
 
+  // ---- Ops this device lacks
+  // The policy and the device such ops move to (null: a missing op is an error whatever the
+  // policy says). Each device has its own, so two runs in one process (two embedded trainers,
+  // say) with different policies do not interfere. Default: kWarn with no fallback device.
+  void set_fallback(FallbackPolicy policy, std::shared_ptr<Device> fallback_device);
+  FallbackPolicy fallback_policy() const;
+  std::shared_ptr<Device> fallback_device() const;
+  // Ops that ran on the fallback device instead of this one since creation or the last reset,
+  // one entry per (op, dtype) in first-seen order; fallback_calls() is the sum of their calls.
+  std::vector<FallbackCount> fallback_counts() const;
+  uint64_t fallback_calls() const;
+  void reset_fallback_counts();
+  // Called by the dispatcher after an op ran on the fallback device; true the first time this
+  // (op, dtype) fell back, which is when kWarn logs.
+  bool record_fallback(const char* op, const char* dtype, uint64_t copies, uint64_t bytes);
+
  private:
-  Device() = default;
+  struct FallbackRoute;
+  Device();
 
   std::shared_ptr<const Plugin> plugin_;
   sy_device handle_ = nullptr;
   DeviceInfo info_;
   std::shared_ptr<Queue> default_queue_;
+  std::unique_ptr<FallbackRoute> fallback_;
 };
 
 }  // namespace switchyard

@@ -1,5 +1,7 @@
 #include "switchyard/device.h"
 
+#include <mutex>
+
 #include "switchyard/buffer.h"
 #include "switchyard/plugin.h"
 #include "switchyard/queue.h"
@@ -21,6 +23,15 @@ const char* device_type_name(DeviceType type) {
   }
   return "other";
 }
+
+struct Device::FallbackRoute {
+  mutable std::mutex mutex;
+  FallbackPolicy policy = FallbackPolicy::kWarn;
+  std::shared_ptr<Device> device;
+  std::vector<FallbackCount> counts;
+};
+
+Device::Device() : fallback_(std::make_unique<FallbackRoute>()) {}
 
 Result<std::shared_ptr<Device>> Device::create(std::shared_ptr<const Plugin> plugin, uint32_t index,
                                                const OptionList& options) {
@@ -171,6 +182,53 @@ Status Queue::read(const Buffer& src, uint64_t src_offset, void* dst, uint64_t s
 Status Queue::finish() {
   return device_->check(device_->functions().queue_finish(device_->handle(), handle_),
                         "queue_finish");
+}
+
+void Device::set_fallback(FallbackPolicy policy, std::shared_ptr<Device> fallback_device) {
+  std::lock_guard<std::mutex> lock(fallback_->mutex);
+  fallback_->policy = policy;
+  fallback_->device = std::move(fallback_device);
+}
+
+FallbackPolicy Device::fallback_policy() const {
+  std::lock_guard<std::mutex> lock(fallback_->mutex);
+  return fallback_->policy;
+}
+
+std::shared_ptr<Device> Device::fallback_device() const {
+  std::lock_guard<std::mutex> lock(fallback_->mutex);
+  return fallback_->device;
+}
+
+std::vector<FallbackCount> Device::fallback_counts() const {
+  std::lock_guard<std::mutex> lock(fallback_->mutex);
+  return fallback_->counts;
+}
+
+uint64_t Device::fallback_calls() const {
+  std::lock_guard<std::mutex> lock(fallback_->mutex);
+  uint64_t total = 0;
+  for (const FallbackCount& count : fallback_->counts) total += count.calls;
+  return total;
+}
+
+void Device::reset_fallback_counts() {
+  std::lock_guard<std::mutex> lock(fallback_->mutex);
+  fallback_->counts.clear();
+}
+
+bool Device::record_fallback(const char* op, const char* dtype, uint64_t copies, uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(fallback_->mutex);
+  for (FallbackCount& count : fallback_->counts) {
+    if (count.op == op && count.dtype == dtype) {
+      ++count.calls;
+      count.copies += copies;
+      count.bytes_copied += bytes;
+      return false;
+    }
+  }
+  fallback_->counts.push_back({op, dtype, info_.backend, 1, copies, bytes});
+  return true;
 }
 
 }  // namespace switchyard

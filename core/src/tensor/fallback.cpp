@@ -1,6 +1,5 @@
 // The fallback policy: an op the tensor's device lacks runs on the fallback device, with copies.
 #include <cstdio>
-#include <mutex>
 #include <vector>
 
 #include "switchyard/buffer.h"
@@ -14,18 +13,6 @@
 namespace switchyard {
 
 namespace {
-
-struct FallbackState {
-  std::mutex mutex;
-  FallbackPolicy policy = FallbackPolicy::kWarn;
-  std::shared_ptr<Device> device;
-  std::vector<FallbackCount> counts;
-};
-
-FallbackState& state() {
-  static FallbackState instance;
-  return instance;
-}
 
 const char* policy_name(FallbackPolicy policy) {
   switch (policy) {
@@ -84,21 +71,11 @@ bool input_is_updated(sy_op op, size_t index) {
   return false;
 }
 
-void count_fallback(sy_op op, sy_dtype dtype, const Device& device, uint64_t copies, uint64_t bytes,
+void count_fallback(sy_op op, sy_dtype dtype, Device& device, uint64_t copies, uint64_t bytes,
                     FallbackPolicy policy, const Device& fallback) {
-  FallbackState& s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
   const char* dtype_text = dtype_name(static_cast<DType>(dtype));
-  for (FallbackCount& count : s.counts) {
-    if (count.op == op_name(op) && count.dtype == dtype_text && count.backend == device.backend()) {
-      ++count.calls;
-      count.copies += copies;
-      count.bytes_copied += bytes;
-      return;
-    }
-  }
-  s.counts.push_back({op_name(op), dtype_text, device.backend(), 1, copies, bytes});
-  if (policy == FallbackPolicy::kWarn) {
+  const bool first = device.record_fallback(op_name(op), dtype_text, copies, bytes);
+  if (first && policy == FallbackPolicy::kWarn) {
     std::fprintf(stderr,
                  "switchyard: warning: op '%s' with dtype %s is not supported by backend '%s' "
                  "(%s); running it on %s with copies (fallback: warn)\n",
@@ -109,13 +86,8 @@ void count_fallback(sy_op op, sy_dtype dtype, const Device& device, uint64_t cop
 
 std::shared_ptr<Device> checked_fallback_device(sy_op op, sy_dtype dtype, Device& device,
                                                 FallbackPolicy& policy) {
-  std::shared_ptr<Device> fallback;
-  {
-    FallbackState& s = state();
-    std::lock_guard<std::mutex> lock(s.mutex);
-    policy = s.policy;
-    fallback = s.device;
-  }
+  policy = device.fallback_policy();
+  const std::shared_ptr<Device> fallback = device.fallback_device();
   const std::string what =
       std::string("op '") + op_name(op) + "' with dtype " + dtype_name(static_cast<DType>(dtype)) +
       " is not supported by backend '" + device.backend() + "' (" + device.id() + ")";
@@ -177,43 +149,6 @@ void run_op_on_fallback(sy_op op, sy_dtype dtype, Device& device,
     ++index;
   }
   count_fallback(op, dtype, device, copies, bytes, policy, *fallback);
-}
-
-void set_fallback(FallbackPolicy policy, std::shared_ptr<Device> fallback_device) {
-  FallbackState& s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  s.policy = policy;
-  s.device = std::move(fallback_device);
-}
-
-FallbackPolicy fallback_policy() {
-  FallbackState& s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  return s.policy;
-}
-
-std::shared_ptr<Device> fallback_device() {
-  FallbackState& s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  return s.device;
-}
-
-std::vector<FallbackCount> fallback_counts() {
-  FallbackState& s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  return s.counts;
-}
-
-uint64_t total_fallback_calls() {
-  uint64_t total = 0;
-  for (const FallbackCount& count : fallback_counts()) total += count.calls;
-  return total;
-}
-
-void reset_fallback_counts() {
-  FallbackState& s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  s.counts.clear();
 }
 
 }  // namespace switchyard

@@ -1,5 +1,4 @@
 // Choosing the run's device from the configuration and installing the op fallback.
-#include "switchyard/dispatch.h"
 #include "switchyard/registry.h"
 #include "switchyard/train.h"
 
@@ -16,7 +15,7 @@ Result<RunDevice> open_run_device(const RuntimeSettings& settings) {
   run.warnings = selection.warnings;
   // Ops the device lacks run on the runtime's oracle device (host memory, every op).
   run.fallback_device = open_oracle_device(registry, selection, settings);
-  set_fallback(settings.fallback, run.fallback_device);
+  run.device->set_fallback(settings.fallback, run.fallback_device);
   return run;
 }
 

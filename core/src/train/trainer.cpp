@@ -157,7 +157,7 @@ TrainSummary Trainer::run() {
     if (c.on_run_start) c.on_run_start(summary.info);
   }
   (void)s.device->reset_peak_memory();  // a backend without memory statistics has nothing to reset
-  const uint64_t fallbacks_before = total_fallback_calls();
+  const uint64_t fallbacks_before = s.device->fallback_calls();
   detail::ProgressReporter progress(s.config.train.progress, s.config.train.epochs);
   for (int64_t epoch = s.completed_epochs + 1; epoch <= s.config.train.epochs; ++epoch) {
     const EpochMetrics metrics = train_and_evaluate(s, epoch, progress);
@@ -179,7 +179,7 @@ TrainSummary Trainer::run() {
   }
   summary.history = s.history;
   for (const EpochMetrics& m : s.history) summary.skipped_steps += m.skipped_steps;
-  summary.fallback_ops = total_fallback_calls() - fallbacks_before;
+  summary.fallback_ops = s.device->fallback_calls() - fallbacks_before;
   summary.last_checkpoint = s.last_checkpoint;
   for (const auto& c : s.callbacks) {
     if (c.on_run_end) c.on_run_end(summary);
