@@ -14,6 +14,11 @@ struct CleanEnvironment {
   ScopedEnvironment backends{"SWITCHYARD_BACKENDS", std::nullopt};
   ScopedEnvironment device{"SWITCHYARD_DEVICE", std::nullopt};
   ScopedEnvironment fallback{"SWITCHYARD_FALLBACK", std::nullopt};
+  ScopedEnvironment ours{"SWITCHYARD_LOCAL_RANK", std::nullopt};
+  ScopedEnvironment torchrun{"LOCAL_RANK", std::nullopt};
+  ScopedEnvironment open_mpi{"OMPI_COMM_WORLD_LOCAL_RANK", std::nullopt};
+  ScopedEnvironment mpich{"MPI_LOCALRANKID", std::nullopt};
+  ScopedEnvironment slurm{"SLURM_LOCALID", std::nullopt};
 };
 
 }  // namespace
@@ -117,4 +122,37 @@ TEST_CASE("the environment overrides what the file says") {
   REQUIRE(config->runtime().apply_environment().ok());
   REQUIRE(config->runtime().backends == std::vector<std::string>{"reference"});
   REQUIRE(config->runtime().device == "cuda:0");
+}
+
+TEST_CASE("device_policy local_rank reads the launcher's local rank variable") {
+  CleanEnvironment clean;
+  RuntimeSettings settings;
+  settings.device_policy = switchyard::DevicePolicy::kLocalRank;
+  REQUIRE(settings.apply_environment().ok());
+  CHECK(settings.local_rank.rank == 0);  // a single process: rank 0, and the log says no variable
+  CHECK(settings.local_rank.source.empty());
+  {
+    ScopedEnvironment slurm("SLURM_LOCALID", "2");
+    ScopedEnvironment open_mpi("OMPI_COMM_WORLD_LOCAL_RANK", "3");
+    REQUIRE(settings.apply_environment().ok());
+    CHECK(settings.local_rank.rank == 3);  // Open MPI's variable is read before Slurm's
+    CHECK(settings.local_rank.source == "OMPI_COMM_WORLD_LOCAL_RANK");
+    ScopedEnvironment ours("SWITCHYARD_LOCAL_RANK", "5");
+    REQUIRE(settings.apply_environment().ok());
+    CHECK(settings.local_rank.rank == 5);  // ours overrides any launcher's
+  }
+  {
+    ScopedEnvironment torchrun("LOCAL_RANK", "one");
+    const switchyard::Status status = settings.apply_environment();
+    CHECK(status.code() == StatusCode::kInvalidArgument);
+    CHECK(status.message() ==
+          "LOCAL_RANK='one': expected the process's local rank, an integer >= 0 "
+          "(device_policy: local_rank)");
+  }
+  {
+    // Without the policy a launcher's odd variable is none of our business.
+    ScopedEnvironment torchrun("LOCAL_RANK", "one");
+    RuntimeSettings first;
+    REQUIRE(first.apply_environment().ok());
+  }
 }

@@ -62,7 +62,7 @@ TEST_CASE("a value outside its range names the bounds") {
 TEST_CASE("a value that is not in an enum lists the allowed values") {
   require_error("device_policy: most_free\n",
                 "cfg.yaml:1:16: key 'device_policy': unknown value 'most_free' (did you mean "
-                "'most_free_memory'?), expected one of: first, most_free_memory");
+                "'most_free_memory'?), expected one of: first, most_free_memory, local_rank");
   require_error("fallback: loud\n",
                 "cfg.yaml:1:11: key 'fallback': unknown value 'loud', expected one of: warn, "
                 "error, silent");

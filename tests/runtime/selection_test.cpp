@@ -109,6 +109,34 @@ TEST_CASE("most_free_memory picks the GPU with the most free memory", "[selectio
   CHECK(chosen_id(devices, choose_device(devices, {}, settings)) == "cuda:1");
 }
 
+TEST_CASE("local_rank gives each process on a machine its own GPU", "[selection]") {
+  std::vector<DeviceRecord> devices = {
+      device("cuda", 0, DeviceType::kGpu, true), device("cuda", 1, DeviceType::kGpu, false),
+      device("cuda", 2, DeviceType::kGpu, true), device("cuda", 3, DeviceType::kGpu, true)};
+  RuntimeSettings settings;
+  settings.backends = {"cuda"};
+  settings.backends_from_config = true;
+  settings.device_policy = DevicePolicy::kLocalRank;
+  settings.local_rank = {1, "LOCAL_RANK"};
+  auto choice = choose_device(devices, {}, settings);
+  CHECK(chosen_id(devices, choice) == "cuda:2");  // the second usable device: cuda:1 is broken
+  CHECK(choice->note ==
+        "device_policy local_rank: local rank 1 (from LOCAL_RANK) -> cuda:2, one of 3 usable "
+        "cuda devices");
+  settings.local_rank = {4, "OMPI_COMM_WORLD_LOCAL_RANK"};  // more ranks than devices: they share
+  choice = choose_device(devices, {}, settings);
+  CHECK(chosen_id(devices, choice) == "cuda:2");
+  CHECK(choice->note.find("ranks share devices") != std::string::npos);
+  settings.local_rank = {};  // no launcher variable: rank 0, and the note says so
+  choice = choose_device(devices, {}, settings);
+  CHECK(chosen_id(devices, choice) == "cuda:0");
+  CHECK(choice->note.find("local rank 0 (no rank variable set)") != std::string::npos);
+  settings.device = "cuda:3";  // naming a device wins over the policy
+  choice = choose_device(devices, {}, settings);
+  CHECK(chosen_id(devices, choice) == "cuda:3");
+  CHECK(choice->note.empty());
+}
+
 TEST_CASE("cpu picks the first listed backend with a CPU device", "[selection]") {
   CpuOnlyMachine m;
   RuntimeSettings settings;

@@ -87,6 +87,7 @@ int devices_command(const Args& args) {
     print_text(registry, devices);
     if (!choice.ok()) std::cout << "selection: " << choice.status().message() << "\n";
     if (choice.ok()) {
+      if (!choice->note.empty()) std::cout << "selection: " << choice->note << "\n";
       for (const auto& w : choice->warnings) std::cout << "warning: " << w << "\n";
     }
   }

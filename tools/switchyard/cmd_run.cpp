@@ -260,6 +260,7 @@ void print_device(const RunDevice& run) {
             << device_type_name(info.type) << ")\n";
   const std::string settings = run.device->settings();
   if (!settings.empty()) std::cout << "settings: " << settings << "\n";
+  if (!run.note.empty()) std::cout << run.note << "\n";
   std::cout.flush();
   for (const auto& warning : run.warnings) std::cerr << "switchyard: warning: " << warning << "\n";
 }

@@ -17,7 +17,20 @@
 
 namespace switchyard {
 
-enum class DevicePolicy { kFirst, kMostFreeMemory };
+// How a device is chosen among the usable devices of the chosen backend: the first; the one with
+// the most free memory; or, for one process per device (MPI ranks, torchrun workers, Spark or Ray
+// executors on one machine), device number local_rank modulo the number of devices.
+enum class DevicePolicy { kFirst, kMostFreeMemory, kLocalRank };
+
+// This process's rank among the processes on its machine, and the variable it was read from.
+struct LocalRank {
+  uint32_t rank = 0;
+  std::string source;  // "OMPI_COMM_WORLD_LOCAL_RANK", ...; "" when no variable was set
+};
+
+// The variables that carry a local rank, in the order they are read: ours, then torchrun's,
+// Open MPI's, MPICH's and Slurm's.
+const std::vector<std::string>& local_rank_variables();
 
 // What the runtime needs to pick a device. Filled from the document, then from the environment.
 struct RuntimeSettings {
@@ -25,6 +38,7 @@ struct RuntimeSettings {
   bool backends_from_config = false;  // false: the default list above is in force
   std::string device = "auto";        // auto | cpu | <backend> | <backend>:<index>
   DevicePolicy device_policy = DevicePolicy::kFirst;
+  LocalRank local_rank;  // read from the environment when device_policy is kLocalRank
   FallbackPolicy fallback = FallbackPolicy::kWarn;
   std::vector<std::filesystem::path> plugin_paths;
   std::map<std::string, OptionList> backend_options;  // per backend, passed to device_create
@@ -36,7 +50,8 @@ struct RuntimeSettings {
   // top-level promise holds). Every place that opens a device uses this list.
   OptionList device_options(const std::string& backend) const;
 
-  // Applies SWITCHYARD_BACKENDS, SWITCHYARD_DEVICE and SWITCHYARD_FALLBACK. Bad values are errors
+  // Applies SWITCHYARD_BACKENDS, SWITCHYARD_DEVICE and SWITCHYARD_FALLBACK, and with the
+  // local_rank policy reads the first of local_rank_variables() that is set. Bad values are errors
   // that name the variable.
   Status apply_environment();
 };

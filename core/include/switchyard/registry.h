@@ -90,6 +90,7 @@ struct Selection {
   std::vector<DeviceRecord> devices;  // every device considered, in priority order
   std::vector<std::string> warnings;  // fallbacks and skipped backends, for the log
   bool first_choice = false;          // the first backend of the priority list was used
+  std::string note;                   // how the device policy chose, when that is worth a line
 };
 
 // Applies the priority list, `device`, `device_policy` and `fallback`. With fallback=error, any
@@ -110,6 +111,7 @@ struct Choice {
   int index = -1;
   bool first_choice = false;
   std::vector<std::string> warnings;
+  std::string note;  // device_policy local_rank: which rank picked which device, for the log
 };
 Result<Choice> choose_device(const std::vector<DeviceRecord>& devices,
                              const std::vector<PluginRecord>& plugins,

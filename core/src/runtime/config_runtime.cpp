@@ -17,7 +17,9 @@ Result<DevicePolicy> parse_device_policy(const ConfigNode& node) {
   SY_ASSIGN_OR_RETURN(const std::string text, node.as_string());
   if (text == "first") return DevicePolicy::kFirst;
   if (text == "most_free_memory") return DevicePolicy::kMostFreeMemory;
-  return node.error("unknown value '" + text + "', expected one of: first, most_free_memory");
+  if (text == "local_rank") return DevicePolicy::kLocalRank;
+  return node.error("unknown value '" + text +
+                    "', expected one of: first, most_free_memory, local_rank");
 }
 
 std::optional<FallbackPolicy> fallback_from_text(const std::string& text) {
@@ -93,7 +95,31 @@ std::string environment_value(const char* variable) {
   return value == nullptr ? "" : value;
 }
 
+// The first rank variable that is set; a value that is not a small non-negative integer is an
+// error naming the variable (a launcher that sets it wrongly would otherwise put every process on
+// device 0).
+Result<LocalRank> read_local_rank() {
+  for (const std::string& variable : local_rank_variables()) {
+    const std::string text = environment_value(variable.c_str());
+    if (text.empty()) continue;
+    if (text.size() > 6 || text.find_first_not_of("0123456789") != std::string::npos) {
+      return invalid_argument(variable + "='" + text +
+                              "': expected the process's local rank, an integer >= 0 "
+                              "(device_policy: local_rank)");
+    }
+    return LocalRank{static_cast<uint32_t>(std::stoul(text)), variable};
+  }
+  return LocalRank{};
+}
+
 }  // namespace
+
+const std::vector<std::string>& local_rank_variables() {
+  static const std::vector<std::string> variables = {"SWITCHYARD_LOCAL_RANK", "LOCAL_RANK",
+                                                     "OMPI_COMM_WORLD_LOCAL_RANK",
+                                                     "MPI_LOCALRANKID", "SLURM_LOCALID"};
+  return variables;
+}
 
 std::vector<std::string> known_backend_names() {
   std::vector<std::string> names = {"reference", "onednn", "vulkan", "cuda", "template", "metal"};
@@ -167,6 +193,11 @@ Status RuntimeSettings::apply_environment() {
                             config_values::unknown_name_message("value", fallback_text,
                                                                 {"warn", "error", "silent"}, true));
   }
+  LocalRank new_local_rank;
+  if (device_policy == DevicePolicy::kLocalRank) {
+    SY_ASSIGN_OR_RETURN(new_local_rank, read_local_rank());
+  }
+  local_rank = new_local_rank;
   if (!new_backends.empty()) {
     backends = std::move(new_backends);
     backends_from_config = true;

@@ -213,7 +213,7 @@ SchemaNode make_root_schema() {
                                "[cuda, vulkan, onednn, reference]",
                                1)},
       {"device", device_spec()},
-      {"device_policy", one_of({"first", "most_free_memory"})},
+      {"device_policy", one_of({"first", "most_free_memory", "local_rank"})},
       {"fallback", one_of({"warn", "error", "silent"})},
       {"plugin_paths", sequence_of(path_value(), "a sequence of folders")},
       {"deterministic", boolean()},

@@ -41,25 +41,50 @@ bool is_emulated(const DeviceRecord& d) {
   return d.info.type == DeviceType::kEmulated;
 }
 
+// The index of the picked device (-1: none) and how many it was picked from.
+struct Picked {
+  int index = -1;
+  size_t candidates = 0;
+};
+
 // Among the usable devices that `accept` admits, those of the first backend (in `order`) that has
 // any; then the policy picks one of them.
-int pick(const std::vector<DeviceRecord>& devices, const std::vector<std::string>& order,
-         DevicePolicy policy, const std::function<bool(const DeviceRecord&)>& accept) {
+Picked pick(const std::vector<DeviceRecord>& devices, const std::vector<std::string>& order,
+            const RuntimeSettings& settings,
+            const std::function<bool(const DeviceRecord&)>& accept) {
   for (const auto& backend : order) {
-    int best = -1;
+    std::vector<int> candidates;
     for (size_t i = 0; i < devices.size(); ++i) {
       const auto& d = devices[i];
-      if (d.info.backend != backend || !d.usable || !accept(d)) continue;
-      if (best < 0) {
-        best = static_cast<int>(i);
-        if (policy == DevicePolicy::kFirst) break;
-      } else if (d.info.memory_free_bytes > devices[best].info.memory_free_bytes) {
-        best = static_cast<int>(i);
+      if (d.info.backend == backend && d.usable && accept(d)) {
+        candidates.push_back(static_cast<int>(i));
       }
     }
-    if (best >= 0) return best;
+    if (candidates.empty()) continue;
+    Picked picked{candidates.front(), candidates.size()};
+    if (settings.device_policy == DevicePolicy::kMostFreeMemory) {
+      picked.index = *std::max_element(candidates.begin(), candidates.end(), [&](int a, int b) {
+        return devices[a].info.memory_free_bytes < devices[b].info.memory_free_bytes;
+      });
+    } else if (settings.device_policy == DevicePolicy::kLocalRank) {
+      picked.index = candidates[settings.local_rank.rank % candidates.size()];
+    }
+    return picked;
   }
-  return -1;
+  return {};
+}
+
+// What the local_rank policy did, for the log: "local rank 3 (from OMPI_COMM_WORLD_LOCAL_RANK)
+// -> cuda:1, one of 2 usable cuda devices; ranks share devices".
+std::string local_rank_note(const DeviceRecord& chosen, size_t peers, const LocalRank& local_rank) {
+  const std::string source =
+      local_rank.source.empty() ? std::string("no rank variable set") : "from " + local_rank.source;
+  const std::string among = peers == 1 ? "the only usable " + chosen.info.backend + " device"
+                                       : "one of " + std::to_string(peers) + " usable " +
+                                             chosen.info.backend + " devices";
+  return "device_policy local_rank: local rank " + std::to_string(local_rank.rank) + " (" + source +
+         ") -> " + chosen.info.id() + ", " + among +
+         (local_rank.rank >= peers ? "; ranks share devices" : "");
 }
 
 // Why a backend was not used, in one phrase.
@@ -104,31 +129,33 @@ Result<Choice> choose_device(const std::vector<DeviceRecord>& devices,
   auto real = [](const DeviceRecord& d) { return !is_emulated(d); };
   auto any = [](const DeviceRecord&) { return true; };
   Choice choice;
+  Picked picked;
   std::string requested_text;
   switch (request.kind) {
     case DeviceRequest::Kind::kAuto:
-      choice.index = pick(devices, order, settings.device_policy, real);
-      if (choice.index < 0) choice.index = pick(devices, order, settings.device_policy, any);
+      picked = pick(devices, order, settings, real);
+      if (picked.index < 0) picked = pick(devices, order, settings, any);
       break;
     case DeviceRequest::Kind::kCpu:
       requested_text = "cpu";
-      choice.index = pick(devices, order, settings.device_policy,
-                          [](const DeviceRecord& d) { return d.info.type == DeviceType::kCpu; });
+      picked = pick(devices, order, settings,
+                    [](const DeviceRecord& d) { return d.info.type == DeviceType::kCpu; });
       break;
     case DeviceRequest::Kind::kBackend:
       requested_text = request.backend;
-      choice.index = pick(devices, {request.backend}, settings.device_policy, any);
+      picked = pick(devices, {request.backend}, settings, any);
       break;
     case DeviceRequest::Kind::kExact:
       requested_text = settings.device;
       for (size_t i = 0; i < devices.size(); ++i) {
         const auto& d = devices[i];
         if (d.info.backend == request.backend && d.info.index == request.index && d.usable) {
-          choice.index = static_cast<int>(i);
+          picked = {static_cast<int>(i), 1};
         }
       }
       break;
   }
+  choice.index = picked.index;
   const bool named = request.kind != DeviceRequest::Kind::kAuto;
   if (named && choice.index < 0) {
     const std::string why = request.kind == DeviceRequest::Kind::kCpu
@@ -138,8 +165,9 @@ Result<Choice> choose_device(const std::vector<DeviceRecord>& devices,
       return unavailable("device '" + requested_text + "' is not usable: " + why +
                          " (fallback: error)");
     }
-    choice.index = pick(devices, order, settings.device_policy, real);
-    if (choice.index < 0) choice.index = pick(devices, order, settings.device_policy, any);
+    picked = pick(devices, order, settings, real);
+    if (picked.index < 0) picked = pick(devices, order, settings, any);
+    choice.index = picked.index;
     if (choice.index >= 0 && settings.fallback == FallbackPolicy::kWarn) {
       choice.warnings.push_back("device '" + requested_text + "' is not usable (" + why +
                                 "); falling back to " + devices[choice.index].info.id());
@@ -153,6 +181,10 @@ Result<Choice> choose_device(const std::vector<DeviceRecord>& devices,
     return unavailable("no usable device" + (reasons.empty() ? " (no backend listed)" : reasons));
   }
   const auto& chosen = devices[choice.index];
+  if (settings.device_policy == DevicePolicy::kLocalRank &&
+      request.kind != DeviceRequest::Kind::kExact) {
+    choice.note = local_rank_note(chosen, picked.candidates, settings.local_rank);
+  }
   choice.first_choice =
       named ? choice.warnings.empty() : (!order.empty() && chosen.info.backend == order.front());
   if (!named && !choice.first_choice) {
@@ -197,6 +229,7 @@ Result<Selection> select_device(Registry& registry, const RuntimeSettings& setti
                       choose_device(selection.devices, registry.plugins(), settings));
   selection.warnings = choice.warnings;
   selection.first_choice = choice.first_choice;
+  selection.note = choice.note;
   for (size_t i = 0; i < selection.devices.size(); ++i) {
     auto& d = selection.devices[i];
     d.selected = static_cast<int>(i) == choice.index;
