@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """PyTorch peer for `switchyard bench`: the same workloads, timed the same way, in PyTorch (CPU).
 
-    /usr/bin/python3 tools/bench/torch_peer.py [--threads 2] [--what digits,step,matmul,add]
+    /usr/bin/python3 tools/bench/torch_peer.py [--threads 2] [--what digits,cnn,step,matmul,add]
                                                [--seed 0] [--json]
 
 Parts (each timed after a warm-up; medians reported):
@@ -11,6 +11,9 @@ Parts (each timed after a warm-up; medians reported):
           batches. Epoch time covers the training steps only (batch gather, forward, loss,
           backward, update, and the running loss/correct sums that switchyard's trainer also keeps),
           not the test evaluation. Reports the median epoch and the final test accuracy.
+  cnn     configs/digits-cnn.yaml's run, timed the same way: the pixels as 1x8x8 images,
+          conv3x3(32, pad 1) relu maxpool2 conv3x3(64, pad 1) relu maxpool2 linear(128) relu
+          dropout(0.25) linear(10), SGD lr 0.05 momentum 0.9 weight decay 0.0005, batch 64.
   step    one training step of a 784-2048-2048-10 ReLU MLP at batch 256 on synthetic data
           (forward, cross-entropy, backward, SGD momentum update, zero_grad), like
           `switchyard bench step`.
@@ -35,7 +38,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import torch  # noqa: E402  (after the environment variable on purpose)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ALL_PARTS = ("digits", "step", "matmul", "add")
+ALL_PARTS = ("digits", "cnn", "step", "matmul", "add")
 
 
 def parse_args(argv):
@@ -138,14 +141,28 @@ def test_accuracy(model, x, y):
     return result
 
 
-def bench_digits(args):
+def digits_cnn():
+    """configs/digits-cnn.yaml's model."""
+    nn = torch.nn
+    return nn.Sequential(nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                         nn.Linear(256, 128), nn.ReLU(), nn.Dropout(0.25), nn.Linear(128, 10))
+
+
+def bench_digits(args, cnn=False):
     x, y = load_digits(args.data)
+    if cnn:
+        x = x.reshape(-1, 1, 8, 8)
     train_index, test_index = stratified_split(y, 0.2, args.seed)
     x_train, y_train = x[train_index].contiguous(), y[train_index].contiguous()
     x_test, y_test = x[test_index].contiguous(), y[test_index].contiguous()
     torch.manual_seed(args.seed)
-    model = mlp([x.shape[1], 256, 256, 10])
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    if cnn:
+        model = digits_cnn()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, weight_decay=0.0005)
+    else:
+        model = mlp([x.shape[1], 256, 256, 10])
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     generator = torch.Generator().manual_seed(args.seed)
     epoch_seconds, accuracy, loss = [], 0.0, 0.0
     for _ in range(args.epochs):
@@ -241,7 +258,8 @@ def main(argv):
     result = {"peer": "pytorch", "torch_version": torch.__version__,
               "threads": torch.get_num_threads(),
               "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS")}
-    runners = {"digits": bench_digits, "step": bench_step, "matmul": bench_matmul, "add": bench_add}
+    runners = {"digits": bench_digits, "cnn": lambda a: bench_digits(a, cnn=True),
+               "step": bench_step, "matmul": bench_matmul, "add": bench_add}
     for part in args.parts:
         result[part] = runners[part](args)
     if args.json:
@@ -251,6 +269,10 @@ def main(argv):
     if "digits" in result:
         d = result["digits"]
         print("digits-mlp: median epoch %.2f ms (%d steps), test accuracy %.4f"
+              % (d["epoch_seconds_median"] * 1e3, -(-d["train_samples"] // 64), d["test_accuracy"]))
+    if "cnn" in result:
+        d = result["cnn"]
+        print("digits-cnn: median epoch %.2f ms (%d steps), test accuracy %.4f"
               % (d["epoch_seconds_median"] * 1e3, -(-d["train_samples"] // 64), d["test_accuracy"]))
     if "step" in result:
         s = result["step"]
