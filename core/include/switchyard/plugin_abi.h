@@ -428,7 +428,9 @@ typedef struct sy_plugin_functions {
    * Returns NULL when the memory is not host-addressable. */
   void* (*buffer_host_address)(sy_device device, sy_buffer buffer);
 
-  /* Queues: ops run in submission order on one queue. Required. */
+  /* Queues: ops run in submission order on one queue. Required. There is no order between two
+   * queues (as between CUDA streams): a host that uses one queue's results on another calls
+   * queue_finish on the first. */
   sy_status (*queue_create)(sy_device device, sy_queue* out_queue);
   void (*queue_destroy)(sy_device device, sy_queue queue);
   /* Blocks until every call submitted to the queue so far has completed. Required. */
