@@ -1,7 +1,5 @@
 #include "memory_pool.h"
 
-#include <algorithm>
-#include <bit>
 #include <cstdlib>
 
 #include "error.h"
@@ -9,9 +7,15 @@
 namespace sy_onednn {
 namespace {
 
-constexpr uint64_t kMinBlockBytes = 512;
 // Large blocks start on a page so that oneDNN's kernels see page-aligned operands.
 constexpr uint64_t kPageAlignFromBytes = 64 * 1024;
+constexpr const char* kPoolName = "onednn";
+
+void* new_block(uint64_t block_bytes) {
+  const size_t alignment = block_bytes >= kPageAlignFromBytes ? 4096 : 64;
+  void* data = nullptr;
+  return posix_memalign(&data, alignment, block_bytes) == 0 ? data : nullptr;
+}
 
 }  // namespace
 
@@ -20,90 +24,58 @@ MemoryPool::~MemoryPool() {
   free_cached_locked();
 }
 
-uint64_t MemoryPool::block_size_for(uint64_t size_bytes) {
-  if (size_bytes <= kMinBlockBytes) return kMinBlockBytes;
-  if (size_bytes <= 4096)
-    return (size_bytes + kMinBlockBytes - 1) / kMinBlockBytes * kMinBlockBytes;
-  uint64_t step = std::bit_floor(size_bytes) / 8;
-  return (size_bytes + step - 1) / step * step;
-}
-
-void* MemoryPool::take_cached(uint64_t block_bytes) {
-  auto it = cached_blocks_.find(block_bytes);
-  if (it == cached_blocks_.end() || it->second.empty()) return nullptr;
-  void* data = it->second.back();
-  it->second.pop_back();
-  return data;
-}
-
 void* MemoryPool::allocate_fresh(uint64_t size_bytes, uint64_t block_bytes) {
-  if (limit_bytes_ != 0 && reserved_bytes_ + block_bytes > limit_bytes_) free_cached_locked();
-  if (limit_bytes_ != 0 && reserved_bytes_ + block_bytes > limit_bytes_) {
+  if (!accounting_.make_room(block_bytes, [&] { free_cached_locked(); })) {
     fail(SY_STATUS_RESOURCE_EXHAUSTED,
-         cat("onednn: cannot allocate ", size_bytes, " bytes (block of ", block_bytes,
-             " bytes): ", allocated_bytes_, " bytes in use, ", reserved_bytes_,
-             " bytes reserved, cap ", limit_bytes_, " bytes"));
+         accounting_.over_cap_message(kPoolName, size_bytes, block_bytes));
   }
-  size_t alignment = block_bytes >= kPageAlignFromBytes ? 4096 : 64;
-  void* data = nullptr;
-  if (posix_memalign(&data, alignment, block_bytes) != 0) {
+  void* data = new_block(block_bytes);
+  if (data == nullptr) {
     free_cached_locked();
-    if (posix_memalign(&data, alignment, block_bytes) != 0) {
-      fail(SY_STATUS_RESOURCE_EXHAUSTED,
-           cat("onednn: the system refused ", block_bytes, " bytes for a buffer of ", size_bytes,
-               " bytes: ", allocated_bytes_, " bytes in use, cap ", limit_bytes_, " bytes"));
-    }
+    data = new_block(block_bytes);
   }
-  reserved_bytes_ += block_bytes;
+  if (data == nullptr) {
+    fail(SY_STATUS_RESOURCE_EXHAUSTED,
+         accounting_.refused_message(kPoolName, size_bytes, block_bytes,
+                                     "the system has no memory left"));
+  }
+  accounting_.on_reserve(block_bytes);
   return data;
 }
 
 void* MemoryPool::allocate(uint64_t size_bytes, uint64_t* block_bytes) {
-  uint64_t block = block_size_for(size_bytes);
+  const uint64_t block = sy_support::size_class(size_bytes);
   std::lock_guard<std::mutex> lock(mutex_);
-  void* data = take_cached(block);
-  if (data == nullptr) data = allocate_fresh(size_bytes, block);
-  allocated_bytes_ += block;
-  allocation_count_ += 1;
-  peak_allocated_bytes_ = std::max(peak_allocated_bytes_, allocated_bytes_);
+  const auto cached = cache_.take(block);
+  void* data = cached ? cached->block : allocate_fresh(size_bytes, block);
+  accounting_.on_allocate(block);
   *block_bytes = block;
   return data;
 }
 
 void MemoryPool::release(void* data, uint64_t block_bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
-  allocated_bytes_ -= block_bytes;
-  allocation_count_ -= 1;
-  if (limit_bytes_ != 0 && reserved_bytes_ > limit_bytes_) {
+  accounting_.on_release(block_bytes);
+  if (accounting_.over_cap()) {
     std::free(data);  // over a lowered cap: give the block back instead of caching it
-    reserved_bytes_ -= block_bytes;
+    accounting_.on_unreserve(block_bytes);
     return;
   }
-  cached_blocks_[block_bytes].push_back(data);
+  cache_.put(block_bytes, data);
 }
 
 void MemoryPool::free_cached_locked() {
-  for (auto& [block_bytes, blocks] : cached_blocks_) {
-    for (void* data : blocks) std::free(data);
-    reserved_bytes_ -= block_bytes * blocks.size();
-  }
-  cached_blocks_.clear();
+  accounting_.on_unreserve(cache_.drain([](uint64_t, void* data) { std::free(data); }));
 }
 
 sy_memory_stats MemoryPool::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  sy_memory_stats stats{};
-  stats.allocated_bytes = allocated_bytes_;
-  stats.reserved_bytes = reserved_bytes_;
-  stats.peak_allocated_bytes = peak_allocated_bytes_;
-  stats.limit_bytes = limit_bytes_;
-  stats.allocation_count = allocation_count_;
-  return stats;
+  return accounting_.stats();
 }
 
 void MemoryPool::reset_peak() {
   std::lock_guard<std::mutex> lock(mutex_);
-  peak_allocated_bytes_ = allocated_bytes_;
+  accounting_.reset_peak();
 }
 
 void MemoryPool::empty_cache() {
@@ -113,8 +85,8 @@ void MemoryPool::empty_cache() {
 
 void MemoryPool::set_limit(uint64_t limit_bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
-  limit_bytes_ = limit_bytes;
-  if (limit_bytes_ != 0 && reserved_bytes_ > limit_bytes_) free_cached_locked();
+  accounting_.set_limit(limit_bytes);
+  if (accounting_.over_cap()) free_cached_locked();
 }
 
 }  // namespace sy_onednn

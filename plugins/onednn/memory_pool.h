@@ -1,23 +1,24 @@
 // MemoryPool: the device's caching allocator of host memory.
 //
-// Freed blocks are kept, by rounded size, for reuse; empty_cache() returns them to the system.
+// Freed blocks are kept, by size class, for reuse; empty_cache() returns them to the system.
 // A cap (0 = none) bounds the bytes held from the system (reserved), which bounds the bytes in
 // live buffers too: a request that would exceed it first drops the cache, then fails with
-// RESOURCE_EXHAUSTED naming the requested, in-use and cap sizes. Thread-safe.
+// RESOURCE_EXHAUSTED naming the requested, in-use, reserved and cap sizes (the policy of
+// switchyard/plugin_support/memory_accounting.h). Thread-safe.
 #pragma once
 
 #include <cstdint>
 #include <mutex>
-#include <unordered_map>
-#include <vector>
 
 #include "switchyard/plugin_abi.h"
+#include "switchyard/plugin_support/block_cache.h"
+#include "switchyard/plugin_support/memory_accounting.h"
 
 namespace sy_onednn {
 
 class MemoryPool {
  public:
-  explicit MemoryPool(uint64_t limit_bytes) : limit_bytes_(limit_bytes) {}
+  explicit MemoryPool(uint64_t limit_bytes) : accounting_(limit_bytes) {}
   ~MemoryPool();
   MemoryPool(const MemoryPool&) = delete;
   MemoryPool& operator=(const MemoryPool&) = delete;
@@ -30,24 +31,16 @@ class MemoryPool {
   sy_memory_stats stats() const;
   void reset_peak();
   void empty_cache();
+  // Lowering the cap below what is reserved gives the cache back at once.
   void set_limit(uint64_t limit_bytes);
 
-  // The block size a request occupies: at most 1/8 more than asked for, so cached blocks are
-  // reused by requests of similar size without wasting much.
-  static uint64_t block_size_for(uint64_t size_bytes);
-
  private:
-  void* take_cached(uint64_t block_bytes);
   void* allocate_fresh(uint64_t size_bytes, uint64_t block_bytes);
   void free_cached_locked();
 
   mutable std::mutex mutex_;
-  std::unordered_map<uint64_t, std::vector<void*>> cached_blocks_;
-  uint64_t allocated_bytes_ = 0;
-  uint64_t reserved_bytes_ = 0;
-  uint64_t peak_allocated_bytes_ = 0;
-  uint64_t allocation_count_ = 0;
-  uint64_t limit_bytes_ = 0;
+  sy_support::PoolAccounting accounting_;
+  sy_support::BlockCache<void*> cache_;
 };
 
 }  // namespace sy_onednn

@@ -8,7 +8,8 @@
  * versions may choose its descriptor by host_abi_version; one that serves none returns NULL.)
  *
  * Rules every plugin follows:
- *  - This header is the only switchyard header a plugin includes, so plugins build out of tree.
+ *  - A plugin includes only the switchyard headers that are header-only and ABI-stable: this one
+ *    and switchyard/plugin_support/ (shared pool accounting, Status), so plugins build out of tree.
  *  - No C++ exception crosses the boundary. Every function returns an sy_status; on failure the
  *    plugin keeps a human-readable message for the calling thread, read with last_error_message().
  *  - Handles (sy_device, sy_buffer, sy_queue, sy_event) are opaque pointers owned by the plugin.

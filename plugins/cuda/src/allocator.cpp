@@ -1,21 +1,12 @@
 #include "allocator.h"
 
 #include <algorithm>
+#include <memory>
 
 namespace sy_cuda {
 namespace {
 
-constexpr uint64_t kRoundingBytes = 512;
-
-uint64_t round_up(uint64_t size) {
-  const uint64_t n = std::max<uint64_t>(size, 1);
-  return (n + kRoundingBytes - 1) / kRoundingBytes * kRoundingBytes;
-}
-
-// A cached block serves a request when it wastes at most a quarter of the request.
-bool good_fit(uint64_t block, uint64_t request) {
-  return block - request <= request / 4;
-}
+constexpr const char* kPoolName = "cuda";
 
 void add_unique(std::vector<CUstream>* streams, CUstream stream) {
   if (std::find(streams->begin(), streams->end(), stream) == streams->end()) {
@@ -35,50 +26,38 @@ CachingAllocator::~CachingAllocator() {
     (void)api_.cuMemFree_v2(buffer->ptr);
     delete buffer;
   }
-  for (auto& [bytes, block] : free_blocks_) (void)api_.cuMemFree_v2(block.ptr);
+  free_blocks_.drain([&](uint64_t, const FreeBlock& block) { (void)api_.cuMemFree_v2(block.ptr); });
   if (ordering_event_ != nullptr) (void)api_.cuEventDestroy_v2(ordering_event_);
-}
-
-std::string CachingAllocator::usage_text() const {
-  return format_bytes(allocated_bytes_) + " in use, " + format_bytes(reserved_bytes_) + " reserved";
 }
 
 Status CachingAllocator::allocate(uint64_t size_bytes, CudaBuffer** out) {
   std::lock_guard<std::mutex> lock(mutex_);
-  const uint64_t rounded = round_up(size_bytes);
-  if (limit_bytes_ != 0 && allocated_bytes_ + rounded > limit_bytes_) {
-    return resource_exhausted("CUDA buffer_allocate: requested " + format_bytes(size_bytes) +
-                              " with " + format_bytes(allocated_bytes_) +
-                              " in use would exceed the memory cap of " +
-                              format_bytes(limit_bytes_));
-  }
-  auto* buffer = new CudaBuffer();
+  const uint64_t rounded = sy_support::size_class(size_bytes);
+  auto buffer = std::make_unique<CudaBuffer>();
   buffer->size_bytes = size_bytes;
-  auto it = free_blocks_.lower_bound(rounded);
-  if (it != free_blocks_.end() && good_fit(it->first, rounded)) {
-    buffer->ptr = it->second.ptr;
-    buffer->block_bytes = it->first;
-    buffer->inherited = std::move(it->second.pending);
-    free_blocks_.erase(it);
+  // A cached block serves a request when it wastes at most a quarter of the size class.
+  if (auto cached = free_blocks_.take(rounded, rounded + rounded / 4)) {
+    buffer->ptr = cached->block.ptr;
+    buffer->block_bytes = cached->bytes;
+    buffer->inherited = std::move(cached->block.pending);
   } else {
-    const Status status = allocate_block(rounded, &buffer->ptr);
-    if (!status.ok()) {
-      delete buffer;
-      return status;
-    }
+    SY_CUDA_RETURN_IF_ERROR(allocate_block(size_bytes, rounded, &buffer->ptr));
     buffer->block_bytes = rounded;
-    reserved_bytes_ += rounded;
+    accounting_.on_reserve(rounded);
   }
-  allocated_bytes_ += buffer->block_bytes;
-  peak_allocated_bytes_ = std::max(peak_allocated_bytes_, allocated_bytes_);
-  live_.insert(buffer);
-  *out = buffer;
+  accounting_.on_allocate(buffer->block_bytes);
+  live_.insert(buffer.get());
+  *out = buffer.release();
   return ok_status();
 }
 
-Status CachingAllocator::allocate_block(uint64_t rounded, CUdeviceptr* ptr) {
-  if (limit_bytes_ != 0 && reserved_bytes_ + rounded > limit_bytes_) {
-    free_cached_until(limit_bytes_ - std::min(limit_bytes_, rounded));
+Status CachingAllocator::allocate_block(uint64_t size_bytes, uint64_t rounded, CUdeviceptr* ptr) {
+  const auto give_back_enough = [&] {
+    const uint64_t limit = accounting_.limit_bytes();
+    free_cached_until(limit - std::min(limit, rounded));
+  };
+  if (!accounting_.make_room(rounded, give_back_enough)) {
+    return resource_exhausted(accounting_.over_cap_message(kPoolName, size_bytes, rounded));
   }
   CUresult result = api_.cuMemAlloc_v2(ptr, rounded);
   if (result == CUDA_ERROR_OUT_OF_MEMORY && !free_blocks_.empty()) {
@@ -89,10 +68,11 @@ Status CachingAllocator::allocate_block(uint64_t rounded, CUdeviceptr* ptr) {
   size_t free_bytes = 0, total_bytes = 0;
   (void)api_.cuMemGetInfo_v2(&free_bytes, &total_bytes);
   const Status failed = cu_check(api_, result, "cuMemAlloc(" + format_bytes(rounded) + ")");
-  return Status(failed.code(), "CUDA buffer_allocate: requested " + format_bytes(rounded) +
-                                   " with " + usage_text() + "; the device has " +
-                                   format_bytes(free_bytes) + " free of " +
-                                   format_bytes(device_total_bytes_) + ": " + failed.message());
+  return Status(
+      failed.code(),
+      accounting_.refused_message(kPoolName, size_bytes, rounded,
+                                  "the device has " + format_bytes(free_bytes) + " free of " +
+                                      format_bytes(device_total_bytes_) + ": " + failed.message()));
 }
 
 void CachingAllocator::release(CudaBuffer* buffer) {
@@ -100,8 +80,8 @@ void CachingAllocator::release(CudaBuffer* buffer) {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<CUstream> pending = std::move(buffer->inherited);
   for (CUstream stream : buffer->used_on) add_unique(&pending, stream);
-  allocated_bytes_ -= buffer->block_bytes;
-  free_blocks_.emplace(buffer->block_bytes, FreeBlock{buffer->ptr, std::move(pending)});
+  accounting_.on_release(buffer->block_bytes);
+  free_blocks_.put(buffer->block_bytes, FreeBlock{buffer->ptr, std::move(pending)});
   live_.erase(buffer);
   delete buffer;
 }
@@ -139,17 +119,17 @@ void CachingAllocator::forget_stream(CUstream stream) {
     std::erase(buffer->inherited, stream);
     std::erase(buffer->ordered_after, stream);
   }
-  for (auto& [bytes, block] : free_blocks_) std::erase(block.pending, stream);
+  free_blocks_.for_each([&](uint64_t, FreeBlock& block) { std::erase(block.pending, stream); });
 }
 
 void CachingAllocator::free_cached_until(uint64_t reserved_target) {
-  while (reserved_bytes_ > reserved_target && !free_blocks_.empty()) {
-    auto largest = std::prev(free_blocks_.end());
+  while (accounting_.reserved_bytes() > reserved_target) {
+    const auto largest = free_blocks_.take_largest();
+    if (!largest) break;
     // cuMemFree must not pull memory from under queued work: wait for it first.
-    for (CUstream stream : largest->second.pending) (void)api_.cuStreamSynchronize(stream);
-    (void)api_.cuMemFree_v2(largest->second.ptr);
-    reserved_bytes_ -= largest->first;
-    free_blocks_.erase(largest);
+    for (CUstream stream : largest->block.pending) (void)api_.cuStreamSynchronize(stream);
+    (void)api_.cuMemFree_v2(largest->block.ptr);
+    accounting_.on_unreserve(largest->bytes);
   }
 }
 
@@ -161,23 +141,17 @@ Status CachingAllocator::empty_cache() {
 
 sy_memory_stats CachingAllocator::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  sy_memory_stats stats{};
-  stats.allocated_bytes = allocated_bytes_;
-  stats.reserved_bytes = reserved_bytes_;
-  stats.peak_allocated_bytes = peak_allocated_bytes_;
-  stats.limit_bytes = limit_bytes_;
-  stats.allocation_count = live_.size();
-  return stats;
+  return accounting_.stats();
 }
 
 void CachingAllocator::reset_peak() {
   std::lock_guard<std::mutex> lock(mutex_);
-  peak_allocated_bytes_ = allocated_bytes_;
+  accounting_.reset_peak();
 }
 
 void CachingAllocator::set_limit(uint64_t limit_bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
-  limit_bytes_ = limit_bytes;
+  accounting_.set_limit(limit_bytes);
 }
 
 }  // namespace sy_cuda

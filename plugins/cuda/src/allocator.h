@@ -1,5 +1,8 @@
 // A caching allocator for one device, in the spirit of PyTorch's: freed blocks stay reserved and
-// are reused by later allocations of a similar size; empty_cache returns them to the driver.
+// are reused by later allocations of a similar size; empty_cache returns them to the driver. The
+// statistics, size classes and cap follow switchyard/plugin_support/memory_accounting.h: a new
+// block that would take reserved memory over the cap first returns cached blocks, largest first,
+// until it fits.
 //
 // Reuse is stream-ordered and costs nothing in the common one-queue case. A freed block
 // remembers the streams whose queued work may still touch it. Its next owner's first use on one
@@ -12,7 +15,6 @@
 #include <cuda.h>
 
 #include <cstdint>
-#include <map>
 #include <mutex>
 #include <unordered_set>
 #include <vector>
@@ -20,13 +22,15 @@
 #include "driver.h"
 #include "status.h"
 #include "switchyard/plugin_abi.h"
+#include "switchyard/plugin_support/block_cache.h"
+#include "switchyard/plugin_support/memory_accounting.h"
 
 namespace sy_cuda {
 
 struct CudaBuffer {
   CUdeviceptr ptr = 0;
   uint64_t size_bytes = 0;              // as requested; tensor bounds are checked against this
-  uint64_t block_bytes = 0;             // as held from the pool
+  uint64_t block_bytes = 0;             // as held from the pool (a size class or a cached fit)
   std::vector<CUstream> used_on;        // streams with work that refers to this buffer
   std::vector<CUstream> inherited;      // streams whose earlier owners' work may still run
   std::vector<CUstream> ordered_after;  // streams already made to wait for `inherited`
@@ -40,8 +44,8 @@ class CachingAllocator {
   CachingAllocator(const CachingAllocator&) = delete;
   CachingAllocator& operator=(const CachingAllocator&) = delete;
 
-  // RESOURCE_EXHAUSTED over the cap (naming requested, in-use and cap sizes) or when the device
-  // is out of memory even after the cache was returned to the driver.
+  // RESOURCE_EXHAUSTED over the cap (naming requested, in-use, reserved and cap sizes) or when the
+  // device is out of memory even after the cache was returned to the driver.
   Status allocate(uint64_t size_bytes, CudaBuffer** out);
   void release(CudaBuffer* buffer);
   // Orders `stream` after the earlier owners' work and records that `stream` uses the buffer.
@@ -61,21 +65,17 @@ class CachingAllocator {
     std::vector<CUstream> pending;  // streams whose queued work may still touch the block
   };
 
-  Status allocate_block(uint64_t rounded, CUdeviceptr* ptr);
+  Status allocate_block(uint64_t size_bytes, uint64_t rounded, CUdeviceptr* ptr);
   void free_cached_until(uint64_t reserved_target);  // frees cached blocks, largest first
   Status order_after(CUstream stream, CUstream earlier);
-  std::string usage_text() const;
 
   const DriverApi& api_;
   const uint64_t device_total_bytes_;
   mutable std::mutex mutex_;
-  std::multimap<uint64_t, FreeBlock> free_blocks_;  // by size
+  sy_support::PoolAccounting accounting_;
+  sy_support::BlockCache<FreeBlock> free_blocks_;
   std::unordered_set<CudaBuffer*> live_;
   CUevent ordering_event_ = nullptr;  // re-recorded for every cross-stream ordering
-  uint64_t allocated_bytes_ = 0;
-  uint64_t reserved_bytes_ = 0;
-  uint64_t peak_allocated_bytes_ = 0;
-  uint64_t limit_bytes_ = 0;
 };
 
 }  // namespace sy_cuda

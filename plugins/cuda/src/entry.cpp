@@ -211,7 +211,7 @@ sy_status device_settings(sy_device d, char* buffer, size_t size) {
 
 const sy_plugin_functions kFunctions = [] {
   sy_plugin_functions f{};
-  f.last_error_message = last_error_message;
+  f.last_error_message = last_error;
   f.device_count = device_count;
   f.device_properties = get_properties;
   f.device_create = device_create;

@@ -22,11 +22,6 @@ inline DeviceBlock* as_block(sy_buffer buffer) {
   return reinterpret_cast<DeviceBlock*>(buffer);
 }
 
-inline sy_status report(const Status& status) {
-  set_last_error(status.ok() ? std::string() : status.message());
-  return status.code();
-}
-
 // Runs `body`, turns exceptions into INTERNAL, and (with validation on) fails the call when the
 // validation layer said anything while it ran.
 template <typename Body>

@@ -1,56 +1,41 @@
 #include "memory_pool.h"
 
-#include <algorithm>
+#include <memory>
 
 #include "device.h"
 
 namespace sy_vk {
+namespace {
 
-uint64_t pool_capacity_for(uint64_t size_bytes) {
-  constexpr uint64_t kSmallStep = 256;
-  constexpr uint64_t kLargeThreshold = 1ull << 20;
-  if (size_bytes == 0) return kSmallStep;
-  if (size_bytes < kLargeThreshold) return (size_bytes + kSmallStep - 1) / kSmallStep * kSmallStep;
-  const int top_bit = 63 - __builtin_clzll(size_bytes);
-  const uint64_t step = (1ull << top_bit) / 8;
-  return (size_bytes + step - 1) / step * step;
-}
+constexpr const char* kPoolName = "vulkan";
+
+}  // namespace
 
 MemoryPool::MemoryPool(VulkanDevice& device, uint64_t limit_bytes)
-    : device_(device), limit_bytes_(limit_bytes) {}
+    : device_(device), accounting_(limit_bytes) {}
 
 MemoryPool::~MemoryPool() {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (auto& [capacity, block] : cached_) destroy_block(block);
-  cached_.clear();
+  free_cached_locked(/*only_idle=*/false);
   // The host should have released everything; anything left is freed with the device.
   for (DeviceBlock* block : live_) destroy_block(block);
   live_.clear();
 }
 
-Status MemoryPool::over_limit_error(uint64_t size_bytes, uint64_t capacity_bytes) const {
-  return resource_exhausted("vulkan: allocating " + format_bytes(size_bytes) + " (pool block " +
-                            format_bytes(capacity_bytes) + ") would exceed the memory limit of " +
-                            format_bytes(limit_bytes_) + ": " + format_bytes(allocated_bytes_) +
-                            " in use by " + std::to_string(live_.size()) + " buffers, " +
-                            format_bytes(reserved_bytes_) + " reserved");
-}
-
 Status MemoryPool::allocate(uint64_t size_bytes, DeviceBlock** out) {
-  const uint64_t capacity = pool_capacity_for(size_bytes);
+  const uint64_t capacity = sy_support::size_class(size_bytes);
   const uint64_t max_allocation = device_.physical().maintenance3.maxMemoryAllocationSize;
-  if (max_allocation != 0 && capacity > max_allocation) {
-    return resource_exhausted("vulkan: cannot allocate " + format_bytes(size_bytes) +
-                              " (pool block " + format_bytes(capacity) +
-                              "): the device's largest single allocation is " +
-                              format_bytes(max_allocation));
-  }
   std::lock_guard<std::mutex> lock(mutex_);
-  DeviceBlock* block = take_cached(capacity);
+  if (max_allocation != 0 && capacity > max_allocation) {
+    return resource_exhausted(accounting_.refused_message(
+        kPoolName, size_bytes, capacity,
+        "the device's largest single allocation is " + format_bytes(max_allocation)));
+  }
+  const auto cached = cached_.take(capacity);
+  DeviceBlock* block = cached ? cached->block : nullptr;
   if (block == nullptr) {
-    if (limit_bytes_ != 0 && reserved_bytes_ + capacity > limit_bytes_) {
-      free_cached_locked(/*only_idle=*/true);
-      if (reserved_bytes_ + capacity > limit_bytes_) return over_limit_error(size_bytes, capacity);
+    if (!accounting_.make_room(capacity, [&] { free_cached_locked(/*only_idle=*/true); })) {
+      return resource_exhausted(accounting_.over_cap_message(kPoolName, size_bytes, capacity));
     }
     Status created = create_block(capacity, &block);
     if (created.code() == SY_STATUS_RESOURCE_EXHAUSTED) {
@@ -58,36 +43,24 @@ Status MemoryPool::allocate(uint64_t size_bytes, DeviceBlock** out) {
       created = create_block(capacity, &block);
     }
     if (!created.ok()) {
-      return Status(created.code(), "vulkan: cannot allocate " + format_bytes(size_bytes) +
-                                        " (pool block " + format_bytes(capacity) + "; " +
-                                        format_bytes(allocated_bytes_) + " in use, " +
-                                        format_bytes(reserved_bytes_) +
-                                        " reserved): " + created.message());
+      return Status(created.code(), accounting_.refused_message(kPoolName, size_bytes, capacity,
+                                                                created.message()));
     }
-    reserved_bytes_ += capacity;
+    accounting_.on_reserve(capacity);
   }
   block->requested_bytes = size_bytes;
   live_.insert(block);
-  allocated_bytes_ += block->capacity_bytes;
-  peak_allocated_bytes_ = std::max(peak_allocated_bytes_, allocated_bytes_);
+  accounting_.on_allocate(block->capacity_bytes);
   *out = block;
   return ok_status();
-}
-
-DeviceBlock* MemoryPool::take_cached(uint64_t capacity_bytes) {
-  auto it = cached_.find(capacity_bytes);
-  if (it == cached_.end()) return nullptr;
-  DeviceBlock* block = it->second;
-  cached_.erase(it);
-  return block;
 }
 
 void MemoryPool::release(DeviceBlock* block) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (live_.erase(block) == 0) return;
-  allocated_bytes_ -= block->capacity_bytes;
+  accounting_.on_release(block->capacity_bytes);
   block->requested_bytes = 0;
-  cached_.emplace(block->capacity_bytes, block);
+  cached_.put(block->capacity_bytes, block);
 }
 
 void MemoryPool::free_cached(bool only_idle) {
@@ -96,16 +69,11 @@ void MemoryPool::free_cached(bool only_idle) {
 }
 
 void MemoryPool::free_cached_locked(bool only_idle) {
-  for (auto it = cached_.begin(); it != cached_.end();) {
-    DeviceBlock* block = it->second;
-    if (only_idle && !device_.serials().is_complete(block->last_use_serial.load())) {
-      ++it;
-      continue;
-    }
-    reserved_bytes_ -= block->capacity_bytes;
-    destroy_block(block);
-    it = cached_.erase(it);
-  }
+  const auto can_free = [&](uint64_t, DeviceBlock* block) {
+    return !only_idle || device_.serials().is_complete(block->last_use_serial.load());
+  };
+  accounting_.on_unreserve(
+      cached_.drain_if(can_free, [&](uint64_t, DeviceBlock* block) { destroy_block(block); }));
 }
 
 Status MemoryPool::create_block(uint64_t capacity_bytes, DeviceBlock** out) {
@@ -148,23 +116,17 @@ void MemoryPool::destroy_block(DeviceBlock* block) {
 
 sy_memory_stats MemoryPool::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  sy_memory_stats stats{};
-  stats.allocated_bytes = allocated_bytes_;
-  stats.reserved_bytes = reserved_bytes_;
-  stats.peak_allocated_bytes = peak_allocated_bytes_;
-  stats.limit_bytes = limit_bytes_;
-  stats.allocation_count = live_.size();
-  return stats;
+  return accounting_.stats();
 }
 
 void MemoryPool::reset_peak() {
   std::lock_guard<std::mutex> lock(mutex_);
-  peak_allocated_bytes_ = allocated_bytes_;
+  accounting_.reset_peak();
 }
 
 void MemoryPool::set_limit(uint64_t limit_bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
-  limit_bytes_ = limit_bytes;
+  accounting_.set_limit(limit_bytes);
 }
 
 bool MemoryPool::owns(const DeviceBlock* block) const {

@@ -1,13 +1,8 @@
 #include "status.h"
 
-#include <cstdio>
+#include <string>
 
 namespace sy_vk {
-
-Status Status::with_context(const std::string& what) const {
-  if (ok()) return *this;
-  return {code_, what + ": " + message_};
-}
 
 const char* vk_result_name(VkResult result) {
   switch (result) {
@@ -68,24 +63,6 @@ Status vk_failure(VkResult result, const std::string& call) {
     default:
       return internal_error(message);
   }
-}
-
-std::string format_bytes(unsigned long long bytes) {
-  char text[64];
-  const double mib = static_cast<double>(bytes) / (1024.0 * 1024.0);
-  std::snprintf(text, sizeof(text), "%llu bytes (%.2f MiB)", bytes, mib);
-  return text;
-}
-
-namespace {
-thread_local std::string t_last_error;
-}  // namespace
-
-void set_last_error(const std::string& message) {
-  t_last_error = message;
-}
-const char* last_error() {
-  return t_last_error.c_str();
 }
 
 }  // namespace sy_vk

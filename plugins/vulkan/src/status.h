@@ -1,51 +1,30 @@
-// Status inside the Vulkan plugin: a code from plugin_abi.h plus a message. Nothing in the plugin
-// throws across the ABI; the entry file turns a Status into the sy_status return value and the
-// thread-local message that last_error_message() hands to the host.
+// Status inside the Vulkan plugin: the shared plugin_support Status (a code from plugin_abi.h plus
+// a message). Nothing in the plugin throws across the ABI; the entry files turn a Status into the
+// sy_status return value and the thread-local message with report(). This file adds the
+// conversion of failed Vulkan calls.
 #pragma once
 
 #include <string>
-#include <utility>
 
 #include <vulkan/vulkan_core.h>
 
 #include "switchyard/plugin_abi.h"
+#include "switchyard/plugin_support/format_bytes.h"
+#include "switchyard/plugin_support/status.h"
 
 namespace sy_vk {
 
-class [[nodiscard]] Status {
- public:
-  Status() = default;
-  Status(sy_status code, std::string message) : code_(code), message_(std::move(message)) {}
-
-  bool ok() const { return code_ == SY_STATUS_OK; }
-  sy_status code() const { return code_; }
-  const std::string& message() const { return message_; }
-  // Prepends "what: " to the message of a failed status.
-  Status with_context(const std::string& what) const;
-
- private:
-  sy_status code_ = SY_STATUS_OK;
-  std::string message_;
-};
-
-inline Status ok_status() {
-  return {};
-}
-inline Status invalid_argument(std::string m) {
-  return {SY_STATUS_INVALID_ARGUMENT, std::move(m)};
-}
-inline Status unimplemented(std::string m) {
-  return {SY_STATUS_UNIMPLEMENTED, std::move(m)};
-}
-inline Status unavailable(std::string m) {
-  return {SY_STATUS_UNAVAILABLE, std::move(m)};
-}
-inline Status internal_error(std::string m) {
-  return {SY_STATUS_INTERNAL, std::move(m)};
-}
-inline Status resource_exhausted(std::string m) {
-  return {SY_STATUS_RESOURCE_EXHAUSTED, std::move(m)};
-}
+using sy_support::format_bytes;
+using sy_support::internal_error;
+using sy_support::invalid_argument;
+using sy_support::last_error;
+using sy_support::ok_status;
+using sy_support::report;
+using sy_support::resource_exhausted;
+using sy_support::set_last_error;
+using sy_support::Status;
+using sy_support::unavailable;
+using sy_support::unimplemented;
 
 // "VK_ERROR_OUT_OF_DEVICE_MEMORY" and so on.
 const char* vk_result_name(VkResult result);
@@ -55,20 +34,9 @@ const char* vk_result_name(VkResult result);
 // call.
 Status vk_failure(VkResult result, const std::string& call);
 
-// Byte counts in messages: "1048576 bytes (1.00 MiB)".
-std::string format_bytes(unsigned long long bytes);
-
-// The message for the calling thread's last failure (see plugin_entry.cpp).
-void set_last_error(const std::string& message);
-const char* last_error();
-
 }  // namespace sy_vk
 
-#define SY_VK_RETURN_IF_ERROR(expr)                        \
-  do {                                                     \
-    ::sy_vk::Status sy_vk_status_tmp_ = (expr);            \
-    if (!sy_vk_status_tmp_.ok()) return sy_vk_status_tmp_; \
-  } while (false)
+#define SY_VK_RETURN_IF_ERROR(expr) SY_SUPPORT_RETURN_IF_ERROR(expr)
 
 // Calls a Vulkan function returning VkResult and returns a converted Status when it fails.
 #define SY_VK_CALL(call_expr, call_name)                                                           \
