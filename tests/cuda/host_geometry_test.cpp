@@ -4,7 +4,9 @@
 // (they include no CUDA header), so the test checks the code the plugin runs.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <numeric>
 #include <vector>
 
@@ -99,6 +101,23 @@ TEST_CASE("coalesce merges contiguous axes and keeps broadcast and permuted ones
   SyOperand* t_ops[1] = {&t_op};
   coalesce(&t_iter, t_ops, 1);
   CHECK(t_iter.rank == 2);  // a transpose cannot be flattened
+}
+
+TEST_CASE("fill_integer truncates toward zero and saturates to the output dtype", "[cuda]") {
+  constexpr int64_t kI32Max = std::numeric_limits<int32_t>::max();
+  constexpr int64_t kI32Min = std::numeric_limits<int32_t>::min();
+  CHECK(fill_integer(2.9, SY_DTYPE_I32) == 2);
+  CHECK(fill_integer(-2.9, SY_DTYPE_I64) == -2);
+  CHECK(fill_integer(std::nan(""), SY_DTYPE_I32) == 0);
+  // An I32 fill saturates (as the reference does) instead of keeping the low 32 bits.
+  CHECK(fill_integer(3.0e9, SY_DTYPE_I32) == kI32Max);
+  CHECK(fill_integer(-3.0e9, SY_DTYPE_I32) == kI32Min);
+  CHECK(fill_integer(2147483647.5, SY_DTYPE_I32) == kI32Max);
+  CHECK(fill_integer(-2147483648.9, SY_DTYPE_I32) == kI32Min);
+  CHECK(fill_integer(HUGE_VAL, SY_DTYPE_I32) == kI32Max);
+  CHECK(fill_integer(3.0e9, SY_DTYPE_I64) == 3000000000);
+  CHECK(fill_integer(1.0e19, SY_DTYPE_I64) == std::numeric_limits<int64_t>::max());
+  CHECK(fill_integer(-HUGE_VAL, SY_DTYPE_I64) == std::numeric_limits<int64_t>::min());
 }
 
 sy_op_call matmul_call(const sy_tensor_desc& a, const sy_tensor_desc& b,

@@ -29,14 +29,10 @@ __device__ __forceinline__ void copy_element(const SyOperand& out, int64_t out_o
     const int64_t v = load_int(in.data, in.dtype, in_off);
     if (is_integer(out.dtype)) {
       store_int(out.data, out.dtype, out_off, v);
-    } else if (out.dtype == kF32) {
-      reinterpret_cast<float*>(out.data)[out_off] = static_cast<float>(v);  // one rounding
-    } else if (out.dtype == kF16) {
-      // Through double, which holds every int of magnitude below 2^53 exactly: one rounding.
-      reinterpret_cast<__half*>(out.data)[out_off] = __double2half(static_cast<double>(v));
     } else {
-      reinterpret_cast<__nv_bfloat16*>(out.data)[out_off] =
-          __double2bfloat16(static_cast<double>(v));
+      // int -> f32 (nearest even), then the storage type (nearest even), as docs/ops.md and the
+      // reference define it: for bf16 the two roundings can differ from one direct rounding.
+      store_float(out.data, out.dtype, out_off, static_cast<float>(v));
     }
   } else if (is_integer(out.dtype)) {
     const float v = load_float(in.data, in.dtype, in_off);

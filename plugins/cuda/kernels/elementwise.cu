@@ -39,8 +39,8 @@ struct Unary {
         return -x;
       case kAbs:
         return fabsf(x);
-      default:  // kSign
-        return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : (x == 0.0f ? 0.0f : x));
+      default:  // kSign: both zeros and NaN give +0 (docs/ops.md, as PyTorch)
+        return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f);
     }
   }
 };

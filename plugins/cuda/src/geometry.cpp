@@ -1,6 +1,7 @@
 #include "geometry.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace sy_cuda {
@@ -201,6 +202,18 @@ SyTensorArg axes_view(uint64_t data, const sy_tensor_desc& t, const int* axes, i
     arg.strides[i] = t.strides[axes[i]];
   }
   return arg;
+}
+
+int64_t fill_integer(double value, uint32_t dtype) {
+  if (std::isnan(value)) return 0;
+  const double truncated = std::trunc(value);
+  if (dtype == SY_DTYPE_I32) {
+    return static_cast<int64_t>(std::clamp(truncated, -2147483648.0, 2147483647.0));
+  }
+  // 2^63 is exactly representable; anything at or above it saturates.
+  if (truncated >= 9223372036854775808.0) return std::numeric_limits<int64_t>::max();
+  if (truncated <= -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(truncated);
 }
 
 int group_size_for(int64_t length) {

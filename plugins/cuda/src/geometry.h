@@ -52,6 +52,11 @@ SyTensorArg tensor_arg(uint64_t data, const sy_tensor_desc& t);
 // A view of some axes of t (in the given order), e.g. the leading axes of a layer-norm input.
 SyTensorArg axes_view(uint64_t data, const sy_tensor_desc& t, const int* axes, int count);
 
+// FILL's integer value for an I32/I64 output: truncation toward zero, NaN -> 0, values beyond
+// the dtype's range saturate (the reference's and the vulkan plugin's choice), so that an I32
+// fill never wraps.
+int64_t fill_integer(double value, uint32_t dtype);
+
 // Threads per cooperating group for a reduction of `length` elements: 32 for short rows up to 1024.
 int group_size_for(int64_t length);
 

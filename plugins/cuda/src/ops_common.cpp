@@ -1,5 +1,3 @@
-#include <cmath>
-
 #include "ops.h"
 
 namespace sy_cuda {
@@ -77,15 +75,8 @@ Status enqueue_fill(const OpContext& ctx, const sy_tensor_desc& out, double valu
   if (args.iter.numel == 0) return ok_status();
   args.out = operand(ctx.address(out), out.dtype, out.strides, out.rank);
   args.float_value = static_cast<float>(value);
-  if (std::isnan(value)) {
-    args.int_value = 0;
-  } else if (value >= 9.2233720368547758e18) {
-    args.int_value = INT64_MAX;
-  } else if (value <= -9.2233720368547758e18) {
-    args.int_value = INT64_MIN;
-  } else {
-    args.int_value = static_cast<int64_t>(value);  // truncation toward zero
-  }
+  // Saturated to out's integer dtype: the kernel keeps the low 32 bits for I32.
+  args.int_value = fill_integer(value, out.dtype);
   SyOperand* ops[1] = {&args.out};
   coalesce(&args.iter, ops, 1);
   return ctx.launch(Kernel::sy_fill, ctx.linear(args.iter.numel), args);

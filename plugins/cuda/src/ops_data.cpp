@@ -28,6 +28,11 @@ Status run_random(const OpContext& ctx) {
                             describe(out));
   }
   const sy_random_params& p = ctx.call.params.random;
+  if (ctx.call.op == SY_OP_RANDOM_NORMAL && !(p.b >= 0.0)) {  // as the reference rejects it
+    return invalid_argument(std::string(ctx.name) +
+                            ": the standard deviation (random.b) must be >= 0, got " +
+                            std::to_string(p.b));
+  }
   SyRandomArgs args{};
   args.iter = make_iter(out.rank, out.shape);
   if (args.iter.numel == 0) return ok_status();
