@@ -46,9 +46,20 @@ OpCase build_random(Generator& gen, sy_op op, sy_dtype dtype, const RandomSpec& 
   return op_case;
 }
 
+// A standard deviation below zero (or NaN) is a caller's mistake, not a distribution.
+OpCase build_negative_deviation(Generator&) {
+  OpCase op_case = make_op_case(SY_OP_RANDOM_NORMAL, {}, {zeros(SY_DTYPE_F32, {8})});
+  op_case.params.random.a = 0.0;
+  op_case.params.random.b = -1.0;
+  op_case.expected_error = StatusCode::kInvalidArgument;
+  return op_case;
+}
+
 }  // namespace
 
 void add_random_cases(CaseTable& table) {
+  add_case(table, SY_OP_RANDOM_NORMAL, SY_DTYPE_F32, "error/negative_deviation",
+           build_negative_deviation);
   for (sy_op op : {SY_OP_RANDOM_UNIFORM, SY_OP_RANDOM_NORMAL}) {
     for (sy_dtype dtype : kFloatDtypes) {
       for (const RandomSpec& spec : kSpecs) {

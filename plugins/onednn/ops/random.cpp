@@ -4,6 +4,7 @@
 // reference bit for bit.
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "ops/ops.h"
 #include "ops/strided_loop.h"
@@ -123,6 +124,10 @@ void run_random(OpContext& ctx) {
   const TensorView& out = ctx.out[0];
   ctx.require_float(out, "out");
   const auto& p = ctx.params.random;
+  if (ctx.op == SY_OP_RANDOM_NORMAL && !(p.b >= 0.0)) {
+    fail_invalid("RANDOM_NORMAL: the standard deviation (random.b) must be >= 0, got " +
+                 std::to_string(p.b));
+  }
   if (out.numel() == 0) return;
   visit_float_dtype(out.dtype, [&](auto type_tag) {
     using T = decltype(type_tag);

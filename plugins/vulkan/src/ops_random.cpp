@@ -8,6 +8,10 @@ Status run_random(const OpContext& ctx) {
   const sy_tensor_desc& out = ctx.call.outputs[0];
   SY_VK_RETURN_IF_ERROR(check_float_dtype(ctx, out.dtype, "out"));
   const sy_random_params& p = ctx.call.params.random;
+  if (ctx.call.op == SY_OP_RANDOM_NORMAL && !(p.b >= 0.0)) {
+    return invalid_argument("RANDOM_NORMAL: the standard deviation (random.b) must be >= 0, got " +
+                            std::to_string(p.b));
+  }
   ParamBlock params;
   params.u[0] = static_cast<uint32_t>(p.seed);
   params.u[1] = static_cast<uint32_t>(p.seed >> 32);
