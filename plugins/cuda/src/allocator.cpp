@@ -78,11 +78,13 @@ Status CachingAllocator::allocate_block(uint64_t size_bytes, uint64_t rounded, C
 void CachingAllocator::release(CudaBuffer* buffer) {
   if (buffer == nullptr) return;
   std::lock_guard<std::mutex> lock(mutex_);
+  // A buffer this pool does not hold (released twice, or another device's) is ignored, as on the
+  // reference backend, instead of corrupting the cache.
+  if (live_.erase(buffer) == 0) return;
   std::vector<CUstream> pending = std::move(buffer->inherited);
   for (CUstream stream : buffer->used_on) add_unique(&pending, stream);
   accounting_.on_release(buffer->block_bytes);
   free_blocks_.put(buffer->block_bytes, FreeBlock{buffer->ptr, std::move(pending)});
-  live_.erase(buffer);
   delete buffer;
 }
 

@@ -47,6 +47,7 @@ class CachingAllocator {
   // RESOURCE_EXHAUSTED over the cap (naming requested, in-use, reserved and cap sizes) or when the
   // device is out of memory even after the cache was returned to the driver.
   Status allocate(uint64_t size_bytes, CudaBuffer** out);
+  // Ignores a buffer it does not hold (a second release).
   void release(CudaBuffer* buffer);
   // Orders `stream` after the earlier owners' work and records that `stream` uses the buffer.
   // Every op, read and write calls it for each buffer it touches, before enqueueing.
