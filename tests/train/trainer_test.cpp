@@ -211,3 +211,17 @@ TEST_CASE("mixed precision trains f32 master weights and an f16 run resumes exac
     CHECK(parameter_bits(resumed.model()) == parameter_bits(whole.model()));
   }
 }
+
+TEST_CASE("a run without layers says whether model.layers is missing or empty, and where",
+          "[trainer]") {
+  const std::string data = "data: {dataset: iris}\n";
+  auto missing = Config::load_string(data, "run.yaml");
+  REQUIRE(missing.ok());
+  CHECK(TrainConfig::from_config(*missing).status().message() ==
+        "run.yaml: model.layers is missing; training needs a model, e.g. layers: [{type: linear, "
+        "out_features: 10}]");
+  auto empty = Config::load_string(data + "model:\n  layers: []\n", "run.yaml");
+  REQUIRE(empty.ok());
+  CHECK(TrainConfig::from_config(*empty).status().message().rfind(
+            "run.yaml:3:11: model.layers is empty;", 0) == 0);
+}

@@ -166,9 +166,11 @@ Result<TrainConfig> TrainConfig::from_config(const Config& config) {
   SY_ASSIGN_OR_RETURN(c.data, DataSettings::from_config(root["data"]));
   SY_ASSIGN_OR_RETURN(c.model, ModelSpec::from_config(root["model"]));
   if (c.model.layers.empty()) {
-    return invalid_argument(config.file() +
-                            ": model.layers is missing; training needs a model, "
-                            "e.g. layers: [{type: linear, out_features: 10}]");
+    const ConfigNode layers = root["model"]["layers"];
+    const std::string where = layers.valid() ? layers.location().to_string() : config.file();
+    return invalid_argument(where + ": model.layers is " + (layers.valid() ? "empty" : "missing") +
+                            "; training needs a model, e.g. layers: [{type: linear, "
+                            "out_features: 10}]");
   }
   SY_ASSIGN_OR_RETURN(const std::string loss, root.string_or("loss", "cross_entropy"));
   if (loss == "cross_entropy")
