@@ -159,10 +159,14 @@ Status LtMatmul::run(const LtPlan& plan, uint32_t dtype, bool tf32, CUdeviceptr 
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = cache_.find(key);
   if (it == cache_.end()) {
+    if (unsupported_.count(key) != 0) {
+      return unimplemented("cuBLASLt could not prepare this matmul earlier");
+    }
     Prepared prepared;
     const Status status = prepare(plan, dtype, tf32, alignments, workspace_bytes, &prepared);
     if (!status.ok()) {
       destroy(&prepared);
+      unsupported_.insert(key);
       return status;
     }
     it = cache_.emplace(key, prepared).first;

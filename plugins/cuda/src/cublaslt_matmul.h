@@ -7,6 +7,7 @@
 #include <array>
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "cublaslt.h"
 #include "matmul_plan.h"
@@ -46,6 +47,9 @@ class LtMatmul {
   cublasLtHandle_t handle_ = nullptr;
   std::mutex mutex_;
   std::map<Key, Prepared> cache_;
+  // Problems cuBLASLt could not prepare (no algorithm, unsupported layout): later calls go
+  // straight to the plugin's own kernel instead of asking the heuristic again every time.
+  std::set<Key> unsupported_;
 };
 
 }  // namespace sy_cuda
