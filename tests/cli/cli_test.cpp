@@ -139,3 +139,25 @@ TEST_CASE("auto prefers onednn over lavapipe; naming vulkan:0 picks lavapipe", "
   auto named = run_command(cli() + " devices --json --config " + path);
   CHECK(selected_id(named.output) == "vulkan:0");
 }
+
+TEST_CASE("device_policy local_rank: devices, doctor and run say which rank took which device",
+          "[cli]") {
+  const std::string path = write_temp_yaml("local-rank", "device_policy: local_rank\n");
+  const std::string env = "SWITCHYARD_BACKENDS=reference SWITCHYARD_LOCAL_RANK=1 ";
+  const std::string note =
+      "device_policy local_rank: local rank 1 (from SWITCHYARD_LOCAL_RANK) -> reference:0, the "
+      "only usable reference device; ranks share devices";
+  auto devices = run_command(env + cli() + " devices --config " + path);
+  INFO(devices.output);
+  CHECK(devices.exit_code == 0);
+  CHECK(contains(devices.output, "selection: " + note));
+  auto doctor = run_command(env + cli() + " doctor --config " + path);
+  INFO(doctor.output);
+  CHECK(contains(doctor.output, note));
+  // A launcher variable that is not a rank is an error naming it, not a silent device 0.
+  auto bad = run_command("SWITCHYARD_BACKENDS=reference LOCAL_RANK=first " + cli() +
+                         " devices --config " + path);
+  INFO(bad.output);
+  CHECK(bad.exit_code == 2);
+  CHECK(contains(bad.output, "LOCAL_RANK='first': expected the process's local rank"));
+}
