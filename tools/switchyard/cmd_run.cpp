@@ -196,6 +196,9 @@ void run_training(RunContext& c, TrainConfig train_config) {
             << "weights fnv1a64: " << checksum << "\n";
   if (!summary.last_checkpoint.empty())
     std::cout << "checkpoint: " << summary.last_checkpoint << "\n";
+  if (!summary.exported_weights.empty()) {
+    std::cout << "weights: " << summary.exported_weights << " (safetensors)\n";
+  }
   add_common_metrics(c);
   c.metrics.add_number("epochs", static_cast<double>(last.epoch));
   c.metrics.add_number("train_loss", last.train_loss);

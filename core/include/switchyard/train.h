@@ -60,6 +60,10 @@ struct LayerSpec {
 struct ModelSpec {
   std::vector<LayerSpec> layers;
   InitScheme init = InitScheme::kKaimingUniform;
+  // Initial weights from a safetensors file (switchyard/safetensors.h) instead of `init`: every
+  // parameter by its PyTorch name and shape, nothing missing, nothing extra. Empty: none. A
+  // training run's train.resume, if given, takes precedence.
+  std::filesystem::path weights;
 
   static Result<ModelSpec> from_config(const ConfigNode& model_section);
 };
@@ -115,6 +119,9 @@ struct TrainSettings {
   std::filesystem::path checkpoint;  // empty (the file says "none" or nothing): no checkpoints
   int64_t checkpoint_every = 1;
   std::filesystem::path resume;  // empty: a fresh run
+  // After the run, the model's parameters as a safetensors file with PyTorch's names and layouts
+  // (switchyard/safetensors.h), written like a checkpoint. Empty: none.
+  std::filesystem::path export_weights;
   // Mixed precision: bf16 or f16 run matrix products and convolutions in that dtype (autocast.h);
   // parameters, losses and optimizer state stay f32; f16 adds dynamic loss scaling.
   DType precision = DType::kF32;
@@ -177,9 +184,10 @@ struct TrainSummary {
   RunInfo info;
   std::vector<EpochMetrics> history;  // every epoch, including those before a resume
   uint64_t peak_device_memory_bytes = 0;
-  uint64_t fallback_ops = 0;    // op calls that ran on the fallback device
-  int64_t skipped_steps = 0;    // f16 loss scaling: steps skipped for overflow, whole run
-  std::string last_checkpoint;  // "" when none was written
+  uint64_t fallback_ops = 0;     // op calls that ran on the fallback device
+  int64_t skipped_steps = 0;     // f16 loss scaling: steps skipped for overflow, whole run
+  std::string last_checkpoint;   // "" when none was written
+  std::string exported_weights;  // train.export, once written; "" otherwise
 };
 
 // Hooks for an embedding application. Each may be empty. They run on the training thread; an

@@ -200,6 +200,7 @@ SchemaNode train_schema() {
       {"checkpoint", path_value()},
       {"checkpoint_every", int_at_least(1)},
       {"resume", path_value()},
+      {"export", path_value()},
       {"precision", one_of({"f32", "bf16", "f16"})},
       {"empty_cache_interval", int_at_least(0)},
       {"progress", one_of({"auto", "bar", "log", "none"})},
@@ -226,6 +227,7 @@ SchemaNode make_root_schema() {
                                            "a sequence of layers, such as "
                                            "[{type: linear, out_features: 10}]")},
                     {"init", one_of({"kaiming", "xavier"})},
+                    {"weights", path_value()},
                 })},
       {"loss", one_of({"cross_entropy", "mse"})},
       {"optimizer", optimizer_schema()},

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "switchyard/checkpoint.h"
+#include "train/atomic_file.h"
 #include "train/byte_codec.h"
 
 namespace switchyard {
@@ -35,12 +36,13 @@ Status errno_status(const std::string& what, const std::filesystem::path& path) 
   return unavailable(text);
 }
 
-Status write_all(int fd, const std::vector<uint8_t>& bytes, const std::filesystem::path& path) {
+Status write_all(int fd, const std::vector<uint8_t>& bytes, const std::filesystem::path& path,
+                 const std::string& what) {
   size_t written = 0;
   while (written < bytes.size()) {
     const ssize_t count = ::write(fd, bytes.data() + written, bytes.size() - written);
     if (count < 0 && errno == EINTR) continue;
-    if (count <= 0) return errno_status("cannot write checkpoint", path);
+    if (count <= 0) return errno_status("cannot write " + what, path);
     written += static_cast<size_t>(count);
   }
   return ok_status();
@@ -56,12 +58,13 @@ Status sync_directory(const std::filesystem::path& folder) {
   return ok_status();
 }
 
-Status write_temp_file(const std::filesystem::path& temp, const std::vector<uint8_t>& bytes) {
+Status write_temp_file(const std::filesystem::path& temp, const std::vector<uint8_t>& bytes,
+                       const std::string& what) {
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return errno_status("cannot create checkpoint", temp);
-  Status status = write_all(fd, bytes, temp);
-  if (status.ok() && ::fsync(fd) != 0) status = errno_status("cannot fsync checkpoint", temp);
-  if (::close(fd) != 0 && status.ok()) status = errno_status("cannot close checkpoint", temp);
+  if (fd < 0) return errno_status("cannot create " + what, temp);
+  Status status = write_all(fd, bytes, temp, what);
+  if (status.ok() && ::fsync(fd) != 0) status = errno_status("cannot fsync " + what, temp);
+  if (::close(fd) != 0 && status.ok()) status = errno_status("cannot close " + what, temp);
   return status;
 }
 
@@ -142,27 +145,31 @@ Result<Checkpoint> parse_checkpoint(const std::vector<uint8_t>& bytes, const std
   return parse_records(reader, record_count, std::move(checkpoint));
 }
 
-Status write_checkpoint(const std::filesystem::path& path, const Checkpoint& checkpoint) {
+Status detail::write_file_atomically(const std::filesystem::path& path,
+                                     const std::vector<uint8_t>& bytes, const std::string& what) {
   const std::filesystem::path folder =
       path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
   std::error_code error;
   std::filesystem::create_directories(folder, error);
   if (error) {
-    return unavailable("cannot create checkpoint folder " + folder.string() + ": " +
+    return unavailable("cannot create " + what + " folder " + folder.string() + ": " +
                        error.message());
   }
   const std::filesystem::path temp =
       folder / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()));
-  const std::vector<uint8_t> bytes = serialize_checkpoint(checkpoint);
-  Status status = write_temp_file(temp, bytes);
+  Status status = write_temp_file(temp, bytes, what);
   if (status.ok() && std::rename(temp.c_str(), path.c_str()) != 0) {
-    status = errno_status("cannot rename the temporary checkpoint onto", path);
+    status = errno_status("cannot rename the temporary " + what + " onto", path);
   }
   if (!status.ok()) {
-    ::unlink(temp.c_str());  // the previous checkpoint at `path` is untouched
+    ::unlink(temp.c_str());  // the previous file at `path` is untouched
     return status;
   }
   return sync_directory(folder);
+}
+
+Status write_checkpoint(const std::filesystem::path& path, const Checkpoint& checkpoint) {
+  return detail::write_file_atomically(path, serialize_checkpoint(checkpoint), "checkpoint");
 }
 
 Result<Checkpoint> read_checkpoint(const std::filesystem::path& path) {

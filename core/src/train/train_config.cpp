@@ -121,8 +121,10 @@ Result<TrainSettings> read_train(const ConfigNode& node, const std::filesystem::
   SY_ASSIGN_OR_RETURN(t.gradient_accumulation_steps, node.int_or("gradient_accumulation_steps", 1));
   SY_ASSIGN_OR_RETURN(const std::string checkpoint, node.string_or("checkpoint", ""));
   SY_ASSIGN_OR_RETURN(const std::string resume, node.string_or("resume", ""));
+  SY_ASSIGN_OR_RETURN(const std::string export_weights, node.string_or("export", ""));
   t.checkpoint = resolve(base, checkpoint);
   t.resume = resolve(base, resume);
+  t.export_weights = resolve(base, export_weights);
   SY_ASSIGN_OR_RETURN(t.checkpoint_every, node.int_or("checkpoint_every", 1));
   SY_ASSIGN_OR_RETURN(t.precision, read_precision(node));
   SY_ASSIGN_OR_RETURN(t.empty_cache_interval, node.int_or("empty_cache_interval", 0));
@@ -165,6 +167,10 @@ Result<TrainConfig> TrainConfig::from_config(const Config& config) {
   c.deterministic = config.runtime().deterministic;
   SY_ASSIGN_OR_RETURN(c.data, DataSettings::from_config(root["data"]));
   SY_ASSIGN_OR_RETURN(c.model, ModelSpec::from_config(root["model"]));
+  if (const ConfigNode model = root["model"]; model.valid()) {
+    SY_ASSIGN_OR_RETURN(const std::string weights, model.string_or("weights", ""));
+    c.model.weights = resolve(c.base_dir, weights);
+  }
   if (c.model.layers.empty()) {
     const ConfigNode layers = root["model"]["layers"];
     const std::string where = layers.valid() ? layers.location().to_string() : config.file();

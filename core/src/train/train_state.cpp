@@ -2,6 +2,7 @@
 #include "train/train_state.h"
 
 #include <cstring>
+#include <map>
 #include <sstream>
 
 #include "train/byte_codec.h"
@@ -126,6 +127,55 @@ Status load_model(const Checkpoint& checkpoint, const BuiltModel& model) {
     model.network->load_state_dict(params);
   } catch (const Error& error) {
     return error.status().with_context("loading parameters from " + checkpoint.source());
+  }
+  return ok_status();
+}
+
+SafetensorsFile export_parameters(const BuiltModel& model) {
+  SafetensorsFile file;
+  for (const auto& [name, tensor] : model.network->state_dict()) {
+    file.tensors.emplace_back(name, to_record(tensor));
+  }
+  file.metadata["format"] = "pt";  // what PyTorch-side loaders look for
+  file.metadata["switchyard.architecture"] = model.architecture;
+  return file;
+}
+
+Status import_parameters(const SafetensorsFile& file, const std::string& source,
+                         const BuiltModel& model) {
+  const std::string where = "weights " + source + ": ";
+  std::map<std::string, const TensorRecord*> stored;
+  for (const auto& [name, record] : file.tensors) stored[name] = &record;
+  NamedTensors loaded;
+  std::string missing;
+  for (const auto& [name, like] : model.network->state_dict()) {
+    const auto found = stored.find(name);
+    if (found == stored.end()) {
+      missing += (missing.empty() ? "" : ", ") + name;
+      continue;
+    }
+    TensorRecord record = *found->second;
+    stored.erase(found);
+    if (record.shape != like.shape().to_vector() || !is_floating(record.dtype)) {
+      return invalid_argument(where + "tensor '" + name + "' is " +
+                              (is_floating(record.dtype) ? "" : "integer ") +
+                              Shape(record.shape).to_string() + ", the model's parameter is " +
+                              dtype_name(like.dtype()) + " " + like.shape().to_string());
+    }
+    record.dtype = like.dtype();  // f32 values, stored in the parameter's dtype
+    loaded.emplace_back(name, from_record(record, like.device()));
+  }
+  std::string extra;
+  for (const auto& [name, record] : stored) extra += (extra.empty() ? "" : ", ") + name;
+  if (!missing.empty() || !extra.empty()) {
+    return invalid_argument(where + "does not match the model " + model.architecture +
+                            (missing.empty() ? "" : "; missing: " + missing) +
+                            (extra.empty() ? "" : "; not parameters of this model: " + extra));
+  }
+  try {
+    model.network->load_state_dict(loaded);
+  } catch (const Error& error) {
+    return error.status().with_context(where);
   }
   return ok_status();
 }

@@ -9,6 +9,7 @@
 #include "switchyard/data.h"
 #include "switchyard/nn.h"
 #include "switchyard/optim.h"
+#include "switchyard/safetensors.h"
 #include "switchyard/train.h"
 
 namespace switchyard::detail {
@@ -39,6 +40,14 @@ Result<NamedTensors> get_named_tensors(const Checkpoint& checkpoint, const std::
 
 // Checks kind and architecture, then loads the parameters into `model`.
 Status load_model(const Checkpoint& checkpoint, const BuiltModel& model);
+
+// The parameters as a safetensors file (PyTorch's names and layouts, f32), the architecture in
+// the metadata under "switchyard.architecture".
+SafetensorsFile export_parameters(const BuiltModel& model);
+// Sets every parameter of `model` from `file`, converted to the parameter's dtype. INVALID_ARGUMENT
+// naming `source` and the tensors when one is missing, has another shape, or is not a parameter.
+Status import_parameters(const SafetensorsFile& file, const std::string& source,
+                         const BuiltModel& model);
 
 void put_history(Checkpoint& checkpoint, const std::vector<EpochMetrics>& history);
 Result<std::vector<EpochMetrics>> get_history(const Checkpoint& checkpoint);

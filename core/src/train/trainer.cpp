@@ -9,6 +9,7 @@
 #include "switchyard/profile.h"
 #include "train/batch_search.h"
 #include "train/progress.h"
+#include "train/train_state.h"
 #include "train/trainer_impl.h"
 
 namespace switchyard {
@@ -181,6 +182,12 @@ TrainSummary Trainer::run() {
   for (const EpochMetrics& m : s.history) summary.skipped_steps += m.skipped_steps;
   summary.fallback_ops = s.device->fallback_calls() - fallbacks_before;
   summary.last_checkpoint = s.last_checkpoint;
+  if (!s.config.train.export_weights.empty()) {
+    const Status written =
+        write_safetensors(s.config.train.export_weights, detail::export_parameters(s.built));
+    throw_if_error(written.with_context("exporting the weights"));
+    summary.exported_weights = s.config.train.export_weights.string();
+  }
   for (const auto& c : s.callbacks) {
     if (c.on_run_end) c.on_run_end(summary);
   }

@@ -3,6 +3,7 @@
 
 #include "switchyard/checkpoint.h"
 #include "train/batch_search.h"
+#include "train/train_state.h"
 #include "train/trainer_impl.h"
 
 namespace switchyard {
@@ -101,6 +102,10 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<Device> device)
   const Dataset& train = s.data.split.train;
   s.built =
       value_or_throw(build_model(s.config.model, train.sample_shape, train.class_count(), init));
+  if (!s.config.model.weights.empty()) {
+    const SafetensorsFile weights = value_or_throw(read_safetensors(s.config.model.weights));
+    throw_if_error(detail::import_parameters(weights, s.config.model.weights.string(), s.built));
+  }
   s.optimizer = detail::make_optimizer(s.config.optimizer, s.built.network->parameters());
   s.scheduler = make_scheduler(s.config.schedule, s.config.train.epochs, *s.optimizer);
   if (s.config.train.precision == DType::kF16) s.scaler = std::make_unique<LossScaler>();

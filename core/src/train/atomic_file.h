@@ -1,0 +1,20 @@
+// Replacing a file so that a crash at any moment leaves the old file or the new one, never a
+// mixture: checkpoints and exported weights are written this way.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "switchyard/status.h"
+
+namespace switchyard::detail {
+
+// A temporary file in the same folder, fsync, rename over `path`, fsync of the folder. On any
+// failure the temporary file is removed and an existing `path` is left untouched. Creates missing
+// parent folders. `what` ("checkpoint", "weights") names the file in error messages.
+Status write_file_atomically(const std::filesystem::path& path, const std::vector<uint8_t>& bytes,
+                             const std::string& what);
+
+}  // namespace switchyard::detail

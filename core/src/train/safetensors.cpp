@@ -1,0 +1,271 @@
+// The safetensors format (switchyard/safetensors.h): a JSON header written here, read with
+// yaml-cpp (JSON is YAML), and a byte area checked range by range before anything is decoded.
+#include "switchyard/safetensors.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <set>
+
+#include "conformance/dtype_codec.h"  // f16 / bf16 bit conversions, shared with the conformance suite
+#include "profile/json_text.h"
+#include "switchyard/shape.h"
+#include "train/atomic_file.h"
+#include "train/byte_codec.h"
+
+namespace switchyard {
+namespace {
+
+constexpr const char* kMetadataKey = "__metadata__";
+// A header larger than this is not a weight file (the format's own readers refuse 100 MB).
+constexpr uint64_t kMaxHeaderBytes = 100ull << 20;
+
+// How a stored dtype is decoded: element size, and whether it becomes floats or integers.
+struct StoredType {
+  const char* name;
+  size_t bytes;
+  bool floating;
+};
+
+constexpr StoredType kStoredTypes[] = {
+    {"F64", 8, true},  {"F32", 4, true},  {"F16", 2, true}, {"BF16", 2, true}, {"I64", 8, false},
+    {"I32", 4, false}, {"I16", 2, false}, {"I8", 1, false}, {"U8", 1, false},  {"BOOL", 1, false},
+};
+
+const StoredType* stored_type(const std::string& name) {
+  for (const StoredType& type : kStoredTypes) {
+    if (name == type.name) return &type;
+  }
+  return nullptr;
+}
+
+template <typename T>
+T load(const uint8_t* bytes) {
+  T value;
+  std::memcpy(&value, bytes,
+              sizeof(T));  // the file is little-endian, as is every host we build for
+  return value;
+}
+
+double decode_float(const std::string& type, const uint8_t* bytes) {
+  if (type == "F64") return load<double>(bytes);
+  if (type == "F32") return load<float>(bytes);
+  if (type == "F16") return conformance::f16_bits_to_float(load<uint16_t>(bytes));
+  return conformance::bf16_bits_to_float(load<uint16_t>(bytes));
+}
+
+int64_t decode_integer(const std::string& type, const uint8_t* bytes) {
+  if (type == "I64") return load<int64_t>(bytes);
+  if (type == "I32") return load<int32_t>(bytes);
+  if (type == "I16") return load<int16_t>(bytes);
+  if (type == "I8") return load<int8_t>(bytes);
+  return load<uint8_t>(bytes);  // U8, BOOL
+}
+
+uint64_t element_count(const std::vector<int64_t>& shape) {
+  uint64_t count = 1;
+  for (int64_t d : shape) count *= static_cast<uint64_t>(d);
+  return count;
+}
+
+// One tensor's header entry, checked against the data area of `data_bytes`.
+struct Entry {
+  std::string name;
+  const StoredType* type = nullptr;
+  std::string type_name;
+  std::vector<int64_t> shape;
+  uint64_t begin = 0, end = 0;
+};
+
+Result<Entry> read_entry(const std::string& name, const YAML::Node& node, uint64_t data_bytes,
+                         const std::string& source) {
+  auto bad = [&](const std::string& what) {
+    return data_loss("safetensors " + source + ": tensor '" + name + "': " + what);
+  };
+  if (!node.IsMap() || !node["dtype"] || !node["shape"] || !node["data_offsets"]) {
+    return bad("expected an object with dtype, shape and data_offsets");
+  }
+  Entry entry;
+  entry.name = name;
+  try {
+    entry.type_name = node["dtype"].as<std::string>();
+    uint64_t count = 1;
+    for (const YAML::Node& d : node["shape"]) {
+      const int64_t size = d.as<int64_t>();
+      if (size < 0) return bad("negative dimension " + std::to_string(size));
+      // Every element takes at least a byte, so a shape with more elements than the data area
+      // has bytes is wrong; checking as we go also keeps the product from overflowing.
+      count *= static_cast<uint64_t>(size);
+      if (count > data_bytes && count != 0)
+        return bad("the shape holds more elements than the file");
+      entry.shape.push_back(size);
+    }
+    const YAML::Node offsets = node["data_offsets"];
+    if (!offsets.IsSequence() || offsets.size() != 2)
+      return bad("data_offsets must be [begin, end]");
+    entry.begin = offsets[0].as<uint64_t>();
+    entry.end = offsets[1].as<uint64_t>();
+  } catch (const YAML::Exception& error) {
+    return bad(std::string("malformed entry: ") + error.what());
+  }
+  entry.type = stored_type(entry.type_name);
+  if (entry.type == nullptr) {
+    return bad("dtype " + entry.type_name +
+               " is not supported (F64, F32, F16, BF16, I64, I32, I16, " + "I8, U8, BOOL are)");
+  }
+  if (entry.begin > entry.end || entry.end > data_bytes) {
+    return bad("data_offsets [" + std::to_string(entry.begin) + ", " + std::to_string(entry.end) +
+               "] outside the " + std::to_string(data_bytes) + " data bytes");
+  }
+  const uint64_t expected = element_count(entry.shape) * entry.type->bytes;
+  if (entry.end - entry.begin != expected) {
+    return bad(std::to_string(entry.end - entry.begin) + " bytes for " + entry.type_name + " " +
+               Shape(entry.shape).to_string() + ", which needs " + std::to_string(expected));
+  }
+  return entry;
+}
+
+TensorRecord decode(const Entry& entry, const uint8_t* data) {
+  TensorRecord record;
+  record.shape = entry.shape;
+  const uint64_t count = element_count(entry.shape);
+  const uint8_t* at = data + entry.begin;
+  if (entry.type->floating) {
+    record.dtype = DType::kF32;
+    record.floats.resize(count);
+    for (uint64_t i = 0; i < count; ++i, at += entry.type->bytes) {
+      record.floats[i] = static_cast<float>(decode_float(entry.type_name, at));
+    }
+  } else {
+    record.dtype = DType::kI64;
+    record.integers.resize(count);
+    for (uint64_t i = 0; i < count; ++i, at += entry.type->bytes) {
+      record.integers[i] = decode_integer(entry.type_name, at);
+    }
+  }
+  return record;
+}
+
+}  // namespace
+
+Result<std::vector<uint8_t>> serialize_safetensors(const SafetensorsFile& file) {
+  std::string header = "{";
+  std::vector<uint8_t> data;
+  std::set<std::string> names;
+  for (const auto& [name, record] : file.tensors) {
+    if (name.empty() || name == kMetadataKey || !names.insert(name).second) {
+      return invalid_argument("safetensors: tensor name '" + name +
+                              "' is empty, reserved or "
+                              "repeated");
+    }
+    const bool floating = is_floating(record.dtype);
+    const uint64_t count = element_count(record.shape);
+    if ((floating ? record.floats.size() : record.integers.size()) != count) {
+      return invalid_argument(
+          "safetensors: tensor '" + name + "' has " +
+          std::to_string(floating ? record.floats.size() : record.integers.size()) +
+          " values for shape " + Shape(record.shape).to_string());
+    }
+    const uint64_t begin = data.size();
+    if (floating) {
+      detail::append_bytes(data, record.floats.data(), record.floats.size() * sizeof(float));
+    } else {
+      detail::append_bytes(data, record.integers.data(), record.integers.size() * sizeof(int64_t));
+    }
+    if (header.size() > 1) header += ",";
+    profile_detail::append_json_string(header, name);
+    header += std::string(":{\"dtype\":\"") + (floating ? "F32" : "I64") + "\",\"shape\":[";
+    for (size_t i = 0; i < record.shape.size(); ++i) {
+      header += (i ? "," : "") + std::to_string(record.shape[i]);
+    }
+    header +=
+        "],\"data_offsets\":[" + std::to_string(begin) + "," + std::to_string(data.size()) + "]}";
+  }
+  if (!file.metadata.empty()) {
+    header += std::string(header.size() > 1 ? "," : "") + "\"" + kMetadataKey + "\":{";
+    bool first = true;
+    for (const auto& [key, value] : file.metadata) {
+      if (!first) header += ",";
+      profile_detail::append_json_string(header, key);
+      header += ":";
+      profile_detail::append_json_string(header, value);
+      first = false;
+    }
+    header += "}";
+  }
+  header += "}";
+  header.append((8 - header.size() % 8) % 8, ' ');  // the data area starts 8-byte aligned
+  std::vector<uint8_t> bytes;
+  detail::append_u64(bytes, header.size());
+  detail::append_bytes(bytes, header.data(), header.size());
+  bytes.insert(bytes.end(), data.begin(), data.end());
+  return bytes;
+}
+
+Result<SafetensorsFile> parse_safetensors(const std::vector<uint8_t>& bytes,
+                                          const std::string& source) {
+  auto bad = [&](const std::string& what) {
+    return data_loss("safetensors " + source + ": " + what);
+  };
+  detail::ByteReader reader(bytes.data(), bytes.size());
+  const uint64_t header_bytes = reader.u64();
+  if (reader.failed()) return bad("shorter than the 8-byte header length");
+  if (header_bytes > kMaxHeaderBytes || header_bytes > reader.remaining()) {
+    return bad("header length " + std::to_string(header_bytes) + " exceeds the " +
+               std::to_string(reader.remaining()) + " bytes after it");
+  }
+  const std::string header(reinterpret_cast<const char*>(bytes.data() + 8), header_bytes);
+  const uint64_t data_bytes = reader.remaining() - header_bytes;
+  const uint8_t* data = bytes.data() + 8 + header_bytes;
+  YAML::Node root;
+  try {
+    root = YAML::Load(header);
+  } catch (const YAML::Exception& error) {
+    return bad(std::string("the header is not valid JSON: ") + error.what());
+  }
+  if (!root.IsMap()) return bad("the header is not a JSON object");
+  SafetensorsFile file;
+  std::vector<Entry> entries;
+  for (const auto& item : root) {
+    const std::string name = item.first.as<std::string>();
+    if (name == kMetadataKey) {
+      if (!item.second.IsMap()) return bad("__metadata__ is not an object of strings");
+      for (const auto& meta : item.second) {
+        file.metadata[meta.first.as<std::string>()] = meta.second.as<std::string>();
+      }
+      continue;
+    }
+    SY_ASSIGN_OR_RETURN(Entry entry, read_entry(name, item.second, data_bytes, source));
+    entries.push_back(std::move(entry));
+  }
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return a.begin < b.begin; });
+  for (size_t i = 1; i < entries.size(); ++i) {
+    if (entries[i].begin < entries[i - 1].end) {
+      return bad("tensors '" + entries[i - 1].name + "' and '" + entries[i].name + "' overlap");
+    }
+  }
+  for (const Entry& entry : entries) file.tensors.emplace_back(entry.name, decode(entry, data));
+  return file;
+}
+
+Status write_safetensors(const std::filesystem::path& path, const SafetensorsFile& file) {
+  SY_ASSIGN_OR_RETURN(const std::vector<uint8_t> bytes, serialize_safetensors(file));
+  return detail::write_file_atomically(path, bytes, "weights");
+}
+
+Result<SafetensorsFile> read_safetensors(const std::filesystem::path& path) {
+  std::ifstream stream(path, std::ios::binary);
+  if (!stream) {
+    return not_found("cannot open weights " + path.string() + ": " + std::strerror(errno));
+  }
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(stream)),
+                             std::istreambuf_iterator<char>());
+  if (stream.bad()) return data_loss("safetensors " + path.string() + ": read error");
+  return parse_safetensors(bytes, path.string());
+}
+
+}  // namespace switchyard

@@ -1,0 +1,79 @@
+// Weights leave switchyard in a form other tools read: `train.export` writes a safetensors file
+// that a standard-library Python reader parses (names, PyTorch layouts, values), and, where
+// Debian's python3-torch is installed, PyTorch loads into the same nn.Sequential with
+// strict=True and computes the probabilities `switchyard run` predicted.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "test_support.h"
+
+using switchyard::testing::cli;
+using switchyard::testing::contains;
+using switchyard::testing::run_command;
+
+namespace {
+
+const std::string kPython = "/usr/bin/python3";
+const std::string kPeer = std::string(SWITCHYARD_SOURCE_DIR) + "/tests/cli/safetensors_peer.py";
+
+}  // namespace
+
+TEST_CASE("exported weights are read by other tools as the model switchyard trained",
+          "[cli][safetensors]") {
+  const std::filesystem::path dir = "/tmp/switchyard-safetensors-interop";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string weights = (dir / "digits.safetensors").string();
+  const std::string checkpoint = (dir / "digits.ckpt").string();
+  const std::string config = std::string(SWITCHYARD_SOURCE_DIR) + "/configs/digits-mlp.yaml";
+  auto trained =
+      run_command("SWITCHYARD_BACKENDS=reference " + cli() + " run " + config +
+                  " --set train.epochs=2 --set train.progress=none" +
+                  " --set train.checkpoint=" + checkpoint + " --set train.export=" + weights);
+  INFO(trained.output);
+  REQUIRE(trained.exit_code == 0);
+  CHECK(contains(trained.output, "weights: " + weights + " (safetensors)"));
+
+  if (!std::filesystem::exists(kPython)) {
+    WARN("skipped: " << kPython << " is not installed");
+    return;
+  }
+  auto header = run_command(kPython + " " + kPeer + " header " + weights);
+  INFO(header.output);
+  REQUIRE(header.exit_code == 0);
+  CHECK(contains(header.output, "0.weight F32 [256, 64] "));
+  CHECK(contains(header.output, "0.bias F32 [256] "));
+  CHECK(contains(header.output, "2.weight F32 [256, 256] "));
+  CHECK(contains(header.output, "4.weight F32 [10, 256] "));
+  CHECK(contains(header.output, "meta format=pt"));
+  CHECK(contains(header.output, "meta switchyard.architecture=input[64] linear(64->256,bias)"));
+
+  // The first 40 images as a labeled CSV, predicted by switchyard from the checkpoint...
+  const std::string input = (dir / "input.csv").string();
+  const std::string predictions = (dir / "predictions.csv").string();
+  REQUIRE(run_command("zcat " + std::string(SWITCHYARD_SOURCE_DIR) +
+                      "/data/digits.csv.gz | head -n 40 > " + input)
+              .exit_code == 0);
+  auto predicted =
+      run_command("SWITCHYARD_BACKENDS=reference " + cli() + " run " + config +
+                  " --set task=predict --set predict.checkpoint=" + checkpoint +
+                  " --set predict.input=" + input + " --set predict.output=" + predictions);
+  INFO(predicted.output);
+  REQUIRE(predicted.exit_code == 0);
+  // ...and by PyTorch from the exported weights.
+  auto torch =
+      run_command(kPython + " " + kPeer + " torch " + weights + " " + input + " " + predictions);
+  INFO(torch.output);
+  if (torch.exit_code == 3) {
+    WARN(
+        "skipped the PyTorch half: python3-torch is not installed (tools/bench/compare installs "
+        "it)");
+    return;
+  }
+  REQUIRE(torch.exit_code == 0);
+  const auto at = torch.output.find("max_abs_diff ");
+  REQUIRE(at != std::string::npos);
+  // Our predictions file has 6 significant digits; the two frameworks' f32 sums differ in order.
+  CHECK(std::stod(torch.output.substr(at + 13)) < 2e-6);
+}
