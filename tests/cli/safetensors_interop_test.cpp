@@ -61,6 +61,17 @@ TEST_CASE("exported weights are read by other tools as the model switchyard trai
                   " --set predict.input=" + input + " --set predict.output=" + predictions);
   INFO(predicted.output);
   REQUIRE(predicted.exit_code == 0);
+  // Predicting from the exported weights instead of the checkpoint gives the same file: the data
+  // layout then comes from the configuration, the scaler fitted as in training.
+  const std::string from_weights = (dir / "predictions-from-weights.csv").string();
+  auto predicted_again =
+      run_command("SWITCHYARD_BACKENDS=reference " + cli() + " run " + config +
+                  " --set task=predict --set predict.checkpoint=" + weights +
+                  " --set predict.input=" + input + " --set predict.output=" + from_weights);
+  INFO(predicted_again.output);
+  REQUIRE(predicted_again.exit_code == 0);
+  CHECK(switchyard::testing::read_text(from_weights) ==
+        switchyard::testing::read_text(predictions));
   // ...and by PyTorch from the exported weights.
   auto torch =
       run_command(kPython + " " + kPeer + " torch " + weights + " " + input + " " + predictions);
@@ -76,4 +87,23 @@ TEST_CASE("exported weights are read by other tools as the model switchyard trai
   REQUIRE(at != std::string::npos);
   // Our predictions file has 6 significant digits; the two frameworks' f32 sums differ in order.
   CHECK(std::stod(torch.output.substr(at + 13)) < 2e-6);
+
+  // The other way: weights PyTorch initialised, predicted by switchyard, checked by PyTorch.
+  const std::string torch_weights = (dir / "from-torch.safetensors").string();
+  const std::string torch_predictions = (dir / "from-torch.csv").string();
+  REQUIRE(run_command(kPython + " " + kPeer + " torch-export " + torch_weights + " " + input + " " +
+                      torch_predictions)
+              .exit_code == 0);
+  auto imported =
+      run_command("SWITCHYARD_BACKENDS=reference " + cli() + " run " + config +
+                  " --set task=predict --set predict.checkpoint=" + torch_weights +
+                  " --set predict.input=" + input + " --set predict.output=" + torch_predictions);
+  INFO(imported.output);
+  REQUIRE(imported.exit_code == 0);
+  auto compared = run_command(kPython + " " + kPeer + " torch-export " + torch_weights + " " +
+                              input + " " + torch_predictions);
+  INFO(compared.output);
+  const auto diff = compared.output.find("max_abs_diff ");
+  REQUIRE(diff != std::string::npos);
+  CHECK(std::stod(compared.output.substr(diff + 13)) < 2e-6);
 }

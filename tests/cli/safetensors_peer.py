@@ -9,11 +9,17 @@
         Linear(256, 10)) with load_state_dict(strict=True), computes the class probabilities of
         INPUT.csv's rows (pixels / 16, as configs/digits-mlp.yaml scales them) and prints the
         largest absolute difference from switchyard's PREDICTIONS.csv as "max_abs_diff X".
-        Exits 3 when torch cannot be imported, so the caller can skip.
+    safetensors_peer.py torch-export WEIGHTS INPUT.csv PREDICTIONS.csv
+        The other way: a freshly initialised PyTorch model of that shape (seed 7) is written to
+        WEIGHTS with the format's layout, then compared like `torch` with the PREDICTIONS.csv
+        that switchyard made from WEIGHTS (the caller runs switchyard in between; see the test).
+        Without PREDICTIONS.csv existing yet, only writes WEIGHTS.
+    The torch commands exit 3 when torch cannot be imported, so the caller can skip.
 """
 
 import csv
 import json
+import os
 import struct
 import sys
 
@@ -40,24 +46,51 @@ def header_command(path):
     return 0
 
 
-def torch_command(weights, input_csv, predictions_csv):
+def digits_mlp(torch):
+    nn = torch.nn
+    return nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(),
+                         nn.Linear(256, 10))
+
+
+def write(path, state):
+    """The format as the safetensors library writes it: sorted names, F32, padded header."""
+    header, offset, chunks = {}, 0, []
+    for name in sorted(state):
+        data = state[name].detach().contiguous().numpy().astype("<f4").tobytes()
+        header[name] = {"dtype": "F32", "shape": list(state[name].shape),
+                        "data_offsets": [offset, offset + len(data)]}
+        offset += len(data)
+        chunks.append(data)
+    header["__metadata__"] = {"format": "pt"}
+    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(chunks))
+
+
+def torch_command(weights, input_csv, predictions_csv, export=False):
     try:
         import torch
     except ImportError:
         print("torch is not installed")
         return 3
-    header, body = read(weights)
-    state = {}
-    for name, entry in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = entry["data_offsets"]
-        state[name] = torch.frombuffer(bytearray(body[begin:end]), dtype=torch.float32).reshape(
-            entry["shape"])
-    nn = torch.nn
-    model = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(),
-                          nn.Linear(256, 10))
-    model.load_state_dict(state, strict=True)
+    model = digits_mlp(torch)
+    if export:
+        torch.manual_seed(7)
+        model = digits_mlp(torch)
+        write(weights, model.state_dict())
+        if not os.path.exists(predictions_csv):
+            return 0
+    else:
+        header, body = read(weights)
+        state = {}
+        for name, entry in header.items():
+            if name == "__metadata__":
+                continue
+            begin, end = entry["data_offsets"]
+            state[name] = torch.frombuffer(bytearray(body[begin:end]),
+                                           dtype=torch.float32).reshape(entry["shape"])
+        model.load_state_dict(state, strict=True)
     with open(input_csv) as f:
         rows = [[float(v) for v in line] for line in csv.reader(f) if line]
     x = torch.tensor([row[:-1] for row in rows]) / 16.0
@@ -76,6 +109,8 @@ def main(argv):
         return header_command(argv[1])
     if len(argv) == 4 and argv[0] == "torch":
         return torch_command(*argv[1:])
+    if len(argv) == 4 and argv[0] == "torch-export":
+        return torch_command(*argv[1:], export=True)
     print(__doc__)
     return 2
 

@@ -72,8 +72,7 @@ BenchModel load_bench_model(const Config& config, const TrainConfig& train,
   throw_if_error(input_layout(train, model.sample_shape, class_count));
   const std::filesystem::path checkpoint = value_or_throw(existing_checkpoint(config));
   if (!checkpoint.empty()) {
-    model.predictor = std::make_unique<Predictor>(train.model, train.loss, train.train.precision,
-                                                  checkpoint, device);
+    model.predictor = std::make_unique<Predictor>(train, checkpoint, device);
     model.built = model.predictor->built_model();
     model.weights = checkpoint.string();
   } else {

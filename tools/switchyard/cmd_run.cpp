@@ -227,8 +227,7 @@ void run_inference(RunContext& c, const TrainConfig& train_config) {
   const PredictSettings settings = value_or_throw(PredictSettings::from_config(c.config));
   (void)c.run.device->reset_peak_memory();
   const uint64_t fallbacks_before = c.run.device->fallback_calls();
-  Predictor predictor(train_config.model, train_config.loss, train_config.train.precision,
-                      settings.checkpoint, c.run.device);
+  Predictor predictor(train_config, settings.checkpoint, c.run.device);
   Dataset input =
       value_or_throw(load_prediction_input(settings, train_config.data, train_config.base_dir));
   const std::string input_name = input.name;

@@ -42,10 +42,16 @@ struct Predictions {
 
 class Predictor {
  public:
-  // Reads the checkpoint and builds the model on `device`. Throws Error: DATA_LOSS for a damaged
-  // checkpoint, FAILED_PRECONDITION (naming both architectures) for another model's checkpoint.
-  Predictor(const ModelSpec& model, LossKind loss, DType precision,
-            const std::filesystem::path& checkpoint, std::shared_ptr<Device> device);
+  // Builds `config`'s model on `device` with the weights of `weights`, which is either
+  // - a training checkpoint (it also holds the data layout: sample shape, classes, fitted scaler);
+  //   Throws Error: DATA_LOSS for a damaged one, FAILED_PRECONDITION (naming both architectures)
+  //   for another model's; or
+  // - a .safetensors file (switchyard/safetensors.h, e.g. from PyTorch): the data layout then
+  //   comes from config.data, the scaler fitted on its training split as a training run fits it;
+  //   INVALID_ARGUMENT naming a tensor that is missing, extra or of another shape.
+  // config.train.precision applies autocast.
+  Predictor(const TrainConfig& config, const std::filesystem::path& weights,
+            std::shared_ptr<Device> device);
   ~Predictor();
   Predictor(const Predictor&) = delete;
   Predictor& operator=(const Predictor&) = delete;

@@ -20,21 +20,46 @@ struct Predictor::State {
   BuiltModel built;
 };
 
-Predictor::Predictor(const ModelSpec& model, LossKind loss, DType precision,
-                     const std::filesystem::path& checkpoint_path, std::shared_ptr<Device> device)
+namespace {
+
+bool is_safetensors(const std::filesystem::path& path) {
+  return path.extension() == ".safetensors";
+}
+
+// What a checkpoint records of the data, worked out from the configuration instead.
+detail::DataLayout layout_from_config(const TrainConfig& config) {
+  const PreparedData data = value_or_throw(prepare_data(config.data, config.base_dir));
+  return {data.split.train.sample_shape, data.split.train.class_names, data.scaler,
+          detail::describe_data(config.data)};
+}
+
+}  // namespace
+
+Predictor::Predictor(const TrainConfig& config, const std::filesystem::path& weights,
+                     std::shared_ptr<Device> device)
     : state_(std::make_unique<State>()) {
   State& s = *state_;
   s.device = std::move(device);
-  s.loss = loss;
-  s.precision = precision;
-  const Checkpoint checkpoint = value_or_throw(read_checkpoint(checkpoint_path));
-  s.layout = value_or_throw(detail::get_data_layout(checkpoint));
-  // The initial values do not matter (the checkpoint overwrites them); the seed is fixed anyway.
-  // Parameters are f32 (checkpoints hold the f32 master weights); `precision` applies autocast.
-  InitContext init{s.device, model.init, 0, 0, DType::kF32};
-  s.built = value_or_throw(build_model(model, s.layout.sample_shape,
+  s.loss = config.loss;
+  s.precision = config.train.precision;
+  Checkpoint checkpoint;
+  if (is_safetensors(weights)) {
+    s.layout = layout_from_config(config);
+  } else {
+    checkpoint = value_or_throw(read_checkpoint(weights));
+    s.layout = value_or_throw(detail::get_data_layout(checkpoint));
+  }
+  // The initial values do not matter (the weights overwrite them); the seed is fixed anyway.
+  // Parameters are f32 (both files hold f32 weights); `precision` applies autocast.
+  InitContext init{s.device, config.model.init, 0, 0, DType::kF32};
+  s.built = value_or_throw(build_model(config.model, s.layout.sample_shape,
                                        static_cast<int64_t>(s.layout.class_names.size()), init));
-  throw_if_error(detail::load_model(checkpoint, s.built));
+  if (is_safetensors(weights)) {
+    const SafetensorsFile file = value_or_throw(read_safetensors(weights));
+    throw_if_error(detail::import_parameters(file, weights.string(), s.built));
+  } else {
+    throw_if_error(detail::load_model(checkpoint, s.built));
+  }
   s.built.network->eval();
 }
 
