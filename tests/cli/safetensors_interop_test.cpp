@@ -72,6 +72,16 @@ TEST_CASE("exported weights are read by other tools as the model switchyard trai
   REQUIRE(predicted_again.exit_code == 0);
   CHECK(switchyard::testing::read_text(from_weights) ==
         switchyard::testing::read_text(predictions));
+  // A data section other than the one the weights were trained on would scale the inputs
+  // differently; the export's metadata says what it was, so that is refused, not guessed.
+  auto other_data = run_command("SWITCHYARD_BACKENDS=reference " + cli() + " run " + config +
+                                " --set task=predict --set predict.checkpoint=" + weights +
+                                " --set predict.input=" + input + " --set data.divisor=8" +
+                                " --set predict.output=" + from_weights);
+  INFO(other_data.output);
+  CHECK(other_data.exit_code != 0);
+  CHECK(contains(other_data.output, "were trained on other data"));
+  CHECK(contains(other_data.output, "divisor=16"));
   // ...and by PyTorch from the exported weights.
   auto torch =
       run_command(kPython + " " + kPeer + " torch " + weights + " " + input + " " + predictions);

@@ -163,6 +163,8 @@ TEST_CASE("train.export writes the parameters; model.weights starts a run from t
   CHECK(file.tensors[0].second.shape == std::vector<int64_t>{16, 30});  // [out, in] as in PyTorch
   CHECK(file.metadata.at("format") == "pt");
   CHECK(file.metadata.at("switchyard.architecture") == trained.built_model().architecture);
+  CHECK(file.metadata.at("switchyard.data") ==
+        "dataset=breast_cancer test_fraction=0.2 split_seed=1 scale=standard");
 
   std::string yaml = small_run_yaml(2, "");
   yaml.replace(yaml.find("model:\n"), 7, "model:\n  weights: " + exported + "\n");

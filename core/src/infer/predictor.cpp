@@ -56,6 +56,8 @@ Predictor::Predictor(const TrainConfig& config, const std::filesystem::path& wei
                                        static_cast<int64_t>(s.layout.class_names.size()), init));
   if (is_safetensors(weights)) {
     const SafetensorsFile file = value_or_throw(read_safetensors(weights));
+    throw_if_error(
+        detail::check_exported_for(file, weights.string(), s.built, s.layout.description));
     throw_if_error(detail::import_parameters(file, weights.string(), s.built));
   } else {
     throw_if_error(detail::load_model(checkpoint, s.built));

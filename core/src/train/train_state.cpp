@@ -131,14 +131,34 @@ Status load_model(const Checkpoint& checkpoint, const BuiltModel& model) {
   return ok_status();
 }
 
-SafetensorsFile export_parameters(const BuiltModel& model) {
+SafetensorsFile export_parameters(const BuiltModel& model, const std::string& data_description) {
   SafetensorsFile file;
   for (const auto& [name, tensor] : model.network->state_dict()) {
     file.tensors.emplace_back(name, to_record(tensor));
   }
   file.metadata["format"] = "pt";  // what PyTorch-side loaders look for
   file.metadata["switchyard.architecture"] = model.architecture;
+  file.metadata["switchyard.data"] = data_description;
   return file;
+}
+
+Status check_exported_for(const SafetensorsFile& file, const std::string& source,
+                          const BuiltModel& model, const std::string& data_description) {
+  const auto said = [&](const char* key) {
+    const auto found = file.metadata.find(key);
+    return found == file.metadata.end() ? std::string() : found->second;
+  };
+  const std::string architecture = said("switchyard.architecture");
+  if (!architecture.empty() && architecture != model.architecture) {
+    return failed_precondition("weights " + source + " are of another model:\n  weights: " +
+                               architecture + "\n  config:  " + model.architecture);
+  }
+  const std::string data = said("switchyard.data");
+  if (!data.empty() && data != data_description) {
+    return failed_precondition("weights " + source + " were trained on other data:\n  weights: " +
+                               data + "\n  config:  " + data_description);
+  }
+  return ok_status();
 }
 
 Status import_parameters(const SafetensorsFile& file, const std::string& source,

@@ -41,9 +41,15 @@ Result<NamedTensors> get_named_tensors(const Checkpoint& checkpoint, const std::
 // Checks kind and architecture, then loads the parameters into `model`.
 Status load_model(const Checkpoint& checkpoint, const BuiltModel& model);
 
-// The parameters as a safetensors file (PyTorch's names and layouts, f32), the architecture in
-// the metadata under "switchyard.architecture".
-SafetensorsFile export_parameters(const BuiltModel& model);
+// The parameters as a safetensors file (PyTorch's names and layouts, f32); the metadata holds the
+// architecture ("switchyard.architecture") and describe_data() of the training data
+// ("switchyard.data").
+SafetensorsFile export_parameters(const BuiltModel& model, const std::string& data_description);
+// For predicting from a weights file, whose data layout comes from the configuration: when the
+// file says what it was trained on (files we exported do, PyTorch's do not), that must be what the
+// configuration describes. FAILED_PRECONDITION naming both otherwise.
+Status check_exported_for(const SafetensorsFile& file, const std::string& source,
+                          const BuiltModel& model, const std::string& data_description);
 // Sets every parameter of `model` from `file`, converted to the parameter's dtype. INVALID_ARGUMENT
 // naming `source` and the tensors when one is missing, has another shape, or is not a parameter.
 Status import_parameters(const SafetensorsFile& file, const std::string& source,

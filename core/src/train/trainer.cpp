@@ -184,7 +184,8 @@ TrainSummary Trainer::run() {
   summary.last_checkpoint = s.last_checkpoint;
   if (!s.config.train.export_weights.empty()) {
     const Status written =
-        write_safetensors(s.config.train.export_weights, detail::export_parameters(s.built));
+        write_safetensors(s.config.train.export_weights,
+                          detail::export_parameters(s.built, detail::describe_data(s.config.data)));
     throw_if_error(written.with_context("exporting the weights"));
     summary.exported_weights = s.config.train.export_weights.string();
   }
