@@ -27,6 +27,15 @@ TEST_CASE("exported weights are read by other tools as the model switchyard trai
   const std::string weights = (dir / "digits.safetensors").string();
   const std::string checkpoint = (dir / "digits.ckpt").string();
   const std::string config = std::string(SWITCHYARD_SOURCE_DIR) + "/configs/digits-mlp.yaml";
+  // `switchyard run` predicting `input_csv`'s rows from `weights_file` (a checkpoint or a
+  // .safetensors file) into `output`.
+  auto predict = [&](const std::string& weights_file, const std::string& input_csv,
+                     const std::string& output, const std::string& extra = "") {
+    return run_command("SWITCHYARD_BACKENDS=reference " + cli() + " run " + config +
+                       " --set task=predict --set predict.checkpoint=" + weights_file +
+                       " --set predict.input=" + input_csv + " --set predict.output=" + output +
+                       extra);
+  };
   auto trained =
       run_command("SWITCHYARD_BACKENDS=reference " + cli() + " run " + config +
                   " --set train.epochs=2 --set train.progress=none" +
@@ -55,29 +64,20 @@ TEST_CASE("exported weights are read by other tools as the model switchyard trai
   REQUIRE(run_command("zcat " + std::string(SWITCHYARD_SOURCE_DIR) +
                       "/data/digits.csv.gz | head -n 40 > " + input)
               .exit_code == 0);
-  auto predicted =
-      run_command("SWITCHYARD_BACKENDS=reference " + cli() + " run " + config +
-                  " --set task=predict --set predict.checkpoint=" + checkpoint +
-                  " --set predict.input=" + input + " --set predict.output=" + predictions);
+  auto predicted = predict(checkpoint, input, predictions);
   INFO(predicted.output);
   REQUIRE(predicted.exit_code == 0);
   // Predicting from the exported weights instead of the checkpoint gives the same file: the data
   // layout then comes from the configuration, the scaler fitted as in training.
   const std::string from_weights = (dir / "predictions-from-weights.csv").string();
-  auto predicted_again =
-      run_command("SWITCHYARD_BACKENDS=reference " + cli() + " run " + config +
-                  " --set task=predict --set predict.checkpoint=" + weights +
-                  " --set predict.input=" + input + " --set predict.output=" + from_weights);
+  auto predicted_again = predict(weights, input, from_weights);
   INFO(predicted_again.output);
   REQUIRE(predicted_again.exit_code == 0);
   CHECK(switchyard::testing::read_text(from_weights) ==
         switchyard::testing::read_text(predictions));
   // A data section other than the one the weights were trained on would scale the inputs
   // differently; the export's metadata says what it was, so that is refused, not guessed.
-  auto other_data = run_command("SWITCHYARD_BACKENDS=reference " + cli() + " run " + config +
-                                " --set task=predict --set predict.checkpoint=" + weights +
-                                " --set predict.input=" + input + " --set data.divisor=8" +
-                                " --set predict.output=" + from_weights);
+  auto other_data = predict(weights, input, from_weights, " --set data.divisor=8");
   INFO(other_data.output);
   CHECK(other_data.exit_code != 0);
   CHECK(contains(other_data.output, "were trained on other data"));
@@ -104,10 +104,7 @@ TEST_CASE("exported weights are read by other tools as the model switchyard trai
   REQUIRE(run_command(kPython + " " + kPeer + " torch-export " + torch_weights + " " + input + " " +
                       torch_predictions)
               .exit_code == 0);
-  auto imported =
-      run_command("SWITCHYARD_BACKENDS=reference " + cli() + " run " + config +
-                  " --set task=predict --set predict.checkpoint=" + torch_weights +
-                  " --set predict.input=" + input + " --set predict.output=" + torch_predictions);
+  auto imported = predict(torch_weights, input, torch_predictions);
   INFO(imported.output);
   REQUIRE(imported.exit_code == 0);
   auto compared = run_command(kPython + " " + kPeer + " torch-export " + torch_weights + " " +

@@ -11,8 +11,8 @@
 #include <sstream>
 
 #include "switchyard/checkpoint.h"
-#include "train/atomic_file.h"
 #include "train/byte_codec.h"
+#include "train/file_bytes.h"
 
 namespace switchyard {
 namespace {
@@ -172,14 +172,21 @@ Status write_checkpoint(const std::filesystem::path& path, const Checkpoint& che
   return detail::write_file_atomically(path, serialize_checkpoint(checkpoint), "checkpoint");
 }
 
-Result<Checkpoint> read_checkpoint(const std::filesystem::path& path) {
+Result<std::vector<uint8_t>> detail::read_file_bytes(const std::filesystem::path& path,
+                                                     const std::string& what) {
   std::ifstream stream(path, std::ios::binary);
   if (!stream) {
-    return not_found("cannot open checkpoint " + path.string() + ": " + std::strerror(errno));
+    return not_found("cannot open " + what + " " + path.string() + ": " + std::strerror(errno));
   }
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(stream)),
                              std::istreambuf_iterator<char>());
-  if (stream.bad()) return data_loss("checkpoint " + path.string() + ": read error");
+  if (stream.bad()) return data_loss(what + " " + path.string() + ": read error");
+  return bytes;
+}
+
+Result<Checkpoint> read_checkpoint(const std::filesystem::path& path) {
+  SY_ASSIGN_OR_RETURN(const std::vector<uint8_t> bytes,
+                      detail::read_file_bytes(path, "checkpoint"));
   return parse_checkpoint(bytes, path.string());
 }
 

@@ -5,16 +5,14 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <set>
 
 #include "conformance/dtype_codec.h"  // f16 / bf16 bit conversions, shared with the conformance suite
 #include "profile/json_text.h"
 #include "switchyard/shape.h"
-#include "train/atomic_file.h"
 #include "train/byte_codec.h"
+#include "train/file_bytes.h"
 
 namespace switchyard {
 namespace {
@@ -258,13 +256,7 @@ Status write_safetensors(const std::filesystem::path& path, const SafetensorsFil
 }
 
 Result<SafetensorsFile> read_safetensors(const std::filesystem::path& path) {
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream) {
-    return not_found("cannot open weights " + path.string() + ": " + std::strerror(errno));
-  }
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(stream)),
-                             std::istreambuf_iterator<char>());
-  if (stream.bad()) return data_loss("safetensors " + path.string() + ": read error");
+  SY_ASSIGN_OR_RETURN(const std::vector<uint8_t> bytes, detail::read_file_bytes(path, "weights"));
   return parse_safetensors(bytes, path.string());
 }
 

@@ -1,5 +1,5 @@
-// Replacing a file so that a crash at any moment leaves the old file or the new one, never a
-// mixture: checkpoints and exported weights are written this way.
+// Whole-file reads and writes for checkpoints and exported weights. A write replaces the file so
+// that a crash at any moment leaves the old file or the new one, never a mixture.
 #pragma once
 
 #include <cstdint>
@@ -16,5 +16,9 @@ namespace switchyard::detail {
 // parent folders. `what` ("checkpoint", "weights") names the file in error messages.
 Status write_file_atomically(const std::filesystem::path& path, const std::vector<uint8_t>& bytes,
                              const std::string& what);
+
+// The file's bytes. NOT_FOUND "cannot open <what> <path>: <reason>"; DATA_LOSS on a read error.
+Result<std::vector<uint8_t>> read_file_bytes(const std::filesystem::path& path,
+                                             const std::string& what);
 
 }  // namespace switchyard::detail
