@@ -1,10 +1,12 @@
 // Weights leave switchyard in a form other tools read: `train.export` writes a safetensors file
-// that a standard-library Python reader parses (names, PyTorch layouts, values), and, where
+// that a standard-library Python reader parses and evaluates (names, PyTorch layouts, values:
+// the same probabilities as `switchyard run` predicts), and, where
 // Debian's python3-torch is installed, PyTorch loads into the same nn.Sequential with
 // strict=True and computes the probabilities `switchyard run` predicted.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <limits>
 
 #include "test_support.h"
 
@@ -16,6 +18,15 @@ namespace {
 
 const std::string kPython = "/usr/bin/python3";
 const std::string kPeer = std::string(SWITCHYARD_SOURCE_DIR) + "/tests/cli/safetensors_peer.py";
+
+// The peer's "max_abs_diff X" between its probabilities and our predictions file, which prints 6
+// significant digits (and the frameworks sum in different orders): a bound of 2e-6 holds when
+// names, layouts and values all agree. Infinity when the line is missing.
+double max_abs_diff(const std::string& output) {
+  const auto at = output.find("max_abs_diff ");
+  return at == std::string::npos ? std::numeric_limits<double>::infinity()
+                                 : std::stod(output.substr(at + 13));
+}
 
 }  // namespace
 
@@ -51,10 +62,10 @@ TEST_CASE("exported weights are read by other tools as the model switchyard trai
   auto header = run_command(kPython + " " + kPeer + " header " + weights);
   INFO(header.output);
   REQUIRE(header.exit_code == 0);
-  CHECK(contains(header.output, "0.weight F32 [256, 64] "));
-  CHECK(contains(header.output, "0.bias F32 [256] "));
-  CHECK(contains(header.output, "2.weight F32 [256, 256] "));
-  CHECK(contains(header.output, "4.weight F32 [10, 256] "));
+  CHECK(contains(header.output, "0.weight F32 [256, 64]\n"));
+  CHECK(contains(header.output, "0.bias F32 [256]\n"));
+  CHECK(contains(header.output, "2.weight F32 [256, 256]\n"));
+  CHECK(contains(header.output, "4.weight F32 [10, 256]\n"));
   CHECK(contains(header.output, "meta format=pt"));
   CHECK(contains(header.output, "meta switchyard.architecture=input[64] linear(64->256,bias)"));
 
@@ -82,6 +93,12 @@ TEST_CASE("exported weights are read by other tools as the model switchyard trai
   CHECK(other_data.exit_code != 0);
   CHECK(contains(other_data.output, "were trained on other data"));
   CHECK(contains(other_data.output, "divisor=16"));
+  // ...by the same MLP evaluated in plain Python from the exported weights (no torch needed)...
+  auto forward =
+      run_command(kPython + " " + kPeer + " forward " + weights + " " + input + " " + predictions);
+  INFO(forward.output);
+  REQUIRE(forward.exit_code == 0);
+  CHECK(max_abs_diff(forward.output) < 2e-6);
   // ...and by PyTorch from the exported weights.
   auto torch =
       run_command(kPython + " " + kPeer + " torch " + weights + " " + input + " " + predictions);
@@ -93,10 +110,7 @@ TEST_CASE("exported weights are read by other tools as the model switchyard trai
     return;
   }
   REQUIRE(torch.exit_code == 0);
-  const auto at = torch.output.find("max_abs_diff ");
-  REQUIRE(at != std::string::npos);
-  // Our predictions file has 6 significant digits; the two frameworks' f32 sums differ in order.
-  CHECK(std::stod(torch.output.substr(at + 13)) < 2e-6);
+  CHECK(max_abs_diff(torch.output) < 2e-6);
 
   // The other way: weights PyTorch initialised, predicted by switchyard, checked by PyTorch.
   const std::string torch_weights = (dir / "from-torch.safetensors").string();
@@ -110,7 +124,5 @@ TEST_CASE("exported weights are read by other tools as the model switchyard trai
   auto compared = run_command(kPython + " " + kPeer + " torch-export " + torch_weights + " " +
                               input + " " + torch_predictions);
   INFO(compared.output);
-  const auto diff = compared.output.find("max_abs_diff ");
-  REQUIRE(diff != std::string::npos);
-  CHECK(std::stod(compared.output.substr(diff + 13)) < 2e-6);
+  CHECK(max_abs_diff(compared.output) < 2e-6);
 }

@@ -2,8 +2,11 @@
 """Reads a safetensors file that switchyard wrote, the way other tools do, for the interop test.
 
     safetensors_peer.py header WEIGHTS
-        With the standard library only: prints one line per tensor, "name dtype shape sum",
+        With the standard library only: prints one line per tensor, "name dtype shape",
         and the metadata as "meta key=value" lines.
+    safetensors_peer.py forward WEIGHTS INPUT.csv PREDICTIONS.csv
+        With the standard library only: evaluates the MLP below from WEIGHTS in plain Python
+        and prints the largest absolute difference from PREDICTIONS.csv as "max_abs_diff X".
     safetensors_peer.py torch WEIGHTS INPUT.csv PREDICTIONS.csv
         Loads WEIGHTS into torch.nn.Sequential(Linear(64, 256), ReLU, Linear(256, 256), ReLU,
         Linear(256, 10)) with load_state_dict(strict=True), computes the class probabilities of
@@ -19,6 +22,7 @@
 
 import csv
 import json
+import math
 import os
 import struct
 import sys
@@ -33,17 +37,61 @@ def read(path):
 
 
 def header_command(path):
-    header, body = read(path)
+    header, _ = read(path)
+    for name, entry in header.items():
+        if name != "__metadata__":
+            print("%s %s %s" % (name, entry["dtype"], entry["shape"]))
+    for key, value in sorted(header.get("__metadata__", {}).items()):
+        print("meta %s=%s" % (key, value))
+    return 0
+
+
+def floats(header, body):
+    """name -> (shape, flat list of floats), with the standard library only."""
+    tensors = {}
     for name, entry in header.items():
         if name == "__metadata__":
             continue
         begin, end = entry["data_offsets"]
-        assert entry["dtype"] == "F32", entry
-        values = struct.unpack("<%df" % ((end - begin) // 4), body[begin:end])
-        print("%s %s %s %.6f" % (name, entry["dtype"], entry["shape"], sum(values)))
-    for key, value in sorted(header.get("__metadata__", {}).items()):
-        print("meta %s=%s" % (key, value))
+        tensors[name] = (entry["shape"], list(struct.unpack("<%df" % ((end - begin) // 4),
+                                                            body[begin:end])))
+    return tensors
+
+
+def inputs(input_csv):
+    """The rows' pixels divided by 16, as configs/digits-mlp.yaml scales them."""
+    with open(input_csv) as f:
+        return [[float(v) / 16.0 for v in row[:-1]] for row in csv.reader(f) if row]
+
+
+def compare(probabilities, predictions_csv):
+    """Prints the largest absolute difference from switchyard's PREDICTIONS.csv."""
+    with open(predictions_csv) as f:
+        ours = [[float(v) for v in row[3:]] for row in list(csv.reader(f))[1:]]
+    assert len(ours) == len(probabilities), (len(ours), len(probabilities))
+    diff = max(abs(a - b) for mine, theirs in zip(probabilities, ours)
+               for a, b in zip(mine, theirs))
+    print("max_abs_diff %.3g" % diff)
     return 0
+
+
+def forward_command(weights, input_csv, predictions_csv):
+    """The 64-256-256-10 ReLU MLP evaluated in plain Python (double precision): an independent
+    check of names, layouts and values that needs no torch."""
+    tensors = floats(*read(weights))
+    probabilities = []
+    for x in inputs(input_csv):
+        for layer in ("0", "2", "4"):
+            (rows, cols), w = tensors[layer + ".weight"]
+            b = tensors[layer + ".bias"][1]
+            assert cols == len(x), (layer, cols, len(x))
+            x = [b[r] + sum(w[r * cols + c] * x[c] for c in range(cols)) for r in range(rows)]
+            if layer != "4":
+                x = [max(v, 0.0) for v in x]
+        top = max(x)
+        exps = [math.exp(v - top) for v in x]
+        probabilities.append([e / sum(exps) for e in exps])
+    return compare(probabilities, predictions_csv)
 
 
 def digits_mlp(torch):
@@ -74,7 +122,6 @@ def torch_command(weights, input_csv, predictions_csv, export=False):
     except ImportError:
         print("torch is not installed")
         return 3
-    model = digits_mlp(torch)
     if export:
         torch.manual_seed(7)
         model = digits_mlp(torch)
@@ -82,31 +129,20 @@ def torch_command(weights, input_csv, predictions_csv, export=False):
         if not os.path.exists(predictions_csv):
             return 0
     else:
-        header, body = read(weights)
-        state = {}
-        for name, entry in header.items():
-            if name == "__metadata__":
-                continue
-            begin, end = entry["data_offsets"]
-            state[name] = torch.frombuffer(bytearray(body[begin:end]),
-                                           dtype=torch.float32).reshape(entry["shape"])
+        model = digits_mlp(torch)
+        state = {name: torch.tensor(values).reshape(shape)
+                 for name, (shape, values) in floats(*read(weights)).items()}
         model.load_state_dict(state, strict=True)
-    with open(input_csv) as f:
-        rows = [[float(v) for v in line] for line in csv.reader(f) if line]
-    x = torch.tensor([row[:-1] for row in rows]) / 16.0
     with torch.no_grad():
-        probabilities = torch.softmax(model(x), dim=1)
-    with open(predictions_csv) as f:
-        ours = [[float(v) for v in row[3:]] for row in list(csv.reader(f))[1:]]
-    assert len(ours) == len(rows), (len(ours), len(rows))
-    diff = (probabilities - torch.tensor(ours)).abs().max().item()
-    print("max_abs_diff %.3g" % diff)
-    return 0
+        probabilities = torch.softmax(model(torch.tensor(inputs(input_csv))), dim=1)
+    return compare(probabilities.tolist(), predictions_csv)
 
 
 def main(argv):
     if len(argv) == 2 and argv[0] == "header":
         return header_command(argv[1])
+    if len(argv) == 4 and argv[0] == "forward":
+        return forward_command(*argv[1:])
     if len(argv) == 4 and argv[0] == "torch":
         return torch_command(*argv[1:])
     if len(argv) == 4 and argv[0] == "torch-export":
