@@ -25,21 +25,10 @@ MemoryPool::~MemoryPool() {
 }
 
 void* MemoryPool::allocate_fresh(uint64_t size_bytes, uint64_t block_bytes) {
-  if (!accounting_.make_room(block_bytes, [&] { free_cached_locked(); })) {
-    fail(SY_STATUS_RESOURCE_EXHAUSTED,
-         accounting_.over_cap_message(kPoolName, size_bytes, block_bytes));
-  }
-  void* data = new_block(block_bytes);
-  if (data == nullptr) {
-    free_cached_locked();
-    data = new_block(block_bytes);
-  }
-  if (data == nullptr) {
-    fail(SY_STATUS_RESOURCE_EXHAUSTED,
-         accounting_.refused_message(kPoolName, size_bytes, block_bytes,
-                                     "the system has no memory left"));
-  }
-  accounting_.on_reserve(block_bytes);
+  std::string error;
+  void* data = accounting_.reserve_block(
+      kPoolName, size_bytes, block_bytes, new_block, [&] { free_cached_locked(); }, &error);
+  if (data == nullptr) fail(SY_STATUS_RESOURCE_EXHAUSTED, error);
   return data;
 }
 

@@ -40,21 +40,10 @@ sy_buffer_s* MemoryPool::allocate(uint64_t size_bytes) {
 }
 
 std::byte* MemoryPool::allocate_system_block(uint64_t size_bytes, uint64_t block_bytes) {
-  if (!accounting_.make_room(block_bytes, [&] { free_cache_locked(); })) {
-    raise(SY_STATUS_RESOURCE_EXHAUSTED,
-          accounting_.over_cap_message(kPoolName, size_bytes, block_bytes));
-  }
-  std::byte* block = new_block(block_bytes);
-  if (block == nullptr) {
-    free_cache_locked();
-    block = new_block(block_bytes);
-  }
-  if (block == nullptr) {
-    raise(SY_STATUS_RESOURCE_EXHAUSTED,
-          accounting_.refused_message(kPoolName, size_bytes, block_bytes,
-                                      "the system has no memory left"));
-  }
-  accounting_.on_reserve(block_bytes);
+  std::string error;
+  std::byte* block = accounting_.reserve_block(
+      kPoolName, size_bytes, block_bytes, new_block, [&] { free_cache_locked(); }, &error);
+  if (block == nullptr) raise(SY_STATUS_RESOURCE_EXHAUSTED, error);
   return block;
 }
 

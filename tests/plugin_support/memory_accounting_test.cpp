@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -21,40 +22,46 @@ namespace {
 
 constexpr uint64_t kMiB = 1024 * 1024;
 
-// A pool in miniature that follows the policy of memory_accounting.h, as the plugins' pools do:
-// reuse a cached block of the size class, else make room under the cap (giving the cache back)
-// and reserve a new one.
+// A pool in miniature built like the host pools (reference, onednn): reuse a cached block of the
+// size class, else PoolAccounting::reserve_block. Blocks are slots of `memory`, so a block is a
+// pointer as the host pools' are; `refusals` makes the "system" refuse that many allocations.
 struct TestPool {
   PoolAccounting accounting;
-  BlockCache<int> cache;  // block ids stand in for memory
+  BlockCache<int*> cache;
+  std::array<int, 16> memory{};
   int next_block = 0;
   int freed_blocks = 0;
+  int refusals = 0;
 
   explicit TestPool(uint64_t limit_bytes) : accounting(limit_bytes) {}
 
-  // The block's id, or -1 and the refusal's message in *error.
+  // The block's slot number, or -1 and the refusal's message in *error.
   int allocate(uint64_t size_bytes, std::string* error) {
     const uint64_t block_bytes = size_class(size_bytes);
-    int block = -1;
+    int* block = nullptr;
     if (auto cached = cache.take(block_bytes)) {
       block = cached->block;
     } else {
-      if (!accounting.make_room(block_bytes, [&] { give_back_cache(); })) {
-        *error = accounting.over_cap_message("test", size_bytes, block_bytes);
-        return -1;
-      }
-      block = next_block++;
-      accounting.on_reserve(block_bytes);
+      const auto system_allocate = [&](uint64_t) -> int* {
+        if (refusals > 0) {
+          --refusals;
+          return nullptr;
+        }
+        return &memory[static_cast<size_t>(next_block++)];
+      };
+      block = accounting.reserve_block(
+          "test", size_bytes, block_bytes, system_allocate, [&] { give_back_cache(); }, error);
+      if (block == nullptr) return -1;
     }
     accounting.on_allocate(block_bytes);
-    return block;
+    return static_cast<int>(block - memory.data());
   }
   void release(int block, uint64_t size_bytes) {
     accounting.on_release(size_class(size_bytes));
-    cache.put(size_class(size_bytes), block);
+    cache.put(size_class(size_bytes), &memory[static_cast<size_t>(block)]);
   }
   void give_back_cache() {
-    accounting.on_unreserve(cache.drain([&](uint64_t, int) { ++freed_blocks; }));
+    accounting.on_unreserve(cache.drain([&](uint64_t, int*) { ++freed_blocks; }));
   }
 };
 
@@ -279,4 +286,25 @@ TEST_CASE("the shared policy: reuse the cache, give it back before refusing, ref
 
   pool.accounting.set_limit(0);
   CHECK(pool.allocate(64 * kMiB, &error) == 2);
+}
+
+TEST_CASE("reserve_block: a refusing system gets one more try after the cache is given back",
+          "[plugin_support]") {
+  TestPool pool(0);
+  std::string error;
+  const int cached = pool.allocate(4096, &error);
+  pool.release(cached, 4096);
+  REQUIRE(pool.accounting.reserved_bytes() == 4096);
+  pool.refusals = 1;  // the first try fails, the cache goes back, the second try succeeds
+  CHECK(pool.allocate(8192, &error) == 1);
+  CHECK(pool.freed_blocks == 1);
+  CHECK(pool.accounting.reserved_bytes() == 8192);
+  pool.refusals = 2;  // both tries fail: refused, and nothing more is counted
+  CHECK(pool.allocate(100, &error) == -1);
+  CHECK(error ==
+        "test: cannot allocate: requested 100 bytes, rounded to a 512 bytes block: the system "
+        "has no memory left (8.0 KiB (8192 bytes) in use, 8.0 KiB (8192 bytes) reserved, no "
+        "cap)");
+  CHECK(pool.accounting.reserved_bytes() == 8192);
+  CHECK(pool.accounting.allocated_bytes() == 8192);
 }

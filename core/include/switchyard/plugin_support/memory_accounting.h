@@ -69,6 +69,31 @@ class PoolAccounting {
     return fits(extra_reserved_bytes);
   }
 
+  // The whole policy for a new block, for pools whose allocator returns null when out of memory
+  // (host memory): make room under the cap, allocate, and when the system refuses, give the cache
+  // back and try once more. Returns the block (already counted as reserved), or null with
+  // *error set to over_cap_message() or refused_message(..., "the system has no memory left").
+  template <typename Allocate, typename GiveBackCache>
+  auto reserve_block(std::string_view what, uint64_t requested_bytes, uint64_t block_bytes,
+                     Allocate&& allocate, GiveBackCache&& give_back_cache, std::string* error)
+      -> decltype(allocate(block_bytes)) {
+    if (!make_room(block_bytes, give_back_cache)) {
+      *error = over_cap_message(what, requested_bytes, block_bytes);
+      return nullptr;
+    }
+    auto block = allocate(block_bytes);
+    if (block == nullptr) {
+      give_back_cache();
+      block = allocate(block_bytes);
+    }
+    if (block == nullptr) {
+      *error = refused_message(what, requested_bytes, block_bytes, "the system has no memory left");
+      return nullptr;
+    }
+    on_reserve(block_bytes);
+    return block;
+  }
+
   // A block was taken from / given back to the system or driver.
   void on_reserve(uint64_t block_bytes) { reserved_bytes_ += block_bytes; }
   void on_unreserve(uint64_t block_bytes) { reserved_bytes_ -= block_bytes; }
