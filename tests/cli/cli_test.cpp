@@ -1,34 +1,27 @@
 // The CLI as an operator uses it: real processes, real plugins, exit codes and output.
 #include <catch2/catch.hpp>
 
-#include <fstream>
-
+#include "cli/cli_json.h"
 #include "test_support.h"
 
 using switchyard::testing::cli;
 using switchyard::testing::contains;
+using switchyard::testing::entry_with;
 using switchyard::testing::fixture_dir;
+using switchyard::testing::JsonValue;
+using switchyard::testing::parse_json;
 using switchyard::testing::run_command;
+using switchyard::testing::write_temp_file;
 
 namespace {
 
-// The "reason" of the JSON object in which "<field>": "<value>" appears; "" if absent or empty.
-std::string reason_in_object(const std::string& json, const std::string& field,
-                             const std::string& value) {
-  const auto at = json.find("\"" + field + "\": \"" + value + "\"");
-  if (at == std::string::npos) return "";
-  const auto end = json.find('}', at);
-  const std::string key = "\"reason\": \"";
-  const auto reason = json.find(key, at);
-  if (reason == std::string::npos || reason > end) return "";
-  const auto start = reason + key.size();
-  return json.substr(start, json.find('"', start) - start);
-}
-
-std::string write_temp_yaml(const std::string& name, const std::string& text) {
-  const std::string path = "/tmp/switchyard-cli-test-" + name + ".yaml";
-  std::ofstream(path) << text;
-  return path;
+// The id of the device `devices --json` marks as selected; "" when none is.
+std::string selected_id(const std::string& devices_json) {
+  const JsonValue* selected = nullptr;
+  for (const JsonValue& device : parse_json(devices_json).items) {
+    if (device.at("selected").boolean) selected = &device;
+  }
+  return selected == nullptr ? "" : selected->at("id").text;
 }
 
 }  // namespace
@@ -37,14 +30,12 @@ TEST_CASE("devices --json lists the reference device as usable and selected", "[
   auto result = run_command("SWITCHYARD_BACKENDS=reference " + cli() + " devices --json");
   INFO(result.output);
   REQUIRE(result.exit_code == 0);
-  CHECK(contains(result.output, "\"id\": \"reference:0\""));
-  // The reference entry is both usable and selected (fields are printed in a fixed order).
-  const auto at = result.output.find("\"id\": \"reference:0\"");
-  const auto end = result.output.find('}', at);
-  const std::string entry = result.output.substr(at, end - at);
-  CHECK(contains(entry, "\"usable\": true"));
-  CHECK(contains(entry, "\"selected\": true"));
-  CHECK(contains(entry, "\"memory_total_bytes\": "));
+  const JsonValue devices = parse_json(result.output);
+  const JsonValue* entry = entry_with(devices, "id", "reference:0");
+  REQUIRE(entry != nullptr);
+  CHECK(entry->at("usable").boolean);
+  CHECK(entry->at("selected").boolean);
+  CHECK(entry->at("memory_total_bytes").number > 0);
 }
 
 TEST_CASE("broken plugins never crash plugins, devices or doctor", "[cli]") {
@@ -58,10 +49,15 @@ TEST_CASE("broken plugins never crash plugins, devices or doctor", "[cli]") {
     auto result = run_command(env + cli() + " " + command);
     INFO(command << "\n" << result.output);
     REQUIRE(result.exit_code >= 0);  // exited normally, no signal
+    const JsonValue document = parse_json(result.output);
+    const JsonValue& list =
+        document.kind == JsonValue::Kind::kArray ? document : document.at("plugins");
     for (const std::string name :
          {"wrongabi", "missingdep", "undefinedsym", "noentry", "throws", "crashes", "garbage"}) {
       INFO(name);
-      CHECK_FALSE(reason_in_object(result.output, field, name).empty());
+      const JsonValue* entry = entry_with(list, field, name);
+      REQUIRE(entry != nullptr);
+      CHECK_FALSE(entry->at("reason").text.empty());
     }
   }
   auto plugins = run_command(env + cli() + " plugins");
@@ -98,7 +94,7 @@ TEST_CASE("every command rejects a broken YAML file with exit 2 and file:line:co
       {"unknown-backend", "backends: [refrence]\n", "refrence"},
   };
   for (const auto& c : cases) {
-    const std::string path = write_temp_yaml(c.name, c.text);
+    const std::string path = write_temp_file("switchyard-cli-test-" + c.name + ".yaml", c.text);
     for (const std::string command :
          {"devices --config", "doctor --config", "plugins --config", "run",
           "conformance --backend reference --config", "bench matmul --config"}) {
@@ -121,28 +117,26 @@ TEST_CASE("an unknown command or option is a usage error", "[cli]") {
 
 TEST_CASE("auto prefers onednn over lavapipe; naming vulkan:0 picks lavapipe", "[cli]") {
   auto all = run_command(cli() + " devices --json");
-  const bool both = contains(all.output, "\"id\": \"vulkan:0\"") &&
-                    contains(all.output, "\"id\": \"onednn:0\"") &&
-                    contains(all.output, "\"type\": \"emulated\"");
+  const JsonValue devices = parse_json(all.output);
+  const JsonValue* onednn = entry_with(devices, "id", "onednn:0");
+  const JsonValue* vulkan = entry_with(devices, "id", "vulkan:0");
+  const bool both = onednn != nullptr && onednn->at("usable").boolean && vulkan != nullptr &&
+                    vulkan->at("usable").boolean && vulkan->at("type").text == "emulated";
   if (!both) {
     WARN("skipped: needs a usable onednn device and an emulated vulkan device\n" << all.output);
     return;
   }
-  auto selected_id = [](const std::string& json) {
-    const auto at = json.find("\"selected\": true");
-    if (at == std::string::npos) return std::string();
-    const auto id = json.rfind("\"id\": \"", at);
-    return json.substr(id + 7, json.find('"', id + 7) - id - 7);
-  };
   CHECK(selected_id(all.output) == "onednn:0");
-  const std::string path = write_temp_yaml("vulkan-named", "device: vulkan:0\n");
+  const std::string path =
+      write_temp_file("switchyard-cli-test-vulkan-named.yaml", "device: vulkan:0\n");
   auto named = run_command(cli() + " devices --json --config " + path);
   CHECK(selected_id(named.output) == "vulkan:0");
 }
 
 TEST_CASE("device_policy local_rank: devices, doctor and run say which rank took which device",
           "[cli]") {
-  const std::string path = write_temp_yaml("local-rank", "device_policy: local_rank\n");
+  const std::string path =
+      write_temp_file("switchyard-cli-test-local-rank.yaml", "device_policy: local_rank\n");
   const std::string env = "SWITCHYARD_BACKENDS=reference SWITCHYARD_LOCAL_RANK=1 ";
   const std::string note =
       "device_policy local_rank: local rank 1 (from SWITCHYARD_LOCAL_RANK) -> reference:0, the "

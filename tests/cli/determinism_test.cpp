@@ -3,38 +3,24 @@
 // `devices` shows each device's settings line.
 #include <catch2/catch.hpp>
 
-#include <fstream>
-#include <sstream>
-
+#include "cli/cli_json.h"
 #include "test_support.h"
 
 using switchyard::testing::cli;
 using switchyard::testing::contains;
+using switchyard::testing::entry_with;
+using switchyard::testing::JsonValue;
+using switchyard::testing::parse_json;
 using switchyard::testing::read_text;
 using switchyard::testing::run_command;
+using switchyard::testing::write_temp_file;
 
 namespace {
 
-std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = "/tmp/switchyard-determinism-test-" + name;
-  std::ofstream(path) << text;
-  return path;
-}
-
-// The JSON object of `devices --json` whose id is `id`, or "" if there is none.
-std::string device_object(const std::string& json, const std::string& id) {
-  const auto at = json.find("\"id\": \"" + id + "\"");
-  if (at == std::string::npos) return "";
-  return json.substr(at, json.find('}', at) - at);
-}
-
-// The string value of "key": "..." in `json`, or "" if absent.
-std::string string_value(const std::string& json, const std::string& key) {
-  const std::string needle = "\"" + key + "\": \"";
-  const auto at = json.find(needle);
-  if (at == std::string::npos) return "";
-  const auto begin = at + needle.size();
-  return json.substr(begin, json.find('"', begin) - begin);
+// The device `id` of a `devices --json` output when it is usable here; nullptr otherwise.
+const JsonValue* usable_device(const JsonValue& devices, const std::string& id) {
+  const JsonValue* device = entry_with(devices, "id", id);
+  return device != nullptr && device->at("usable").boolean ? device : nullptr;
 }
 
 // A digits MLP with dropout (so the random stream matters too): well under a second per run on
@@ -57,9 +43,10 @@ std::string digits_yaml() {
 // "" when `backend`:0 is usable, else why not (so the test can say why it skipped).
 std::string unusable_reason(const std::string& backend) {
   auto result = run_command("SWITCHYARD_BACKENDS=" + backend + " " + cli() + " devices --json");
-  const std::string entry = device_object(result.output, backend + ":0");
-  if (entry.empty()) return "no " + backend + " device found";
-  if (!contains(entry, "\"usable\": true")) return backend + ":0 is not usable here";
+  const JsonValue devices = parse_json(result.output);
+  if (entry_with(devices, "id", backend + ":0") == nullptr)
+    return "no " + backend + " device found";
+  if (usable_device(devices, backend + ":0") == nullptr) return backend + ":0 is not usable here";
   return "";
 }
 
@@ -79,10 +66,9 @@ Trained train(const std::string& backend, const std::string& config, int seed) {
   auto result = run_command(command);
   INFO(command << "\n" << result.output);
   REQUIRE(result.exit_code == 0);
-  const std::string json = read_text(metrics);
-  CHECK(string_value(json, "backend") == backend);
-  Trained trained{string_value(json, "weights_fnv1a64"), string_value(json, "device_settings"),
-                  result.output};
+  const JsonValue json = parse_json(read_text(metrics));
+  CHECK(json.at("backend").text == backend);
+  Trained trained{json.at("weights_fnv1a64").text, json.at("device_settings").text, result.output};
   // The printed summary carries the same checksum as the metrics file.
   CHECK(contains(result.output, "weights fnv1a64: " + trained.checksum + "\n"));
   return trained;
@@ -94,24 +80,27 @@ TEST_CASE("devices --json reports every device's settings line", "[cli][determin
   auto plain = run_command("SWITCHYARD_BACKENDS=reference " + cli() + " devices --json");
   INFO(plain.output);
   REQUIRE(plain.exit_code == 0);
-  CHECK(string_value(device_object(plain.output, "reference:0"), "settings") ==
-        "threads=1 deterministic=off");
+  const JsonValue plain_devices = parse_json(plain.output);
+  const JsonValue* reference = usable_device(plain_devices, "reference:0");
+  REQUIRE(reference != nullptr);
+  CHECK(reference->at("settings").text == "threads=1 deterministic=off");
 
-  const std::string config = write_temp("devices.yaml", "deterministic: true\n");
+  const std::string config =
+      write_temp_file("switchyard-determinism-test-devices.yaml", "deterministic: true\n");
   auto deterministic =
       run_command("SWITCHYARD_BACKENDS=reference " + cli() + " devices --json --config " + config);
   INFO(deterministic.output);
   REQUIRE(deterministic.exit_code == 0);
+  const JsonValue devices = parse_json(deterministic.output);
   for (const std::string id : {"reference:0", "onednn:0", "vulkan:0"}) {
-    const std::string entry = device_object(deterministic.output, id);
-    if (entry.empty() || !contains(entry, "\"usable\": true")) continue;  // not on this machine
-    INFO(entry);
-    CHECK(contains(string_value(entry, "settings"), "deterministic=on"));
+    const JsonValue* device = usable_device(devices, id);
+    if (device == nullptr) continue;  // not on this machine
+    INFO(id << ": " << device->at("settings").text);
+    CHECK(contains(device->at("settings").text, "deterministic=on"));
   }
   // onednn's line says what deterministic changed: adaptive threading is off.
-  const std::string onednn = device_object(deterministic.output, "onednn:0");
-  if (contains(onednn, "\"usable\": true")) {
-    CHECK(contains(string_value(onednn, "settings"), "adaptive_threads=off deterministic=on"));
+  if (const JsonValue* onednn = usable_device(devices, "onednn:0")) {
+    CHECK(contains(onednn->at("settings").text, "adaptive_threads=off deterministic=on"));
   }
   auto text = run_command("SWITCHYARD_BACKENDS=reference " + cli() + " devices --config " + config);
   CHECK(contains(text.output, "settings: threads=1 deterministic=on"));
@@ -119,7 +108,8 @@ TEST_CASE("devices --json reports every device's settings line", "[cli][determin
 
 TEST_CASE("two deterministic runs end with bit-identical weights on each CPU backend",
           "[cli][determinism]") {
-  const std::string config = write_temp("digits.yaml", digits_yaml());
+  const std::string config =
+      write_temp_file("switchyard-determinism-test-digits.yaml", digits_yaml());
   for (const std::string backend : {"reference", "onednn", "vulkan"}) {
     SECTION(backend) {
       const std::string why = unusable_reason(backend);

@@ -78,13 +78,9 @@ uint64_t cap_for(const std::string& backend) {
   return caps[backend];
 }
 
-// The number after `"key": ` in a metrics file (its first occurrence).
-std::string json_number(const std::string& json, const std::string& key) {
-  const std::string needle = "\"" + key + "\": ";
-  const size_t at = json.find(needle);
-  if (at == std::string::npos) return "";
-  const size_t begin = at + needle.size();
-  return json.substr(begin, json.find_first_of(",\n}", begin) - begin);
+// A metrics file, parsed.
+JsonValue metrics_file(const std::filesystem::path& path) {
+  return JsonReader(read_text(path)).parse();
 }
 
 }  // namespace
@@ -141,8 +137,8 @@ TEST_CASE("batch_size auto trains under the cap a fixed batch exceeds, and says 
     CHECK(contains(result.output, "batch_size auto: 128 (peak "));
     CHECK(contains(result.output, "of a " + std::to_string(cap) + "-byte cap; 256 did not fit: "));
     CHECK(contains(result.output, "(85002 parameters, batch 128)"));
-    const std::string automatic = read_text(dir / "auto.json");
-    CHECK(json_number(automatic, "batch_size") == "128");
+    const JsonValue automatic = metrics_file(dir / "auto.json");
+    CHECK(automatic.at("batch_size").number == 128);
 
     // The trials left model and optimizer as they were: the run matches one given batch 128.
     const CommandResult fixed =
@@ -150,11 +146,11 @@ TEST_CASE("batch_size auto trains under the cap a fixed batch exceeds, and says 
                    " --set train.checkpoint=none --metrics " + (dir / "fixed.json").string());
     REQUIRE(fixed.exit_code == 0);
     CHECK_FALSE(contains(fixed.output, "batch_size auto"));
-    const std::string given = read_text(dir / "fixed.json");
+    const JsonValue given = metrics_file(dir / "fixed.json");
     for (const char* key : {"train_loss", "test_loss", "test_accuracy"}) {
       INFO(key);
-      CHECK_FALSE(json_number(automatic, key).empty());
-      CHECK(json_number(automatic, key) == json_number(given, key));
+      REQUIRE(automatic.has(key));
+      CHECK(automatic.at(key).number == given.at(key).number);
     }
   }
 }
