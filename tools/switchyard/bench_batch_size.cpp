@@ -137,11 +137,8 @@ int batch_size_bench(const Args& args) {
     return kExitUsage;
   }
   const std::vector<std::string> overrides = set_overrides(values);
-  auto config = load_config(values, overrides);
-  if (!config.ok()) {
-    print_error(config.status());
-    return kExitUsage;
-  }
+  std::optional<Config> config = load_config_or_report(values, overrides);
+  if (!config) return kExitUsage;
   return run_search(values, *config, max);
 }
 

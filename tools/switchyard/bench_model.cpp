@@ -209,11 +209,8 @@ int model_bench(const Args& args) {
     return kExitUsage;
   }
   const std::vector<std::string> overrides = set_overrides(values);
-  auto config = load_config(values, overrides);
-  if (!config.ok()) {
-    print_error(config.status());
-    return kExitUsage;
-  }
+  std::optional<Config> config = load_config_or_report(values, overrides);
+  if (!config) return kExitUsage;
   return run_model_bench(values, *config);
 }
 

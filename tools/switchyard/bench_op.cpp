@@ -39,11 +39,8 @@ int op_bench(const Args& args) {
     return *exit;
   }
   const std::vector<std::string> overrides = set_overrides(values);
-  auto config = load_config(values, overrides);
-  if (!config.ok()) {
-    print_error(config.status());
-    return kExitUsage;
-  }
+  std::optional<Config> config = load_config_or_report(values, overrides);
+  if (!config) return kExitUsage;
   try {
     RunDevice run = value_or_throw(open_run_device(config->runtime()));
     for (const auto& w : run.warnings) std::cerr << "switchyard: warning: " << w << "\n";

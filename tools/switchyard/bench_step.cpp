@@ -209,11 +209,12 @@ int step_bench(const Args& args) {
   if (auto exit = parse_args(args, kUsage, options, values)) return *exit;
   auto settings = read_step_settings(values);
   const std::vector<std::string> overrides = set_overrides(values);
-  auto config = settings.ok() ? load_config(values, overrides) : Result<Config>(settings.status());
-  if (!config.ok()) {
-    print_error(config.status());
+  if (!settings.ok()) {
+    print_error(settings.status());
     return kExitUsage;
   }
+  std::optional<Config> config = load_config_or_report(values, overrides);
+  if (!config) return kExitUsage;
   try {
     const RunDevice run = value_or_throw(open_run_device(config->runtime()));
     for (const auto& w : run.warnings) std::cerr << "switchyard: warning: " << w << "\n";

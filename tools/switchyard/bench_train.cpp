@@ -26,11 +26,8 @@ int train_bench(const Args& args) {
     const auto& extra = values["set"].as<std::vector<std::string>>();
     overrides.insert(overrides.end(), extra.begin(), extra.end());
   }
-  auto config = load_config(values, overrides);
-  if (!config.ok()) {
-    print_error(config.status());
-    return kExitUsage;
-  }
+  std::optional<Config> config = load_config_or_report(values, overrides);
+  if (!config) return kExitUsage;
   try {
     TrainConfig train_config = value_or_throw(TrainConfig::from_config(*config));
     RunDevice run = value_or_throw(open_run_device(config->runtime()));

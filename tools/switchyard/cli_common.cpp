@@ -48,6 +48,16 @@ Result<Config> load_config(const po::variables_map& values,
   return config;
 }
 
+std::optional<Config> load_config_or_report(const po::variables_map& values,
+                                            const std::vector<std::string>& overrides) {
+  Result<Config> config = load_config(values, overrides);
+  if (!config.ok()) {
+    print_error(config.status());
+    return std::nullopt;
+  }
+  return std::move(*config);
+}
+
 Registry discover_isolated(const RuntimeSettings& settings) {
   DiscoverOptions options;
   options.isolate = true;

@@ -32,6 +32,10 @@ std::vector<std::string> set_overrides(const po::variables_map& values);
 // Loads --config (or the defaults) and applies the environment overrides.
 Result<Config> load_config(const po::variables_map& values,
                            const std::vector<std::string>& overrides = {});
+// load_config for a command's start: an invalid file or variable is printed (file, line, column,
+// key) and gives nullopt, on which the command exits with kExitUsage.
+std::optional<Config> load_config_or_report(const po::variables_map& values,
+                                            const std::vector<std::string>& overrides = {});
 
 // Discovers plugins along the search path, each loaded in a child process first.
 Registry discover_isolated(const RuntimeSettings& settings);

@@ -71,11 +71,8 @@ int conformance_command(const Args& args) {
                              options, values)) {
     return *exit;
   }
-  auto config = load_config(values);
-  if (!config.ok()) {
-    print_error(config.status());
-    return kExitUsage;
-  }
+  std::optional<Config> config = load_config_or_report(values);
+  if (!config) return kExitUsage;
   Registry registry = discover_isolated(config->runtime());
   const std::string backend = values["backend"].as<std::string>();
   auto target =

@@ -73,11 +73,8 @@ int devices_command(const Args& args) {
           parse_args(args, "usage: switchyard devices [--config FILE] [--json]", options, values)) {
     return *exit;
   }
-  auto config = load_config(values);
-  if (!config.ok()) {
-    print_error(config.status());
-    return kExitUsage;
-  }
+  std::optional<Config> config = load_config_or_report(values);
+  if (!config) return kExitUsage;
   Registry registry = discover_isolated(config->runtime());
   Result<Choice> choice = Choice{};
   auto devices = probe_all_isolated(registry, config->runtime(), &choice);

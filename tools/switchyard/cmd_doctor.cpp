@@ -152,11 +152,8 @@ int doctor_command(const Args& args) {
           parse_args(args, "usage: switchyard doctor [--config FILE] [--json]", options, values)) {
     return *exit;
   }
-  auto config = load_config(values);
-  if (!config.ok()) {
-    print_error(config.status());
-    return kExitUsage;
-  }
+  std::optional<Config> config = load_config_or_report(values);
+  if (!config) return kExitUsage;
   const RuntimeSettings& settings = config->runtime();
   Registry registry = discover_isolated(settings);
   Report report;

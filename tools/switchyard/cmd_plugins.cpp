@@ -15,11 +15,8 @@ int plugins_command(const Args& args) {
           parse_args(args, "usage: switchyard plugins [--config FILE] [--json]", options, values)) {
     return *exit;
   }
-  auto config = load_config(values);
-  if (!config.ok()) {
-    print_error(config.status());
-    return kExitUsage;
-  }
+  std::optional<Config> config = load_config_or_report(values);
+  if (!config) return kExitUsage;
   Registry registry = discover_isolated(config->runtime());
   if (values.count("json") != 0) {
     std::cout << "[";

@@ -373,11 +373,8 @@ int run_command(const Args& all_args) {
     return kExitUsage;
   }
 
-  auto config = load_config(values, *overrides);
-  if (!config.ok()) {
-    print_error(config.status());
-    return kExitUsage;
-  }
+  std::optional<Config> config = load_config_or_report(values, *overrides);
+  if (!config) return kExitUsage;
   auto task = config->root().string_or("task", "train");
   if (!task.ok()) {
     print_error(task.status());
