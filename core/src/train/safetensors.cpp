@@ -21,25 +21,6 @@ constexpr const char* kMetadataKey = "__metadata__";
 // A header larger than this is not a weight file (the format's own readers refuse 100 MB).
 constexpr uint64_t kMaxHeaderBytes = 100ull << 20;
 
-// How a stored dtype is decoded: element size, and whether it becomes floats or integers.
-struct StoredType {
-  const char* name;
-  size_t bytes;
-  bool floating;
-};
-
-constexpr StoredType kStoredTypes[] = {
-    {"F64", 8, true},  {"F32", 4, true},  {"F16", 2, true}, {"BF16", 2, true}, {"I64", 8, false},
-    {"I32", 4, false}, {"I16", 2, false}, {"I8", 1, false}, {"U8", 1, false},  {"BOOL", 1, false},
-};
-
-const StoredType* stored_type(const std::string& name) {
-  for (const StoredType& type : kStoredTypes) {
-    if (name == type.name) return &type;
-  }
-  return nullptr;
-}
-
 template <typename T>
 T load(const uint8_t* bytes) {
   T value;
@@ -48,19 +29,35 @@ T load(const uint8_t* bytes) {
   return value;
 }
 
-double decode_float(const std::string& type, const uint8_t* bytes) {
-  if (type == "F64") return load<double>(bytes);
-  if (type == "F32") return load<float>(bytes);
-  if (type == "F16") return conformance::f16_bits_to_float(load<uint16_t>(bytes));
-  return conformance::bf16_bits_to_float(load<uint16_t>(bytes));
-}
+// How a stored dtype is decoded: its element size, and one element as a float (float dtypes) or
+// as an integer (the others); exactly one of the two is set.
+struct StoredType {
+  const char* name;
+  size_t bytes;
+  float (*to_float)(const uint8_t*);
+  int64_t (*to_integer)(const uint8_t*);
+};
 
-int64_t decode_integer(const std::string& type, const uint8_t* bytes) {
-  if (type == "I64") return load<int64_t>(bytes);
-  if (type == "I32") return load<int32_t>(bytes);
-  if (type == "I16") return load<int16_t>(bytes);
-  if (type == "I8") return load<int8_t>(bytes);
-  return load<uint8_t>(bytes);  // U8, BOOL
+constexpr StoredType kStoredTypes[] = {
+    {"F64", 8, [](const uint8_t* b) { return static_cast<float>(load<double>(b)); }, nullptr},
+    {"F32", 4, [](const uint8_t* b) { return load<float>(b); }, nullptr},
+    {"F16", 2, [](const uint8_t* b) { return conformance::f16_bits_to_float(load<uint16_t>(b)); },
+     nullptr},
+    {"BF16", 2, [](const uint8_t* b) { return conformance::bf16_bits_to_float(load<uint16_t>(b)); },
+     nullptr},
+    {"I64", 8, nullptr, [](const uint8_t* b) { return load<int64_t>(b); }},
+    {"I32", 4, nullptr, [](const uint8_t* b) { return int64_t{load<int32_t>(b)}; }},
+    {"I16", 2, nullptr, [](const uint8_t* b) { return int64_t{load<int16_t>(b)}; }},
+    {"I8", 1, nullptr, [](const uint8_t* b) { return int64_t{load<int8_t>(b)}; }},
+    {"U8", 1, nullptr, [](const uint8_t* b) { return int64_t{load<uint8_t>(b)}; }},
+    {"BOOL", 1, nullptr, [](const uint8_t* b) { return int64_t{load<uint8_t>(b)}; }},
+};
+
+const StoredType* stored_type(const std::string& name) {
+  for (const StoredType& type : kStoredTypes) {
+    if (name == type.name) return &type;
+  }
+  return nullptr;
 }
 
 uint64_t element_count(const std::vector<int64_t>& shape) {
@@ -73,7 +70,6 @@ uint64_t element_count(const std::vector<int64_t>& shape) {
 struct Entry {
   std::string name;
   const StoredType* type = nullptr;
-  std::string type_name;
   std::vector<int64_t> shape;
   uint64_t begin = 0, end = 0;
 };
@@ -88,8 +84,9 @@ Result<Entry> read_entry(const std::string& name, const YAML::Node& node, uint64
   }
   Entry entry;
   entry.name = name;
+  std::string type_name;
   try {
-    entry.type_name = node["dtype"].as<std::string>();
+    type_name = node["dtype"].as<std::string>();
     uint64_t count = 1;
     for (const YAML::Node& d : node["shape"]) {
       const int64_t size = d.as<int64_t>();
@@ -109,10 +106,10 @@ Result<Entry> read_entry(const std::string& name, const YAML::Node& node, uint64
   } catch (const YAML::Exception& error) {
     return bad(std::string("malformed entry: ") + error.what());
   }
-  entry.type = stored_type(entry.type_name);
+  entry.type = stored_type(type_name);
   if (entry.type == nullptr) {
-    return bad("dtype " + entry.type_name +
-               " is not supported (F64, F32, F16, BF16, I64, I32, I16, " + "I8, U8, BOOL are)");
+    return bad("dtype " + type_name + " is not supported (F64, F32, F16, BF16, I64, I32, I16, " +
+               "I8, U8, BOOL are)");
   }
   if (entry.begin > entry.end || entry.end > data_bytes) {
     return bad("data_offsets [" + std::to_string(entry.begin) + ", " + std::to_string(entry.end) +
@@ -120,7 +117,7 @@ Result<Entry> read_entry(const std::string& name, const YAML::Node& node, uint64
   }
   const uint64_t expected = element_count(entry.shape) * entry.type->bytes;
   if (entry.end - entry.begin != expected) {
-    return bad(std::to_string(entry.end - entry.begin) + " bytes for " + entry.type_name + " " +
+    return bad(std::to_string(entry.end - entry.begin) + " bytes for " + type_name + " " +
                Shape(entry.shape).to_string() + ", which needs " + std::to_string(expected));
   }
   return entry;
@@ -131,17 +128,17 @@ TensorRecord decode(const Entry& entry, const uint8_t* data) {
   record.shape = entry.shape;
   const uint64_t count = element_count(entry.shape);
   const uint8_t* at = data + entry.begin;
-  if (entry.type->floating) {
+  if (entry.type->to_float != nullptr) {
     record.dtype = DType::kF32;
     record.floats.resize(count);
     for (uint64_t i = 0; i < count; ++i, at += entry.type->bytes) {
-      record.floats[i] = static_cast<float>(decode_float(entry.type_name, at));
+      record.floats[i] = entry.type->to_float(at);
     }
   } else {
     record.dtype = DType::kI64;
     record.integers.resize(count);
     for (uint64_t i = 0; i < count; ++i, at += entry.type->bytes) {
-      record.integers[i] = decode_integer(entry.type_name, at);
+      record.integers[i] = entry.type->to_integer(at);
     }
   }
   return record;
