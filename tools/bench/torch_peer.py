@@ -20,12 +20,22 @@ Parts (each timed after a warm-up; medians reported):
   matmul  torch.matmul of two 1024x1024 f32 matrices into a preallocated output, GFLOP/s.
   add     latency of torch.add on two 16-element f32 tensors (includes the Python call).
 
+  info    nothing timed: the environment report alone (below).
+
+Every run reports the peer's environment as it really is: the BLAS library the process mapped
+(read from /proc/self/maps after a matrix product, so it is the one PyTorch's matmul calls, with
+OpenBLAS's own view of its threading where it is OpenBLAS), torch.__config__.parallel_info(), and
+every thread count (torch's intra- and inter-op threads, OMP_NUM_THREADS, OPENBLAS_NUM_THREADS,
+MKL_NUM_THREADS). tools/bench/compare refuses to compare when that library is the netlib reference
+BLAS, which makes PyTorch's float matmul about 10x slower than it is at its best.
+
 Run it with /usr/bin/python3 (Debian's python3-torch); the `python3` first on PATH on the build
-machine is a separate interpreter that cannot see it. OPENBLAS_NUM_THREADS=1 is set before torch is
-imported, because OpenBLAS's own threads otherwise compete with torch's and epochs spike.
+machine is a separate interpreter that cannot see it. Thread counts come from the environment
+(tools/bench/compare sets OMP_NUM_THREADS and friends to --threads) and torch.set_num_threads.
 """
 
 import argparse
+import ctypes
 import gzip
 import json
 import os
@@ -33,12 +43,11 @@ import statistics
 import sys
 import time
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
-import torch  # noqa: E402  (after the environment variable on purpose)
+import torch
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ALL_PARTS = ("digits", "cnn", "step", "matmul", "add")
+ALL_PARTS = ("digits", "cnn", "step", "matmul", "add", "info")
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def parse_args(argv):
@@ -252,20 +261,91 @@ def bench_add(args):
             "min_microseconds": min(per_call) * 1e6}
 
 
+# ---- the environment the peer really ran in ------------------------------------------------------
+
+BLAS_NAME_PARTS = ("blas", "lapack", "mkl_rt", "libmkl", "blis")
+
+
+def mapped_blas_libraries():
+    """Real paths of the BLAS-like shared libraries this process has mapped."""
+    found = []
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            fields = line.split(None, 5)
+            if len(fields) < 6:
+                continue
+            path = fields[5].strip()
+            name = os.path.basename(path)
+            if name.startswith("lib") and ".so" in name and any(p in name for p in BLAS_NAME_PARTS):
+                real = os.path.realpath(path)
+                if real not in found:
+                    found.append(real)
+    return found
+
+
+def blas_kind(path):
+    """A short name for the BLAS build at `path` (Debian's folder names tell them apart)."""
+    if "openblas-openmp" in path:
+        return "openblas-openmp"
+    if "openblas-pthread" in path:
+        return "openblas-pthread"
+    if "openblas-serial" in path:
+        return "openblas-serial"
+    if "/blas/" in path or "/lapack/" in path:
+        return "netlib-reference"
+    if "mkl" in path:
+        return "mkl"
+    if "blis" in path:
+        return "blis"
+    return "other"
+
+
+def openblas_view(path):
+    """OpenBLAS's own account of its threading, where the library is OpenBLAS."""
+    try:
+        library = ctypes.CDLL(path)
+        library.openblas_get_config.restype = ctypes.c_char_p
+        parallel = {0: "sequential", 1: "pthreads", 2: "openmp"}.get(
+            library.openblas_get_parallel(), "unknown")
+        return {"config": library.openblas_get_config().decode(), "parallel": parallel,
+                "threads": library.openblas_get_num_threads()}
+    except (OSError, AttributeError):
+        return None
+
+
+def environment_report():
+    """The BLAS the process mapped after a float matmul, and every thread count that applies."""
+    torch.matmul(torch.ones(64, 64), torch.ones(64, 64))  # the BLAS is loaded and used by now
+    libraries = mapped_blas_libraries()
+    blas = [path for path in libraries if "lapack" not in os.path.basename(path)]
+    primary = blas[0] if blas else None
+    report = {"blas_library": primary, "blas_kind": blas_kind(primary) if primary else "none",
+              "mapped_blas_libraries": libraries,
+              "openblas": openblas_view(primary) if primary else None,
+              "torch_threads": torch.get_num_threads(),
+              "torch_interop_threads": torch.get_num_interop_threads(),
+              "environment": {name: os.environ.get(name) for name in THREAD_VARIABLES},
+              "parallel_info": torch.__config__.parallel_info(),
+              "blas_info": torch.__config__.show()}
+    return report
+
+
 def main(argv):
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
     result = {"peer": "pytorch", "torch_version": torch.__version__,
-              "threads": torch.get_num_threads(),
-              "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS")}
+              "threads": torch.get_num_threads(), "environment": environment_report()}
     runners = {"digits": bench_digits, "cnn": lambda a: bench_digits(a, cnn=True),
-               "step": bench_step, "matmul": bench_matmul, "add": bench_add}
+               "step": bench_step, "matmul": bench_matmul, "add": bench_add,
+               "info": lambda a: {}}
     for part in args.parts:
         result[part] = runners[part](args)
     if args.json:
         print(json.dumps(result))
         return 0
-    print("PyTorch %s, %d threads" % (result["torch_version"], result["threads"]))
+    env = result["environment"]
+    print("PyTorch %s, %d threads, BLAS %s (%s)" % (result["torch_version"], result["threads"],
+                                                   env["blas_kind"], env["blas_library"]))
     if "digits" in result:
         d = result["digits"]
         print("digits-mlp: median epoch %.2f ms (%d steps), test accuracy %.4f"
