@@ -27,6 +27,13 @@ inline std::string read_text(const std::filesystem::path& path) {
   return text.str();
 }
 
+// Writes `text` to a file named `name` in the system's temporary folder; returns its path.
+inline std::string write_temp_file(const std::string& name, const std::string& text) {
+  const std::string path = (std::filesystem::temp_directory_path() / name).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
 inline std::string plugin_file(const std::string& name) {
   return std::string(SWITCHYARD_TEST_PLUGIN_DIR) + "/libswitchyard-" + name + ".so";
 }

@@ -6,30 +6,25 @@
 #include <fstream>
 #include <sstream>
 
+#include "json_test_support.h"
 #include "test_support.h"
 
 using switchyard::testing::cli;
-using switchyard::testing::read_text;
+using switchyard::testing::entry_with;
+using switchyard::testing::Json;
+using switchyard::testing::parse_json;
+using switchyard::testing::read_json_file;
 using switchyard::testing::run_command;
 
 namespace {
 
-// The number after "key": in a flat JSON object (the metrics file's top level comes first).
-double json_number(const std::string& json, const std::string& key) {
-  const auto at = json.find("\"" + key + "\":");
-  if (at == std::string::npos) return -1.0;
-  return std::stod(json.substr(at + key.size() + 3));
-}
-
 // "" when usable, else the reason (so the test can say why it skipped).
 std::string backend_unusable_reason(const std::string& backend) {
   auto result = run_command("SWITCHYARD_BACKENDS=" + backend + " " + cli() + " devices --json");
-  const auto at = result.output.find("\"id\": \"" + backend + ":0\"");
-  if (at == std::string::npos) return "no " + backend + " device found";
-  const auto end = result.output.find('}', at);
-  if (result.output.substr(at, end - at).find("\"usable\": true") == std::string::npos) {
-    return backend + ":0 is not usable here";
-  }
+  const Json devices = parse_json(result.output);
+  const Json* device = entry_with(devices, "id", backend + ":0");
+  if (device == nullptr) return "no " + backend + " device found";
+  if (!device->at("usable").get<bool>()) return backend + ":0 is not usable here";
   return "";
 }
 
@@ -51,15 +46,15 @@ double train_and_check(const std::string& backend, const Run& run,
   INFO(command << "\n" << result.output);
   REQUIRE(result.exit_code == 0);
 
-  const std::string json = read_text(metrics);
-  CHECK(json.find("\"backend\": \"" + backend + "\"") != std::string::npos);
-  CHECK(json_number(json, "fallback_ops") == 0.0);
-  const double accuracy = json_number(json, "test_accuracy");
+  const Json json = read_json_file(metrics);
+  CHECK(json.at("backend") == backend);
+  CHECK(json.at("fallback_ops") == 0);
+  const double accuracy = json.at("test_accuracy").get<double>();
   INFO(run.config << " on " << backend << ": test_accuracy " << accuracy);
   CHECK(accuracy >= run.threshold);
   if (overrides.find("precision=f16") != std::string::npos) {
-    CHECK(json_number(json, "loss_scale") > 0.0);  // the scaler ran
-    CHECK(json_number(json, "skipped_steps") >= 0.0);
+    CHECK(json.at("loss_scale").get<double>() > 0.0);      // the scaler ran
+    CHECK(json.at("skipped_steps").is_number_unsigned());  // a count, maybe 0
   }
   return accuracy;
 }

@@ -1,14 +1,14 @@
 // The CLI as an operator uses it: real processes, real plugins, exit codes and output.
 #include <catch2/catch.hpp>
 
-#include "cli/cli_json.h"
+#include "json_test_support.h"
 #include "test_support.h"
 
 using switchyard::testing::cli;
 using switchyard::testing::contains;
 using switchyard::testing::entry_with;
 using switchyard::testing::fixture_dir;
-using switchyard::testing::JsonValue;
+using switchyard::testing::Json;
 using switchyard::testing::parse_json;
 using switchyard::testing::run_command;
 using switchyard::testing::write_temp_file;
@@ -17,11 +17,11 @@ namespace {
 
 // The id of the device `devices --json` marks as selected; "" when none is.
 std::string selected_id(const std::string& devices_json) {
-  const JsonValue* selected = nullptr;
-  for (const JsonValue& device : parse_json(devices_json).items) {
-    if (device.at("selected").boolean) selected = &device;
+  std::string selected;
+  for (const Json& device : parse_json(devices_json)) {
+    if (device.at("selected").get<bool>()) selected = device.at("id").get<std::string>();
   }
-  return selected == nullptr ? "" : selected->at("id").text;
+  return selected;
 }
 
 }  // namespace
@@ -30,12 +30,12 @@ TEST_CASE("devices --json lists the reference device as usable and selected", "[
   auto result = run_command("SWITCHYARD_BACKENDS=reference " + cli() + " devices --json");
   INFO(result.output);
   REQUIRE(result.exit_code == 0);
-  const JsonValue devices = parse_json(result.output);
-  const JsonValue* entry = entry_with(devices, "id", "reference:0");
+  const Json devices = parse_json(result.output);
+  const Json* entry = entry_with(devices, "id", "reference:0");
   REQUIRE(entry != nullptr);
-  CHECK(entry->at("usable").boolean);
-  CHECK(entry->at("selected").boolean);
-  CHECK(entry->at("memory_total_bytes").number > 0);
+  CHECK(entry->at("usable").get<bool>());
+  CHECK(entry->at("selected").get<bool>());
+  CHECK(entry->at("memory_total_bytes").get<uint64_t>() > 0);
 }
 
 TEST_CASE("broken plugins never crash plugins, devices or doctor", "[cli]") {
@@ -49,15 +49,14 @@ TEST_CASE("broken plugins never crash plugins, devices or doctor", "[cli]") {
     auto result = run_command(env + cli() + " " + command);
     INFO(command << "\n" << result.output);
     REQUIRE(result.exit_code >= 0);  // exited normally, no signal
-    const JsonValue document = parse_json(result.output);
-    const JsonValue& list =
-        document.kind == JsonValue::Kind::kArray ? document : document.at("plugins");
+    const Json document = parse_json(result.output);
+    const Json& list = document.is_array() ? document : document.at("plugins");
     for (const std::string name :
          {"wrongabi", "missingdep", "undefinedsym", "noentry", "throws", "crashes", "garbage"}) {
       INFO(name);
-      const JsonValue* entry = entry_with(list, field, name);
+      const Json* entry = entry_with(list, field, name);
       REQUIRE(entry != nullptr);
-      CHECK_FALSE(entry->at("reason").text.empty());
+      CHECK_FALSE(entry->at("reason").get<std::string>().empty());
     }
   }
   auto plugins = run_command(env + cli() + " plugins");
@@ -117,11 +116,11 @@ TEST_CASE("an unknown command or option is a usage error", "[cli]") {
 
 TEST_CASE("auto prefers onednn over lavapipe; naming vulkan:0 picks lavapipe", "[cli]") {
   auto all = run_command(cli() + " devices --json");
-  const JsonValue devices = parse_json(all.output);
-  const JsonValue* onednn = entry_with(devices, "id", "onednn:0");
-  const JsonValue* vulkan = entry_with(devices, "id", "vulkan:0");
-  const bool both = onednn != nullptr && onednn->at("usable").boolean && vulkan != nullptr &&
-                    vulkan->at("usable").boolean && vulkan->at("type").text == "emulated";
+  const Json devices = parse_json(all.output);
+  const Json* onednn = entry_with(devices, "id", "onednn:0");
+  const Json* vulkan = entry_with(devices, "id", "vulkan:0");
+  const bool both = onednn != nullptr && onednn->at("usable").get<bool>() && vulkan != nullptr &&
+                    vulkan->at("usable").get<bool>() && vulkan->at("type") == "emulated";
   if (!both) {
     WARN("skipped: needs a usable onednn device and an emulated vulkan device\n" << all.output);
     return;

@@ -3,13 +3,13 @@
 // `devices` shows each device's settings line.
 #include <catch2/catch.hpp>
 
-#include "cli/cli_json.h"
+#include "json_test_support.h"
 #include "test_support.h"
 
 using switchyard::testing::cli;
 using switchyard::testing::contains;
 using switchyard::testing::entry_with;
-using switchyard::testing::JsonValue;
+using switchyard::testing::Json;
 using switchyard::testing::parse_json;
 using switchyard::testing::read_text;
 using switchyard::testing::run_command;
@@ -18,9 +18,9 @@ using switchyard::testing::write_temp_file;
 namespace {
 
 // The device `id` of a `devices --json` output when it is usable here; nullptr otherwise.
-const JsonValue* usable_device(const JsonValue& devices, const std::string& id) {
-  const JsonValue* device = entry_with(devices, "id", id);
-  return device != nullptr && device->at("usable").boolean ? device : nullptr;
+const Json* usable_device(const Json& devices, const std::string& id) {
+  const Json* device = entry_with(devices, "id", id);
+  return device != nullptr && device->at("usable").get<bool>() ? device : nullptr;
 }
 
 // A digits MLP with dropout (so the random stream matters too): well under a second per run on
@@ -43,7 +43,7 @@ std::string digits_yaml() {
 // "" when `backend`:0 is usable, else why not (so the test can say why it skipped).
 std::string unusable_reason(const std::string& backend) {
   auto result = run_command("SWITCHYARD_BACKENDS=" + backend + " " + cli() + " devices --json");
-  const JsonValue devices = parse_json(result.output);
+  const Json devices = parse_json(result.output);
   if (entry_with(devices, "id", backend + ":0") == nullptr)
     return "no " + backend + " device found";
   if (usable_device(devices, backend + ":0") == nullptr) return backend + ":0 is not usable here";
@@ -66,9 +66,10 @@ Trained train(const std::string& backend, const std::string& config, int seed) {
   auto result = run_command(command);
   INFO(command << "\n" << result.output);
   REQUIRE(result.exit_code == 0);
-  const JsonValue json = parse_json(read_text(metrics));
-  CHECK(json.at("backend").text == backend);
-  Trained trained{json.at("weights_fnv1a64").text, json.at("device_settings").text, result.output};
+  const Json json = parse_json(read_text(metrics));
+  CHECK(json.at("backend") == backend);
+  Trained trained{json.at("weights_fnv1a64").get<std::string>(),
+                  json.at("device_settings").get<std::string>(), result.output};
   // The printed summary carries the same checksum as the metrics file.
   CHECK(contains(result.output, "weights fnv1a64: " + trained.checksum + "\n"));
   return trained;
@@ -80,10 +81,10 @@ TEST_CASE("devices --json reports every device's settings line", "[cli][determin
   auto plain = run_command("SWITCHYARD_BACKENDS=reference " + cli() + " devices --json");
   INFO(plain.output);
   REQUIRE(plain.exit_code == 0);
-  const JsonValue plain_devices = parse_json(plain.output);
-  const JsonValue* reference = usable_device(plain_devices, "reference:0");
+  const Json plain_devices = parse_json(plain.output);
+  const Json* reference = usable_device(plain_devices, "reference:0");
   REQUIRE(reference != nullptr);
-  CHECK(reference->at("settings").text == "threads=1 deterministic=off");
+  CHECK(reference->at("settings") == "threads=1 deterministic=off");
 
   const std::string config =
       write_temp_file("switchyard-determinism-test-devices.yaml", "deterministic: true\n");
@@ -91,16 +92,17 @@ TEST_CASE("devices --json reports every device's settings line", "[cli][determin
       run_command("SWITCHYARD_BACKENDS=reference " + cli() + " devices --json --config " + config);
   INFO(deterministic.output);
   REQUIRE(deterministic.exit_code == 0);
-  const JsonValue devices = parse_json(deterministic.output);
+  const Json devices = parse_json(deterministic.output);
   for (const std::string id : {"reference:0", "onednn:0", "vulkan:0"}) {
-    const JsonValue* device = usable_device(devices, id);
+    const Json* device = usable_device(devices, id);
     if (device == nullptr) continue;  // not on this machine
-    INFO(id << ": " << device->at("settings").text);
-    CHECK(contains(device->at("settings").text, "deterministic=on"));
+    INFO(id << ": " << device->at("settings").get<std::string>());
+    CHECK(contains(device->at("settings").get<std::string>(), "deterministic=on"));
   }
   // onednn's line says what deterministic changed: adaptive threading is off.
-  if (const JsonValue* onednn = usable_device(devices, "onednn:0")) {
-    CHECK(contains(onednn->at("settings").text, "adaptive_threads=off deterministic=on"));
+  if (const Json* onednn = usable_device(devices, "onednn:0")) {
+    CHECK(contains(onednn->at("settings").get<std::string>(),
+                   "adaptive_threads=off deterministic=on"));
   }
   auto text = run_command("SWITCHYARD_BACKENDS=reference " + cli() + " devices --config " + config);
   CHECK(contains(text.output, "settings: threads=1 deterministic=on"));

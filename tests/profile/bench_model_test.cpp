@@ -9,13 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "profile/json_reader.h"
-#include "profile/trace_check.h"
+#include "json_test_support.h"
 #include "test_support.h"
 
 using switchyard::testing::cli;
-using switchyard::testing::JsonReader;
-using switchyard::testing::JsonValue;
+using switchyard::testing::Json;
+using switchyard::testing::parse_json;
 using switchyard::testing::read_json_file;
 using switchyard::testing::run_command;
 
@@ -62,25 +61,26 @@ TEST_CASE("bench model reports latency per batch and writes a trace", "[profile]
                                   trace.string() + " 2>/dev/null)");
   INFO(result.output);
   REQUIRE(result.exit_code == 0);
-  const JsonValue report = JsonReader(result.output).parse();
-  CHECK(report.at("bench").text == "model");
-  CHECK(report.at("device").text == "reference:0");
-  CHECK(report.at("weights").text == "random");
-  CHECK(report.at("batch_size").number == 16);
-  CHECK(report.at("repetitions").number == 3);
-  const double median_ms = report.at("median_ms").number;
+  const Json report = parse_json(result.output);
+  CHECK(report.at("bench") == "model");
+  CHECK(report.at("device") == "reference:0");
+  CHECK(report.at("weights") == "random");
+  CHECK(report.at("batch_size") == 16);
+  CHECK(report.at("repetitions") == 3);
+  const double median_ms = report.at("median_ms").get<double>();
   REQUIRE(median_ms > 0);
-  CHECK(report.at("min_ms").number <= median_ms);
-  CHECK(report.at("samples_per_second").number == Approx(16 / (median_ms / 1e3)).epsilon(1e-3));
+  CHECK(report.at("min_ms").get<double>() <= median_ms);
+  CHECK(report.at("samples_per_second").get<double>() ==
+        Approx(16 / (median_ms / 1e3)).epsilon(1e-3));
 
-  const JsonValue events = read_json_file(trace).at("traceEvents");
+  const Json events = read_json_file(trace).at("traceEvents");
   int forward_spans = 0;
   std::vector<std::string> matmul_inputs;
-  for (const JsonValue& e : events.items) {
-    if (e.at("ph").text != "X") continue;
-    if (e.at("cat").text == "span" && e.at("name").text == "forward") ++forward_spans;
-    if (e.at("cat").text == "op" && e.at("name").text == "matmul") {
-      matmul_inputs.push_back(e.at("args").at("input_shapes").items[0].text);
+  for (const Json& e : events) {
+    if (e.at("ph") != "X") continue;
+    if (e.at("cat") == "span" && e.at("name") == "forward") ++forward_spans;
+    if (e.at("cat") == "op" && e.at("name") == "matmul") {
+      matmul_inputs.push_back(e.at("args").at("input_shapes").at(0).get<std::string>());
     }
   }
   CHECK(forward_spans == 3);  // the timed repetitions only, not the warm-up
@@ -119,14 +119,14 @@ TEST_CASE("bench model runs a trained checkpoint in mixed precision", "[profile]
                   trace.string() + " 2>/dev/null)");
   INFO(result.output);
   REQUIRE(result.exit_code == 0);
-  const JsonValue report = JsonReader(result.output).parse();
-  CHECK(report.at("weights").text == checkpoint.string());
-  CHECK(report.at("precision").text == "bf16");
-  const JsonValue document = read_json_file(trace);
+  const Json report = parse_json(result.output);
+  CHECK(report.at("weights") == checkpoint.string());
+  CHECK(report.at("precision") == "bf16");
+  const Json document = read_json_file(trace);
   int bf16_matmuls = 0;
-  for (const JsonValue& e : document.at("traceEvents").items) {
-    if (!e.has("cat") || e.at("cat").text != "op" || e.at("name").text != "matmul") continue;
-    for (const JsonValue& d : e.at("args").at("input_dtypes").items) CHECK(d.text == "bf16");
+  for (const Json& e : document.at("traceEvents")) {
+    if (!e.contains("cat") || e.at("cat") != "op" || e.at("name") != "matmul") continue;
+    for (const Json& d : e.at("args").at("input_dtypes")) CHECK(d == "bf16");
     ++bf16_matmuls;
   }
   CHECK(bf16_matmuls == 4);  // two linear layers, two timed repetitions

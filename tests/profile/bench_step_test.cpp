@@ -10,13 +10,12 @@
 #include <sstream>
 #include <string>
 
-#include "profile/json_reader.h"
-#include "profile/trace_check.h"
+#include "json_test_support.h"
 #include "test_support.h"
 
 using switchyard::testing::cli;
-using switchyard::testing::JsonReader;
-using switchyard::testing::JsonValue;
+using switchyard::testing::Json;
+using switchyard::testing::parse_json;
 using switchyard::testing::read_json_file;
 using switchyard::testing::run_command;
 
@@ -36,11 +35,11 @@ std::string step_command(const std::string& precision, const std::string& trace)
 // The dtypes each op name ran with in a trace: "matmul" -> {"bf16"}.
 std::map<std::string, std::set<std::string>> op_dtypes(const std::filesystem::path& trace) {
   std::map<std::string, std::set<std::string>> dtypes;
-  const JsonValue document = read_json_file(trace);  // outlives the loop below
-  for (const JsonValue& e : document.at("traceEvents").items) {
-    if (!e.has("cat") || e.at("cat").text != "op") continue;
-    for (const JsonValue& d : e.at("args").at("input_dtypes").items) {
-      dtypes[e.at("name").text].insert(d.text);
+  const Json document = read_json_file(trace);  // outlives the loop below
+  for (const Json& e : document.at("traceEvents")) {
+    if (!e.contains("cat") || e.at("cat") != "op") continue;
+    for (const Json& d : e.at("args").at("input_dtypes")) {
+      dtypes[e.at("name").get<std::string>()].insert(d.get<std::string>());
     }
   }
   return dtypes;
@@ -58,11 +57,11 @@ TEST_CASE("bench step runs the trainer's mixed-precision recipe", "[profile][cli
     const auto result = run_command(step_command(precision, trace.string()));
     INFO(result.output);
     REQUIRE(result.exit_code == 0);
-    const JsonValue report = JsonReader(result.output).parse();
-    CHECK(report.at("bench").text == "step");
-    CHECK(report.at("precision").text == precision);
-    CHECK(report.at("median_ms").number > 0);
-    CHECK(report.at("parameters").number == 12 * 16 + 16 + 16 * 4 + 4);
+    const Json report = parse_json(result.output);
+    CHECK(report.at("bench") == "step");
+    CHECK(report.at("precision") == precision);
+    CHECK(report.at("median_ms").get<double>() > 0);
+    CHECK(report.at("parameters") == 12 * 16 + 16 + 16 * 4 + 4);
     const auto dtypes = op_dtypes(trace);
     // Products in the run's precision, the loss and the optimizer (master weights) in f32.
     CHECK(dtypes.at("matmul") == std::set<std::string>{precision});

@@ -13,7 +13,6 @@
 #include <map>
 #include <sstream>
 
-#include "profile/json_reader.h"
 #include "profile/trace_check.h"
 #include "test_support.h"
 
@@ -21,12 +20,10 @@ using switchyard::testing::checked_timed_events;
 using switchyard::testing::cli;
 using switchyard::testing::CommandResult;
 using switchyard::testing::is_kind;
-using switchyard::testing::JsonReader;
-using switchyard::testing::JsonValue;
+using switchyard::testing::Json;
 using switchyard::testing::plugin_file;
 using switchyard::testing::read_json_file;
 using switchyard::testing::run_command;
-using Kind = JsonValue::Kind;
 
 namespace {
 
@@ -38,20 +35,20 @@ bool is_shape_text(const std::string& text) {
 
 // Complete events on one track must nest (Perfetto drops or flags slices that overlap without
 // one containing the other). Times are written with 3 decimals, so ends may be off by 0.001 us.
-void check_nesting(std::vector<const JsonValue*> events) {
-  std::sort(events.begin(), events.end(), [](const JsonValue* a, const JsonValue* b) {
-    const double ta = a->at("ts").number, tb = b->at("ts").number;
-    return ta != tb ? ta < tb : a->at("dur").number > b->at("dur").number;
+void check_nesting(std::vector<const Json*> events) {
+  std::sort(events.begin(), events.end(), [](const Json* a, const Json* b) {
+    const double ta = a->at("ts").get<double>(), tb = b->at("ts").get<double>();
+    return ta != tb ? ta < tb : a->at("dur").get<double>() > b->at("dur").get<double>();
   });
   constexpr double kRounding = 0.002;
   std::vector<double> open_ends;
-  for (const JsonValue* e : events) {
-    const double begin = e->at("ts").number;
-    const double end = begin + e->at("dur").number;
+  for (const Json* e : events) {
+    const double begin = e->at("ts").get<double>();
+    const double end = begin + e->at("dur").get<double>();
     while (!open_ends.empty() && open_ends.back() <= begin + kRounding) open_ends.pop_back();
     if (!open_ends.empty()) {
-      INFO(e->at("name").text << " at " << begin << " ends " << end - open_ends.back()
-                              << " us after its enclosing event");
+      INFO(e->at("name").get<std::string>() << " at " << begin << " ends " << end - open_ends.back()
+                                            << " us after its enclosing event");
       CHECK(end <= open_ends.back() + kRounding);
     }
     open_ends.push_back(end);
@@ -80,38 +77,38 @@ TEST_CASE("a digits-cnn run's trace is valid and its op totals cover its compute
   REQUIRE(run.exit_code == 0);
   REQUIRE(run.output.find("backend: " + backend) != std::string::npos);
 
-  const JsonValue trace = read_json_file(trace_path);  // throws on anything but strict JSON
+  const Json trace = read_json_file(trace_path);  // throws on anything but strict JSON
   std::filesystem::remove_all(folder);
-  REQUIRE(trace.kind == Kind::kObject);
-  REQUIRE(is_kind(trace, "traceEvents", Kind::kArray));
-  CHECK(is_kind(trace, "displayTimeUnit", Kind::kString));
+  REQUIRE(trace.is_object());
+  REQUIRE(is_kind(trace, "traceEvents", &Json::is_array));
+  CHECK(is_kind(trace, "displayTimeUnit", &Json::is_string));
 
-  std::map<std::pair<double, double>, std::vector<const JsonValue*>> tracks;  // (pid, tid)
-  std::map<std::string, double> op_totals_us;                                 // per op name
-  std::map<std::string, std::vector<const JsonValue*>> spans;
-  std::vector<const JsonValue*> ops;
-  for (const JsonValue* event : checked_timed_events(trace.at("traceEvents"))) {
-    const JsonValue& e = *event;
-    tracks[{e.at("pid").number, e.at("tid").number}].push_back(&e);
-    const std::string& category = e.at("cat").text;
-    if (category == "span") spans[e.at("name").text].push_back(&e);
+  std::map<std::pair<double, double>, std::vector<const Json*>> tracks;  // (pid, tid)
+  std::map<std::string, double> op_totals_us;                            // per op name
+  std::map<std::string, std::vector<const Json*>> spans;
+  std::vector<const Json*> ops;
+  for (const Json* event : checked_timed_events(trace.at("traceEvents"))) {
+    const Json& e = *event;
+    tracks[{e.at("pid").get<double>(), e.at("tid").get<double>()}].push_back(&e);
+    const std::string category = e.at("cat").get<std::string>();
+    if (category == "span") spans[e.at("name").get<std::string>()].push_back(&e);
     if (category != "op") continue;
     ops.push_back(&e);
-    op_totals_us[e.at("name").text] += e.at("dur").number;
-    REQUIRE(is_kind(e, "args", Kind::kObject));
-    const JsonValue& args = e.at("args");
-    CHECK_FALSE(e.at("name").text.empty());
-    REQUIRE(is_kind(args, "backend", Kind::kString));
-    REQUIRE(is_kind(args, "fallback", Kind::kBool));
-    if (!args.at("fallback").boolean) CHECK(args.at("backend").text == backend);
-    REQUIRE(is_kind(args, "input_shapes", Kind::kArray));
-    REQUIRE(is_kind(args, "output_shapes", Kind::kArray));
+    op_totals_us[e.at("name").get<std::string>()] += e.at("dur").get<double>();
+    REQUIRE(is_kind(e, "args", &Json::is_object));
+    const Json& args = e.at("args");
+    CHECK_FALSE(e.at("name").get<std::string>().empty());
+    REQUIRE(is_kind(args, "backend", &Json::is_string));
+    REQUIRE(is_kind(args, "fallback", &Json::is_boolean));
+    if (!args.at("fallback").get<bool>()) CHECK(args.at("backend") == backend);
+    REQUIRE(is_kind(args, "input_shapes", &Json::is_array));
+    REQUIRE(is_kind(args, "output_shapes", &Json::is_array));
     // An op has inputs, outputs or both (sgd_update updates its inputs in place, fill has none).
-    CHECK(args.at("input_shapes").items.size() + args.at("output_shapes").items.size() > 0);
+    CHECK(args.at("input_shapes").size() + args.at("output_shapes").size() > 0);
     for (const char* list : {"input_shapes", "output_shapes"}) {
-      for (const JsonValue& shape : args.at(list).items) {
-        CHECK(shape.kind == Kind::kString);
-        CHECK(is_shape_text(shape.text));
+      for (const Json& shape : args.at(list)) {
+        CHECK(shape.is_string());
+        CHECK(is_shape_text(shape.get<std::string>()));
       }
     }
   }
@@ -131,21 +128,21 @@ TEST_CASE("a digits-cnn run's trace is valid and its op totals cover its compute
   double compute_us = 0;
   std::vector<std::pair<double, double>> compute_intervals;
   for (const char* name : {"train_step", "evaluate"}) {
-    for (const JsonValue* span : spans[name]) {
-      compute_us += span->at("dur").number;
-      compute_intervals.emplace_back(span->at("ts").number,
-                                     span->at("ts").number + span->at("dur").number);
+    for (const Json* span : spans[name]) {
+      compute_us += span->at("dur").get<double>();
+      compute_intervals.emplace_back(span->at("ts").get<double>(),
+                                     span->at("ts").get<double>() + span->at("dur").get<double>());
     }
   }
   double op_total_us = 0;
   for (const auto& [name, total] : op_totals_us) op_total_us += total;
   double inside_us = 0;  // op time within the compute spans, which can never exceed them
-  for (const JsonValue* op : ops) {
-    const double begin = op->at("ts").number;
-    const double end = begin + op->at("dur").number;
+  for (const Json* op : ops) {
+    const double begin = op->at("ts").get<double>();
+    const double end = begin + op->at("dur").get<double>();
     for (const auto& [span_begin, span_end] : compute_intervals) {
       if (begin >= span_begin - 0.002 && end <= span_end + 0.002) {
-        inside_us += op->at("dur").number;
+        inside_us += op->at("dur").get<double>();
         break;
       }
     }

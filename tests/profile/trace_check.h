@@ -1,54 +1,38 @@
-// Reading trace and report files in the profile tests, and the checks every trace event must pass
-// whatever produced it (the fields Perfetto's JSON importer and chrome://tracing need).
+// The checks every trace event must pass whatever produced it (the fields Perfetto's JSON importer
+// and chrome://tracing need). The files are read with json_test_support.h.
 #pragma once
 
 #include <catch2/catch.hpp>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "profile/json_reader.h"
+#include "json_test_support.h"
 
 namespace switchyard::testing {
-
-// Parses a whole file as strict JSON (throws on anything else).
-inline JsonValue read_json_file(const std::filesystem::path& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::stringstream text;
-  text << file.rdbuf();
-  return JsonReader(text.str()).parse();
-}
-
-inline bool is_kind(const JsonValue& object, const std::string& key, JsonValue::Kind kind) {
-  return object.has(key) && object.at(key).kind == kind;
-}
 
 // Checks every event of a "traceEvents" array: name, ph, pid and tid on all; process and thread
 // names ('M') carry args.name; complete events ('X') carry cat, ts and dur, both >= 0. Returns the
 // complete events, in file order.
-inline std::vector<const JsonValue*> checked_timed_events(const JsonValue& events) {
-  using Kind = JsonValue::Kind;
-  std::vector<const JsonValue*> timed;
-  for (const JsonValue& e : events.items) {
-    REQUIRE(e.kind == Kind::kObject);
-    REQUIRE(is_kind(e, "name", Kind::kString));
-    REQUIRE(is_kind(e, "ph", Kind::kString));
-    REQUIRE(is_kind(e, "pid", Kind::kNumber));
-    REQUIRE(is_kind(e, "tid", Kind::kNumber));
-    const std::string& ph = e.at("ph").text;
+inline std::vector<const Json*> checked_timed_events(const Json& events) {
+  std::vector<const Json*> timed;
+  for (const Json& e : events) {
+    REQUIRE(e.is_object());
+    REQUIRE(is_kind(e, "name", &Json::is_string));
+    REQUIRE(is_kind(e, "ph", &Json::is_string));
+    REQUIRE(is_kind(e, "pid", &Json::is_number));
+    REQUIRE(is_kind(e, "tid", &Json::is_number));
+    const std::string ph = e.at("ph").get<std::string>();
     REQUIRE((ph == "X" || ph == "M"));
     if (ph == "M") {  // metadata (process and thread names) carries no time
-      REQUIRE(is_kind(e, "args", Kind::kObject));
-      CHECK(is_kind(e.at("args"), "name", Kind::kString));
+      REQUIRE(is_kind(e, "args", &Json::is_object));
+      CHECK(is_kind(e.at("args"), "name", &Json::is_string));
       continue;
     }
-    REQUIRE(is_kind(e, "ts", Kind::kNumber));
-    REQUIRE(is_kind(e, "dur", Kind::kNumber));
-    REQUIRE(is_kind(e, "cat", Kind::kString));
-    CHECK(e.at("ts").number >= 0);
-    CHECK(e.at("dur").number >= 0);
+    REQUIRE(is_kind(e, "ts", &Json::is_number));
+    REQUIRE(is_kind(e, "dur", &Json::is_number));
+    REQUIRE(is_kind(e, "cat", &Json::is_string));
+    CHECK(e.at("ts").get<double>() >= 0);
+    CHECK(e.at("dur").get<double>() >= 0);
     timed.push_back(&e);
   }
   return timed;

@@ -12,7 +12,7 @@
 #include <map>
 #include <sstream>
 
-#include "profile/json_reader.h"
+#include "json_test_support.h"
 #include "test_support.h"
 #include "train/train_test_support.h"
 
@@ -49,20 +49,20 @@ CommandResult run_digits(const std::string& backend, uint64_t cap, const std::st
                      batch_size + cap_override(backend, cap) + extra);
 }
 
-JsonValue bench_json(const std::string& backend, const std::string& arguments) {
+Json bench_json(const std::string& backend, const std::string& arguments) {
   const CommandResult result = run_command(environment(backend) + cli() + " bench batch-size " +
                                            kConfig + " --json" + arguments);
   INFO(result.output);
   REQUIRE(result.exit_code == 0);
-  return JsonReader(result.output).parse();
+  return parse_json(result.output);
 }
 
 // Peak device memory of one trial at `batch_size` with no cap.
 uint64_t uncapped_peak(const std::string& backend, int64_t batch_size) {
-  const JsonValue json = bench_json(backend, " --max " + std::to_string(batch_size));
-  REQUIRE(json.at("batch_size").number == static_cast<double>(batch_size));
-  REQUIRE(json.at("memory_known").boolean);
-  return static_cast<uint64_t>(json.at("peak_bytes").number);
+  const Json json = bench_json(backend, " --max " + std::to_string(batch_size));
+  REQUIRE(json.at("batch_size") == batch_size);
+  REQUIRE(json.at("memory_known").get<bool>());
+  return json.at("peak_bytes").get<uint64_t>();
 }
 
 // The calibrated cap of `backend` (see the top of the file), measured once per process.
@@ -76,11 +76,6 @@ uint64_t cap_for(const std::string& backend) {
     caps[backend] = p128 + (p256 - p128) / 2;
   }
   return caps[backend];
-}
-
-// A metrics file, parsed.
-JsonValue metrics_file(const std::filesystem::path& path) {
-  return JsonReader(read_text(path)).parse();
 }
 
 }  // namespace
@@ -137,8 +132,8 @@ TEST_CASE("batch_size auto trains under the cap a fixed batch exceeds, and says 
     CHECK(contains(result.output, "batch_size auto: 128 (peak "));
     CHECK(contains(result.output, "of a " + std::to_string(cap) + "-byte cap; 256 did not fit: "));
     CHECK(contains(result.output, "(85002 parameters, batch 128)"));
-    const JsonValue automatic = metrics_file(dir / "auto.json");
-    CHECK(automatic.at("batch_size").number == 128);
+    const Json automatic = read_json_file(dir / "auto.json");
+    CHECK(automatic.at("batch_size") == 128);
 
     // The trials left model and optimizer as they were: the run matches one given batch 128.
     const CommandResult fixed =
@@ -146,11 +141,11 @@ TEST_CASE("batch_size auto trains under the cap a fixed batch exceeds, and says 
                    " --set train.checkpoint=none --metrics " + (dir / "fixed.json").string());
     REQUIRE(fixed.exit_code == 0);
     CHECK_FALSE(contains(fixed.output, "batch_size auto"));
-    const JsonValue given = metrics_file(dir / "fixed.json");
+    const Json given = read_json_file(dir / "fixed.json");
     for (const char* key : {"train_loss", "test_loss", "test_accuracy"}) {
       INFO(key);
-      REQUIRE(automatic.has(key));
-      CHECK(automatic.at(key).number == given.at(key).number);
+      REQUIRE(automatic.contains(key));
+      CHECK(automatic.at(key).get<double>() == given.at(key).get<double>());
     }
   }
 }
@@ -160,23 +155,23 @@ TEST_CASE("bench batch-size finds B that fits where B + 1 does not, as real runs
   for (const std::string& backend : backends()) {
     INFO(backend);
     const uint64_t cap = cap_for(backend);
-    const JsonValue json = bench_json(backend, cap_override(backend, cap));
-    CHECK(json.at("limit_bytes").number == static_cast<double>(cap));
-    const int64_t found = static_cast<int64_t>(json.at("batch_size").number);
+    const Json json = bench_json(backend, cap_override(backend, cap));
+    CHECK(json.at("limit_bytes") == cap);
+    const auto found = json.at("batch_size").get<int64_t>();
     CHECK(found >= 128);
     CHECK(found < 256);
-    CHECK(json.at("peak_bytes").number <= static_cast<double>(cap));
+    CHECK(json.at("peak_bytes").get<uint64_t>() <= cap);
     bool found_fits = false;
     bool next_fails = false;
-    for (const JsonValue& trial : json.at("trials").items) {
-      const auto size = static_cast<int64_t>(trial.at("batch_size").number);
-      if (trial.at("fits").boolean) {
+    for (const Json& trial : json.at("trials")) {
+      const auto size = trial.at("batch_size").get<int64_t>();
+      if (trial.at("fits").get<bool>()) {
         CHECK(size <= found);
-        CHECK(trial.at("peak_bytes").number <= static_cast<double>(cap));
+        CHECK(trial.at("peak_bytes").get<uint64_t>() <= cap);
         found_fits = found_fits || size == found;
       } else {
         CHECK(size > found);
-        CHECK(contains(trial.at("error").text, "cannot allocate"));
+        CHECK(contains(trial.at("error").get<std::string>(), "cannot allocate"));
         next_fails = next_fails || size == found + 1;
       }
     }

@@ -11,14 +11,13 @@
 #include <sstream>
 #include <thread>
 
+#include "json_test_support.h"
 #include "switchyard/checkpoint.h"
 #include "test_support.h"
 #include "train/train_test_support.h"
 
 using namespace switchyard;
 using namespace switchyard::testing;
-
-using switchyard::testing::read_text;
 
 namespace {
 
@@ -49,13 +48,12 @@ std::string digits_yaml(int epochs, const std::string& checkpoint) {
          (checkpoint.empty() ? "" : "  checkpoint: " + checkpoint + "\n");
 }
 
-// Every value of `"key": <number>` in the metrics JSON, in order (top level, then per epoch).
-std::vector<std::string> json_values(const std::string& json, const std::string& key) {
-  std::vector<std::string> values;
-  const std::string needle = "\"" + key + "\": ";
-  for (size_t at = json.find(needle); at != std::string::npos; at = json.find(needle, at + 1)) {
-    const size_t begin = at + needle.size();
-    values.push_back(json.substr(begin, json.find_first_of(",\n}", begin) - begin));
+// Every value of `key` in a metrics file, in order: the top level's, then each epoch's.
+std::vector<Json> metric_values(const Json& metrics, const std::string& key) {
+  std::vector<Json> values;
+  if (metrics.contains(key)) values.push_back(metrics.at(key));
+  for (const Json& epoch : metrics.at("history")) {
+    if (epoch.contains(key)) values.push_back(epoch.at(key));
   }
   return values;
 }
@@ -100,15 +98,16 @@ TEST_CASE("switchyard run trains and writes the metrics file", "[cli]") {
   INFO(result.output);
   REQUIRE(result.exit_code == 0);
   CHECK(result.output.find("backend: reference") != std::string::npos);
-  const std::string json = read_text(dir / "m.json");
+  const Json json = read_json_file(dir / "m.json");
   for (const char* key : {"backend", "device", "task", "epochs", "train_loss", "train_accuracy",
                           "test_accuracy", "epoch_seconds_median", "samples_per_second",
                           "peak_device_memory_bytes", "fallback_ops", "history"}) {
-    CHECK(json.find("\"" + std::string(key) + "\": ") != std::string::npos);
+    CHECK(json.contains(key));
   }
-  CHECK(json_values(json, "epochs") == std::vector<std::string>{"2"});
-  CHECK(json_values(json, "fallback_ops") == std::vector<std::string>{"0"});
-  CHECK(json.find("\"backend\": \"reference\"") != std::string::npos);
+  CHECK(json.at("epochs") == 2);
+  CHECK(json.at("fallback_ops") == 0);
+  CHECK(json.at("backend") == "reference");
+  CHECK(json.at("history").size() == 2);
   // The checkpoint path in the file is relative to the file's folder.
   CHECK(std::filesystem::exists(dir / "run.ckpt"));
 
@@ -186,14 +185,14 @@ TEST_CASE("a run killed with SIGKILL resumes to the metrics of an uninterrupted 
                              " --metrics " + (dir / "whole.json").string());
   REQUIRE(whole.exit_code == 0);
 
-  const std::string a = read_text(dir / "resumed.json");
-  const std::string b = read_text(dir / "whole.json");
+  const Json a = read_json_file(dir / "resumed.json");
+  const Json b = read_json_file(dir / "whole.json");
   for (const char* key : {"train_loss", "train_accuracy", "test_loss", "test_accuracy", "epochs"}) {
     INFO(key);
-    CHECK(json_values(a, key) == json_values(b, key));
-    CHECK_FALSE(json_values(a, key).empty());
+    CHECK(metric_values(a, key) == metric_values(b, key));
+    CHECK_FALSE(metric_values(a, key).empty());
   }
-  CHECK(json_values(a, "epoch").size() == static_cast<size_t>(kEpochs));
+  CHECK(a.at("history").size() == static_cast<size_t>(kEpochs));
   // The final weights and optimizer state agree bit for bit.
   const Checkpoint final_resumed = value_or_throw(read_checkpoint(checkpoint));
   const Checkpoint final_whole = value_or_throw(read_checkpoint(dir / "whole.ckpt"));

@@ -149,6 +149,44 @@ TEST_CASE("safetensors: a damaged file is refused naming the file and the tensor
   CHECK(read_safetensors("/nonexistent/w.safetensors").status().code() == StatusCode::kNotFound);
 }
 
+TEST_CASE("safetensors: the header is strict JSON, padded with spaces only", "[safetensors]") {
+  const std::vector<uint8_t> four_bytes = {0, 0, 128, 63};
+  const std::string entry = "{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}";
+  // Space padding after the object is the format's; the file reads.
+  const auto padded = parse_safetensors(handmade("{\"w\":" + entry + "}      ", four_bytes), "mem");
+  REQUIRE(padded.ok());
+  CHECK(padded->tensors.at(0).second.floats == std::vector<float>{1.0f});
+
+  CHECK(contains(parse_error(handmade("{\"w\":" + entry + ",\"w\":" + entry + "}", four_bytes)),
+                 "w.safetensors: the header is not valid JSON: duplicate member name 'w'"));
+  CHECK(contains(
+      parse_error(handmade("{\"w\":" + entry + ",\"__metadata__\":{\"k\":\"\xff\"}}", four_bytes)),
+      "w.safetensors: the header is not valid JSON"));
+  CHECK(contains(parse_error(handmade("{\"w\":" + entry + "} x", four_bytes)), "not valid JSON"));
+  for (const std::string& header :
+       {"{\"w\":" + entry + "}\n", " {\"w\":" + entry + "}", "[" + entry + "]"}) {
+    INFO(header);
+    CHECK(contains(parse_error(handmade(header, four_bytes)),
+                   "w.safetensors: the header is not a JSON object padded with spaces only"));
+  }
+  CHECK(contains(
+      parse_error(handmade("{\"w\":" + entry + ",\"__metadata__\":{\"k\":1}}", four_bytes)),
+      "__metadata__ is not an object of strings"));
+  CHECK(contains(
+      parse_error(handmade("{\"w\":{\"dtype\":\"F32\",\"shape\":[1.5],\"data_offsets\":[0,4]}}",
+                           four_bytes)),
+      "tensor 'w': shape must be a list of integers, not 1.5"));
+  CHECK(contains(
+      parse_error(handmade("{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,\"4\"]}}",
+                           four_bytes)),
+      "tensor 'w': data_offsets must be two byte offsets"));
+  // 4 * 2^62 wraps to 0 in 64 bits: still more elements than the file holds, not an empty tensor.
+  CHECK(contains(parse_error(handmade("{\"w\":{\"dtype\":\"F32\",\"shape\":[4,"
+                                      "4611686018427387904],\"data_offsets\":[0,0]}}",
+                                      four_bytes)),
+                 "more elements than the file"));
+}
+
 TEST_CASE("train.export writes the parameters; model.weights starts a run from them",
           "[safetensors][trainer]") {
   TempDir dir;

@@ -13,6 +13,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
+#include <nlohmann/json.hpp>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <random>
 #include <string>
@@ -130,14 +132,19 @@ int main(int argc, char** argv) {
     const double gflops = 2.0 * static_cast<double>(o.m) * static_cast<double>(o.n) *
                           static_cast<double>(o.k) / (median_ms * 1e6);
     if (o.json) {
-      std::printf(
-          "{\"bench\": \"onednn_matmul\", \"m\": %lld, \"n\": %lld, \"k\": %lld, \"dtype\": "
-          "\"%s\", "
-          "\"threads\": %d, \"reps\": %d, \"median_ms\": %.6f, \"min_ms\": %.6f, \"gflops\": %.3f, "
-          "\"impl\": \"%s\"}\n",
-          static_cast<long long>(o.m), static_cast<long long>(o.n), static_cast<long long>(o.k),
-          o.dtype.c_str(), o.threads, o.reps, median_ms, times_ms.front(), gflops,
-          pd.impl_info_str());
+      const nlohmann::ordered_json report{{"bench", "onednn_matmul"},
+                                          {"m", o.m},
+                                          {"n", o.n},
+                                          {"k", o.k},
+                                          {"dtype", o.dtype},
+                                          {"threads", o.threads},
+                                          {"reps", o.reps},
+                                          {"median_ms", median_ms},
+                                          {"min_ms", times_ms.front()},
+                                          {"gflops", gflops},
+                                          {"impl", pd.impl_info_str()}};
+      std::cout << report.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
+                << std::endl;
     } else {
       std::printf(
           "onednn matmul %lldx%lldx%lld %s, %d threads: median %.4f ms (min %.4f ms), "

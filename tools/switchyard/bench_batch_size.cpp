@@ -12,6 +12,7 @@
 
 #include "bench_ops.h"
 #include "cli_common.h"
+#include "json/json_io.h"
 #include "switchyard/train.h"
 #include "train/batch_search.h"
 
@@ -33,27 +34,29 @@ std::string bytes_text(uint64_t bytes) {
 void print_json(const po::variables_map& values, const Device& device,
                 const detail::ConfigBatchSearch& search) {
   const detail::BatchSearchResult& r = search.result;
-  std::cout << "{\"bench\": \"batch-size\", \"config\": "
-            << json_string(values["config"].as<std::string>())
-            << ", \"device\": " << json_string(device.id())
-            << ", \"device_name\": " << json_string(device.info().name)
-            << ", \"architecture\": " << json_string(search.architecture)
-            << ", \"train_samples\": " << search.train_samples
-            << ", \"max_batch_size\": " << search.max_batch_size
-            << ", \"memory_known\": " << (r.memory_known ? "true" : "false")
-            << ", \"limit_bytes\": " << r.limit_bytes << ", \"batch_size\": " << r.batch_size
-            << ", \"peak_bytes\": " << r.peak_bytes << ", \"trials\": [";
-  for (size_t i = 0; i < r.trials.size(); ++i) {
-    const detail::BatchTrial& t = r.trials[i];
-    std::cout << (i ? ", " : "") << "{\"batch_size\": " << t.batch_size
-              << ", \"fits\": " << (t.fits ? "true" : "false");
+  detail::Json trials = detail::Json::array();
+  for (const detail::BatchTrial& t : r.trials) {
+    detail::Json trial{{"batch_size", t.batch_size}, {"fits", t.fits}};
     if (t.fits) {
-      std::cout << ", \"peak_bytes\": " << t.peak_bytes << "}";
+      trial["peak_bytes"] = t.peak_bytes;
     } else {
-      std::cout << ", \"error\": " << json_string(t.error) << "}";
+      trial["error"] = t.error;
     }
+    trials.push_back(std::move(trial));
   }
-  std::cout << "]}\n";
+  const detail::Json report{{"bench", "batch-size"},
+                            {"config", values["config"].as<std::string>()},
+                            {"device", device.id()},
+                            {"device_name", device.info().name},
+                            {"architecture", search.architecture},
+                            {"train_samples", search.train_samples},
+                            {"max_batch_size", search.max_batch_size},
+                            {"memory_known", r.memory_known},
+                            {"limit_bytes", r.limit_bytes},
+                            {"batch_size", r.batch_size},
+                            {"peak_bytes", r.peak_bytes},
+                            {"trials", std::move(trials)}};
+  std::cout << detail::json_text(report) << "\n";
 }
 
 void print_text(const Device& device, const detail::ConfigBatchSearch& search, int64_t max) {

@@ -12,6 +12,7 @@
 
 #include "bench_ops.h"
 #include "cli_common.h"
+#include "json/json_io.h"
 #include "switchyard/autocast.h"
 #include "switchyard/autograd.h"
 #include "switchyard/ops.h"
@@ -126,18 +127,20 @@ void print_result(const po::variables_map& values, const BenchModel& model, cons
   const double samples_per_second =
       stats.median_seconds > 0 ? static_cast<double>(batch_size) / stats.median_seconds : 0.0;
   if (values.count("json") != 0) {
-    std::cout << "{\"bench\": \"model\", \"config\": "
-              << json_string(values["config"].as<std::string>())
-              << ", \"device\": " << json_string(device.id())
-              << ", \"device_name\": " << json_string(device.info().name)
-              << ", \"architecture\": " << json_string(model.built.architecture)
-              << ", \"weights\": " << json_string(model.weights)
-              << ", \"precision\": " << json_string(dtype_name(precision))
-              << ", \"batch_size\": " << batch_size << ", \"repetitions\": " << repetitions
-              << ", \"mean_ms\": " << stats.mean_seconds * 1e3
-              << ", \"median_ms\": " << stats.median_seconds * 1e3
-              << ", \"min_ms\": " << stats.min_seconds * 1e3
-              << ", \"samples_per_second\": " << samples_per_second << "}\n";
+    const detail::Json report{{"bench", "model"},
+                              {"config", values["config"].as<std::string>()},
+                              {"device", device.id()},
+                              {"device_name", device.info().name},
+                              {"architecture", model.built.architecture},
+                              {"weights", model.weights},
+                              {"precision", dtype_name(precision)},
+                              {"batch_size", batch_size},
+                              {"repetitions", repetitions},
+                              {"mean_ms", stats.mean_seconds * 1e3},
+                              {"median_ms", stats.median_seconds * 1e3},
+                              {"min_ms", stats.min_seconds * 1e3},
+                              {"samples_per_second", samples_per_second}};
+    std::cout << detail::json_text(report) << "\n";
     return;
   }
   std::cout << model.built.architecture << "\n"

@@ -4,6 +4,7 @@
 
 #include "bench_ops.h"
 #include "cli_common.h"
+#include "json/json_io.h"
 #include "switchyard/autograd.h"
 #include "switchyard/ops.h"
 #include "switchyard/tensor.h"
@@ -59,9 +60,12 @@ int op_bench(const Args& args) {
         run.device->default_queue(), values["warmup"].as<int>(), values["repetitions"].as<int>()));
     const double median_us = median_of(seconds) * 1e6;
     if (values.count("json") != 0) {
-      std::cout << "{\"bench\": \"op\", \"op\": " << json_string(name) << ", \"size\": " << size
-                << ", \"device\": " << json_string(run.device->id())
-                << ", \"median_microseconds\": " << median_us << "}\n";
+      const detail::Json report{{"bench", "op"},
+                                {"op", name},
+                                {"size", size},
+                                {"device", run.device->id()},
+                                {"median_microseconds", median_us}};
+      std::cout << detail::json_text(report) << "\n";
     } else {
       std::cout << name << " of " << size << " f32 elements on " << run.device->id() << ": median "
                 << median_us << " us per call (tensor + dispatch + plugin)\n";

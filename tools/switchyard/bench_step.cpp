@@ -14,6 +14,7 @@
 
 #include "bench_ops.h"
 #include "cli_common.h"
+#include "json/json_io.h"
 #include "switchyard/autocast.h"
 #include "switchyard/nn.h"
 #include "switchyard/ops.h"
@@ -153,15 +154,18 @@ void print_step_result(bool json, const StepSettings& settings, const Device& de
   const double samples_per_second =
       median_ms > 0 ? static_cast<double>(settings.batch) / (median_ms / 1e3) : 0.0;
   if (json) {
-    std::cout << "{\"bench\": \"step\", \"layers\": " << json_string(widths_text(settings.widths))
-              << ", \"batch\": " << settings.batch
-              << ", \"precision\": " << json_string(settings.dtype_name)
-              << ", \"device\": " << json_string(device.id())
-              << ", \"device_name\": " << json_string(device.info().name)
-              << ", \"parameters\": " << result.parameter_count
-              << ", \"repetitions\": " << result.seconds.size() << ", \"median_ms\": " << median_ms
-              << ", \"min_ms\": " << min_ms << ", \"samples_per_second\": " << samples_per_second
-              << "}\n";
+    const detail::Json report{{"bench", "step"},
+                              {"layers", widths_text(settings.widths)},
+                              {"batch", settings.batch},
+                              {"precision", settings.dtype_name},
+                              {"device", device.id()},
+                              {"device_name", device.info().name},
+                              {"parameters", result.parameter_count},
+                              {"repetitions", result.seconds.size()},
+                              {"median_ms", median_ms},
+                              {"min_ms", min_ms},
+                              {"samples_per_second", samples_per_second}};
+    std::cout << detail::json_text(report) << "\n";
     return;
   }
   std::cout << "training step of MLP " << widths_text(settings.widths) << " ("

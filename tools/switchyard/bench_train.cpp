@@ -5,6 +5,7 @@
 
 #include "bench_ops.h"
 #include "cli_common.h"
+#include "json/json_io.h"
 #include "switchyard/train.h"
 
 namespace switchyard::cli {
@@ -40,13 +41,14 @@ int train_bench(const Args& args) {
         median > 0 ? static_cast<double>(summary.info.train_samples) / median : 0.0;
     const double accuracy = summary.history.empty() ? 0.0 : summary.history.back().test_accuracy;
     if (values.count("json") != 0) {
-      std::cout << "{\"bench\": \"train\", \"config\": "
-                << json_string(values["config"].as<std::string>())
-                << ", \"device\": " << json_string(summary.info.device_id)
-                << ", \"epochs\": " << summary.history.size()
-                << ", \"epoch_seconds_median\": " << median
-                << ", \"samples_per_second\": " << samples_per_second
-                << ", \"test_accuracy\": " << accuracy << "}\n";
+      const detail::Json report{{"bench", "train"},
+                                {"config", values["config"].as<std::string>()},
+                                {"device", summary.info.device_id},
+                                {"epochs", summary.history.size()},
+                                {"epoch_seconds_median", median},
+                                {"samples_per_second", samples_per_second},
+                                {"test_accuracy", accuracy}};
+      std::cout << detail::json_text(report) << "\n";
     } else {
       std::cout << values["config"].as<std::string>() << " on " << summary.info.device_id
                 << ": median epoch " << median * 1e3 << " ms, " << samples_per_second

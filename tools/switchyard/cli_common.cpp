@@ -4,8 +4,6 @@
 #include <cstdio>
 #include <iostream>
 
-#include "profile/json_text.h"
-
 namespace switchyard::cli {
 
 std::optional<int> parse_args(const Args& args, const std::string& usage,
@@ -86,12 +84,6 @@ OptionList backend_options(const RuntimeSettings& settings, const std::string& b
 
 void print_error(const Status& status) {
   std::cerr << "switchyard: error: " << status.message() << "\n";
-}
-
-std::string json_string(const std::string& text) {
-  std::string out;
-  profile_detail::append_json_string(out, text);  // the trace writer's escaping (UTF-8 checked)
-  return out;
 }
 
 std::string format_bytes(uint64_t bytes) {

@@ -1,4 +1,5 @@
-// Pieces shared by the CLI's commands: option parsing, config loading, discovery, JSON text.
+// Pieces shared by the CLI's commands: option parsing, config loading, discovery. (--json output
+// is written with json/json_io.h.)
 #pragma once
 
 #include <boost/program_options/options_description.hpp>
@@ -51,7 +52,6 @@ OptionList backend_options(const RuntimeSettings& settings, const std::string& b
 // Prints "switchyard: error: ..." to stderr.
 void print_error(const Status& status);
 
-std::string json_string(const std::string& text);  // a quoted, escaped JSON string
-std::string format_bytes(uint64_t bytes);          // "1.5 GiB"
+std::string format_bytes(uint64_t bytes);  // "1.5 GiB"
 
 }  // namespace switchyard::cli

@@ -11,6 +11,7 @@
 
 #include "bench_ops.h"
 #include "cli_common.h"
+#include "json/json_io.h"
 #include "switchyard/buffer.h"
 #include "switchyard/queue.h"
 
@@ -112,11 +113,16 @@ int matmul_bench(const Args& args) {
   const double gflops =
       2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / median / 1e9;
   if (values.count("json") != 0) {
-    std::cout << "{\"bench\": \"matmul\", \"device\": " << json_string((*device)->id())
-              << ", \"device_name\": " << json_string((*device)->info().name) << ", \"m\": " << m
-              << ", \"n\": " << n << ", \"k\": " << k
-              << ", \"dtype\": " << json_string(values["dtype"].as<std::string>())
-              << ", \"median_seconds\": " << median << ", \"gflops\": " << gflops << "}\n";
+    const detail::Json report{{"bench", "matmul"},
+                              {"device", (*device)->id()},
+                              {"device_name", (*device)->info().name},
+                              {"m", m},
+                              {"n", n},
+                              {"k", k},
+                              {"dtype", values["dtype"].as<std::string>()},
+                              {"median_seconds", median},
+                              {"gflops", gflops}};
+    std::cout << detail::json_text(report) << "\n";
   } else {
     std::cout << "matmul " << m << "x" << n << "x" << k << " " << values["dtype"].as<std::string>()
               << " on " << (*device)->id() << " (" << (*device)->info().name << "): median "

@@ -3,6 +3,7 @@
 
 #include "autograd/gradcheck.h"
 #include "cli_common.h"
+#include "json/json_io.h"
 #include "switchyard/conformance.h"
 
 namespace switchyard::cli {
@@ -21,21 +22,22 @@ Result<std::shared_ptr<Device>> open_device(Registry& registry, const RuntimeSet
   return Device::create(plugin, index, backend_options(settings, backend));
 }
 
+// A NaN or infinite nmse (a backend that returned NaN) is written as null.
 void print_json(const conformance::Report& report) {
-  std::cout << "{\"backend\": " << json_string(report.backend)
-            << ", \"device\": " << json_string(report.device_id)
-            << ", \"passed\": " << report.passed() << ", \"failed\": " << report.failed()
-            << ", \"skipped\": " << report.skipped() << ", \"cases\": [";
-  bool first = true;
+  detail::Json cases = detail::Json::array();
   for (const auto& c : report.cases) {
-    std::cout << (first ? "\n" : ",\n") << "  {\"name\": " << json_string(c.name)
-              << ", \"op\": " << json_string(c.op) << ", \"dtype\": " << json_string(c.dtype)
-              << ", \"outcome\": " << json_string(conformance::outcome_name(c.outcome))
-              << ", \"nmse\": " << c.nmse << ", \"tolerance\": " << c.tolerance
-              << ", \"reason\": " << json_string(c.reason) << "}";
-    first = false;
+    cases.push_back(detail::Json{{"name", c.name},
+                                 {"op", c.op},
+                                 {"dtype", c.dtype},
+                                 {"outcome", conformance::outcome_name(c.outcome)},
+                                 {"nmse", c.nmse},
+                                 {"tolerance", c.tolerance},
+                                 {"reason", c.reason}});
   }
-  std::cout << "\n]}\n";
+  const detail::Json document{{"backend", report.backend},   {"device", report.device_id},
+                              {"passed", report.passed()},   {"failed", report.failed()},
+                              {"skipped", report.skipped()}, {"cases", std::move(cases)}};
+  std::cout << detail::json_text(document, 2) << "\n";
 }
 
 // Gradients against finite differences on the target itself, reported as "grad/<case>" cases so

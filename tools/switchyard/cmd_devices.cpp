@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli_common.h"
+#include "json/json_io.h"
 
 namespace switchyard::cli {
 namespace {
@@ -17,32 +18,34 @@ bool has_device(const std::vector<DeviceRecord>& devices, const std::string& bac
 // to show (it failed to load, has no driver, or is shadowed) gets one object with its plugin name
 // as id, so its reason is never lost.
 void print_json(const Registry& registry, const std::vector<DeviceRecord>& devices) {
-  std::cout << "[";
-  bool first = true;
+  detail::Json list = detail::Json::array();
   for (const auto& d : devices) {
-    std::cout << (first ? "\n" : ",\n") << "  {\"backend\": " << json_string(d.info.backend)
-              << ", \"id\": " << json_string(d.info.id())
-              << ", \"name\": " << json_string(d.info.name)
-              << ", \"type\": " << json_string(device_type_name(d.info.type))
-              << ", \"memory_total_bytes\": " << d.info.memory_total_bytes
-              << ", \"memory_free_bytes\": " << d.info.memory_free_bytes
-              << ", \"usable\": " << (d.usable ? "true" : "false")
-              << ", \"reason\": " << json_string(d.reason)
-              << ", \"settings\": " << json_string(d.settings)
-              << ", \"selected\": " << (d.selected ? "true" : "false") << "}";
-    first = false;
+    list.push_back(detail::Json{{"backend", d.info.backend},
+                                {"id", d.info.id()},
+                                {"name", d.info.name},
+                                {"type", device_type_name(d.info.type)},
+                                {"memory_total_bytes", d.info.memory_total_bytes},
+                                {"memory_free_bytes", d.info.memory_free_bytes},
+                                {"usable", d.usable},
+                                {"reason", d.reason},
+                                {"settings", d.settings},
+                                {"selected", d.selected}});
   }
   for (const auto& p : registry.plugins()) {
     if (has_device(devices, p.name) && p.state != PluginState::kShadowed) continue;
-    std::cout << (first ? "\n" : ",\n") << "  {\"backend\": " << json_string(p.name)
-              << ", \"id\": " << json_string(p.name) << ", \"name\": \"\", \"type\": \"none\""
-              << ", \"memory_total_bytes\": 0, \"memory_free_bytes\": 0, \"usable\": false"
-              << ", \"reason\": "
-              << json_string(std::string(plugin_state_name(p.state)) + ": " + p.reason)
-              << ", \"settings\": \"\", \"selected\": false}";
-    first = false;
+    list.push_back(
+        detail::Json{{"backend", p.name},
+                     {"id", p.name},
+                     {"name", ""},
+                     {"type", "none"},
+                     {"memory_total_bytes", 0},
+                     {"memory_free_bytes", 0},
+                     {"usable", false},
+                     {"reason", std::string(plugin_state_name(p.state)) + ": " + p.reason},
+                     {"settings", ""},
+                     {"selected", false}});
   }
-  std::cout << (first ? "]\n" : "\n]\n");
+  std::cout << detail::json_text(list, 2) << "\n";
 }
 
 void print_text(const Registry& registry, const std::vector<DeviceRecord>& devices) {

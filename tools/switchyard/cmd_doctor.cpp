@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli_common.h"
+#include "json/json_io.h"
 
 namespace switchyard::cli {
 namespace {
@@ -113,33 +114,33 @@ void print_text(const Registry& registry, const RuntimeSettings& settings, const
 }
 
 void print_json(const Registry& registry, const Report& report) {
-  std::cout << "{\"plugins\": [";
-  bool first = true;
+  detail::Json plugins = detail::Json::array();
   for (const auto& p : registry.plugins()) {
-    std::cout << (first ? "" : ", ") << "{\"name\": " << json_string(p.name)
-              << ", \"path\": " << json_string(p.path.string())
-              << ", \"status\": " << json_string(plugin_state_name(p.state))
-              << ", \"version\": " << json_string(p.version)
-              << ", \"reason\": " << json_string(p.reason)
-              << ", \"hint\": " << json_string(p.reason.empty() ? "" : hint_for(p.reason)) << "}";
-    first = false;
+    plugins.push_back(detail::Json{{"name", p.name},
+                                   {"path", p.path.string()},
+                                   {"status", plugin_state_name(p.state)},
+                                   {"version", p.version},
+                                   {"reason", p.reason},
+                                   {"hint", p.reason.empty() ? "" : hint_for(p.reason)}});
   }
-  std::cout << "], \"devices\": [";
-  first = true;
+  detail::Json devices = detail::Json::array();
   for (const auto& d : report.devices) {
-    std::cout << (first ? "" : ", ") << "{\"id\": " << json_string(d.info.id())
-              << ", \"name\": " << json_string(d.info.name)
-              << ", \"type\": " << json_string(device_type_name(d.info.type))
-              << ", \"usable\": " << (d.usable ? "true" : "false")
-              << ", \"reason\": " << json_string(d.reason)
-              << ", \"hint\": " << json_string(d.usable ? "" : hint_for(d.reason))
-              << ", \"selected\": " << (d.selected ? "true" : "false") << "}";
-    first = false;
+    devices.push_back(detail::Json{{"id", d.info.id()},
+                                   {"name", d.info.name},
+                                   {"type", device_type_name(d.info.type)},
+                                   {"usable", d.usable},
+                                   {"reason", d.reason},
+                                   {"hint", d.usable ? "" : hint_for(d.reason)},
+                                   {"selected", d.selected}});
   }
-  std::cout << "], \"selected\": "
-            << (report.choice.ok() ? json_string(report.devices[report.choice->index].info.id())
-                                   : std::string("null"))
-            << ", \"exit_code\": " << report.exit_code << "}\n";
+  const detail::Json selected = report.choice.ok()
+                                    ? detail::Json(report.devices[report.choice->index].info.id())
+                                    : detail::Json(nullptr);
+  const detail::Json document{{"plugins", std::move(plugins)},
+                              {"devices", std::move(devices)},
+                              {"selected", selected},
+                              {"exit_code", report.exit_code}};
+  std::cout << detail::json_text(document, 2) << "\n";
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli_common.h"
+#include "json/json_io.h"
 #include "switchyard/plugin.h"
 
 namespace switchyard::cli {
@@ -19,18 +20,16 @@ int plugins_command(const Args& args) {
   if (!config) return kExitUsage;
   Registry registry = discover_isolated(config->runtime());
   if (values.count("json") != 0) {
-    std::cout << "[";
-    bool first = true;
+    detail::Json list = detail::Json::array();
     for (const auto& p : registry.plugins()) {
-      std::cout << (first ? "\n" : ",\n") << "  {\"name\": " << json_string(p.name)
-                << ", \"path\": " << json_string(p.path.string())
-                << ", \"status\": " << json_string(plugin_state_name(p.state))
-                << ", \"version\": " << json_string(p.version)
-                << ", \"description\": " << json_string(p.description)
-                << ", \"reason\": " << json_string(p.reason) << "}";
-      first = false;
+      list.push_back(detail::Json{{"name", p.name},
+                                  {"path", p.path.string()},
+                                  {"status", plugin_state_name(p.state)},
+                                  {"version", p.version},
+                                  {"description", p.description},
+                                  {"reason", p.reason}});
     }
-    std::cout << (first ? "]\n" : "\n]\n");
+    std::cout << detail::json_text(list, 2) << "\n";
     return kExitOk;
   }
   std::cout << "search path:\n";

@@ -3,14 +3,13 @@
 // Exit codes: 0 done, 2 the arguments or the configuration are invalid, 1 the run failed (the
 // message says why; RESOURCE_EXHAUSTED names the batch size).
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "cli_common.h"
+#include "json/json_io.h"
 #include "switchyard/dispatch.h"
 #include "switchyard/predict.h"
 #include "switchyard/profile.h"
@@ -57,73 +56,43 @@ double median_of(std::vector<double> values) {
   return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
 }
 
-// The metrics file, built as key/value text in insertion order.
-class JsonObject {
- public:
-  void add(const std::string& key, const std::string& json_value) {
-    fields_.emplace_back(key, json_value);
-  }
-  void add_string(const std::string& key, const std::string& text) { add(key, json_string(text)); }
-  void add_number(const std::string& key, double value) {
-    if (!std::isfinite(value)) return add(key, "null");  // JSON has no NaN or infinity
-    std::ostringstream text;
-    text.precision(10);
-    text << value;
-    add(key, text.str());
-  }
-  std::string str(const std::string& indent = "") const {
-    std::string out = "{";
-    for (size_t i = 0; i < fields_.size(); ++i) {
-      out += (i ? ",\n" : "\n") + indent + "  " + json_string(fields_[i].first) + ": " +
-             fields_[i].second;
-    }
-    return out + "\n" + indent + "}";
-  }
+using detail::Json;
 
- private:
-  std::vector<std::pair<std::string, std::string>> fields_;
-};
-
-std::string history_json(const std::vector<EpochMetrics>& history) {
-  std::string out = "[";
-  for (size_t i = 0; i < history.size(); ++i) {
-    const EpochMetrics& m = history[i];
-    JsonObject e;
-    e.add_number("epoch", static_cast<double>(m.epoch));
-    e.add_number("train_loss", m.train_loss);
-    e.add_number("train_accuracy", m.train_accuracy);
-    e.add_number("test_loss", m.test_loss);
-    e.add_number("test_accuracy", m.test_accuracy);
-    e.add_number("learning_rate", m.learning_rate);
-    e.add_number("epoch_seconds", m.epoch_seconds);
-    e.add_number("samples_per_second", m.samples_per_second);
-    e.add_number("peak_device_memory_bytes", static_cast<double>(m.memory.peak_allocated_bytes));
-    e.add_number("skipped_steps", static_cast<double>(m.skipped_steps));
-    e.add_number("loss_scale", m.loss_scale);
-    out += (i ? ",\n    " : "\n    ") + e.str("    ");
+Json history_json(const std::vector<EpochMetrics>& history) {
+  Json epochs = Json::array();
+  for (const EpochMetrics& m : history) {
+    epochs.push_back(Json{{"epoch", m.epoch},
+                          {"train_loss", m.train_loss},
+                          {"train_accuracy", m.train_accuracy},
+                          {"test_loss", m.test_loss},
+                          {"test_accuracy", m.test_accuracy},
+                          {"learning_rate", m.learning_rate},
+                          {"epoch_seconds", m.epoch_seconds},
+                          {"samples_per_second", m.samples_per_second},
+                          {"peak_device_memory_bytes", m.memory.peak_allocated_bytes},
+                          {"skipped_steps", m.skipped_steps},
+                          {"loss_scale", m.loss_scale}});
   }
-  return out + (history.empty() ? "]" : "\n  ]");
+  return epochs;
 }
 
-std::string fallbacks_json(const Device& device) {
-  std::string out = "[";
-  bool first = true;
+Json fallbacks_json(const Device& device) {
+  Json fallbacks = Json::array();
   for (const FallbackCount& f : device.fallback_counts()) {
-    JsonObject o;
-    o.add_string("op", f.op);
-    o.add_string("dtype", f.dtype);
-    o.add_string("backend", f.backend);
-    o.add_number("calls", static_cast<double>(f.calls));
-    o.add_number("copies", static_cast<double>(f.copies));
-    out += (first ? "" : ", ") + o.str("    ");
-    first = false;
+    fallbacks.push_back(Json{{"op", f.op},
+                             {"dtype", f.dtype},
+                             {"backend", f.backend},
+                             {"calls", f.calls},
+                             {"copies", f.copies}});
   }
-  return out + "]";
+  return fallbacks;
 }
 
-Status write_metrics(const std::string& path, const JsonObject& metrics) {
+// The metrics file: one object, indented, members in the order they were added (NaN and
+// infinite values are written as null).
+Status write_metrics(const std::string& path, const Json& metrics) {
   std::ofstream out(path);
-  out << metrics.str() << "\n";
+  out << detail::json_text(metrics, 2) << "\n";
   out.flush();
   if (!out) return unavailable("cannot write metrics file " + path);
   return ok_status();
@@ -133,7 +102,7 @@ struct RunContext {
   const Config& config;
   RunDevice run;
   std::string task;
-  JsonObject metrics;
+  Json metrics = Json::object();
   // Set once data and model are set up: an INVALID_ARGUMENT before that (a model that does not
   // fit the data, a malformed data file) is the configuration's fault, exit code 2.
   bool* set_up = nullptr;
@@ -156,12 +125,12 @@ std::string weights_fnv1a64(const Module& model) {
 }
 
 void add_common_metrics(RunContext& c) {
-  c.metrics.add_string("backend", c.run.device->backend());
-  c.metrics.add_string("device", c.run.device->id());
-  c.metrics.add_string("device_name", c.run.device->info().name);
-  c.metrics.add_string("device_settings", c.run.device->settings());
-  c.metrics.add("deterministic", c.config.runtime().deterministic ? "true" : "false");
-  c.metrics.add_string("task", c.task);
+  c.metrics["backend"] = c.run.device->backend();
+  c.metrics["device"] = c.run.device->id();
+  c.metrics["device_name"] = c.run.device->info().name;
+  c.metrics["device_settings"] = c.run.device->settings();
+  c.metrics["deterministic"] = c.config.runtime().deterministic;
+  c.metrics["task"] = c.task;
 }
 
 void run_training(RunContext& c, TrainConfig train_config) {
@@ -200,27 +169,26 @@ void run_training(RunContext& c, TrainConfig train_config) {
     std::cout << "weights: " << summary.exported_weights << " (safetensors)\n";
   }
   add_common_metrics(c);
-  c.metrics.add_number("epochs", static_cast<double>(last.epoch));
-  c.metrics.add_number("train_loss", last.train_loss);
-  c.metrics.add_number("train_accuracy", last.train_accuracy);
-  c.metrics.add_number("test_loss", last.test_loss);
-  c.metrics.add_number("test_accuracy", last.test_accuracy);
-  c.metrics.add_number("epoch_seconds_median", median);
-  c.metrics.add_number("samples_per_second",
-                       median > 0 ? static_cast<double>(info.train_samples) / median : 0);
-  c.metrics.add_number("batch_size", static_cast<double>(info.batch_size));
-  c.metrics.add_number("parameters", static_cast<double>(info.parameter_count));
-  c.metrics.add_string("architecture", info.architecture);
-  c.metrics.add_string("weights_fnv1a64", checksum);
-  c.metrics.add_string("resumed_from", info.resumed_from);
-  c.metrics.add_number("peak_device_memory_bytes",
-                       static_cast<double>(summary.peak_device_memory_bytes));
-  c.metrics.add_number("fallback_ops", static_cast<double>(summary.fallback_ops));
-  c.metrics.add_string("precision", dtype_name(precision));
-  c.metrics.add_number("skipped_steps", static_cast<double>(summary.skipped_steps));
-  c.metrics.add_number("loss_scale", last.loss_scale);
-  c.metrics.add("fallbacks", fallbacks_json(*c.run.device));
-  c.metrics.add("history", history_json(summary.history));
+  c.metrics["epochs"] = last.epoch;
+  c.metrics["train_loss"] = last.train_loss;
+  c.metrics["train_accuracy"] = last.train_accuracy;
+  c.metrics["test_loss"] = last.test_loss;
+  c.metrics["test_accuracy"] = last.test_accuracy;
+  c.metrics["epoch_seconds_median"] = median;
+  c.metrics["samples_per_second"] =
+      median > 0 ? static_cast<double>(info.train_samples) / median : 0;
+  c.metrics["batch_size"] = info.batch_size;
+  c.metrics["parameters"] = info.parameter_count;
+  c.metrics["architecture"] = info.architecture;
+  c.metrics["weights_fnv1a64"] = checksum;
+  c.metrics["resumed_from"] = info.resumed_from;
+  c.metrics["peak_device_memory_bytes"] = summary.peak_device_memory_bytes;
+  c.metrics["fallback_ops"] = summary.fallback_ops;
+  c.metrics["precision"] = dtype_name(precision);
+  c.metrics["skipped_steps"] = summary.skipped_steps;
+  c.metrics["loss_scale"] = last.loss_scale;
+  c.metrics["fallbacks"] = fallbacks_json(*c.run.device);
+  c.metrics["history"] = history_json(summary.history);
 }
 
 void run_inference(RunContext& c, const TrainConfig& train_config) {
@@ -242,18 +210,17 @@ void run_inference(RunContext& c, const TrainConfig& train_config) {
   uint64_t peak = 0;
   if (auto stats = c.run.device->memory_stats(); stats.ok()) peak = stats->peak_allocated_bytes;
   add_common_metrics(c);
-  c.metrics.add_string("input", input_name);
-  c.metrics.add_string("checkpoint", settings.checkpoint.string());
-  c.metrics.add_number("epochs", 0);
-  c.metrics.add_number("samples", static_cast<double>(predictions.samples));
-  c.metrics.add_number("test_loss", predictions.loss);
-  c.metrics.add_number("test_accuracy", predictions.accuracy);
-  c.metrics.add_number("seconds", predictions.seconds);
-  c.metrics.add_number("samples_per_second", predictions.samples_per_second);
-  c.metrics.add_number("peak_device_memory_bytes", static_cast<double>(peak));
-  c.metrics.add_number("fallback_ops",
-                       static_cast<double>(c.run.device->fallback_calls() - fallbacks_before));
-  c.metrics.add("fallbacks", fallbacks_json(*c.run.device));
+  c.metrics["input"] = input_name;
+  c.metrics["checkpoint"] = settings.checkpoint.string();
+  c.metrics["epochs"] = 0;
+  c.metrics["samples"] = predictions.samples;
+  c.metrics["test_loss"] = predictions.loss;
+  c.metrics["test_accuracy"] = predictions.accuracy;
+  c.metrics["seconds"] = predictions.seconds;
+  c.metrics["samples_per_second"] = predictions.samples_per_second;
+  c.metrics["peak_device_memory_bytes"] = peak;
+  c.metrics["fallback_ops"] = c.run.device->fallback_calls() - fallbacks_before;
+  c.metrics["fallbacks"] = fallbacks_json(*c.run.device);
 }
 
 void print_device(const RunDevice& run) {

@@ -3,17 +3,18 @@
 // https://docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU
 #include <unistd.h>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <system_error>
 
-#include "profile/json_text.h"
+#include "json/json_io.h"
 #include "profile/profiler_impl.h"
 
 namespace switchyard {
 
-using profile_detail::append_json_number;
-using profile_detail::append_json_string;
+using detail::Json;
+using detail::json_text;
 
 namespace {
 
@@ -21,75 +22,75 @@ constexpr int kHostPid = 1;
 // Device tracks follow the host: pid kFirstDevicePid + the device's slot.
 constexpr int kFirstDevicePid = 2;
 
-void append_metadata(std::string& out, const char* what, int pid, uint32_t tid,
-                     const std::string& name) {
-  out += ",\n{\"name\": \"";
-  out += what;
-  out += "\", \"ph\": \"M\", \"pid\": " + std::to_string(pid) +
-         ", \"tid\": " + std::to_string(tid) + ", \"args\": {\"name\": ";
-  append_json_string(out, name);
-  out += "}}";
+// Microseconds to the nanosecond, which keeps the file small; a NaN or infinite time (a broken
+// clock reading) is written as 0, since the viewers need a number in "ts" and "dur".
+double trace_us(double us) {
+  return std::isfinite(us) ? std::round(us * 1e3) / 1e3 : 0.0;
 }
 
-// `"ph": "X", "ts": .., "dur": .., "pid": .., "tid": ..` after the name and category.
-void append_complete_event_head(std::string& out, const std::string& name, const char* category,
-                                double ts_us, double dur_us, int pid, uint32_t tid) {
-  out += ",\n{\"name\": ";
-  append_json_string(out, name);
-  out += ", \"cat\": \"";
-  out += category;
-  out += "\", \"ph\": \"X\", \"ts\": ";
-  append_json_number(out, ts_us);
-  out += ", \"dur\": ";
-  append_json_number(out, dur_us < 0 ? 0 : dur_us);
-  out += ", \"pid\": " + std::to_string(pid) + ", \"tid\": " + std::to_string(tid);
+Json metadata_event(const char* what, int pid, uint32_t tid, const std::string& name) {
+  return Json{{"name", what}, {"ph", "M"}, {"pid", pid}, {"tid", tid}, {"args", {{"name", name}}}};
 }
 
-void append_tensor_lists(std::string& out, const char* prefix,
-                         const std::vector<ProfiledTensor>& tensors) {
-  std::string shapes = "[";
-  std::string dtypes = "[";
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    if (i > 0) {
-      shapes += ", ";
-      dtypes += ", ";
-    }
+// A complete ("X") event; the caller adds "args".
+Json complete_event(const std::string& name, const char* category, double ts_us, double dur_us,
+                    int pid, uint32_t tid) {
+  return Json{{"name", name},
+              {"cat", category},
+              {"ph", "X"},
+              {"ts", trace_us(ts_us)},
+              {"dur", trace_us(dur_us < 0 ? 0 : dur_us)},
+              {"pid", pid},
+              {"tid", tid}};
+}
+
+// "<prefix>_shapes": ["[2, 3]", ...] and "<prefix>_dtypes": ["f32", ...]; shapes are text, as
+// the trace viewers show args as they are.
+void add_tensor_lists(Json& args, const std::string& prefix,
+                      const std::vector<ProfiledTensor>& tensors) {
+  Json shapes = Json::array();
+  Json dtypes = Json::array();
+  for (const ProfiledTensor& tensor : tensors) {
     std::string shape = "[";
-    for (size_t k = 0; k < tensors[i].shape.size(); ++k) {
-      shape += (k > 0 ? ", " : "") + std::to_string(tensors[i].shape[k]);
+    for (size_t k = 0; k < tensor.shape.size(); ++k) {
+      shape += (k > 0 ? ", " : "") + std::to_string(tensor.shape[k]);
     }
-    append_json_string(shapes, shape + "]");
-    append_json_string(dtypes, tensors[i].dtype);
+    shapes.push_back(shape + "]");
+    dtypes.push_back(tensor.dtype);
   }
-  out += ", \"";
-  out += prefix;
-  out += "_shapes\": " + shapes + "], \"";
-  out += prefix;
-  out += "_dtypes\": " + dtypes + "]";
+  args[prefix + "_shapes"] = std::move(shapes);
+  args[prefix + "_dtypes"] = std::move(dtypes);
 }
 
-void append_op(std::string& out, const OpRecord& op) {
-  append_complete_event_head(out, op.name, "op", op.host_begin_us, op.host_time_us(), kHostPid,
-                             op.thread);
-  out += ", \"args\": {";
-  out += "\"backend\": ";
-  append_json_string(out, op.backend);
-  out += ", \"device\": ";
-  append_json_string(out, op.device);
-  append_tensor_lists(out, "input", op.inputs);
-  append_tensor_lists(out, "output", op.outputs);
-  out += ", \"device_time_us\": ";
-  append_json_number(out, op.device_time_us);
-  out += op.device_time_measured ? ", \"device_time_measured\": true"
-                                 : ", \"device_time_measured\": false";
-  out += op.fallback ? ", \"fallback\": true}}" : ", \"fallback\": false}}";
+Json op_event(const OpRecord& op) {
+  Json event =
+      complete_event(op.name, "op", op.host_begin_us, op.host_time_us(), kHostPid, op.thread);
+  Json args{{"backend", op.backend}, {"device", op.device}};
+  add_tensor_lists(args, "input", op.inputs);
+  add_tensor_lists(args, "output", op.outputs);
+  args["device_time_us"] = trace_us(op.device_time_us);
+  args["device_time_measured"] = op.device_time_measured;
+  args["fallback"] = op.fallback;
+  event["args"] = std::move(args);
+  return event;
 }
 
-void append_device_op(std::string& out, const OpRecord& op, int pid) {
-  append_complete_event_head(out, op.name, "device", op.device_begin_us, op.device_time_us, pid, 0);
-  out += ", \"args\": {\"host_ts\": ";
-  append_json_number(out, op.host_begin_us);
-  out += op.fallback ? ", \"fallback\": true}}" : ", \"fallback\": false}}";
+Json device_op_event(const OpRecord& op, int pid) {
+  Json event = complete_event(op.name, "device", op.device_begin_us, op.device_time_us, pid, 0);
+  event["args"] = Json{{"host_ts", trace_us(op.host_begin_us)}, {"fallback", op.fallback}};
+  return event;
+}
+
+// The file's text up to the first event: the whole document with an empty "traceEvents" array,
+// cut open before the array's closing "]}" so that the events can be streamed into it.
+std::string document_head(uint64_t unrecorded_ops) {
+  const Json document{
+      {"displayTimeUnit", "ms"},
+      {"otherData", {{"generator", "switchyard profiler"}, {"unrecorded_ops", unrecorded_ops}}},
+      {"traceEvents", Json::array()}};
+  std::string text = json_text(document);
+  text.resize(text.size() - 2);  // "]}": traceEvents is the last member
+  return text;
 }
 
 Status errno_status(const std::string& what, const std::filesystem::path& path) {
@@ -109,35 +110,39 @@ Status Profiler::Impl::write_trace(const std::filesystem::path& path) const {
   std::ofstream file(temp, std::ios::binary | std::ios::trunc);
   if (!file) return errno_status("cannot create trace file", temp);
 
-  std::string out = "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"generator\": ";
-  append_json_string(out, "switchyard profiler");
-  out += ", \"unrecorded_ops\": " + std::to_string(seen_ops - ops.size()) + "},\n";
-  out +=
-      "\"traceEvents\": [\n{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 0, "
-      "\"args\": {\"name\": \"switchyard host\"}}";
+  std::string out = document_head(seen_ops - ops.size());
+  // One event per line, each dumped on its own: the document is never built as one value.
+  bool first = true;
+  const auto add = [&](const Json& event) {
+    out += first ? "\n" : ",\n";
+    out += json_text(event);
+    first = false;
+  };
+  add(metadata_event("process_name", kHostPid, 0, "switchyard host"));
   for (size_t t = 0; t < threads.size(); ++t) {
-    append_metadata(out, "thread_name", kHostPid, static_cast<uint32_t>(t),
-                    "host thread " + std::to_string(t));
+    add(metadata_event("thread_name", kHostPid, static_cast<uint32_t>(t),
+                       "host thread " + std::to_string(t)));
   }
   for (size_t d = 0; d < devices.size(); ++d) {
     if (!devices[d].any_measured) continue;
     const int pid = kFirstDevicePid + static_cast<int>(d);
-    append_metadata(out, "process_name", pid, 0,
-                    "device " + devices[d].id + " (" + devices[d].name + ")");
-    append_metadata(out, "thread_name", pid, 0, "queue");
+    add(metadata_event("process_name", pid, 0,
+                       "device " + devices[d].id + " (" + devices[d].name + ")"));
+    add(metadata_event("thread_name", pid, 0, "queue"));
   }
   const int64_t now = now_ns();
   for (const auto& span : spans) {
     const int64_t end = span.end_ns < 0 ? now : span.end_ns;
-    append_complete_event_head(out, span.name, "span", static_cast<double>(span.begin_ns) / 1e3,
-                               static_cast<double>(end - span.begin_ns) / 1e3, kHostPid,
-                               span.thread);
-    out += span.end_ns < 0 ? ", \"args\": {\"open\": true}}" : ", \"args\": {}}";
+    Json event =
+        complete_event(span.name, "span", static_cast<double>(span.begin_ns) / 1e3,
+                       static_cast<double>(end - span.begin_ns) / 1e3, kHostPid, span.thread);
+    event["args"] = span.end_ns < 0 ? Json{{"open", true}} : Json::object();
+    add(event);
   }
   for (const auto& raw : ops) {
     const OpRecord op = to_record(raw);
-    append_op(out, op);
-    if (op.device_time_measured) append_device_op(out, op, kFirstDevicePid + raw.device);
+    add(op_event(op));
+    if (op.device_time_measured) add(device_op_event(op, kFirstDevicePid + raw.device));
     // Flushed in pieces so that a trace of a million ops never sits in memory whole.
     if (out.size() > (1u << 20)) {
       file.write(out.data(), static_cast<std::streamsize>(out.size()));

@@ -1,21 +1,24 @@
-// The safetensors format (switchyard/safetensors.h): a JSON header written here, read with
-// yaml-cpp (JSON is YAML), and a byte area checked range by range before anything is decoded.
+// The safetensors format (switchyard/safetensors.h): a JSON header written and read with
+// nlohmann::json (strictly: one object, no repeated names, valid UTF-8, only space padding after
+// it), and a byte area checked range by range before anything is decoded.
 #include "switchyard/safetensors.h"
-
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
+#include <optional>
 #include <set>
 
 #include "conformance/dtype_codec.h"  // f16 / bf16 bit conversions, shared with the conformance suite
-#include "profile/json_text.h"
+#include "json/json_io.h"
 #include "switchyard/shape.h"
 #include "train/byte_codec.h"
 #include "train/file_bytes.h"
 
 namespace switchyard {
 namespace {
+
+using detail::Json;
 
 constexpr const char* kMetadataKey = "__metadata__";
 // A header larger than this is not a weight file (the format's own readers refuse 100 MB).
@@ -74,38 +77,57 @@ struct Entry {
   uint64_t begin = 0, end = 0;
 };
 
-Result<Entry> read_entry(const std::string& name, const YAML::Node& node, uint64_t data_bytes,
+// A number of the header as T, when it is an integer that fits: get<T>() alone would truncate a
+// float or wrap a number out of T's range without a word.
+template <typename T>
+std::optional<T> header_integer(const Json& value) {
+  if (value.is_number_unsigned()) {
+    const auto number = value.get<uint64_t>();
+    if (number > static_cast<uint64_t>(std::numeric_limits<T>::max())) return std::nullopt;
+    return static_cast<T>(number);
+  }
+  if (value.is_number_integer()) {  // negative: nlohmann keeps the others unsigned
+    const auto number = value.get<int64_t>();
+    if (number < static_cast<int64_t>(std::numeric_limits<T>::min())) return std::nullopt;
+    return static_cast<T>(number);
+  }
+  return std::nullopt;
+}
+
+Result<Entry> read_entry(const std::string& name, const Json& node, uint64_t data_bytes,
                          const std::string& source) {
   auto bad = [&](const std::string& what) {
     return data_loss("safetensors " + source + ": tensor '" + name + "': " + what);
   };
-  if (!node.IsMap() || !node["dtype"] || !node["shape"] || !node["data_offsets"]) {
+  if (!node.is_object() || !node.contains("dtype") || !node.contains("shape") ||
+      !node.contains("data_offsets")) {
     return bad("expected an object with dtype, shape and data_offsets");
   }
   Entry entry;
   entry.name = name;
-  std::string type_name;
-  try {
-    type_name = node["dtype"].as<std::string>();
-    uint64_t count = 1;
-    for (const YAML::Node& d : node["shape"]) {
-      const int64_t size = d.as<int64_t>();
-      if (size < 0) return bad("negative dimension " + std::to_string(size));
-      // Every element takes at least a byte, so a shape with more elements than the data area
-      // has bytes is wrong; checking as we go also keeps the product from overflowing.
-      count *= static_cast<uint64_t>(size);
-      if (count > data_bytes && count != 0)
-        return bad("the shape holds more elements than the file");
-      entry.shape.push_back(size);
-    }
-    const YAML::Node offsets = node["data_offsets"];
-    if (!offsets.IsSequence() || offsets.size() != 2)
-      return bad("data_offsets must be [begin, end]");
-    entry.begin = offsets[0].as<uint64_t>();
-    entry.end = offsets[1].as<uint64_t>();
-  } catch (const YAML::Exception& error) {
-    return bad(std::string("malformed entry: ") + error.what());
+  if (!node.at("dtype").is_string()) return bad("dtype must be a string");
+  const std::string type_name = node.at("dtype").get<std::string>();
+  if (!node.at("shape").is_array()) return bad("shape must be a list of integers");
+  uint64_t count = 1;
+  for (const Json& d : node.at("shape")) {
+    const std::optional<int64_t> size = header_integer<int64_t>(d);
+    if (!size) return bad("shape must be a list of integers, not " + detail::json_text(d));
+    if (*size < 0) return bad("negative dimension " + std::to_string(*size));
+    // Every element takes at least a byte, so a shape with more elements than the data area
+    // has bytes is wrong; checking before multiplying also keeps the product from overflowing.
+    if (count != 0 && static_cast<uint64_t>(*size) > data_bytes / count)
+      return bad("the shape holds more elements than the file");
+    count *= static_cast<uint64_t>(*size);
+    entry.shape.push_back(*size);
   }
+  const Json& offsets = node.at("data_offsets");
+  if (!offsets.is_array() || offsets.size() != 2) return bad("data_offsets must be [begin, end]");
+  const std::optional<uint64_t> begin = header_integer<uint64_t>(offsets[0]);
+  const std::optional<uint64_t> end = header_integer<uint64_t>(offsets[1]);
+  if (!begin || !end)
+    return bad("data_offsets must be two byte offsets, not " + detail::json_text(offsets));
+  entry.begin = *begin;
+  entry.end = *end;
   entry.type = stored_type(type_name);
   if (entry.type == nullptr) {
     return bad("dtype " + type_name + " is not supported (F64, F32, F16, BF16, I64, I32, I16, " +
@@ -144,10 +166,30 @@ TensorRecord decode(const Entry& entry, const uint8_t* data) {
   return record;
 }
 
+// The header's JSON object, read as the format describes it: it starts with '{', may be padded
+// with spaces (0x20) after the object and with nothing else, and holds strict JSON.
+Result<Json> read_header(const std::string& header, const std::string& source) {
+  auto bad = [&](const std::string& what) {
+    return data_loss("safetensors " + source + ": " + what);
+  };
+  const size_t last = header.find_last_not_of(' ');
+  const std::string_view object(header.data(), last == std::string::npos ? 0 : last + 1);
+  Json root;
+  try {
+    root = detail::parse_strict_json(object);
+  } catch (const std::exception& error) {  // Json::parse_error or detail::DuplicateJsonKey
+    return bad(std::string("the header is not valid JSON: ") + error.what());
+  }
+  if (!root.is_object() || object.front() != '{' || object.back() != '}') {
+    return bad("the header is not a JSON object padded with spaces only");
+  }
+  return root;
+}
+
 }  // namespace
 
 Result<std::vector<uint8_t>> serialize_safetensors(const SafetensorsFile& file) {
-  std::string header = "{";
+  Json header = Json::object();
   std::vector<uint8_t> data;
   std::set<std::string> names;
   for (const auto& [name, record] : file.tensors) {
@@ -170,32 +212,16 @@ Result<std::vector<uint8_t>> serialize_safetensors(const SafetensorsFile& file) 
     } else {
       detail::append_bytes(data, record.integers.data(), record.integers.size() * sizeof(int64_t));
     }
-    if (header.size() > 1) header += ",";
-    profile_detail::append_json_string(header, name);
-    header += std::string(":{\"dtype\":\"") + (floating ? "F32" : "I64") + "\",\"shape\":[";
-    for (size_t i = 0; i < record.shape.size(); ++i) {
-      header += (i ? "," : "") + std::to_string(record.shape[i]);
-    }
-    header +=
-        "],\"data_offsets\":[" + std::to_string(begin) + "," + std::to_string(data.size()) + "]}";
+    header[name] = Json{{"dtype", floating ? "F32" : "I64"},
+                        {"shape", record.shape},
+                        {"data_offsets", {begin, data.size()}}};
   }
-  if (!file.metadata.empty()) {
-    header += std::string(header.size() > 1 ? "," : "") + "\"" + kMetadataKey + "\":{";
-    bool first = true;
-    for (const auto& [key, value] : file.metadata) {
-      if (!first) header += ",";
-      profile_detail::append_json_string(header, key);
-      header += ":";
-      profile_detail::append_json_string(header, value);
-      first = false;
-    }
-    header += "}";
-  }
-  header += "}";
-  header.append((8 - header.size() % 8) % 8, ' ');  // the data area starts 8-byte aligned
+  if (!file.metadata.empty()) header[kMetadataKey] = file.metadata;
+  std::string text = detail::json_text(header);
+  text.append((8 - text.size() % 8) % 8, ' ');  // the data area starts 8-byte aligned
   std::vector<uint8_t> bytes;
-  detail::append_u64(bytes, header.size());
-  detail::append_bytes(bytes, header.data(), header.size());
+  detail::append_u64(bytes, text.size());
+  detail::append_bytes(bytes, text.data(), text.size());
   bytes.insert(bytes.end(), data.begin(), data.end());
   return bytes;
 }
@@ -215,25 +241,19 @@ Result<SafetensorsFile> parse_safetensors(const std::vector<uint8_t>& bytes,
   const std::string header(reinterpret_cast<const char*>(bytes.data() + 8), header_bytes);
   const uint64_t data_bytes = reader.remaining() - header_bytes;
   const uint8_t* data = bytes.data() + 8 + header_bytes;
-  YAML::Node root;
-  try {
-    root = YAML::Load(header);
-  } catch (const YAML::Exception& error) {
-    return bad(std::string("the header is not valid JSON: ") + error.what());
-  }
-  if (!root.IsMap()) return bad("the header is not a JSON object");
+  SY_ASSIGN_OR_RETURN(const Json root, read_header(header, source));
   SafetensorsFile file;
   std::vector<Entry> entries;
-  for (const auto& item : root) {
-    const std::string name = item.first.as<std::string>();
+  for (const auto& [name, value] : root.items()) {
     if (name == kMetadataKey) {
-      if (!item.second.IsMap()) return bad("__metadata__ is not an object of strings");
-      for (const auto& meta : item.second) {
-        file.metadata[meta.first.as<std::string>()] = meta.second.as<std::string>();
+      if (!value.is_object()) return bad("__metadata__ is not an object of strings");
+      for (const auto& [key, text] : value.items()) {
+        if (!text.is_string()) return bad("__metadata__ is not an object of strings");
+        file.metadata[key] = text.get<std::string>();
       }
       continue;
     }
-    SY_ASSIGN_OR_RETURN(Entry entry, read_entry(name, item.second, data_bytes, source));
+    SY_ASSIGN_OR_RETURN(Entry entry, read_entry(name, value, data_bytes, source));
     entries.push_back(std::move(entry));
   }
   std::sort(entries.begin(), entries.end(),
