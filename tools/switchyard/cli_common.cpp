@@ -88,6 +88,12 @@ void print_error(const Status& status) {
   std::cerr << "switchyard: error: " << status.message() << "\n";
 }
 
+void print_selection_messages(const std::string& fallback_note,
+                              const std::vector<std::string>& warnings) {
+  if (!fallback_note.empty()) std::cerr << "switchyard: " << fallback_note << "\n";
+  for (const auto& warning : warnings) std::cerr << "switchyard: warning: " << warning << "\n";
+}
+
 std::string json_string(const std::string& text) {
   std::string out;
   profile_detail::append_json_string(out, text);  // the trace writer's escaping (UTF-8 checked)

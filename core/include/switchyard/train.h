@@ -32,6 +32,7 @@ struct RunDevice {
   std::shared_ptr<Device> device;
   std::shared_ptr<Device> fallback_device;  // where unsupported ops run (null: none available)
   std::vector<std::string> warnings;        // fallbacks during selection, for the log
+  std::string fallback_note;                // Choice::fallback_note: the device used instead
   std::string note;                         // how the device policy chose (Selection::note)
 };
 

@@ -13,6 +13,7 @@ Result<RunDevice> open_run_device(const RuntimeSettings& settings) {
   RunDevice run;
   run.device = selection.device;
   run.warnings = selection.warnings;
+  run.fallback_note = selection.fallback_note;
   run.note = selection.note;
   // Ops the device lacks run on the runtime's oracle device (host memory, every op).
   run.fallback_device = open_oracle_device(registry, selection, settings);
