@@ -131,8 +131,11 @@ class Config {
   std::string file_;
 };
 
-// The names a config may use in `backends` and `device`: the built-in backends plus every plugin
-// file found on SWITCHYARD_PLUGIN_PATH and in the default plugin folders (out-of-tree backends).
-std::vector<std::string> known_backend_names();
+// The names a config may use in `backends`, `device` and `backend_options`: the backends that have
+// a plugin in this repository (reference, onednn, vulkan, cuda, template; named even where one is
+// not built) plus, by file name, every plugin found on SWITCHYARD_PLUGIN_PATH, in `plugin_paths`
+// (a config's own, which is validated with them) and in the default plugin folders.
+std::vector<std::string> known_backend_names(
+    const std::vector<std::filesystem::path>& plugin_paths = {});
 
 }  // namespace switchyard

@@ -62,8 +62,9 @@ Status fill_lists(const ConfigNode& root, const std::filesystem::path& directory
 }
 
 // SWITCHYARD_BACKENDS: names separated by commas or colons, blanks around them ignored.
-Result<std::vector<std::string>> parse_backend_list(const std::string& variable,
-                                                    const std::string& text) {
+Result<std::vector<std::string>> parse_backend_list(
+    const std::string& variable, const std::string& text,
+    const std::vector<std::filesystem::path>& plugin_paths) {
   std::vector<std::string> names;
   std::string current;
   auto flush = [&]() -> Status {
@@ -74,7 +75,7 @@ Result<std::vector<std::string>> parse_backend_list(const std::string& variable,
             : current.substr(first, current.find_last_not_of(" \t") - first + 1);
     current.clear();
     if (name.empty()) return ok_status();
-    const std::string problem = config_values::check_backend_name(name);
+    const std::string problem = config_values::check_backend_name(name, plugin_paths);
     if (!problem.empty()) return invalid_argument(variable + "='" + text + "': " + problem);
     names.push_back(name);
     return ok_status();
@@ -121,11 +122,12 @@ const std::vector<std::string>& local_rank_variables() {
   return variables;
 }
 
-std::vector<std::string> known_backend_names() {
-  std::vector<std::string> names = {"reference", "onednn", "vulkan", "cuda", "template", "metal"};
+std::vector<std::string> known_backend_names(
+    const std::vector<std::filesystem::path>& plugin_paths) {
+  std::vector<std::string> names = {"reference", "onednn", "vulkan", "cuda", "template"};
   // An out-of-tree backend is known by its file: any libswitchyard-<name>.so on
-  // SWITCHYARD_PLUGIN_PATH or in the default plugin folders may be named in `backends`.
-  for (const auto& folder : plugin_search_path({})) {
+  // SWITCHYARD_PLUGIN_PATH, in `plugin_paths` or in the default plugin folders.
+  for (const auto& folder : plugin_search_path(plugin_paths)) {
     std::error_code error;
     for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
       const std::string name = plugin_name_from_path(entry.path());
@@ -177,11 +179,12 @@ Status RuntimeSettings::apply_environment() {
   const std::string backends_text = environment_value("SWITCHYARD_BACKENDS");
   std::vector<std::string> new_backends;
   if (!backends_text.empty()) {
-    SY_ASSIGN_OR_RETURN(new_backends, parse_backend_list("SWITCHYARD_BACKENDS", backends_text));
+    SY_ASSIGN_OR_RETURN(new_backends,
+                        parse_backend_list("SWITCHYARD_BACKENDS", backends_text, plugin_paths));
   }
   const std::string device_text = environment_value("SWITCHYARD_DEVICE");
   if (!device_text.empty()) {
-    const std::string problem = config_values::check_device_spec(device_text);
+    const std::string problem = config_values::check_device_spec(device_text, plugin_paths);
     if (!problem.empty()) {
       return invalid_argument("SWITCHYARD_DEVICE='" + device_text + "': " + problem);
     }
