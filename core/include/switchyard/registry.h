@@ -94,7 +94,8 @@ struct Selection {
   std::string note;                   // how the device policy chose, when that is worth a line
 };
 
-// Applies the priority list, `device`, `device_policy` and `fallback`. With fallback=error, any
+// Applies the SWITCHYARD_* variables (unless settings.use_environment is false), then the
+// priority list, `device`, `device_policy` and `fallback`. With fallback=error, any
 // fallback is an error that names every skipped backend and its full reason; with warn, a named
 // device that is not usable adds a warning with the reason, and `auto` landing below the first
 // backend of the list sets fallback_note, one short line. Probes in this process; `devices` and

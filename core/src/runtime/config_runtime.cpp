@@ -129,8 +129,12 @@ std::vector<std::string> known_backend_names(
   // SWITCHYARD_PLUGIN_PATH, in `plugin_paths` or in the default plugin folders.
   for (const auto& folder : plugin_search_path(plugin_paths)) {
     std::error_code error;
+    std::vector<std::string> found;  // sorted per folder, so that messages are stable
     for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
-      const std::string name = plugin_name_from_path(entry.path());
+      found.push_back(plugin_name_from_path(entry.path()));
+    }
+    std::sort(found.begin(), found.end());
+    for (const auto& name : found) {
       if (!name.empty() && std::find(names.begin(), names.end(), name) == names.end()) {
         names.push_back(name);
       }
@@ -201,13 +205,29 @@ Status RuntimeSettings::apply_environment() {
     SY_ASSIGN_OR_RETURN(new_local_rank, read_local_rank());
   }
   local_rank = new_local_rank;
+  environment_applied.clear();
   if (!new_backends.empty()) {
     backends = std::move(new_backends);
     backends_from_config = true;
+    environment_applied.push_back("SWITCHYARD_BACKENDS=" + backends_text);
   }
-  if (!device_text.empty()) device = device_text;
-  if (new_fallback) fallback = *new_fallback;
+  if (!device_text.empty()) {
+    device = device_text;
+    environment_applied.push_back("SWITCHYARD_DEVICE=" + device_text);
+  }
+  if (new_fallback) {
+    fallback = *new_fallback;
+    environment_applied.push_back("SWITCHYARD_FALLBACK=" + fallback_text);
+  }
   return ok_status();
+}
+
+Result<RuntimeSettings> RuntimeSettings::with_environment() const {
+  RuntimeSettings settings = *this;
+  if (!use_environment) return settings;
+  SY_RETURN_IF_ERROR(settings.apply_environment());
+  settings.use_environment = false;
+  return settings;
 }
 
 }  // namespace switchyard

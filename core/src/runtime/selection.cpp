@@ -245,7 +245,8 @@ Result<Choice> choose_device(const std::vector<DeviceRecord>& devices,
   return choice;
 }
 
-Result<Selection> select_device(Registry& registry, const RuntimeSettings& settings) {
+Result<Selection> select_device(Registry& registry, const RuntimeSettings& requested) {
+  SY_ASSIGN_OR_RETURN(const RuntimeSettings settings, requested.with_environment());
   SY_ASSIGN_OR_RETURN(DeviceRequest request, parse_device(settings.device));
   std::vector<std::string> to_probe = settings.backends;
   if (request.kind == DeviceRequest::Kind::kBackend ||
