@@ -7,7 +7,7 @@ SWITCHYARD_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # and installed only by tools/bench/compare.
 SWITCHYARD_PACKAGES=(
   cmake ninja-build g++ ccache pkg-config zlib1g-dev clang-format
-  libboost-dev libboost-program-options-dev libyaml-cpp-dev catch2
+  libboost-dev libboost-program-options-dev libyaml-cpp-dev catch2 nlohmann-json3-dev
   libdnnl-dev ocl-icd-opencl-dev opencl-c-headers
   libvulkan-dev glslc spirv-tools mesa-vulkan-drivers vulkan-validationlayers
 )
