@@ -1,16 +1,31 @@
 // The template plugin: the documented starting point for a new backend (docs/writing-a-backend.md).
 //
-// It builds, loads, reports one device named "template", and answers every call that would do
-// real work with SY_STATUS_UNIMPLEMENTED and a message pointing at the guide. To start a backend,
-// copy this folder to plugins/<name>/, rename the plugin in CMakeLists.txt and in kDescriptor,
-// and replace the stubs one by one (plugins/reference shows a complete, plain implementation).
+// It builds, loads, reports one device named "template" whose memory is plain host memory and
+// whose queues run each call at once, and supports no op yet: `switchyard conformance --backend
+// template` runs and reports every op as skipped. Every other call answers SY_STATUS_UNIMPLEMENTED
+// with a message pointing at the guide. To start a backend, copy this folder (plugins/template,
+// or <prefix>/share/switchyard/template from an install), rename the plugin in CMakeLists.txt and
+// in kDescriptor, and replace the stubs one by one (plugins/reference shows a complete, plain
+// implementation).
 //
 // Only the ABI header is included, so a backend can also be built out of tree.
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <string>
+#include <vector>
 
 #include "switchyard/plugin_abi.h"
+
+// Handles are pointers to the plugin's own structs, declared by plugin_abi.h in the global
+// namespace. Here: a device with nothing in it, buffers of host memory, and queues that run every
+// call before returning (so queue_finish has nothing to wait for). A real backend keeps its
+// driver's context, allocations and streams in them.
+struct sy_device_s {};
+struct sy_buffer_s {
+  std::vector<unsigned char> bytes;
+};
+struct sy_queue_s {};
 
 namespace {
 
@@ -30,8 +45,8 @@ const char* template_last_error_message() {
 }
 
 // A real backend asks its driver here and returns UNAVAILABLE with the reason when the driver is
-// missing. Every entry point catches all exceptions in a real backend; these stubs cannot throw
-// (std::string may throw bad_alloc only in unimplemented(), which a real backend would guard).
+// missing. Every entry point catches all exceptions in a real backend (plugins/reference/entry.cpp,
+// guarded()); here only the error messages could throw (bad_alloc), which a real backend guards.
 sy_status template_device_count(uint32_t* count) {
   if (count == nullptr) return SY_STATUS_INVALID_ARGUMENT;
   *count = 1;
@@ -58,29 +73,78 @@ sy_status template_device_properties(uint32_t index, sy_device_properties* props
 // A real backend parses its options here: its own keys, plus the ABI's standard option
 // `deterministic` ("true"/"false"), which every plugin must accept (see sy_option in
 // plugin_abi.h), and reports what is in effect through the optional device_settings slot.
-sy_status template_device_create(uint32_t, const sy_option*, size_t, sy_device* out_device) {
-  if (out_device != nullptr) *out_device = nullptr;
-  return unimplemented("device_create");
+sy_status template_device_create(uint32_t index, const sy_option* options, size_t count,
+                                 sy_device* out_device) {
+  if (out_device == nullptr || index != 0) return SY_STATUS_INVALID_ARGUMENT;
+  *out_device = nullptr;
+  for (size_t i = 0; i < count; ++i) {
+    if (std::strcmp(options[i].key, "deterministic") != 0) {
+      t_last_error = std::string("template: unknown option '") + options[i].key +
+                     "', expected only: deterministic";
+      return SY_STATUS_INVALID_ARGUMENT;
+    }
+  }
+  *out_device = new (std::nothrow) sy_device_s{};
+  return *out_device == nullptr ? SY_STATUS_RESOURCE_EXHAUSTED : SY_STATUS_OK;
 }
 
-// Nothing can be created, so there is nothing to destroy or release.
-void template_device_destroy(sy_device) {}
-sy_status template_buffer_allocate(sy_device, uint64_t, sy_buffer*) {
-  return unimplemented("buffer_allocate");
+void template_device_destroy(sy_device device) {
+  delete device;
 }
-void template_buffer_release(sy_device, sy_buffer) {}
-sy_status template_queue_create(sy_device, sy_queue*) {
-  return unimplemented("queue_create");
+
+sy_status template_buffer_allocate(sy_device, uint64_t size, sy_buffer* out_buffer) {
+  if (out_buffer == nullptr) return SY_STATUS_INVALID_ARGUMENT;
+  try {  // no exception may cross the ABI: bad_alloc becomes RESOURCE_EXHAUSTED
+    *out_buffer = new sy_buffer_s{std::vector<unsigned char>(size)};
+    return SY_STATUS_OK;
+  } catch (const std::bad_alloc&) {
+    t_last_error = "template: out of host memory allocating " + std::to_string(size) + " bytes";
+    return SY_STATUS_RESOURCE_EXHAUSTED;
+  }
 }
-void template_queue_destroy(sy_device, sy_queue) {}
+
+void template_buffer_release(sy_device, sy_buffer buffer) {
+  delete buffer;
+}
+
+sy_status template_queue_create(sy_device, sy_queue* out_queue) {
+  if (out_queue == nullptr) return SY_STATUS_INVALID_ARGUMENT;
+  *out_queue = new (std::nothrow) sy_queue_s{};
+  return *out_queue == nullptr ? SY_STATUS_RESOURCE_EXHAUSTED : SY_STATUS_OK;
+}
+
+void template_queue_destroy(sy_device, sy_queue queue) {
+  delete queue;
+}
+
 sy_status template_queue_finish(sy_device, sy_queue) {
-  return unimplemented("queue_finish");
+  return SY_STATUS_OK;  // every call already ran
 }
-sy_status template_buffer_write(sy_device, sy_queue, sy_buffer, uint64_t, const void*, uint64_t) {
-  return unimplemented("buffer_write");
+
+// The range [offset, offset + size) must lie inside the buffer.
+bool in_bounds(const sy_buffer_s* buffer, uint64_t offset, uint64_t size) {
+  return buffer != nullptr && offset <= buffer->bytes.size() &&
+         size <= buffer->bytes.size() - offset;
 }
-sy_status template_buffer_read(sy_device, sy_queue, sy_buffer, uint64_t, void*, uint64_t) {
-  return unimplemented("buffer_read");
+
+sy_status template_buffer_write(sy_device, sy_queue, sy_buffer dst, uint64_t offset,
+                                const void* src, uint64_t size) {
+  if (!in_bounds(dst, offset, size) || (src == nullptr && size > 0)) {
+    t_last_error = "template: buffer_write outside the buffer";
+    return SY_STATUS_INVALID_ARGUMENT;
+  }
+  if (size > 0) std::memcpy(dst->bytes.data() + offset, src, size);
+  return SY_STATUS_OK;
+}
+
+sy_status template_buffer_read(sy_device, sy_queue, sy_buffer src, uint64_t offset, void* dst,
+                               uint64_t size) {
+  if (!in_bounds(src, offset, size) || (dst == nullptr && size > 0)) {
+    t_last_error = "template: buffer_read outside the buffer";
+    return SY_STATUS_INVALID_ARGUMENT;
+  }
+  if (size > 0) std::memcpy(dst, src->bytes.data() + offset, size);
+  return SY_STATUS_OK;
 }
 
 // supports_op decides fallback and test skipping: answer 1 only for what dispatch really runs.

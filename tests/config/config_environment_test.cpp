@@ -67,7 +67,7 @@ TEST_CASE("an unknown name in SWITCHYARD_BACKENDS names the variable and the kno
   REQUIRE(status.code() == StatusCode::kInvalidArgument);
   REQUIRE(status.message() ==
           "SWITCHYARD_BACKENDS='cuda,vulcan': unknown backend 'vulcan' (did you mean 'vulkan'?), "
-          "expected one of: reference, onednn, vulkan, cuda, template, metal");
+          "expected one of: reference, onednn, vulkan, cuda, template");
   // A bad variable leaves every setting as it was.
   REQUIRE(settings.backends == RuntimeSettings().backends);
   REQUIRE(settings.device == "auto");
@@ -89,7 +89,7 @@ TEST_CASE("SWITCHYARD_DEVICE uses the syntax of device:") {
     REQUIRE(status.message() ==
             "SWITCHYARD_DEVICE='gpu': unknown backend 'gpu' in device 'gpu', expected auto, cpu, "
             "<backend> or <backend>:<index>, where <backend> is one of: reference, onednn, "
-            "vulkan, cuda, template, metal");
+            "vulkan, cuda, template");
     REQUIRE(settings.device == "auto");
   }
 }

@@ -9,7 +9,7 @@ using switchyard::testing::config_status;
 
 namespace {
 
-const std::string kBackendList = "reference, onednn, vulkan, cuda, template, metal";
+const std::string kBackendList = "reference, onednn, vulkan, cuda, template";
 
 void require_error(const std::string& text, const std::string& expected_message) {
   const switchyard::Status status = config_status(text);
@@ -113,7 +113,10 @@ TEST_CASE("a device spec must be auto, cpu, a backend or backend:index") {
                 "expected a non-negative integer after ':', such as vulkan:0");
   REQUIRE(config_status("device: cpu\n").ok());
   REQUIRE(config_status("device: cuda\n").ok());
-  REQUIRE(config_status("device: metal:3\n").ok());
+  // Only backends that have a plugin are known: no plugin "metal" exists.
+  require_error(
+      "device: metal:3\n",
+      "cfg.yaml:1:9: key 'device': unknown backend 'metal' in device 'metal:3', " + expected);
 }
 
 TEST_CASE("a duplicate key is an error that names both places") {

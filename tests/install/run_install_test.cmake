@@ -1,27 +1,25 @@
-# CTest "install": installs the build tree into a fresh prefix, builds tests/install against it
-# with find_package(switchyard), and runs the example on the reference backend (always usable).
-# Inputs: -DBUILD_DIR=<switchyard build tree> -DSOURCE_DIR=<repository> -DWORK_DIR=<scratch>.
-file(REMOVE_RECURSE ${WORK_DIR})
-set(prefix ${WORK_DIR}/prefix)
-function(run_step what)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${what} failed (${rc}):\n${out}\n${err}")
+# CTest "install": installs the build tree into a fresh prefix, builds the installed embedding
+# example (share/switchyard/examples/embed) and tests/install against it with
+# find_package(switchyard), and runs the example on the reference backend (always usable).
+include(${CMAKE_CURRENT_LIST_DIR}/install_steps.cmake)
+
+foreach(file include/switchyard/switchyard.hpp include/switchyard/plugin_abi.h
+    include/switchyard/plugin_support/status.h lib/cmake/switchyard/SwitchyardPlugin.cmake
+    share/switchyard/examples/embed/CMakeLists.txt share/switchyard/examples/embed/embed_example.cpp)
+  if(NOT EXISTS ${prefix}/${file})
+    message(FATAL_ERROR "not installed: <prefix>/${file}")
   endif()
-  message(STATUS "${what}: ok")
-  set(step_output "${out}" PARENT_SCOPE)
-endfunction()
-run_step("install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
-run_step("configure the example" ${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/install
-  -B ${WORK_DIR}/example -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${prefix})
-run_step("build the example" ${CMAKE_COMMAND} --build ${WORK_DIR}/example)
-# Only the installed plugins count: no SWITCHYARD_PLUGIN_PATH, no build tree.
+endforeach()
+
+configure_and_build(${prefix}/share/switchyard/examples/embed ${WORK_DIR}/example)
+configure_and_build(${SOURCE_DIR}/tests/install ${WORK_DIR}/abi)
+# Only the installed plugins count: no SWITCHYARD_PLUGIN_PATH, no build tree. The example sets no
+# environment itself: the core applies SWITCHYARD_BACKENDS.
 run_step("run the example" ${CMAKE_COMMAND} -E env --unset=SWITCHYARD_PLUGIN_PATH
   SWITCHYARD_BACKENDS=reference ${WORK_DIR}/example/embed_example)
 message(STATUS "${step_output}")
-if(NOT step_output MATCHES "device: reference:0")
-  message(FATAL_ERROR "the example did not run on the installed reference plugin:\n${step_output}")
-endif()
+expect_output("the example on the installed reference plugin"
+  "environment: SWITCHYARD_BACKENDS=reference\ndevice: reference:0")
 # The CLI is installed too and finds the installed plugins and data sets.
 run_step("installed CLI" ${CMAKE_COMMAND} -E env --unset=SWITCHYARD_PLUGIN_PATH
   SWITCHYARD_BACKENDS=reference ${prefix}/bin/switchyard run

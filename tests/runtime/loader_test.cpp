@@ -1,6 +1,10 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
+#include "switchyard/buffer.h"
 #include "switchyard/plugin.h"
+#include "switchyard/queue.h"
 #include "switchyard/registry.h"
 #include "test_support.h"
 
@@ -120,7 +124,7 @@ TEST_CASE("the reference device passes the smoke test and keeps its plugin alive
   REQUIRE(smoke_test(*device).ok());
 }
 
-TEST_CASE("the template plugin loads, lists one device and answers UNIMPLEMENTED", "[loader]") {
+TEST_CASE("the template plugin creates a host-memory device that supports no op", "[loader]") {
   auto plugin = Plugin::load(std::string(SWITCHYARD_TEST_PLUGIN_DIR) +
                              "/../switchyard-examples/libswitchyard-template.so");
   REQUIRE(plugin.ok());
@@ -128,8 +132,23 @@ TEST_CASE("the template plugin loads, lists one device and answers UNIMPLEMENTED
   auto count = (*plugin)->device_count();
   REQUIRE(count.ok());
   CHECK(*count == 1);
-  auto device = Device::create(*plugin, 0);
-  REQUIRE_FALSE(device.ok());
-  CHECK(device.status().code() == StatusCode::kUnimplemented);
-  CHECK(contains(device.status().message(), "docs/writing-a-backend.md"));
+  auto device = Device::create(*plugin, 0, {{"deterministic", "true"}});
+  REQUIRE(device.ok());
+  const float written[3] = {1.5f, -2.0f, 3.25f};
+  float read[3] = {};
+  auto buffer = (*device)->allocate(sizeof(written));
+  REQUIRE(buffer.ok());
+  REQUIRE((*device)->default_queue().write(**buffer, 0, written, sizeof(written)).ok());
+  REQUIRE((*device)->default_queue().read(**buffer, 0, read, sizeof(read)).ok());
+  CHECK(std::equal(read, read + 3, written));
+  CHECK_FALSE((*device)->supports(SY_OP_ADD, SY_DTYPE_F32));
+  const Status smoke = smoke_test(**device);
+  CHECK(smoke.code() == StatusCode::kUnimplemented);
+  CHECK(smoke.message() ==
+        "the device does not support f32 add and matmul, which the smoke test needs");
+  auto unknown = Device::create(*plugin, 0, {{"threads", "2"}});
+  REQUIRE_FALSE(unknown.ok());
+  CHECK(unknown.status().code() == StatusCode::kInvalidArgument);
+  CHECK(contains(unknown.status().message(),
+                 "template: unknown option 'threads', expected only: deterministic"));
 }

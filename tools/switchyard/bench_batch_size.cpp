@@ -92,7 +92,7 @@ int run_search(const po::variables_map& values, const Config& config, int64_t ma
   try {
     const TrainConfig train = value_or_throw(TrainConfig::from_config(config));
     const RunDevice run = value_or_throw(open_run_device(config.runtime()));
-    for (const auto& w : run.warnings) std::cerr << "switchyard: warning: " << w << "\n";
+    print_selection_messages(run.fallback_note, run.warnings);
     detail::BatchSearchOptions options;
     options.max_batch_size = max;
     options.exact = true;

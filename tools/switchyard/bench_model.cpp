@@ -163,7 +163,7 @@ int run_model_bench(const po::variables_map& values, const Config& config) {
   try {
     const TrainConfig train = value_or_throw(TrainConfig::from_config(config));
     const RunDevice run = value_or_throw(open_run_device(config.runtime()));
-    for (const auto& w : run.warnings) std::cerr << "switchyard: warning: " << w << "\n";
+    print_selection_messages(run.fallback_note, run.warnings);
     BenchModel model = load_bench_model(config, train, run.device);
     std::vector<int64_t> input_shape = {batch_size};
     input_shape.insert(input_shape.end(), model.sample_shape.begin(), model.sample_shape.end());

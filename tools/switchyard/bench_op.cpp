@@ -44,7 +44,7 @@ int op_bench(const Args& args) {
   if (!config) return kExitUsage;
   try {
     RunDevice run = value_or_throw(open_run_device(config->runtime()));
-    for (const auto& w : run.warnings) std::cerr << "switchyard: warning: " << w << "\n";
+    print_selection_messages(run.fallback_note, run.warnings);
     const int64_t size = values["size"].as<int64_t>();
     NoGradGuard no_grad;
     Tensor a = rand_uniform({size}, -1.0, 1.0, 1, 0, run.device);

@@ -221,7 +221,7 @@ int step_bench(const Args& args) {
   if (!config) return kExitUsage;
   try {
     const RunDevice run = value_or_throw(open_run_device(config->runtime()));
-    for (const auto& w : run.warnings) std::cerr << "switchyard: warning: " << w << "\n";
+    print_selection_messages(run.fallback_note, run.warnings);
     std::unique_ptr<Profiler> profiler;
     std::unique_ptr<ProfileScope> scope;
     if (values.count("profile") != 0) {

@@ -86,6 +86,12 @@ void print_error(const Status& status) {
   std::cerr << "switchyard: error: " << status.message() << "\n";
 }
 
+void print_selection_messages(const std::string& fallback_note,
+                              const std::vector<std::string>& warnings) {
+  if (!fallback_note.empty()) std::cerr << "switchyard: " << fallback_note << "\n";
+  for (const auto& warning : warnings) std::cerr << "switchyard: warning: " << warning << "\n";
+}
+
 std::string format_bytes(uint64_t bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double value = static_cast<double>(bytes);

@@ -52,6 +52,11 @@ OptionList backend_options(const RuntimeSettings& settings, const std::string& b
 // Prints "switchyard: error: ..." to stderr.
 void print_error(const Status& status);
 
+// What the selection said, to stderr: the fallback note ("switchyard: using onednn:0 (cuda: no
+// driver)") and each warning ("switchyard: warning: ...").
+void print_selection_messages(const std::string& fallback_note,
+                              const std::vector<std::string>& warnings);
+
 std::string format_bytes(uint64_t bytes);  // "1.5 GiB"
 
 }  // namespace switchyard::cli

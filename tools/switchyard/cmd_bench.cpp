@@ -23,7 +23,7 @@ Result<std::shared_ptr<Device>> select_for_bench(const po::variables_map& values
   SY_ASSIGN_OR_RETURN(Config config, load_config(values, overrides));
   Registry registry = Registry::discover(plugin_search_path(config.runtime().plugin_paths));
   SY_ASSIGN_OR_RETURN(Selection selection, select_device(registry, config.runtime()));
-  for (const auto& w : selection.warnings) std::cerr << "switchyard: warning: " << w << "\n";
+  print_selection_messages(selection.fallback_note, selection.warnings);
   return selection.device;
 }
 

@@ -1,4 +1,6 @@
 // switchyard conformance --backend NAME: every op and dtype of that backend against `reference`.
+#include <algorithm>
+#include <cstdio>
 #include <iostream>
 
 #include "autograd/gradcheck.h"
@@ -24,20 +26,66 @@ Result<std::shared_ptr<Device>> open_device(Registry& registry, const RuntimeSet
 
 // A NaN or infinite nmse (a backend that returned NaN) is written as null.
 void print_json(const conformance::Report& report) {
+  detail::Json summary = detail::Json::array();
+  for (const auto& row : conformance::summarize_by_op(report)) {
+    summary.push_back({{"op", row.op},
+                       {"dtype", row.dtype},
+                       {"passed", row.passed},
+                       {"failed", row.failed},
+                       {"skipped", row.skipped},
+                       {"skip_reasons", row.skip_reasons}});
+  }
   detail::Json cases = detail::Json::array();
   for (const auto& c : report.cases) {
-    cases.push_back(detail::Json{{"name", c.name},
-                                 {"op", c.op},
-                                 {"dtype", c.dtype},
-                                 {"outcome", conformance::outcome_name(c.outcome)},
-                                 {"nmse", c.nmse},
-                                 {"tolerance", c.tolerance},
-                                 {"reason", c.reason}});
+    cases.push_back({{"name", c.name},
+                     {"op", c.op},
+                     {"dtype", c.dtype},
+                     {"outcome", conformance::outcome_name(c.outcome)},
+                     {"nmse", c.nmse},
+                     {"tolerance", c.tolerance},
+                     {"reason", c.reason}});
   }
-  const detail::Json document{{"backend", report.backend},   {"device", report.device_id},
-                              {"passed", report.passed()},   {"failed", report.failed()},
-                              {"skipped", report.skipped()}, {"cases", std::move(cases)}};
+  const detail::Json document = {{"backend", report.backend},
+                                           {"device", report.device_id},
+                                           {"passed", report.passed()},
+                                           {"failed", report.failed()},
+                                           {"skipped", report.skipped()},
+                                           {"summary", summary},
+                                           {"cases", cases}};
   std::cout << detail::json_text(document, 2) << "\n";
+}
+
+// One line per failed case (every case with --verbose), then one row per op and dtype, then the
+// totals.
+void print_text(const conformance::Report& report, bool verbose) {
+  for (const auto& c : report.cases) {
+    if (c.outcome != conformance::Outcome::kFailed && !verbose) continue;
+    std::cout << conformance::outcome_name(c.outcome) << "  " << c.name;
+    if (c.outcome != conformance::Outcome::kSkipped) {
+      std::cout << "  nmse " << c.nmse << " (tolerance " << c.tolerance << ")";
+    }
+    if (!c.reason.empty()) std::cout << "  " << c.reason;
+    std::cout << "\n";
+  }
+  const std::vector<conformance::OpSummary> rows = conformance::summarize_by_op(report);
+  size_t op_width = 2;
+  for (const auto& row : rows) op_width = std::max(op_width, row.op.size());
+  std::cout << "conformance of " << report.device_id << " against the reference, per op:\n";
+  std::printf("  %-*s  %-5s  %6s  %6s  %7s\n", static_cast<int>(op_width), "op", "dtype", "passed",
+              "failed", "skipped");
+  for (const auto& row : rows) {
+    std::printf("  %-*s  %-5s  %6d  %6d  %7d", static_cast<int>(op_width), row.op.c_str(),
+                row.dtype.c_str(), row.passed, row.failed, row.skipped);
+    if (!row.skip_reasons.empty()) {
+      std::cout << "  skipped: " << row.skip_reasons.front();
+      if (row.skip_reasons.size() > 1) {
+        std::cout << " (+" << row.skip_reasons.size() - 1 << " other reasons, see --verbose)";
+      }
+    }
+    std::cout << "\n";
+  }
+  std::cout << report.passed() << " passed, " << report.failed() << " failed, " << report.skipped()
+            << " skipped\n";
 }
 
 // Gradients against finite differences on the target itself, reported as "grad/<case>" cases so
@@ -66,7 +114,8 @@ int conformance_command(const Args& args) {
       "device-index", po::value<uint32_t>()->default_value(0), "device of that backend")(
       "filter", po::value<std::string>()->default_value(""), "only cases whose name contains this")(
       "config", po::value<std::string>(), "YAML file (backend options, plugin paths)")(
-      "json", "print JSON")("verbose,v", "print passed cases too")(
+      "json", "print JSON: totals, the per-op summary and every case")(
+      "verbose,v", "print every case, not only the failed ones")(
       "no-gradients", "skip the finite-difference gradient checks");
   po::variables_map values;
   if (auto exit = parse_args(args, "usage: switchyard conformance --backend NAME [options]",
@@ -93,19 +142,7 @@ int conformance_command(const Args& args) {
   if (values.count("json") != 0) {
     print_json(report);
   } else {
-    const bool verbose = values.count("verbose") != 0;
-    for (const auto& c : report.cases) {
-      if (c.outcome == conformance::Outcome::kPassed && !verbose) continue;
-      std::cout << conformance::outcome_name(c.outcome) << "  " << c.name;
-      if (c.outcome != conformance::Outcome::kSkipped) {
-        std::cout << "  nmse " << c.nmse << " (tolerance " << c.tolerance << ")";
-      }
-      if (!c.reason.empty()) std::cout << "  " << c.reason;
-      std::cout << "\n";
-    }
-    std::cout << "conformance of " << report.device_id << " against the reference:\n"
-              << report.passed() << " passed, " << report.failed() << " failed, "
-              << report.skipped() << " skipped\n";
+    print_text(report, values.count("verbose") != 0);
   }
   return report.failed() == 0 ? kExitOk : kExitFailure;
 }

@@ -88,6 +88,8 @@ int devices_command(const Args& args) {
     if (!choice.ok()) std::cout << "selection: " << choice.status().message() << "\n";
     if (choice.ok()) {
       if (!choice->note.empty()) std::cout << "selection: " << choice->note << "\n";
+      if (!choice->fallback_note.empty())
+        std::cout << "selection: " << choice->fallback_note << "\n";
       for (const auto& w : choice->warnings) std::cout << "warning: " << w << "\n";
     }
   }

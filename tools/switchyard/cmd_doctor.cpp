@@ -109,6 +109,8 @@ void print_text(const Registry& registry, const RuntimeSettings& settings, const
     const auto& d = report.devices[report.choice->index];
     std::cout << "selection: " << d.info.id() << " (" << d.info.name << ")\n";
     if (!report.choice->note.empty()) std::cout << "  " << report.choice->note << "\n";
+    if (!report.choice->fallback_note.empty())
+      std::cout << "  " << report.choice->fallback_note << "\n";
     for (const auto& w : report.choice->warnings) std::cout << "warning: " << w << "\n";
   }
 }

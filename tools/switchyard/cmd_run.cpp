@@ -231,7 +231,7 @@ void print_device(const RunDevice& run) {
   if (!settings.empty()) std::cout << "settings: " << settings << "\n";
   if (!run.note.empty()) std::cout << run.note << "\n";
   std::cout.flush();
-  for (const auto& warning : run.warnings) std::cerr << "switchyard: warning: " << warning << "\n";
+  print_selection_messages(run.fallback_note, run.warnings);
 }
 
 // Reads the task's settings; any error here is the configuration's fault (exit code 2).

@@ -44,6 +44,14 @@ struct RuntimeSettings {
   std::map<std::string, OptionList> backend_options;  // per backend, passed to device_create
   bool deterministic = false;
   uint64_t seed = 0;
+  // The SWITCHYARD_* variables apply by default: open_run_device and select_device call
+  // apply_environment on their copy of these settings first, so a host application honours
+  // SWITCHYARD_BACKENDS, SWITCHYARD_DEVICE and SWITCHYARD_FALLBACK as the CLI does. A host that
+  // decides the device alone sets this to false.
+  bool use_environment = true;
+  // What apply_environment changed, one "NAME=value" per variable that was set, for the log
+  // (RunDevice::environment); empty when none was.
+  std::vector<std::string> environment_applied;
 
   // What device_create gets for `backend`: its backend_options, plus the standard option
   // deterministic=true when `deterministic` is set (it replaces a per-backend value, so the
@@ -52,8 +60,12 @@ struct RuntimeSettings {
 
   // Applies SWITCHYARD_BACKENDS, SWITCHYARD_DEVICE and SWITCHYARD_FALLBACK, and with the
   // local_rank policy reads the first of local_rank_variables() that is set. Bad values are errors
-  // that name the variable.
+  // that name the variable. Applying twice gives the same settings.
   Status apply_environment();
+
+  // A copy with apply_environment() applied when use_environment is set (and use_environment
+  // cleared, so that applying is done once); an unchanged copy otherwise.
+  Result<RuntimeSettings> with_environment() const;
 };
 
 struct SourceLocation {
@@ -131,8 +143,11 @@ class Config {
   std::string file_;
 };
 
-// The names a config may use in `backends` and `device`: the built-in backends plus every plugin
-// file found on SWITCHYARD_PLUGIN_PATH and in the default plugin folders (out-of-tree backends).
-std::vector<std::string> known_backend_names();
+// The names a config may use in `backends`, `device` and `backend_options`: the backends that have
+// a plugin in this repository (reference, onednn, vulkan, cuda, template; named even where one is
+// not built) plus, by file name, every plugin found on SWITCHYARD_PLUGIN_PATH, in `plugin_paths`
+// (a config's own, which is validated with them) and in the default plugin folders.
+std::vector<std::string> known_backend_names(
+    const std::vector<std::filesystem::path>& plugin_paths = {});
 
 }  // namespace switchyard

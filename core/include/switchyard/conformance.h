@@ -46,4 +46,18 @@ struct Options {
 // Runs every case. Never throws; a case that errors is a failed case with the status as reason.
 Report run(Device& target, Device& reference, const Options& options = {});
 
+// One row of the per-op summary: the cases of one op and dtype. Gradient checks (cases named
+// "grad/...") have rows of their own, with op "<op> (gradient)".
+struct OpSummary {
+  std::string op;
+  std::string dtype;
+  int passed = 0;
+  int failed = 0;
+  int skipped = 0;
+  std::vector<std::string> skip_reasons;  // distinct, in case order
+};
+
+// The report's cases grouped by op and dtype, rows in the order of the cases.
+std::vector<OpSummary> summarize_by_op(const Report& report);
+
 }  // namespace switchyard::conformance

@@ -88,15 +88,18 @@ class Registry {
 struct Selection {
   std::shared_ptr<Device> device;     // null if nothing usable
   std::vector<DeviceRecord> devices;  // every device considered, in priority order
-  std::vector<std::string> warnings;  // fallbacks and skipped backends, for the log
+  std::vector<std::string> warnings;  // fallbacks from a named device, for the log
+  std::string fallback_note;          // Choice::fallback_note
   bool first_choice = false;          // the first backend of the priority list was used
   std::string note;                   // how the device policy chose, when that is worth a line
 };
 
-// Applies the priority list, `device`, `device_policy` and `fallback`. With fallback=error, any
-// fallback is an error; with warn, the fallback adds one warning that names every skipped backend
-// and its reason. Probes in this process; `devices` and `doctor` use choose_device on isolated
-// probe records instead.
+// Applies the SWITCHYARD_* variables (unless settings.use_environment is false), then the
+// priority list, `device`, `device_policy` and `fallback`. With fallback=error, any
+// fallback is an error that names every skipped backend and its full reason; with warn, a named
+// device that is not usable adds a warning with the reason, and `auto` landing below the first
+// backend of the list sets fallback_note, one short line. Probes in this process; `devices` and
+// `doctor` use choose_device on isolated probe records instead.
 Result<Selection> select_device(Registry& registry, const RuntimeSettings& settings);
 
 // The device of the oracle backend (`reference`: host memory, every op of the op set), where ops
@@ -111,6 +114,10 @@ struct Choice {
   int index = -1;
   bool first_choice = false;
   std::vector<std::string> warnings;
+  // fallback: warn and `auto` chose below the first backend of the list: the device and a few
+  // words per skipped backend, "using onednn:0 (cuda: no driver; vulkan: only an emulated
+  // device)". `doctor` and `devices` show the full reasons. Empty otherwise.
+  std::string fallback_note;
   std::string note;  // device_policy local_rank: which rank picked which device, for the log
 };
 Result<Choice> choose_device(const std::vector<DeviceRecord>& devices,

@@ -32,12 +32,15 @@ struct RunDevice {
   std::shared_ptr<Device> device;
   std::shared_ptr<Device> fallback_device;  // where unsupported ops run (null: none available)
   std::vector<std::string> warnings;        // fallbacks during selection, for the log
+  std::string fallback_note;                // Choice::fallback_note: the device used instead
   std::string note;                         // how the device policy chose (Selection::note)
+  std::vector<std::string> environment;     // the SWITCHYARD_* variables applied, "NAME=value"
 };
 
-// Discovers plugins (SWITCHYARD_PLUGIN_PATH, plugin_paths, the default folders), selects a device
-// per the settings, and installs the fallback policy with the runtime's oracle device (see
-// open_oracle_device in registry.h) for ops the selected device lacks.
+// Applies the SWITCHYARD_* variables unless settings.use_environment is false, discovers plugins
+// (SWITCHYARD_PLUGIN_PATH, plugin_paths, the default folders), selects a device per the settings,
+// and installs the fallback policy with the runtime's oracle device (see open_oracle_device in
+// registry.h) for ops the selected device lacks.
 Result<RunDevice> open_run_device(const RuntimeSettings& settings);
 
 // ---- Model

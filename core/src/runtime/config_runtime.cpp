@@ -62,8 +62,9 @@ Status fill_lists(const ConfigNode& root, const std::filesystem::path& directory
 }
 
 // SWITCHYARD_BACKENDS: names separated by commas or colons, blanks around them ignored.
-Result<std::vector<std::string>> parse_backend_list(const std::string& variable,
-                                                    const std::string& text) {
+Result<std::vector<std::string>> parse_backend_list(
+    const std::string& variable, const std::string& text,
+    const std::vector<std::filesystem::path>& plugin_paths) {
   std::vector<std::string> names;
   std::string current;
   auto flush = [&]() -> Status {
@@ -74,7 +75,7 @@ Result<std::vector<std::string>> parse_backend_list(const std::string& variable,
             : current.substr(first, current.find_last_not_of(" \t") - first + 1);
     current.clear();
     if (name.empty()) return ok_status();
-    const std::string problem = config_values::check_backend_name(name);
+    const std::string problem = config_values::check_backend_name(name, plugin_paths);
     if (!problem.empty()) return invalid_argument(variable + "='" + text + "': " + problem);
     names.push_back(name);
     return ok_status();
@@ -121,14 +122,19 @@ const std::vector<std::string>& local_rank_variables() {
   return variables;
 }
 
-std::vector<std::string> known_backend_names() {
-  std::vector<std::string> names = {"reference", "onednn", "vulkan", "cuda", "template", "metal"};
+std::vector<std::string> known_backend_names(
+    const std::vector<std::filesystem::path>& plugin_paths) {
+  std::vector<std::string> names = {"reference", "onednn", "vulkan", "cuda", "template"};
   // An out-of-tree backend is known by its file: any libswitchyard-<name>.so on
-  // SWITCHYARD_PLUGIN_PATH or in the default plugin folders may be named in `backends`.
-  for (const auto& folder : plugin_search_path({})) {
+  // SWITCHYARD_PLUGIN_PATH, in `plugin_paths` or in the default plugin folders.
+  for (const auto& folder : plugin_search_path(plugin_paths)) {
     std::error_code error;
+    std::vector<std::string> found;  // sorted per folder, so that messages are stable
     for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
-      const std::string name = plugin_name_from_path(entry.path());
+      found.push_back(plugin_name_from_path(entry.path()));
+    }
+    std::sort(found.begin(), found.end());
+    for (const auto& name : found) {
       if (!name.empty() && std::find(names.begin(), names.end(), name) == names.end()) {
         names.push_back(name);
       }
@@ -177,11 +183,12 @@ Status RuntimeSettings::apply_environment() {
   const std::string backends_text = environment_value("SWITCHYARD_BACKENDS");
   std::vector<std::string> new_backends;
   if (!backends_text.empty()) {
-    SY_ASSIGN_OR_RETURN(new_backends, parse_backend_list("SWITCHYARD_BACKENDS", backends_text));
+    SY_ASSIGN_OR_RETURN(new_backends,
+                        parse_backend_list("SWITCHYARD_BACKENDS", backends_text, plugin_paths));
   }
   const std::string device_text = environment_value("SWITCHYARD_DEVICE");
   if (!device_text.empty()) {
-    const std::string problem = config_values::check_device_spec(device_text);
+    const std::string problem = config_values::check_device_spec(device_text, plugin_paths);
     if (!problem.empty()) {
       return invalid_argument("SWITCHYARD_DEVICE='" + device_text + "': " + problem);
     }
@@ -198,13 +205,29 @@ Status RuntimeSettings::apply_environment() {
     SY_ASSIGN_OR_RETURN(new_local_rank, read_local_rank());
   }
   local_rank = new_local_rank;
+  environment_applied.clear();
   if (!new_backends.empty()) {
     backends = std::move(new_backends);
     backends_from_config = true;
+    environment_applied.push_back("SWITCHYARD_BACKENDS=" + backends_text);
   }
-  if (!device_text.empty()) device = device_text;
-  if (new_fallback) fallback = *new_fallback;
+  if (!device_text.empty()) {
+    device = device_text;
+    environment_applied.push_back("SWITCHYARD_DEVICE=" + device_text);
+  }
+  if (new_fallback) {
+    fallback = *new_fallback;
+    environment_applied.push_back("SWITCHYARD_FALLBACK=" + fallback_text);
+  }
   return ok_status();
+}
+
+Result<RuntimeSettings> RuntimeSettings::with_environment() const {
+  RuntimeSettings settings = *this;
+  if (!use_environment) return settings;
+  SY_RETURN_IF_ERROR(settings.apply_environment());
+  settings.use_environment = false;
+  return settings;
 }
 
 }  // namespace switchyard

@@ -23,9 +23,24 @@ struct NodePlace {
   YAML::Mark key_mark = YAML::Mark::null_mark();
 };
 
+// The document's own `plugin_paths` (relative to its folder): a plugin found there may be named in
+// `backends`, `device` and `backend_options` by its file name.
+std::vector<std::filesystem::path> document_plugin_paths(const ConfigDocument& document) {
+  std::vector<std::filesystem::path> paths;
+  const YAML::Node list = document.root.IsMap() ? document.root["plugin_paths"] : YAML::Node();
+  if (!list.IsDefined() || !list.IsSequence()) return paths;  // absent: an invalid node
+  for (const YAML::Node& item : list) {
+    if (!item.IsScalar() || item.Scalar().empty()) continue;
+    const std::filesystem::path path(item.Scalar());
+    paths.push_back(path.is_absolute() ? path : (document.directory / path).lexically_normal());
+  }
+  return paths;
+}
+
 class Validator {
  public:
-  explicit Validator(const ConfigDocument& document) : document_(document) {}
+  explicit Validator(const ConfigDocument& document)
+      : document_(document), plugin_paths_(document_plugin_paths(document)) {}
 
   void check_duplicates(const YAML::Node& node, const NodePlace& place);
   void check(const YAML::Node& node, const SchemaNode& schema, const NodePlace& place);
@@ -48,6 +63,7 @@ class Validator {
   std::string scalar_problem(const std::string& text, const SchemaNode& schema) const;
 
   const ConfigDocument& document_;
+  const std::vector<std::filesystem::path> plugin_paths_;
   std::vector<ConfigError> errors_;
 };
 
@@ -230,7 +246,7 @@ void Validator::check_backend_map(const YAML::Node& node, const SchemaNode& sche
     const std::string key = it->first.IsScalar() ? it->first.Scalar() : "";
     const std::string path = child_key_path(place.key_path, key);
     const std::string problem = it->first.IsScalar()
-                                    ? config_values::check_backend_name(key)
+                                    ? config_values::check_backend_name(key, plugin_paths_)
                                     : "expected a backend name, got " + describe_found(it->first);
     if (!problem.empty()) {
       report(it->first, child_place(it->first, place, path), problem);
@@ -309,9 +325,9 @@ std::string Validator::scalar_problem(const std::string& text, const SchemaNode&
       return config_values::unknown_name_message("value", text, schema.choices, true);
     }
     case ValueKind::kBackendName:
-      return config_values::check_backend_name(text);
+      return config_values::check_backend_name(text, plugin_paths_);
     case ValueKind::kDeviceSpec:
-      return config_values::check_device_spec(text);
+      return config_values::check_device_spec(text, plugin_paths_);
     default:
       return mismatch;
   }

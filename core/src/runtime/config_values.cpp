@@ -110,28 +110,30 @@ std::optional<bool> parse_bool(const std::string& text) {
   return std::nullopt;
 }
 
-std::string check_backend_name(const std::string& name) {
-  const std::vector<std::string>& known = known_backend_names();
+std::string check_backend_name(const std::string& name,
+                               const std::vector<std::filesystem::path>& plugin_paths) {
+  const std::vector<std::string> known = known_backend_names(plugin_paths);
   if (std::find(known.begin(), known.end(), name) != known.end()) return "";
   return unknown_name_message("backend", name, known, true);
 }
 
-std::string device_spec_expected() {
+std::string device_spec_expected(const std::vector<std::filesystem::path>& plugin_paths) {
   return "auto, cpu, <backend> or <backend>:<index>, where <backend> is one of: " +
-         join(known_backend_names(), ", ");
+         join(known_backend_names(plugin_paths), ", ");
 }
 
-std::string check_device_spec(const std::string& spec) {
+std::string check_device_spec(const std::string& spec,
+                              const std::vector<std::filesystem::path>& plugin_paths) {
   if (spec == "auto" || spec == "cpu") return "";
   const std::size_t colon = spec.find(':');
   const std::string backend = spec.substr(0, colon);
-  const std::vector<std::string>& known = known_backend_names();
+  const std::vector<std::string> known = known_backend_names(plugin_paths);
   if (std::find(known.begin(), known.end(), backend) == known.end()) {
     std::string problem = "unknown backend '" + backend + "' in device '" + spec + "'";
     if (auto suggestion = closest_name(backend, known)) {
       problem += " (did you mean '" + *suggestion + "'?)";
     }
-    return problem + ", expected " + device_spec_expected();
+    return problem + ", expected " + device_spec_expected(plugin_paths);
   }
   if (colon == std::string::npos) return "";
   const std::string index = spec.substr(colon + 1);

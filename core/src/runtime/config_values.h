@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,13 +31,16 @@ std::optional<int64_t> parse_int(const std::string& text);    // decimal, option
 std::optional<double> parse_double(const std::string& text);  // finite decimal or exponent form
 std::optional<bool> parse_bool(const std::string& text);      // true/false, yes/no, on/off
 
-// Empty when `name` is a known backend, else an "unknown backend ..." description.
-std::string check_backend_name(const std::string& name);
+// Empty when `name` is a known backend (known_backend_names(plugin_paths)), else an
+// "unknown backend ..." description.
+std::string check_backend_name(const std::string& name,
+                               const std::vector<std::filesystem::path>& plugin_paths = {});
 
 // Empty when `spec` is auto | cpu | <backend> | <backend>:<index>, else what is wrong with it.
-std::string check_device_spec(const std::string& spec);
+std::string check_device_spec(const std::string& spec,
+                              const std::vector<std::filesystem::path>& plugin_paths = {});
 
 // "auto, cpu, <backend> or <backend>:<index> (<backend> one of: ...)"
-std::string device_spec_expected();
+std::string device_spec_expected(const std::vector<std::filesystem::path>& plugin_paths = {});
 
 }  // namespace switchyard::config_values

@@ -109,10 +109,51 @@ std::string why_not(const std::string& backend, const std::vector<DeviceRecord>&
   return "no plugin named '" + backend + "' in the search path";
 }
 
+// Why a backend was skipped, in a few words, for the one line a run prints; `doctor` and
+// `devices` show the full reasons.
+std::string why_not_briefly(const std::string& backend, const std::vector<DeviceRecord>& devices,
+                            const std::vector<PluginRecord>& plugins) {
+  size_t emulated = 0, failed = 0, others = 0;
+  for (const auto& d : devices) {
+    if (d.info.backend != backend) continue;
+    (d.usable ? (is_emulated(d) ? emulated : others) : failed) += 1;
+  }
+  if (emulated + failed + others > 0) {
+    if (failed + others == 0)
+      return emulated == 1 ? "only an emulated device" : "only emulated devices";
+    if (emulated + others == 0)
+      return failed == 1 ? "its device failed the probe" : "its devices failed the probe";
+    return "no usable real device";
+  }
+  for (const auto& p : plugins) {
+    if (p.name != backend || p.state == PluginState::kShadowed) continue;
+    if (p.state == PluginState::kRejected) return "plugin not loaded";
+    if (p.reason == "no devices found") return "no device";
+    const bool no_driver = p.reason.find("cannot open shared object") != std::string::npos ||
+                           p.reason.find("driver") != std::string::npos;
+    return no_driver ? "no driver" : "unavailable";
+  }
+  return "no plugin";
+}
+
 bool plugin_present(const std::string& backend, const std::vector<PluginRecord>& plugins) {
   return std::any_of(plugins.begin(), plugins.end(), [&](const PluginRecord& p) {
     return p.name == backend && p.state != PluginState::kShadowed;
   });
+}
+
+// fallback: error refuses a device below the first backend of the list, with every full reason.
+std::string skipped_backends_error(const DeviceRecord& chosen,
+                                   const std::vector<std::string>& order,
+                                   const std::vector<DeviceRecord>& devices,
+                                   const std::vector<PluginRecord>& plugins) {
+  std::string skipped;
+  for (const auto& backend : order) {
+    if (backend == chosen.info.backend) break;
+    skipped += (skipped.empty() ? "" : "; ") + backend + ": " + why_not(backend, devices, plugins);
+  }
+  return "using " + chosen.info.id() + " (" + chosen.info.name +
+         ") instead of a higher-priority backend. Skipped: " + skipped + " (fallback: error)";
 }
 
 }  // namespace
@@ -188,23 +229,24 @@ Result<Choice> choose_device(const std::vector<DeviceRecord>& devices,
   choice.first_choice =
       named ? choice.warnings.empty() : (!order.empty() && chosen.info.backend == order.front());
   if (!named && !choice.first_choice) {
-    std::string skipped;
-    for (const auto& backend : order) {
-      if (backend == chosen.info.backend) break;
-      skipped +=
-          (skipped.empty() ? "" : "; ") + backend + ": " + why_not(backend, devices, plugins);
-    }
-    const std::string text = "using " + chosen.info.id() + " (" + chosen.info.name +
-                             ") instead of a higher-priority backend. Skipped: " + skipped;
     if (settings.fallback == FallbackPolicy::kError) {
-      return unavailable(text + " (fallback: error)");
+      return unavailable(skipped_backends_error(chosen, order, devices, plugins));
     }
-    if (settings.fallback == FallbackPolicy::kWarn) choice.warnings.push_back(text);
+    if (settings.fallback == FallbackPolicy::kWarn) {
+      std::string skipped;
+      for (const auto& backend : order) {
+        if (backend == chosen.info.backend) break;
+        skipped += (skipped.empty() ? "" : "; ") + backend + ": " +
+                   why_not_briefly(backend, devices, plugins);
+      }
+      choice.fallback_note = "using " + chosen.info.id() + " (" + skipped + ")";
+    }
   }
   return choice;
 }
 
-Result<Selection> select_device(Registry& registry, const RuntimeSettings& settings) {
+Result<Selection> select_device(Registry& registry, const RuntimeSettings& requested) {
+  SY_ASSIGN_OR_RETURN(const RuntimeSettings settings, requested.with_environment());
   SY_ASSIGN_OR_RETURN(DeviceRequest request, parse_device(settings.device));
   std::vector<std::string> to_probe = settings.backends;
   if (request.kind == DeviceRequest::Kind::kBackend ||
@@ -228,6 +270,7 @@ Result<Selection> select_device(Registry& registry, const RuntimeSettings& setti
   SY_ASSIGN_OR_RETURN(Choice choice,
                       choose_device(selection.devices, registry.plugins(), settings));
   selection.warnings = choice.warnings;
+  selection.fallback_note = choice.fallback_note;
   selection.first_choice = choice.first_choice;
   selection.note = choice.note;
   for (size_t i = 0; i < selection.devices.size(); ++i) {

@@ -4,7 +4,8 @@
 
 namespace switchyard {
 
-Result<RunDevice> open_run_device(const RuntimeSettings& settings) {
+Result<RunDevice> open_run_device(const RuntimeSettings& requested) {
+  SY_ASSIGN_OR_RETURN(const RuntimeSettings settings, requested.with_environment());
   Registry registry = Registry::discover(plugin_search_path(settings.plugin_paths));
   SY_ASSIGN_OR_RETURN(Selection selection, select_device(registry, settings));
   if (!selection.device) {
@@ -13,7 +14,9 @@ Result<RunDevice> open_run_device(const RuntimeSettings& settings) {
   RunDevice run;
   run.device = selection.device;
   run.warnings = selection.warnings;
+  run.fallback_note = selection.fallback_note;
   run.note = selection.note;
+  run.environment = settings.environment_applied;
   // Ops the device lacks run on the runtime's oracle device (host memory, every op).
   run.fallback_device = open_oracle_device(registry, selection, settings);
   run.device->set_fallback(settings.fallback, run.fallback_device);

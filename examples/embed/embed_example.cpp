@@ -1,7 +1,9 @@
 // Embedding switchyard in an application: pick a device the way the CLI does (a YAML text here;
 // a file works the same), build a model with the nn API, train it on data the application already
 // holds, and predict. Nothing names a backend: the same code runs on cuda, vulkan, onednn or the
-// reference, whichever the list finds usable first.
+// reference, whichever the list finds usable first. SWITCHYARD_BACKENDS, SWITCHYARD_DEVICE and
+// SWITCHYARD_FALLBACK apply as they do to the CLI (RuntimeSettings::use_environment = false would
+// ignore them).
 //
 // Exit status: 0 when the model learned the task (test accuracy >= 0.9), 1 otherwise, 2 on an
 // error. Prints the device it ran on and the figures.
@@ -9,12 +11,7 @@
 #include <memory>
 #include <vector>
 
-#include "switchyard/autograd.h"
-#include "switchyard/config.h"
-#include "switchyard/nn.h"
-#include "switchyard/ops.h"
-#include "switchyard/optim.h"
-#include "switchyard/train.h"
+#include "switchyard/switchyard.hpp"
 
 namespace sy = switchyard;
 
@@ -46,9 +43,9 @@ Points make_points(int count, uint32_t seed) {
 int run() {
   const sy::Config config = sy::value_or_throw(sy::Config::load_string(
       "backends: [cuda, vulkan, onednn, reference]\nfallback: warn\n", "embedded.yaml"));
-  sy::RuntimeSettings settings = config.runtime();
-  sy::throw_if_error(settings.apply_environment());  // SWITCHYARD_BACKENDS etc. still apply
-  const sy::RunDevice run = sy::value_or_throw(sy::open_run_device(settings));
+  const sy::RunDevice run = sy::value_or_throw(sy::open_run_device(config.runtime()));
+  for (const auto& variable : run.environment) std::printf("environment: %s\n", variable.c_str());
+  if (!run.fallback_note.empty()) std::fprintf(stderr, "%s\n", run.fallback_note.c_str());
   for (const auto& warning : run.warnings) std::fprintf(stderr, "warning: %s\n", warning.c_str());
   const auto& device = run.device;
   std::printf("device: %s (%s)\n", device->id().c_str(), device->info().name.c_str());

@@ -1,0 +1,92 @@
+// `switchyard conformance` ends with one row per op and dtype (passed / failed / skipped, with the
+// reason for skipping) instead of a line per skipped case, and --json carries the same summary.
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "cli/cli_json.h"
+#include "test_support.h"
+
+using switchyard::testing::cli;
+using switchyard::testing::JsonValue;
+using switchyard::testing::parse_json;
+using switchyard::testing::run_command;
+
+namespace {
+
+// The template plugin is built into lib/switchyard-examples, next to the plugin folder.
+const std::string kExamples = std::string(SWITCHYARD_TEST_PLUGIN_DIR) + "-examples";
+
+bool template_built() {
+  return std::filesystem::exists(kExamples + "/libswitchyard-template.so");
+}
+
+}  // namespace
+
+TEST_CASE("conformance of the template: a table of skipped ops, no line per case", "[cli]") {
+  if (!template_built()) {
+    WARN("skipped: the template plugin is not built (SWITCHYARD_PLUGINS)");
+    return;
+  }
+  const auto result = run_command("SWITCHYARD_PLUGIN_PATH=" + kExamples + " " + cli() +
+                                  " conformance --backend template --filter relu --no-gradients");
+  INFO(result.output);
+  CHECK(result.exit_code == 0);
+  CHECK(result.output ==
+        "conformance of template:0 against the reference, per op:\n"
+        "  op             dtype  passed  failed  skipped\n"
+        "  relu           f32         0       0        5  skipped: backend template does not "
+        "support relu for f32\n"
+        "  relu           f16         0       0        3  skipped: backend template does not "
+        "support relu for f16\n"
+        "  relu           bf16        0       0        3  skipped: backend template does not "
+        "support relu for bf16\n"
+        "  relu_backward  f32         0       0        5  skipped: backend template does not "
+        "support relu_backward for f32\n"
+        "  relu_backward  f16         0       0        3  skipped: backend template does not "
+        "support relu_backward for f16\n"
+        "  relu_backward  bf16        0       0        3  skipped: backend template does not "
+        "support relu_backward for bf16\n"
+        "0 passed, 0 failed, 22 skipped\n");
+}
+
+TEST_CASE("conformance rows count passed cases, gradients get rows of their own", "[cli]") {
+  const auto result = run_command(cli() + " conformance --backend reference --filter layer_norm");
+  INFO(result.output);
+  CHECK(result.exit_code == 0);
+  CHECK(result.output ==
+        "conformance of reference:0 against the reference, per op:\n"
+        "  op                     dtype  passed  failed  skipped\n"
+        "  layer_norm             f32         5       0        0\n"
+        "  layer_norm             f16         6       0        0\n"
+        "  layer_norm             bf16        6       0        0\n"
+        "  layer_norm_backward    f32         5       0        0\n"
+        "  layer_norm_backward    f16         6       0        0\n"
+        "  layer_norm_backward    bf16        6       0        0\n"
+        "  layer_norm (gradient)  f32         2       0        0\n"
+        "36 passed, 0 failed, 0 skipped\n");
+}
+
+TEST_CASE("conformance --json carries the per-op summary and every case", "[cli]") {
+  if (!template_built()) {
+    WARN("skipped: the template plugin is not built (SWITCHYARD_PLUGINS)");
+    return;
+  }
+  const auto result = run_command("SWITCHYARD_PLUGIN_PATH=" + kExamples + " " + cli() +
+                                  " conformance --backend template --filter relu --json");
+  INFO(result.output);
+  CHECK(result.exit_code == 0);
+  const JsonValue report = parse_json(result.output);
+  CHECK(report.at("device").text == "template:0");
+  CHECK(report.at("skipped").number == 23);  // 22 forward cases and the relu gradient check
+  const JsonValue& summary = report.at("summary");
+  REQUIRE(summary.items.size() == 7);
+  const JsonValue& first = summary.items[0];
+  CHECK(first.at("op").text == "relu");
+  CHECK(first.at("dtype").text == "f32");
+  CHECK(first.at("passed").number == 0);
+  CHECK(first.at("skipped").number == 5);
+  REQUIRE(first.at("skip_reasons").items.size() == 1);
+  CHECK(first.at("skip_reasons").items[0].text == "backend template does not support relu for f32");
+  CHECK(summary.items[6].at("op").text == "relu (gradient)");
+  CHECK(report.at("cases").items.size() == 23);
+}
