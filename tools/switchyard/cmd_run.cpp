@@ -155,6 +155,13 @@ std::string weights_fnv1a64(const Module& model) {
   return text;
 }
 
+// data.non_finite: drop_rows is never silent.
+void report_dropped_rows(const std::string& dataset, int64_t dropped_rows) {
+  if (dropped_rows == 0) return;
+  std::cerr << "switchyard: warning: data " << dataset << ": dropped " << dropped_rows
+            << " row(s) with non-finite values (data.non_finite: drop_rows)" << std::endl;
+}
+
 void add_common_metrics(RunContext& c) {
   c.metrics.add_string("backend", c.run.device->backend());
   c.metrics.add_string("device", c.run.device->id());
@@ -166,10 +173,12 @@ void add_common_metrics(RunContext& c) {
 
 void run_training(RunContext& c, TrainConfig train_config) {
   const DType precision = train_config.train.precision;
+  const std::string dataset = train_config.data.dataset;
   Trainer trainer(std::move(train_config), c.run.device);
   *c.set_up = true;
   TrainCallbacks report_auto_batch;  // says which batch size auto chose, and why, before training
-  report_auto_batch.on_run_start = [precision](const RunInfo& info) {
+  report_auto_batch.on_run_start = [precision, dataset](const RunInfo& info) {
+    report_dropped_rows(dataset, info.dropped_rows);
     if (precision != DType::kF32) {
       std::cout << "precision: " << dtype_name(precision) << " (mixed: products in "
                 << dtype_name(precision) << ", f32 master weights, losses and optimizer state"
@@ -213,6 +222,7 @@ void run_training(RunContext& c, TrainConfig train_config) {
   c.metrics.add_string("architecture", info.architecture);
   c.metrics.add_string("weights_fnv1a64", checksum);
   c.metrics.add_string("resumed_from", info.resumed_from);
+  c.metrics.add_number("dropped_rows", static_cast<double>(info.dropped_rows));
   c.metrics.add_number("peak_device_memory_bytes",
                        static_cast<double>(summary.peak_device_memory_bytes));
   c.metrics.add_number("fallback_ops", static_cast<double>(summary.fallback_ops));
@@ -231,6 +241,7 @@ void run_inference(RunContext& c, const TrainConfig& train_config) {
   Dataset input =
       value_or_throw(load_prediction_input(settings, train_config.data, train_config.base_dir));
   const std::string input_name = input.name;
+  report_dropped_rows(input_name, input.dropped_rows);
   const Predictions predictions = predictor.predict(std::move(input), settings.batch_size);
   std::cout << c.task << " " << input_name << ": " << predictions.samples << " samples, accuracy "
             << predictions.accuracy << ", loss " << predictions.loss << ", "

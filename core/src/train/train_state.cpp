@@ -53,6 +53,10 @@ std::string describe_data(const DataSettings& settings) {
   text << "dataset=" << settings.dataset << " test_fraction=" << settings.test_fraction
        << " split_seed=" << settings.split_seed << " scale=" << scale_mode_name(settings.scale);
   if (settings.scale == ScaleMode::kDivide) text << " divisor=" << settings.divisor;
+  // Only when not the default, so that checkpoints written before the key existed still match.
+  if (settings.non_finite != NonFinitePolicy::kError) {
+    text << " non_finite=" << non_finite_policy_name(settings.non_finite);
+  }
   return text.str();
 }
 

@@ -127,6 +127,7 @@ RunInfo describe_run(const Trainer::State& s) {
   info.first_epoch = s.completed_epochs + 1;
   info.epochs = s.config.train.epochs;
   info.resumed_from = s.resumed_from;
+  info.dropped_rows = s.data.dropped_rows;
   return info;
 }
 

@@ -103,14 +103,17 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<Device> device)
   s.built =
       value_or_throw(build_model(s.config.model, train.sample_shape, train.class_count(), init));
   if (!s.config.model.weights.empty()) {
-    const SafetensorsFile weights = value_or_throw(read_safetensors(s.config.model.weights));
-    throw_if_error(detail::import_parameters(weights, s.config.model.weights.string(), s.built));
+    Result<SafetensorsFile> weights = read_safetensors(s.config.model.weights);
+    throw_if_error(weights.status().with_context("model.weights"));
+    throw_if_error(detail::import_parameters(*weights, s.config.model.weights.string(), s.built));
   }
   s.optimizer = detail::make_optimizer(s.config.optimizer, s.built.network->parameters());
   s.scheduler = make_scheduler(s.config.schedule, s.config.train.epochs, *s.optimizer);
   if (s.config.train.precision == DType::kF16) s.scaler = std::make_unique<LossScaler>();
   if (!s.config.train.resume.empty()) {
-    restore(value_or_throw(read_checkpoint(s.config.train.resume)));
+    Result<Checkpoint> checkpoint = read_checkpoint(s.config.train.resume);
+    throw_if_error(checkpoint.status().with_context("train.resume"));
+    restore(*checkpoint);
   }
   if (s.batch_size == 0 && s.config.train.batch_size > 0) {
     s.batch_size = s.config.train.batch_size;
