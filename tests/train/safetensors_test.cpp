@@ -185,6 +185,12 @@ TEST_CASE("safetensors: the tensors must tile the data area exactly", "[safetens
   CHECK(swapped.tensors[1].second.floats == std::vector<float>{-2.0f});
 }
 
+TEST_CASE("safetensors: JSON of unexpected types is refused, never thrown", "[safetensors]") {
+  // A metadata value that is a list: the JSON reader throws converting it to a string.
+  const std::string message = parse_error(handmade("{\"__metadata__\":{\"k\":[\"x\"]}}", {}));
+  CHECK(message.rfind("safetensors w.safetensors: ", 0) == 0);
+}
+
 TEST_CASE("train.export writes the parameters; model.weights starts a run from them",
           "[safetensors][trainer]") {
   TempDir dir;

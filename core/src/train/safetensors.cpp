@@ -234,8 +234,8 @@ Result<std::vector<uint8_t>> serialize_safetensors(const SafetensorsFile& file) 
   return bytes;
 }
 
-Result<SafetensorsFile> parse_safetensors(const std::vector<uint8_t>& bytes,
-                                          const std::string& source) {
+static Result<SafetensorsFile> parse_unguarded(const std::vector<uint8_t>& bytes,
+                                               const std::string& source) {
   auto bad = [&](const std::string& what) {
     return data_loss("safetensors " + source + ": " + what);
   };
@@ -273,6 +273,17 @@ Result<SafetensorsFile> parse_safetensors(const std::vector<uint8_t>& bytes,
   SY_RETURN_IF_ERROR(check_coverage(entries, data_bytes, source));
   for (const Entry& entry : entries) file.tensors.emplace_back(entry.name, decode(entry, data));
   return file;
+}
+
+// A header whose JSON is well formed but of unexpected types can make the JSON reader throw (a
+// key or a metadata value that is not a string): that is a malformed file, not a crash.
+Result<SafetensorsFile> parse_safetensors(const std::vector<uint8_t>& bytes,
+                                          const std::string& source) {
+  try {
+    return parse_unguarded(bytes, source);
+  } catch (const std::exception& error) {
+    return data_loss("safetensors " + source + ": malformed header: " + error.what());
+  }
 }
 
 Status write_safetensors(const std::filesystem::path& path, const SafetensorsFile& file) {
