@@ -19,8 +19,7 @@ namespace {
 class Folder {
  public:
   Folder() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "sy-bad-input-XXXXXX").string();
+    std::string pattern = (std::filesystem::temp_directory_path() / "sy-bad-input-XXXXXX").string();
     path_ = ::mkdtemp(pattern.data()) ? pattern : "";
   }
   ~Folder() {
@@ -82,8 +81,9 @@ TEST_CASE("run: data.non_finite: drop_rows trains on the rest and says how many 
       run(dir / "run.yaml", "--set data.non_finite=drop_rows --metrics " + (dir / "m.json"));
   INFO(result.output);
   CHECK(result.exit_code == 0);
-  CHECK(contains(result.output, "switchyard: warning: data nan.csv: dropped 1 row(s) with "
-                                "non-finite values (data.non_finite: drop_rows)\n"));
+  CHECK(contains(result.output,
+                 "switchyard: warning: data nan.csv: dropped 1 row(s) with "
+                 "non-finite values (data.non_finite: drop_rows)\n"));
   CHECK(contains(read_text(dir / "m.json"), "\"dropped_rows\": 1,"));
 }
 
@@ -116,7 +116,8 @@ TEST_CASE("run: a directory or fifo as train.resume, model.weights or predict.ch
        "train.resume: checkpoint " + (dir / "fifo") + " is a fifo, expected a file"},
       {"model.weights=" + (dir / "folder"),
        "model.weights: weights " + (dir / "folder") + " is a directory, expected a file"},
-      {"data.dataset=" + (dir / "fifo"), "data file " + (dir / "fifo") + " is a fifo, expected a file"},
+      {"data.dataset=" + (dir / "fifo"),
+       "data file " + (dir / "fifo") + " is a fifo, expected a file"},
       {"task=evaluate --set predict.checkpoint=" + (dir / "folder"),
        "checkpoint " + (dir / "folder") + " is a directory, expected a file"},
   };

@@ -31,7 +31,8 @@ Status csv_error(const std::filesystem::path& path, const std::string& text,
 TEST_CASE("a non-finite feature is an error naming file, line and column", "[bad-input]") {
   TempDir dir;
   const auto path = dir / "nan.csv";
-  const std::string hint = " is not a finite number (data.non_finite: drop_rows would drop such rows)";
+  const std::string hint =
+      " is not a finite number (data.non_finite: drop_rows would drop such rows)";
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"3,2,a,b\n1.0,2.0,0\n1.5,nan,1\n2.0,2.5,1\n", ":3:2: 'nan'"},
       {"1.0,2.0,0\n1.5,2.5,1\n-inf,2.5,1\n", ":3:1: '-inf'"},
@@ -59,8 +60,7 @@ TEST_CASE("data.non_finite: drop_rows drops those rows and counts them", "[bad-i
   CHECK(data.labels == std::vector<int32_t>{0, 1, 0});
   CHECK(data.source_lines == std::vector<int64_t>{2, 5, 6});
 
-  const Status none_left =
-      csv_error(path, "nan,1,0\n2,inf,1\n", NonFinitePolicy::kDropRows);
+  const Status none_left = csv_error(path, "nan,1,0\n2,inf,1\n", NonFinitePolicy::kDropRows);
   CHECK(none_left.message() == path.string() +
                                    ": the file has no samples left after dropping 2 rows with "
                                    "non-finite values (data.non_finite: drop_rows)");
@@ -70,7 +70,8 @@ TEST_CASE("data.non_finite: drop_rows drops those rows and counts them", "[bad-i
 }
 
 TEST_CASE("data.non_finite is read from the YAML and validated there", "[bad-input]") {
-  const Config drop = value_or_throw(Config::load_string("data: {non_finite: drop_rows}\n", "c.yaml"));
+  const Config drop =
+      value_or_throw(Config::load_string("data: {non_finite: drop_rows}\n", "c.yaml"));
   CHECK(value_or_throw(DataSettings::from_config(drop.root()["data"])).non_finite ==
         NonFinitePolicy::kDropRows);
   const Config fallback = value_or_throw(Config::load_string("data: {}\n", "c.yaml"));
@@ -88,7 +89,8 @@ TEST_CASE("a class outside the header's classes names its file and line", "[bad-
   const auto path = dir / "classes.csv";
   const Status status = csv_error(path, "3,2,a,b\n1,2,0\n3,4,1\n5,6,2\n");
   CHECK(status.code() == StatusCode::kInvalidArgument);
-  CHECK(status.message() == path.string() + ":4:3: class 2 is outside the header's 2 classes (0..1)");
+  CHECK(status.message() ==
+        path.string() + ":4:3: class 2 is outside the header's 2 classes (0..1)");
 }
 
 TEST_CASE("a 20 MB line is quoted cut to 200 characters, with its length", "[bad-input]") {
@@ -97,8 +99,8 @@ TEST_CASE("a 20 MB line is quoted cut to 200 characters, with its length", "[bad
   const std::string huge(20'000'000, 'x');
   const std::string cut = std::string(200, 'x') + "...' (cut to 200 of 20000000 characters)";
   const Status header = csv_error(path, huge + "\n1,2,0\n");
-  CHECK(header.message() == path.string() +
-                                ":1: header must be 'count,features,classname...', got '" + cut);
+  CHECK(header.message() ==
+        path.string() + ":1: header must be 'count,features,classname...', got '" + cut);
   const Status field = csv_error(path, "1,2,0\n1," + huge + ",1\n");
   CHECK(field.message() == path.string() + ":2:2: '" + cut + " is not a number");
   CHECK(detail::quote_input("short") == "'short'");
@@ -111,8 +113,8 @@ TEST_CASE("a directory or a fifo given as a file is named, with what was expecte
   std::filesystem::create_directory(folder);
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   for (const auto& [path, type] : {std::pair{folder, "a directory"}, std::pair{fifo, "a fifo"}}) {
-    const std::string expected = std::string(" ") + path.string() + " is " + type +
-                                 ", expected a file";
+    const std::string expected =
+        std::string(" ") + path.string() + " is " + type + ", expected a file";
     // A fifo without a writer would block a plain open() forever; these return at once.
     const auto data = load_labeled_csv(path);
     CHECK(data.status().code() == StatusCode::kInvalidArgument);
