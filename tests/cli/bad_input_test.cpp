@@ -103,7 +103,7 @@ TEST_CASE("run: lr 2147483648 diverges and exits 1 naming epoch and step", "[cli
   CHECK_FALSE(std::filesystem::exists(dir / "d.ckpt"));
 }
 
-TEST_CASE("run: a directory or fifo as train.resume, model.weights or predict.checkpoint is named",
+TEST_CASE("run: a directory or fifo where a file is read or written is named before training",
           "[cli][bad-input]") {
   Folder dir;
   std::filesystem::create_directory(dir / "folder");
@@ -120,6 +120,10 @@ TEST_CASE("run: a directory or fifo as train.resume, model.weights or predict.ch
        "data file " + (dir / "fifo") + " is a fifo, expected a file"},
       {"task=evaluate --set predict.checkpoint=" + (dir / "folder"),
        "checkpoint " + (dir / "folder") + " is a directory, expected a file"},
+      {"train.checkpoint=" + (dir / "folder"),
+       "train.checkpoint: checkpoint " + (dir / "folder") + " is a directory, expected a file"},
+      {"train.export=" + (dir / "fifo"),
+       "train.export: weights " + (dir / "fifo") + " is a fifo, expected a file"},
   };
   for (const auto& [setting, message] : cases) {
     const auto result = run(dir / "run.yaml", "--set " + setting);

@@ -31,9 +31,9 @@ TEST_CASE("fuzz: the CSV loader loads or refuses mutants, naming the file", "[fu
       to_bytes("1,nan,0\n2,3,1\ninf,1e-50,0\n"),
       to_bytes("2,1\r\n0.5,1\r\n-0.25,0\r\n"),
   };
-  target.dictionary = {",", "\n", "\r\n", "#", "nan", "inf", "-inf", "+", "-", "e", "1e39",
-                       "1e-50", "0x1p3", "99999999999999999999", "2147483648", " ", "\t",
-                       "a", "0", "3"};
+  target.dictionary = {",",          "\n", "\r\n", "#",    "nan",   "inf",   "-inf",
+                       "+",          "-",  "e",    "1e39", "1e-50", "0x1p3", "99999999999999999999",
+                       "2147483648", " ",  "\t",   "a",    "0",     "3"};
   bool drop = false;
   target.load = [&drop](const std::filesystem::path& path) {
     drop = !drop;  // both policies, alternately

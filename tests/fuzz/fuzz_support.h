@@ -88,14 +88,16 @@ class Mutator {
         break;
       }
       case 4: {  // a range repeated
-        const size_t length = below(std::min<size_t>(out.size() - std::min(at, out.size()), 64) + 1);
+        const size_t length =
+            below(std::min<size_t>(out.size() - std::min(at, out.size()), 64) + 1);
         const Bytes range(out.begin() + static_cast<std::ptrdiff_t>(at),
                           out.begin() + static_cast<std::ptrdiff_t>(at + length));
         out.insert(out.begin() + static_cast<std::ptrdiff_t>(at), range.begin(), range.end());
         break;
       }
       default: {  // a range deleted
-        const size_t length = below(std::min<size_t>(out.size() - std::min(at, out.size()), 16) + 1);
+        const size_t length =
+            below(std::min<size_t>(out.size() - std::min(at, out.size()), 16) + 1);
         out.erase(out.begin() + static_cast<std::ptrdiff_t>(at),
                   out.begin() + static_cast<std::ptrdiff_t>(at + length));
         break;
@@ -108,7 +110,7 @@ class Mutator {
 };
 
 struct FuzzTarget {
-  std::string name;      // the file name mutants are written to, e.g. "mutant.csv"
+  std::string name;  // the file name mutants are written to, e.g. "mutant.csv"
   std::vector<Bytes> seeds;
   std::vector<std::string> dictionary;  // tokens worth inserting: separators, keywords, numbers
   // Optional: repairs a mutant's framing (lengths, checksums) so that the parser goes deeper.
@@ -145,8 +147,8 @@ inline FuzzCounts run_fuzz(const FuzzTarget& target, uint64_t seed) {
     }
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    INFO(target.name << " mutant " << i << " (" << mutant.size() << " bytes): "
-                     << status.to_string().substr(0, 400));
+    INFO(target.name << " mutant " << i << " (" << mutant.size()
+                     << " bytes): " << status.to_string().substr(0, 400));
     if (seconds > kMaxSecondsPerLoad) FAIL_CHECK("took " << seconds << " s");
     if (status.code() == StatusCode::kInternal) {
       FAIL_CHECK("threw or broke an invariant");

@@ -67,9 +67,27 @@ TEST_CASE("fuzz: the safetensors loader loads or refuses mutants, naming the fil
   FuzzTarget target;
   target.name = "mutant.safetensors";
   target.seeds = {exported_file(), handmade_file()};
-  target.dictionary = {"{", "}", "[", "]", ",", ":", "\"", "\\", "F32", "I64", "BF16",
-                       "__metadata__", "data_offsets", "shape", "-1", "0", "18446744073709551615",
-                       "9223372036854775807", "1e3", "null", "true"};
+  target.dictionary = {"{",
+                       "}",
+                       "[",
+                       "]",
+                       ",",
+                       ":",
+                       "\"",
+                       "\\",
+                       "F32",
+                       "I64",
+                       "BF16",
+                       "__metadata__",
+                       "data_offsets",
+                       "shape",
+                       "-1",
+                       "0",
+                       "18446744073709551615",
+                       "9223372036854775807",
+                       "1e3",
+                       "null",
+                       "true"};
   target.fix_up = fix_header_length;
   target.load = [](const std::filesystem::path& path) {
     auto file = read_safetensors(path);

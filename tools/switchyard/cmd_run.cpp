@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "cli_common.h"
+#include "runtime/input_file.h"
 #include "switchyard/dispatch.h"
 #include "switchyard/predict.h"
 #include "switchyard/profile.h"
@@ -235,6 +236,10 @@ void run_training(RunContext& c, TrainConfig train_config) {
 
 void run_inference(RunContext& c, const TrainConfig& train_config) {
   const PredictSettings settings = value_or_throw(PredictSettings::from_config(c.config));
+  if (c.task == "predict" && !settings.output.empty()) {
+    throw_if_error(detail::check_output_file(settings.output, "predictions file")
+                       .with_context("predict.output"));
+  }
   (void)c.run.device->reset_peak_memory();
   const uint64_t fallbacks_before = c.run.device->fallback_calls();
   Predictor predictor(train_config, settings.checkpoint, c.run.device);

@@ -92,6 +92,14 @@ Status check_input_file(const std::filesystem::path& path, const std::string& wh
   return file.open(path, what);
 }
 
+Status check_output_file(const std::filesystem::path& path, const std::string& what) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) return ok_status();  // to be created
+  if (S_ISREG(info.st_mode)) return ok_status();
+  return invalid_argument(what + " " + path.string() + " is " + file_type_name(info.st_mode) +
+                          ", expected a file");
+}
+
 Result<std::string> read_input_text(const std::filesystem::path& path, const std::string& what) {
   return read_input<std::string>(path, what);
 }

@@ -21,6 +21,12 @@ namespace switchyard::detail {
 // Never blocks, even on a fifo without a writer.
 Status check_input_file(const std::filesystem::path& path, const std::string& what);
 
+// For a file about to be written (replaced atomically): INVALID_ARGUMENT "<what> <path> is a
+// directory, expected a file" (or a fifo, ...) when something other than a regular file is there,
+// so that a run learns it before training rather than at its first checkpoint. A missing file is
+// OK (it is created).
+Status check_output_file(const std::filesystem::path& path, const std::string& what);
+
 // The whole file, after the checks of check_input_file (on the opened file, so a path that changes
 // in between cannot block the read). DATA_LOSS on a read error.
 Result<std::string> read_input_text(const std::filesystem::path& path, const std::string& what);

@@ -1,6 +1,7 @@
 // Building a Trainer: data, model, optimizer, schedule, batch size, and the resume.
 #include <algorithm>
 
+#include "runtime/input_file.h"
 #include "switchyard/checkpoint.h"
 #include "train/batch_search.h"
 #include "train/train_state.h"
@@ -88,6 +89,19 @@ void choose_batch_size(Trainer::State& s) {
   upload_test_batches(s);
 }
 
+// The files the run will write must be writable as files: a directory there would otherwise fail
+// only after the first epoch.
+void check_output_files(const TrainSettings& train) {
+  if (!train.checkpoint.empty()) {
+    throw_if_error(
+        detail::check_output_file(train.checkpoint, "checkpoint").with_context("train.checkpoint"));
+  }
+  if (!train.export_weights.empty()) {
+    throw_if_error(
+        detail::check_output_file(train.export_weights, "weights").with_context("train.export"));
+  }
+}
+
 }  // namespace
 
 Trainer::Trainer(TrainConfig config, std::shared_ptr<Device> device)
@@ -96,6 +110,7 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<Device> device)
   s.config = std::move(config);
   s.device = std::move(device);
   if (!s.device) throw_error(invalid_argument("Trainer needs a device"));
+  check_output_files(s.config.train);
   s.data = value_or_throw(prepare_data(s.config.data, s.config.base_dir));
   // Parameters are f32 master weights whatever the precision; autocast lowers the products.
   InitContext init{s.device, s.config.model.init, s.config.seed, 0, DType::kF32};
