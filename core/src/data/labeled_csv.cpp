@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <string_view>
 
 #include "data/file_text.h"
@@ -45,6 +46,8 @@ Parsed parse_float(std::string_view text, float& out) {
     double wide = 0;
     const auto [wide_end, wide_error] = std::from_chars(text.data(), last, wide);
     if (wide_error != std::errc() || wide_end != last) return Parsed::kNonFinite;
+    // Converting a double beyond the float range is undefined: it would be inf, so say so first.
+    if (!(std::fabs(wide) <= double{std::numeric_limits<float>::max()})) return Parsed::kNonFinite;
     out = static_cast<float>(wide);
   } else if (error != std::errc()) {
     return Parsed::kNotANumber;
