@@ -4,8 +4,10 @@
 #include <catch2/catch.hpp>
 #include <csignal>
 #include <cstring>
+#include <limits>
 
 #include "switchyard/checkpoint.h"
+#include "train/train_state.h"
 #include "train/train_test_support.h"
 
 using namespace switchyard;
@@ -150,4 +152,21 @@ TEST_CASE("a failed checkpoint write leaves the previous checkpoint intact", "[c
   }
   CHECK(switchyard::testing::read_bytes(path) == before);
   CHECK(value_or_throw(read_checkpoint(path)).get_string("meta/name").value() == "sample");
+}
+
+TEST_CASE("records whose sizes would overflow or convert badly are DATA_LOSS", "[checkpoint]") {
+  Checkpoint checkpoint;
+  checkpoint.set_source("c.ckpt");
+  // dtype f32, rank 1, extent 2^62 + 1: times 4 bytes wraps to 4, which the 4 value bytes match.
+  std::vector<uint8_t> tensor = {0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0x40};
+  tensor.insert(tensor.end(), {0, 0, 0x80, 0x3f});
+  checkpoint.put_bytes("param/w", tensor);
+  CHECK(checkpoint.get_tensor("param/w").status().message() ==
+        "checkpoint c.ckpt: tensor record 'param/w' is malformed (dtype 0, rank 1, 4 value bytes)");
+  std::vector<uint8_t> history(9 * sizeof(double), 0);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::memcpy(history.data(), &nan, sizeof(nan));  // the epoch
+  checkpoint.put_bytes("progress/history", history);
+  CHECK(switchyard::detail::get_history(checkpoint).status().message() ==
+        "checkpoint c.ckpt: record 'progress/history' holds an impossible epoch or size");
 }

@@ -187,6 +187,48 @@ TEST_CASE("safetensors: the header is strict JSON, padded with spaces only", "[s
                  "more elements than the file"));
 }
 
+TEST_CASE("safetensors: the tensors must tile the data area exactly", "[safetensors]") {
+  std::vector<uint8_t> data;
+  append<float>(data, 1.5f);
+  append<float>(data, -2.0f);
+  const std::string tensor = "{\"w\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}";
+  // A header length one byte short: the JSON still parses (one pad space fewer), and the data
+  // area starts a byte early, so every value would be read shifted by a byte.
+  std::vector<uint8_t> short_header = handmade(tensor + "  ", data);
+  short_header[0] -= 1;
+  CHECK(parse_error(short_header) ==
+        "safetensors w.safetensors: data bytes [8, 9) after the last tensor belong to no tensor "
+        "(the tensors must cover the data area exactly; is the header length wrong?)");
+  CHECK(value_or_throw(parse_safetensors(handmade(tensor + "  ", data), "mem"))
+            .tensors[0]
+            .second.floats == std::vector<float>{1.5f, -2.0f});
+
+  auto f32 = [](const std::string& name, int begin, int end) {
+    return "\"" + name + "\":{\"dtype\":\"F32\",\"shape\":[" + std::to_string((end - begin) / 4) +
+           "],\"data_offsets\":[" + std::to_string(begin) + "," + std::to_string(end) + "]}";
+  };
+  std::vector<uint8_t> twelve = data;
+  append<float>(twelve, 3.0f);
+  CHECK(parse_error(handmade("{" + f32("a", 0, 4) + "," + f32("b", 8, 12) + "}", twelve)) ==
+        "safetensors w.safetensors: data bytes [4, 8) belong to no tensor (a hole before 'b')");
+  CHECK(parse_error(handmade("{" + f32("w", 4, 8) + "}", data)) ==
+        "safetensors w.safetensors: data bytes [0, 4) belong to no tensor (a hole before 'w')");
+  CHECK(parse_error(handmade("{" + f32("a", 0, 8) + "," + f32("b", 4, 8) + "}", data)) ==
+        "safetensors w.safetensors: tensors 'a' and 'b' overlap (data_offsets [0, 8] and [4, 8])");
+  // Listed in any order in the header, the tensors are laid out by their offsets.
+  const SafetensorsFile swapped = value_or_throw(
+      parse_safetensors(handmade("{" + f32("b", 4, 8) + "," + f32("a", 0, 4) + "}", data), "mem"));
+  REQUIRE(swapped.tensors.size() == 2);
+  CHECK(swapped.tensors[0].first == "a");
+  CHECK(swapped.tensors[1].second.floats == std::vector<float>{-2.0f});
+}
+
+TEST_CASE("safetensors: JSON of unexpected types is refused, never thrown", "[safetensors]") {
+  // A metadata value that is a list: the JSON reader throws converting it to a string.
+  const std::string message = parse_error(handmade("{\"__metadata__\":{\"k\":[\"x\"]}}", {}));
+  CHECK(message.rfind("safetensors w.safetensors: ", 0) == 0);
+}
+
 TEST_CASE("train.export writes the parameters; model.weights starts a run from them",
           "[safetensors][trainer]") {
   TempDir dir;

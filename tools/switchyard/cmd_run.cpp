@@ -10,6 +10,7 @@
 
 #include "cli_common.h"
 #include "json/json_io.h"
+#include "runtime/input_file.h"
 #include "switchyard/dispatch.h"
 #include "switchyard/predict.h"
 #include "switchyard/profile.h"
@@ -124,6 +125,13 @@ std::string weights_fnv1a64(const Module& model) {
   return text;
 }
 
+// data.non_finite: drop_rows is never silent.
+void report_dropped_rows(const std::string& dataset, int64_t dropped_rows) {
+  if (dropped_rows == 0) return;
+  std::cerr << "switchyard: warning: data " << dataset << ": dropped " << dropped_rows
+            << " row(s) with non-finite values (data.non_finite: drop_rows)" << std::endl;
+}
+
 void add_common_metrics(RunContext& c) {
   c.metrics["backend"] = c.run.device->backend();
   c.metrics["device"] = c.run.device->id();
@@ -135,10 +143,12 @@ void add_common_metrics(RunContext& c) {
 
 void run_training(RunContext& c, TrainConfig train_config) {
   const DType precision = train_config.train.precision;
+  const std::string dataset = train_config.data.dataset;
   Trainer trainer(std::move(train_config), c.run.device);
   *c.set_up = true;
   TrainCallbacks report_auto_batch;  // says which batch size auto chose, and why, before training
-  report_auto_batch.on_run_start = [precision](const RunInfo& info) {
+  report_auto_batch.on_run_start = [precision, dataset](const RunInfo& info) {
+    report_dropped_rows(dataset, info.dropped_rows);
     if (precision != DType::kF32) {
       std::cout << "precision: " << dtype_name(precision) << " (mixed: products in "
                 << dtype_name(precision) << ", f32 master weights, losses and optimizer state"
@@ -182,6 +192,7 @@ void run_training(RunContext& c, TrainConfig train_config) {
   c.metrics["architecture"] = info.architecture;
   c.metrics["weights_fnv1a64"] = checksum;
   c.metrics["resumed_from"] = info.resumed_from;
+  c.metrics["dropped_rows"] = info.dropped_rows;
   c.metrics["peak_device_memory_bytes"] = summary.peak_device_memory_bytes;
   c.metrics["fallback_ops"] = summary.fallback_ops;
   c.metrics["precision"] = dtype_name(precision);
@@ -193,12 +204,17 @@ void run_training(RunContext& c, TrainConfig train_config) {
 
 void run_inference(RunContext& c, const TrainConfig& train_config) {
   const PredictSettings settings = value_or_throw(PredictSettings::from_config(c.config));
+  if (c.task == "predict" && !settings.output.empty()) {
+    throw_if_error(detail::check_output_file(settings.output, "predictions file")
+                       .with_context("predict.output"));
+  }
   (void)c.run.device->reset_peak_memory();
   const uint64_t fallbacks_before = c.run.device->fallback_calls();
   Predictor predictor(train_config, settings.checkpoint, c.run.device);
   Dataset input =
       value_or_throw(load_prediction_input(settings, train_config.data, train_config.base_dir));
   const std::string input_name = input.name;
+  report_dropped_rows(input_name, input.dropped_rows);
   const Predictions predictions = predictor.predict(std::move(input), settings.batch_size);
   std::cout << c.task << " " << input_name << ": " << predictions.samples << " samples, accuracy "
             << predictions.accuracy << ", loss " << predictions.loss << ", "

@@ -16,6 +16,13 @@ namespace switchyard {
 
 class ConfigNode;
 
+// What loading does with a feature value that is NaN or infinite (or too large for f32): the YAML
+// key data.non_finite. kError (the default) fails naming the file, line and column; kDropRows drops
+// each such row and counts it in Dataset::dropped_rows.
+enum class NonFinitePolicy { kError, kDropRows };
+Result<NonFinitePolicy> parse_non_finite_policy(const std::string& text);  // "error", "drop_rows"
+const char* non_finite_policy_name(NonFinitePolicy policy);
+
 // A labeled data set in host memory. Ownership: a plain value; copying copies the samples.
 struct Dataset {
   std::string name;  // "digits", or the file's path
@@ -24,6 +31,8 @@ struct Dataset {
   std::vector<float> features;           // row-major, sample_count x feature_count()
   std::vector<int32_t> labels;           // 0 .. class_count()-1, one per sample
   std::vector<std::string> class_names;  // from the file's header, else "0", "1", ...
+  std::vector<int64_t> source_lines;     // each sample's line in its file (1-based); may be empty
+  int64_t dropped_rows = 0;              // rows NonFinitePolicy::kDropRows left out
 
   int64_t feature_count() const;
   int64_t class_count() const { return static_cast<int64_t>(class_names.size()); }
@@ -35,8 +44,10 @@ struct Dataset {
 
 // Reads the "labeled" format (data/README.md): rows of features then the class; an optional first
 // line "count,features,classnames..." whose counts are checked; ".gz" files are decompressed.
-// Errors name the file, the line and the column.
-Result<Dataset> load_labeled_csv(const std::filesystem::path& path);
+// Errors name the file, the line and the column, and quote at most 200 characters
+// of the file. A class outside the header's class names is an error naming its line.
+Result<Dataset> load_labeled_csv(const std::filesystem::path& path,
+                                 NonFinitePolicy non_finite = NonFinitePolicy::kError);
 
 // The shipped data sets' names: digits, iris, breast_cancer.
 const std::vector<std::string>& builtin_dataset_names();
@@ -46,8 +57,8 @@ const std::vector<std::string>& builtin_dataset_names();
 Result<std::filesystem::path> builtin_dataset_path(const std::string& name);
 
 // A built-in name, or a CSV path (relative paths resolve against `base_dir`, the YAML's folder).
-Result<Dataset> load_dataset(const std::string& name_or_path,
-                             const std::filesystem::path& base_dir);
+Result<Dataset> load_dataset(const std::string& name_or_path, const std::filesystem::path& base_dir,
+                             NonFinitePolicy non_finite = NonFinitePolicy::kError);
 
 enum class ScaleMode { kNone, kStandard, kMinMax, kDivide };
 Result<ScaleMode> parse_scale_mode(const std::string& text);
@@ -89,6 +100,7 @@ struct DataSettings {
   double divisor = 1.0;
   uint64_t split_seed = 0;
   std::vector<int64_t> image_shape;  // empty: flat features
+  NonFinitePolicy non_finite = NonFinitePolicy::kError;
 
   // Reads the section (an absent node gives the defaults); errors carry the YAML location.
   static Result<DataSettings> from_config(const ConfigNode& data_section);
@@ -98,6 +110,7 @@ struct DataSettings {
 struct PreparedData {
   DataSplit split;
   FeatureScaler scaler;
+  int64_t dropped_rows = 0;  // left out by data.non_finite: drop_rows
 };
 Result<PreparedData> prepare_data(const DataSettings& settings,
                                   const std::filesystem::path& base_dir);

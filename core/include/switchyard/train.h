@@ -181,6 +181,7 @@ struct RunInfo {
   int64_t first_epoch = 1;  // > 1 after a resume
   int64_t epochs = 0;
   std::string resumed_from;  // the checkpoint, or "" for a fresh run
+  int64_t dropped_rows = 0;  // data rows left out for non-finite values (data.non_finite)
 };
 
 struct TrainSummary {

@@ -3,6 +3,16 @@
 
 namespace switchyard {
 
+Result<NonFinitePolicy> parse_non_finite_policy(const std::string& text) {
+  if (text == "error") return NonFinitePolicy::kError;
+  if (text == "drop_rows") return NonFinitePolicy::kDropRows;
+  return invalid_argument("unknown non_finite policy '" + text + "' (expected error or drop_rows)");
+}
+
+const char* non_finite_policy_name(NonFinitePolicy policy) {
+  return policy == NonFinitePolicy::kDropRows ? "drop_rows" : "error";
+}
+
 Result<DataSettings> DataSettings::from_config(const ConfigNode& data_section) {
   DataSettings settings;
   if (!data_section.valid()) return settings;
@@ -26,6 +36,10 @@ Result<DataSettings> DataSettings::from_config(const ConfigNode& data_section) {
   SY_ASSIGN_OR_RETURN(const int64_t split_seed, data_section.int_or("split_seed", 0));
   if (split_seed < 0) return data_section["split_seed"].error("must be >= 0");
   settings.split_seed = static_cast<uint64_t>(split_seed);
+  SY_ASSIGN_OR_RETURN(const std::string non_finite, data_section.string_or("non_finite", "error"));
+  auto policy = parse_non_finite_policy(non_finite);
+  if (!policy.ok()) return data_section["non_finite"].error(policy.status().message());
+  settings.non_finite = *policy;
   const ConfigNode shape = data_section["image_shape"];
   if (shape.valid()) {
     for (const ConfigNode& item : shape.items()) {
@@ -39,9 +53,10 @@ Result<DataSettings> DataSettings::from_config(const ConfigNode& data_section) {
 
 Result<PreparedData> prepare_data(const DataSettings& settings,
                                   const std::filesystem::path& base_dir) {
-  SY_ASSIGN_OR_RETURN(Dataset all, load_dataset(settings.dataset, base_dir));
+  SY_ASSIGN_OR_RETURN(Dataset all, load_dataset(settings.dataset, base_dir, settings.non_finite));
   if (!settings.image_shape.empty()) SY_RETURN_IF_ERROR(all.reshape_samples(settings.image_shape));
   PreparedData prepared;
+  prepared.dropped_rows = all.dropped_rows;
   SY_ASSIGN_OR_RETURN(prepared.split,
                       stratified_split(all, settings.test_fraction, settings.split_seed));
   SY_ASSIGN_OR_RETURN(prepared.scaler,

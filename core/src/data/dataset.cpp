@@ -55,6 +55,7 @@ Dataset Dataset::subset(const std::vector<int64_t>& indices) const {
     const auto row = features.begin() + index * width;
     out.features.insert(out.features.end(), row, row + width);
     out.labels.push_back(labels[static_cast<size_t>(index)]);
+    if (!source_lines.empty()) out.source_lines.push_back(source_lines[static_cast<size_t>(index)]);
   }
   return out;
 }
@@ -93,12 +94,12 @@ Result<std::filesystem::path> builtin_dataset_path(const std::string& name) {
                    tried);
 }
 
-Result<Dataset> load_dataset(const std::string& name_or_path,
-                             const std::filesystem::path& base_dir) {
+Result<Dataset> load_dataset(const std::string& name_or_path, const std::filesystem::path& base_dir,
+                             NonFinitePolicy non_finite) {
   for (const auto& name : builtin_dataset_names()) {
     if (name_or_path != name) continue;
     SY_ASSIGN_OR_RETURN(const auto path, builtin_dataset_path(name));
-    SY_ASSIGN_OR_RETURN(Dataset data, load_labeled_csv(path));
+    SY_ASSIGN_OR_RETURN(Dataset data, load_labeled_csv(path, non_finite));
     data.name = name;
     return data;
   }
@@ -111,7 +112,7 @@ Result<Dataset> load_dataset(const std::string& name_or_path,
     return not_found("data set '" + name_or_path + "' is neither a built-in name (" + names +
                      ") nor an existing file (looked for " + path.string() + ")");
   }
-  return load_labeled_csv(path);
+  return load_labeled_csv(path, non_finite);
 }
 
 }  // namespace switchyard

@@ -7,8 +7,8 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+
+#include "runtime/input_file.h"
 
 namespace switchyard::detail {
 namespace {
@@ -79,17 +79,9 @@ Result<std::string> read_gzip_file(const std::filesystem::path& path) {
 }  // namespace
 
 Result<std::string> read_text_file(const std::filesystem::path& path) {
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(path, error)) {
-    return not_found("data file " + path.string() + " does not exist or is not a regular file");
-  }
-  if (path.extension() == ".gz") return read_gzip_file(path);
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream) return not_found("cannot open " + path.string() + ": " + std::strerror(errno));
-  std::ostringstream text;
-  text << stream.rdbuf();
-  if (stream.bad()) return data_loss("error reading " + path.string());
-  return text.str();
+  if (path.extension() != ".gz") return read_input_text(path, "data file");
+  SY_RETURN_IF_ERROR(check_input_file(path, "data file"));
+  return read_gzip_file(path);
 }
 
 }  // namespace switchyard::detail

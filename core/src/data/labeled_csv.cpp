@@ -2,9 +2,12 @@
 // "count,features,classnames...". See data/README.md.
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <limits>
 #include <string_view>
 
 #include "data/file_text.h"
+#include "runtime/input_file.h"
 #include "switchyard/data.h"
 
 namespace switchyard {
@@ -30,10 +33,26 @@ std::vector<std::string_view> split_fields(std::string_view line) {
   return fields;
 }
 
-bool parse_float(std::string_view text, float& out) {
+enum class Parsed { kNumber, kNonFinite, kNotANumber };
+
+// "nan", "inf" and values beyond the f32 range (which would become inf) are kNonFinite; values
+// too small for f32 become 0 (or a subnormal), as a float conversion would make them.
+Parsed parse_float(std::string_view text, float& out) {
   if (!text.empty() && text.front() == '+') text.remove_prefix(1);
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), out);
-  return error == std::errc() && end == text.data() + text.size() && !text.empty();
+  const char* last = text.data() + text.size();
+  const auto [end, error] = std::from_chars(text.data(), last, out);
+  if (text.empty() || end != last) return Parsed::kNotANumber;
+  if (error == std::errc::result_out_of_range) {
+    double wide = 0;
+    const auto [wide_end, wide_error] = std::from_chars(text.data(), last, wide);
+    if (wide_error != std::errc() || wide_end != last) return Parsed::kNonFinite;
+    // Converting a double beyond the float range is undefined: it would be inf, so say so first.
+    if (!(std::fabs(wide) <= double{std::numeric_limits<float>::max()})) return Parsed::kNonFinite;
+    out = static_cast<float>(wide);
+  } else if (error != std::errc()) {
+    return Parsed::kNotANumber;
+  }
+  return std::isfinite(out) ? Parsed::kNumber : Parsed::kNonFinite;
 }
 
 bool parse_int(std::string_view text, int64_t& out) {
@@ -60,6 +79,9 @@ std::vector<Line> non_empty_lines(std::string_view text) {
   return lines;
 }
 
+// More features than any line could hold: a header announcing more is malformed.
+constexpr int64_t kMaxFeatures = int64_t{1} << 31;
+
 struct Header {
   int64_t sample_count = 0;
   int64_t feature_count = 0;
@@ -72,7 +94,7 @@ bool looks_like_header(const std::vector<Line>& lines) {
   float value = 0;
   const auto fields = split_fields(lines[0].text);
   for (const auto field : fields) {
-    if (!parse_float(field, value)) return true;
+    if (parse_float(field, value) == Parsed::kNotANumber) return true;
   }
   return lines.size() > 1 && split_fields(lines[1].text).size() != fields.size();
 }
@@ -82,16 +104,28 @@ Result<Header> parse_header(const std::string& where, const Line& line) {
   Header header;
   if (fields.size() < 2 || !parse_int(fields[0], header.sample_count) ||
       !parse_int(fields[1], header.feature_count) || header.sample_count < 0 ||
-      header.feature_count < 1) {
+      header.feature_count < 1 || header.feature_count > kMaxFeatures) {
     return invalid_argument(where + ":" + std::to_string(line.number) +
-                            ": header must be 'count,features,classname...', got '" +
-                            std::string(line.text) + "'");
+                            ": header must be 'count,features,classname...', got " +
+                            detail::quote_input(line.text));
   }
   for (size_t i = 2; i < fields.size(); ++i) header.class_names.emplace_back(fields[i]);
   return header;
 }
 
-Status parse_row(const std::string& where, const Line& line, int64_t feature_count, Dataset& data) {
+// Reads the data lines into a Dataset, dropping or refusing rows with non-finite values.
+struct RowReader {
+  std::string where;  // the file
+  int64_t feature_count = 0;
+  int64_t class_limit = 0;  // the header's class count; 0 without class names
+  NonFinitePolicy non_finite = NonFinitePolicy::kError;
+  std::vector<float> row;
+
+  Status read(const Line& line, Dataset& data);
+  Status read_label(const std::string& at, std::string_view field, Dataset& data) const;
+};
+
+Status RowReader::read(const Line& line, Dataset& data) {
   const auto fields = split_fields(line.text);
   const std::string at = where + ":" + std::to_string(line.number);
   if (static_cast<int64_t>(fields.size()) != feature_count + 1) {
@@ -99,43 +133,61 @@ Status parse_row(const std::string& where, const Line& line, int64_t feature_cou
                             " fields (features then class), found " +
                             std::to_string(fields.size()));
   }
+  row.resize(static_cast<size_t>(feature_count));
+  bool finite = true;
   for (int64_t i = 0; i < feature_count; ++i) {
-    float value = 0;
-    if (!parse_float(fields[i], value)) {
-      return invalid_argument(at + ":" + std::to_string(i + 1) + ": '" + std::string(fields[i]) +
-                              "' is not a number");
+    const std::string column = at + ":" + std::to_string(i + 1) + ": ";
+    const Parsed parsed = parse_float(fields[i], row[i]);
+    if (parsed == Parsed::kNotANumber) {
+      return invalid_argument(column + detail::quote_input(fields[i]) + " is not a number");
     }
-    data.features.push_back(value);
+    if (parsed == Parsed::kNonFinite && non_finite == NonFinitePolicy::kError) {
+      return invalid_argument(column + detail::quote_input(fields[i]) +
+                              " is not a finite number (data.non_finite: drop_rows would drop "
+                              "such rows)");
+    }
+    finite = finite && parsed == Parsed::kNumber;
   }
+  // The class is checked even in a dropped row: a malformed file is an error either way.
+  SY_RETURN_IF_ERROR(read_label(at + ":" + std::to_string(feature_count + 1), fields.back(), data));
+  if (!finite) {
+    data.labels.pop_back();
+    ++data.dropped_rows;
+    return ok_status();
+  }
+  data.features.insert(data.features.end(), row.begin(), row.end());
+  data.source_lines.push_back(line.number);
+  return ok_status();
+}
+
+Status RowReader::read_label(const std::string& at, std::string_view field, Dataset& data) const {
   int64_t label = 0;
-  if (!parse_int(fields.back(), label) || label < 0 || label > 1000000) {
-    return invalid_argument(at + ":" + std::to_string(feature_count + 1) + ": class '" +
-                            std::string(fields.back()) + "' is not an integer >= 0");
+  if (!parse_int(field, label) || label < 0 || label > 1000000) {
+    return invalid_argument(at + ": class " + detail::quote_input(field) +
+                            " is not an integer >= 0");
+  }
+  if (class_limit > 0 && label >= class_limit) {
+    return invalid_argument(at + ": class " + std::to_string(label) + " is outside the header's " +
+                            std::to_string(class_limit) + " classes (0.." +
+                            std::to_string(class_limit - 1) + ")");
   }
   data.labels.push_back(static_cast<int32_t>(label));
   return ok_status();
 }
 
 Status check_against_header(const std::string& where, const Header& header, Dataset& data) {
-  if (header.sample_count != data.sample_count) {
+  const int64_t rows = data.sample_count + data.dropped_rows;
+  if (header.sample_count != rows) {
     return invalid_argument(where + ": header says " + std::to_string(header.sample_count) +
-                            " samples, the file has " + std::to_string(data.sample_count));
+                            " samples, the file has " + std::to_string(rows));
   }
-  const int32_t max_label = *std::max_element(data.labels.begin(), data.labels.end());
-  if (!header.class_names.empty()) {
-    if (max_label >= static_cast<int32_t>(header.class_names.size())) {
-      return invalid_argument(where + ": class " + std::to_string(max_label) +
-                              " appears, but the header names only " +
-                              std::to_string(header.class_names.size()) + " classes");
-    }
-    data.class_names = header.class_names;
-  }
+  if (!header.class_names.empty()) data.class_names = header.class_names;
   return ok_status();
 }
 
 }  // namespace
 
-Result<Dataset> load_labeled_csv(const std::filesystem::path& path) {
+Result<Dataset> load_labeled_csv(const std::filesystem::path& path, NonFinitePolicy non_finite) {
   SY_ASSIGN_OR_RETURN(const std::string text, detail::read_text_file(path));
   const std::string where = path.string();
   const std::vector<Line> lines = non_empty_lines(text);
@@ -157,12 +209,17 @@ Result<Dataset> load_labeled_csv(const std::filesystem::path& path) {
     return invalid_argument(where + ":" + std::to_string(lines[0].number) +
                             ": a sample needs at least one feature and a class");
   }
-  for (size_t i = first; i < lines.size(); ++i) {
-    SY_RETURN_IF_ERROR(parse_row(where, lines[i], feature_count, data));
-  }
+  RowReader reader{
+      where, feature_count, static_cast<int64_t>(header.class_names.size()), non_finite, {}};
+  for (size_t i = first; i < lines.size(); ++i) SY_RETURN_IF_ERROR(reader.read(lines[i], data));
   data.sample_count = static_cast<int64_t>(data.labels.size());
   data.sample_shape = {feature_count};
   if (has_header) SY_RETURN_IF_ERROR(check_against_header(where, header, data));
+  if (data.sample_count == 0) {
+    return invalid_argument(where + ": the file has no samples left after dropping " +
+                            std::to_string(data.dropped_rows) +
+                            " rows with non-finite values (data.non_finite: drop_rows)");
+  }
   if (data.class_names.empty()) {
     const int32_t max_label = *std::max_element(data.labels.begin(), data.labels.end());
     for (int32_t c = 0; c <= max_label; ++c) data.class_names.push_back(std::to_string(c));

@@ -42,9 +42,10 @@ Result<PredictSettings> PredictSettings::from_config(const Config& config) {
 
 Result<Dataset> load_prediction_input(const PredictSettings& predict, const DataSettings& data,
                                       const std::filesystem::path& base_dir) {
-  if (!predict.input.empty()) return load_dataset(predict.input, base_dir);
-  SY_ASSIGN_OR_RETURN(const Dataset all, load_dataset(data.dataset, base_dir));
+  if (!predict.input.empty()) return load_dataset(predict.input, base_dir, data.non_finite);
+  SY_ASSIGN_OR_RETURN(const Dataset all, load_dataset(data.dataset, base_dir, data.non_finite));
   SY_ASSIGN_OR_RETURN(DataSplit split, stratified_split(all, data.test_fraction, data.split_seed));
+  split.test.dropped_rows = all.dropped_rows;
   return std::move(split.test);
 }
 

@@ -33,6 +33,20 @@ detail::DataLayout layout_from_config(const TrainConfig& config) {
           detail::describe_data(config.data)};
 }
 
+// INVALID_ARGUMENT naming the file and line of the first label the model has no class for.
+Status check_class_range(const Dataset& data, int64_t class_count) {
+  for (size_t i = 0; i < data.labels.size(); ++i) {
+    if (data.labels[i] < class_count) continue;
+    const std::string where = i < data.source_lines.size()
+                                  ? data.name + ":" + std::to_string(data.source_lines[i])
+                                  : data.name + " sample " + std::to_string(i);
+    return invalid_argument(where + ": class " + std::to_string(data.labels[i]) +
+                            " is outside the model's " + std::to_string(class_count) +
+                            " classes (0.." + std::to_string(class_count - 1) + ")");
+  }
+  return ok_status();
+}
+
 }  // namespace
 
 Predictor::Predictor(const TrainConfig& config, const std::filesystem::path& weights,
@@ -86,11 +100,7 @@ Predictions Predictor::predict(Dataset data, int64_t batch_size) {
   }
   throw_if_error(s.layout.scaler.apply(data));
   throw_if_error(data.reshape_samples(s.layout.sample_shape));
-  if (data.class_count() > class_count) {
-    throw_error(invalid_argument(data.name + " has " + std::to_string(data.class_count()) +
-                                 " classes, the model was trained on " +
-                                 std::to_string(class_count)));
-  }
+  throw_if_error(check_class_range(data, class_count));
   NoGradGuard no_grad;
   const AutocastGuard autocast(s.precision);
   Predictions out;

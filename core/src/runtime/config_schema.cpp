@@ -172,6 +172,7 @@ SchemaNode data_schema() {
       {"scale", one_of({"none", "standard", "minmax", "divide"})},
       {"divisor", number_above(0.0)},
       {"split_seed", int_at_least(0)},
+      {"non_finite", one_of({"error", "drop_rows"})},
       {"image_shape", sequence_of(int_at_least(1),
                                   "a sequence of 1 to 3 integers >= 1, such as "
                                   "[1, 8, 8]",

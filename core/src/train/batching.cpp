@@ -78,10 +78,18 @@ void forward_backward(const StepRecipe& recipe, const DeviceBatch& batch, Runnin
                          : loss;
   if (recipe.scaler != nullptr) objective = recipe.scaler->scale(objective);
   objective.backward();
-  const Tensor weighted = loss.detach() * static_cast<double>(batch.size());
+  const Tensor value = loss.detach();
+  const Tensor weighted = value * static_cast<double>(batch.size());
   const Tensor correct = correct_count(logits.detach(), batch.labels);
   totals.loss_sum = totals.loss_sum.defined() ? totals.loss_sum + weighted : weighted;
   totals.correct_sum = totals.correct_sum.defined() ? totals.correct_sum + correct : correct;
+  // x * 0 is 0 for a finite x and NaN otherwise, and NaN equals nothing: 1 exactly when finite.
+  // Kept on the device like the sums, so that finding the first bad pass costs no host read.
+  const Tensor zero = value * 0.0;
+  const Tensor finite = equal(zero, zero);
+  totals.all_finite = totals.all_finite.defined() ? totals.all_finite * finite : finite;
+  totals.finite_steps =
+      totals.finite_steps.defined() ? totals.finite_steps + totals.all_finite : totals.all_finite;
 }
 
 Evaluation evaluate(Module& model, const std::vector<DeviceBatch>& batches, LossKind loss,

@@ -62,8 +62,10 @@ StepRecipe make_step_recipe(const TrainConfig& config, Module* network, int64_t 
 // Sums over the passes of an epoch, kept on the device: no host round trip per step, and nothing
 // kept per step (memory stays flat however long the epoch).
 struct RunningTotals {
-  Tensor loss_sum;     // loss * batch size
-  Tensor correct_sum;  // correct predictions
+  Tensor loss_sum;      // loss * batch size
+  Tensor correct_sum;   // correct predictions
+  Tensor all_finite;    // 1 while every loss so far was finite, then 0
+  Tensor finite_steps;  // passes before the first non-finite loss: read only when the sum is not
 };
 
 // One pass: forward and loss under autocast, backward (gradients accumulate into the parameters'

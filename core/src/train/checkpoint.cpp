@@ -1,5 +1,6 @@
 // The Checkpoint record set: typed put/get over byte records.
 #include <bit>
+#include <cstdint>
 
 #include "switchyard/checkpoint.h"
 #include "train/byte_codec.h"
@@ -104,17 +105,24 @@ Result<TensorRecord> Checkpoint::get_tensor(const std::string& key) const {
   TensorRecord tensor;
   const uint32_t dtype = reader.u32();
   const uint32_t rank = reader.u32();
+  // A damaged shape must not pass for a small one by overflowing: extents stay below 2^63 and the
+  // element and byte counts are computed without wrapping.
   uint64_t count = 1;
+  bool fits = true;
   for (uint32_t i = 0; i < rank && !reader.failed() && rank <= SY_MAX_RANK; ++i) {
-    tensor.shape.push_back(static_cast<int64_t>(reader.u64()));
-    count *= static_cast<uint64_t>(tensor.shape.back());
+    const uint64_t extent = reader.u64();
+    fits = fits && extent <= static_cast<uint64_t>(INT64_MAX) &&
+           !__builtin_mul_overflow(count, extent, &count);
+    tensor.shape.push_back(static_cast<int64_t>(extent));
   }
   if (dtype >= SY_DTYPE_COUNT) {
     return corrupt("tensor record '" + key + "' has unknown dtype " + std::to_string(dtype));
   }
   tensor.dtype = static_cast<DType>(dtype);
   const uint64_t element_bytes = is_floating(tensor.dtype) ? sizeof(float) : sizeof(int64_t);
-  if (reader.failed() || rank > SY_MAX_RANK || reader.remaining() != count * element_bytes) {
+  uint64_t value_bytes = 0;
+  fits = fits && !__builtin_mul_overflow(count, element_bytes, &value_bytes);
+  if (reader.failed() || rank > SY_MAX_RANK || !fits || reader.remaining() != value_bytes) {
     return corrupt("tensor record '" + key + "' is malformed (dtype " + std::to_string(dtype) +
                    ", rank " + std::to_string(rank) + ", " + std::to_string(reader.remaining()) +
                    " value bytes)");

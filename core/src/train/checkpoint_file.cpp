@@ -6,10 +6,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <iomanip>
 #include <sstream>
 
+#include "runtime/input_file.h"
 #include "switchyard/checkpoint.h"
 #include "train/byte_codec.h"
 #include "train/file_bytes.h"
@@ -174,14 +174,7 @@ Status write_checkpoint(const std::filesystem::path& path, const Checkpoint& che
 
 Result<std::vector<uint8_t>> detail::read_file_bytes(const std::filesystem::path& path,
                                                      const std::string& what) {
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream) {
-    return not_found("cannot open " + what + " " + path.string() + ": " + std::strerror(errno));
-  }
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(stream)),
-                             std::istreambuf_iterator<char>());
-  if (stream.bad()) return data_loss(what + " " + path.string() + ": read error");
-  return bytes;
+  return read_input_bytes(path, what);
 }
 
 Result<Checkpoint> read_checkpoint(const std::filesystem::path& path) {

@@ -17,7 +17,8 @@ namespace switchyard::detail {
 Status write_file_atomically(const std::filesystem::path& path, const std::vector<uint8_t>& bytes,
                              const std::string& what);
 
-// The file's bytes. NOT_FOUND "cannot open <what> <path>: <reason>"; DATA_LOSS on a read error.
+// The file's bytes; errors as detail::read_input_bytes (runtime/input_file.h) gives them:
+// "<what> <path> is a directory, expected a file" and so on.
 Result<std::vector<uint8_t>> read_file_bytes(const std::filesystem::path& path,
                                              const std::string& what);
 

@@ -11,6 +11,7 @@
 
 #include "conformance/dtype_codec.h"  // f16 / bf16 bit conversions, shared with the conformance suite
 #include "json/json_io.h"
+#include "runtime/input_file.h"
 #include "switchyard/shape.h"
 #include "train/byte_codec.h"
 #include "train/file_bytes.h"
@@ -145,6 +146,39 @@ Result<Entry> read_entry(const std::string& name, const Json& node, uint64_t dat
   return entry;
 }
 
+// The format's rule: the tensors, in offset order, tile the data area exactly: the first starts at
+// 0, each starts where the one before ends, the last ends at the end of the file. A header length
+// one byte off leaves a byte over (or missing) and every tensor shifted; this catches it.
+Status check_coverage(std::vector<Entry>& entries, uint64_t data_bytes, const std::string& source) {
+  auto bad = [&](const std::string& what) {
+    return data_loss("safetensors " + source + ": " + what);
+  };
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
+  uint64_t covered = 0;  // the data area [0, covered) belongs to the tensors before entries[i]
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const Entry& entry = entries[i];
+    if (entry.begin < covered) {
+      return bad("tensors " + detail::quote_input(entries[i - 1].name) + " and " +
+                 detail::quote_input(entry.name) + " overlap (data_offsets [" +
+                 std::to_string(entries[i - 1].begin) + ", " + std::to_string(covered) + "] and [" +
+                 std::to_string(entry.begin) + ", " + std::to_string(entry.end) + "])");
+    }
+    if (entry.begin > covered) {
+      return bad("data bytes [" + std::to_string(covered) + ", " + std::to_string(entry.begin) +
+                 ") belong to no tensor (a hole before " + detail::quote_input(entry.name) + ")");
+    }
+    covered = entry.end;
+  }
+  if (covered != data_bytes) {
+    return bad("data bytes [" + std::to_string(covered) + ", " + std::to_string(data_bytes) +
+               ") after the last tensor belong to no tensor (the tensors must cover the data "
+               "area exactly; is the header length wrong?)");
+  }
+  return ok_status();
+}
+
 TensorRecord decode(const Entry& entry, const uint8_t* data) {
   TensorRecord record;
   record.shape = entry.shape;
@@ -226,8 +260,8 @@ Result<std::vector<uint8_t>> serialize_safetensors(const SafetensorsFile& file) 
   return bytes;
 }
 
-Result<SafetensorsFile> parse_safetensors(const std::vector<uint8_t>& bytes,
-                                          const std::string& source) {
+static Result<SafetensorsFile> parse_unguarded(const std::vector<uint8_t>& bytes,
+                                               const std::string& source) {
   auto bad = [&](const std::string& what) {
     return data_loss("safetensors " + source + ": " + what);
   };
@@ -256,15 +290,20 @@ Result<SafetensorsFile> parse_safetensors(const std::vector<uint8_t>& bytes,
     SY_ASSIGN_OR_RETURN(Entry entry, read_entry(name, value, data_bytes, source));
     entries.push_back(std::move(entry));
   }
-  std::sort(entries.begin(), entries.end(),
-            [](const Entry& a, const Entry& b) { return a.begin < b.begin; });
-  for (size_t i = 1; i < entries.size(); ++i) {
-    if (entries[i].begin < entries[i - 1].end) {
-      return bad("tensors '" + entries[i - 1].name + "' and '" + entries[i].name + "' overlap");
-    }
-  }
+  SY_RETURN_IF_ERROR(check_coverage(entries, data_bytes, source));
   for (const Entry& entry : entries) file.tensors.emplace_back(entry.name, decode(entry, data));
   return file;
+}
+
+// A header whose JSON is well formed but of unexpected types can make the JSON reader throw (a
+// key or a metadata value that is not a string): that is a malformed file, not a crash.
+Result<SafetensorsFile> parse_safetensors(const std::vector<uint8_t>& bytes,
+                                          const std::string& source) {
+  try {
+    return parse_unguarded(bytes, source);
+  } catch (const std::exception& error) {
+    return data_loss("safetensors " + source + ": malformed header: " + error.what());
+  }
 }
 
 Status write_safetensors(const std::filesystem::path& path, const SafetensorsFile& file) {

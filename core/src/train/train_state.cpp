@@ -1,6 +1,7 @@
 // Encoding model parameters, the data layout and the metric history in checkpoint records.
 #include "train/train_state.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <sstream>
@@ -46,6 +47,12 @@ std::vector<std::string> split_lines(const std::string& text) {
 
 constexpr size_t kHistoryFields = 9;
 
+// A count stored as a double (epoch, bytes, steps) that converts to an integer: converting NaN or
+// a value out of range is undefined behaviour, and a damaged file must not reach it.
+bool is_count(double value) {
+  return value >= 0 && value < 9.2e18;
+}
+
 }  // namespace
 
 std::string describe_data(const DataSettings& settings) {
@@ -53,6 +60,10 @@ std::string describe_data(const DataSettings& settings) {
   text << "dataset=" << settings.dataset << " test_fraction=" << settings.test_fraction
        << " split_seed=" << settings.split_seed << " scale=" << scale_mode_name(settings.scale);
   if (settings.scale == ScaleMode::kDivide) text << " divisor=" << settings.divisor;
+  // Only when not the default, so that checkpoints written before the key existed still match.
+  if (settings.non_finite != NonFinitePolicy::kError) {
+    text << " non_finite=" << non_finite_policy_name(settings.non_finite);
+  }
   return text.str();
 }
 
@@ -83,7 +94,9 @@ Result<DataLayout> get_data_layout(const Checkpoint& checkpoint) {
   layout.scaler.mode = *parsed;
   SY_ASSIGN_OR_RETURN(layout.scaler.offset, checkpoint.get_floats("data/scaler/offset"));
   SY_ASSIGN_OR_RETURN(layout.scaler.factor, checkpoint.get_floats("data/scaler/factor"));
-  if (layout.sample_shape.empty() || layout.class_names.empty() ||
+  const bool positive = std::all_of(layout.sample_shape.begin(), layout.sample_shape.end(),
+                                    [](int64_t extent) { return extent >= 1; });
+  if (layout.sample_shape.empty() || !positive || layout.class_names.empty() ||
       layout.scaler.offset.size() != layout.scaler.factor.size()) {
     return checkpoint.corrupt("the data layout records are inconsistent");
   }
@@ -235,6 +248,9 @@ Result<std::vector<EpochMetrics>> get_history(const Checkpoint& checkpoint) {
   for (size_t offset = 0; offset < bytes.size(); offset += kRowBytes) {
     double f[kHistoryFields];
     std::memcpy(f, bytes.data() + offset, kRowBytes);
+    if (!is_count(f[0]) || !is_count(f[8])) {
+      return checkpoint.corrupt("record 'progress/history' holds an impossible epoch or size");
+    }
     EpochMetrics m;
     m.epoch = static_cast<int64_t>(f[0]);
     m.train_loss = f[1];
@@ -256,6 +272,9 @@ Result<std::vector<EpochMetrics>> get_history(const Checkpoint& checkpoint) {
     for (size_t i = 0; i < history.size(); ++i) {
       double f[2];
       std::memcpy(f, amp.data() + i * sizeof(f), sizeof(f));
+      if (!is_count(f[0])) {
+        return checkpoint.corrupt("record 'progress/history_amp' holds an impossible step count");
+      }
       history[i].skipped_steps = static_cast<int64_t>(f[0]);
       history[i].loss_scale = f[1];
     }

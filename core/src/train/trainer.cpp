@@ -1,8 +1,10 @@
 // The training loop: epochs of shuffled batches, evaluation, checkpoints and callbacks.
 #include <chrono>
+#include <cmath>
 
 #include "data/seeded_random.h"
 #include "switchyard/autocast.h"
+#include "switchyard/autograd.h"
 #include "switchyard/checkpoint.h"
 #include "switchyard/dispatch.h"
 #include "switchyard/ops.h"
@@ -44,6 +46,40 @@ void optimizer_step(Trainer::State& s) {
   ++s.optimizer_steps;
 }
 
+// What became of the checkpoint file, for the divergence message: the run stops before writing one.
+std::string checkpoint_note(const Trainer::State& s) {
+  if (s.config.train.checkpoint.empty()) return "";
+  const std::string path = s.config.train.checkpoint.string();
+  if (s.checkpoint_epoch == 0) return "; the run stopped without writing " + path;
+  return "; the last checkpoint, " + path + " (epoch " + std::to_string(s.checkpoint_epoch) +
+         "), is kept as it was";
+}
+
+// ABORTED for a loss that is NaN or infinite: the weights after such a step are garbage, and
+// training on would only spread them (f16 loss scaling skips steps whose scaled gradients
+// overflow; the loss itself is f32 and stays finite in those).
+Status diverged(const Trainer::State& s, int64_t epoch, const detail::RunningTotals& running,
+                int64_t steps) {
+  const auto good = static_cast<int64_t>(running.finite_steps.item());
+  const std::string at = "epoch " + std::to_string(epoch) + ", step ";
+  const std::string what =
+      good < steps ? "the loss is not finite (NaN or infinite) at " + at +
+                         std::to_string(good + 1) + " of " + std::to_string(steps)
+                   : "the sum of the losses overflowed in epoch " + std::to_string(epoch);
+  return {StatusCode::kAborted, "training diverged: " + what + checkpoint_note(s)};
+}
+
+// x * 0 summed over every parameter: 0 when all are finite, NaN otherwise. One host read.
+bool weights_finite(Module& network) {
+  const NoGradGuard no_grad;
+  Tensor total;
+  for (const Tensor& parameter : network.parameters()) {
+    const Tensor part = sum(parameter * 0.0);
+    total = total.defined() ? total + part : part;
+  }
+  return !total.defined() || std::isfinite(total.item());
+}
+
 EpochTotals train_one_epoch(Trainer::State& s, int64_t epoch, detail::ProgressReporter& progress) {
   const Dataset& train = s.data.split.train;
   const auto order = epoch_permutation(train.sample_count, s.config.seed, epoch);
@@ -70,6 +106,13 @@ EpochTotals train_one_epoch(Trainer::State& s, int64_t epoch, detail::ProgressRe
     progress.step_done(step + 1);
   }
   totals.loss_sum = running.loss_sum.item();  // waits for the device, so the time below is complete
+  if (!std::isfinite(totals.loss_sum)) throw_error(diverged(s, epoch, running, steps));
+  if (!weights_finite(*s.built.network)) {
+    throw_error({StatusCode::kAborted,
+                 "training diverged: the weights are not finite after epoch " +
+                     std::to_string(epoch) + ", step " + std::to_string(steps) +
+                     " (its last), although every loss was finite" + checkpoint_note(s)});
+  }
   totals.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   totals.correct = static_cast<int64_t>(running.correct_sum.item());
   totals.samples = train.sample_count;
@@ -127,6 +170,7 @@ RunInfo describe_run(const Trainer::State& s) {
   info.first_epoch = s.completed_epochs + 1;
   info.epochs = s.config.train.epochs;
   info.resumed_from = s.resumed_from;
+  info.dropped_rows = s.data.dropped_rows;
   return info;
 }
 
@@ -168,6 +212,7 @@ TrainSummary Trainer::run() {
       const Status written = write_checkpoint(s.config.train.checkpoint, make_checkpoint());
       throw_if_error(written.with_context("after epoch " + std::to_string(epoch)));
       s.last_checkpoint = s.config.train.checkpoint.string();
+      s.checkpoint_epoch = epoch;
     }
     if (s.config.train.empty_cache_interval > 0 &&
         epoch % s.config.train.empty_cache_interval == 0) {

@@ -30,6 +30,7 @@ struct Trainer::State {
   std::vector<EpochMetrics> history;
   std::string resumed_from;
   std::string last_checkpoint;
+  int64_t checkpoint_epoch = 0;  // the epoch last_checkpoint holds; 0 when this run wrote none
 };
 
 // Names used in checkpoints and messages.

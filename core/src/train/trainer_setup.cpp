@@ -1,6 +1,7 @@
 // Building a Trainer: data, model, optimizer, schedule, batch size, and the resume.
 #include <algorithm>
 
+#include "runtime/input_file.h"
 #include "switchyard/checkpoint.h"
 #include "train/batch_search.h"
 #include "train/train_state.h"
@@ -88,6 +89,19 @@ void choose_batch_size(Trainer::State& s) {
   upload_test_batches(s);
 }
 
+// The files the run will write must be writable as files: a directory there would otherwise fail
+// only after the first epoch.
+void check_output_files(const TrainSettings& train) {
+  if (!train.checkpoint.empty()) {
+    throw_if_error(
+        detail::check_output_file(train.checkpoint, "checkpoint").with_context("train.checkpoint"));
+  }
+  if (!train.export_weights.empty()) {
+    throw_if_error(
+        detail::check_output_file(train.export_weights, "weights").with_context("train.export"));
+  }
+}
+
 }  // namespace
 
 Trainer::Trainer(TrainConfig config, std::shared_ptr<Device> device)
@@ -96,6 +110,7 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<Device> device)
   s.config = std::move(config);
   s.device = std::move(device);
   if (!s.device) throw_error(invalid_argument("Trainer needs a device"));
+  check_output_files(s.config.train);
   s.data = value_or_throw(prepare_data(s.config.data, s.config.base_dir));
   // Parameters are f32 master weights whatever the precision; autocast lowers the products.
   InitContext init{s.device, s.config.model.init, s.config.seed, 0, DType::kF32};
@@ -103,14 +118,17 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<Device> device)
   s.built =
       value_or_throw(build_model(s.config.model, train.sample_shape, train.class_count(), init));
   if (!s.config.model.weights.empty()) {
-    const SafetensorsFile weights = value_or_throw(read_safetensors(s.config.model.weights));
-    throw_if_error(detail::import_parameters(weights, s.config.model.weights.string(), s.built));
+    Result<SafetensorsFile> weights = read_safetensors(s.config.model.weights);
+    throw_if_error(weights.status().with_context("model.weights"));
+    throw_if_error(detail::import_parameters(*weights, s.config.model.weights.string(), s.built));
   }
   s.optimizer = detail::make_optimizer(s.config.optimizer, s.built.network->parameters());
   s.scheduler = make_scheduler(s.config.schedule, s.config.train.epochs, *s.optimizer);
   if (s.config.train.precision == DType::kF16) s.scaler = std::make_unique<LossScaler>();
   if (!s.config.train.resume.empty()) {
-    restore(value_or_throw(read_checkpoint(s.config.train.resume)));
+    Result<Checkpoint> checkpoint = read_checkpoint(s.config.train.resume);
+    throw_if_error(checkpoint.status().with_context("train.resume"));
+    restore(*checkpoint);
   }
   if (s.batch_size == 0 && s.config.train.batch_size > 0) {
     s.batch_size = s.config.train.batch_size;

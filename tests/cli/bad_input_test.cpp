@@ -1,0 +1,161 @@
+// `switchyard run` on bad input (issue 17): no run that reads non-finite data or reaches a
+// non-finite loss exits 0 unless the YAML asked for it, and errors name the path and the place.
+#include <sys/stat.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "test_support.h"
+
+using switchyard::testing::cli;
+using switchyard::testing::contains;
+using switchyard::testing::read_text;
+using switchyard::testing::run_command;
+
+namespace {
+
+// A fresh folder for one test, removed afterwards.
+class Folder {
+ public:
+  Folder() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "sy-bad-input-XXXXXX").string();
+    path_ = ::mkdtemp(pattern.data()) ? pattern : "";
+  }
+  ~Folder() {
+    std::error_code error;
+    std::filesystem::remove_all(path_, error);
+  }
+  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+void write(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+// A linear model for `classes` classes of `dataset`, one epoch on the reference backend.
+std::string yaml_for(const std::string& dataset, int classes = 2, const std::string& extra = "") {
+  return "backends: [reference]\n"
+         "seed: 1\n"
+         "deterministic: true\n"
+         "data: {dataset: " +
+         dataset +
+         ", test_fraction: 0.25}\n"
+         "model: {layers: [{type: linear, out_features: " +
+         std::to_string(classes) +
+         "}]}\n"
+         "train: {epochs: 1, batch_size: 2, progress: none}\n" +
+         extra;
+}
+
+switchyard::testing::CommandResult run(const std::string& config, const std::string& args = "") {
+  return run_command("SWITCHYARD_DATA_DIR=" SWITCHYARD_SOURCE_DIR "/data " + cli() + " run " +
+                     config + " " + args);
+}
+
+const char* const kNanCsv = "1.0,2.0,0\n1.5,nan,1\n2.0,2.5,1\n3.0,1.0,0\n4.0,2.0,1\n0.5,0.5,0\n";
+
+}  // namespace
+
+TEST_CASE("run: a NaN in the data exits 2 naming file, line and column", "[cli][bad-input]") {
+  Folder dir;
+  write(dir / "nan.csv", kNanCsv);
+  write(dir / "run.yaml", yaml_for("nan.csv"));
+  const auto result = run(dir / "run.yaml");
+  INFO(result.output);
+  CHECK(result.exit_code == 2);
+  CHECK(contains(result.output, "switchyard: error: " + (dir / "nan.csv") +
+                                    ":2:2: 'nan' is not a finite number (data.non_finite: "
+                                    "drop_rows would drop such rows)\n"));
+}
+
+TEST_CASE("run: data.non_finite: drop_rows trains on the rest and says how many it dropped",
+          "[cli][bad-input]") {
+  Folder dir;
+  write(dir / "nan.csv", kNanCsv);
+  write(dir / "run.yaml", yaml_for("nan.csv"));
+  const auto result =
+      run(dir / "run.yaml", "--set data.non_finite=drop_rows --metrics " + (dir / "m.json"));
+  INFO(result.output);
+  CHECK(result.exit_code == 0);
+  CHECK(contains(result.output,
+                 "switchyard: warning: data nan.csv: dropped 1 row(s) with "
+                 "non-finite values (data.non_finite: drop_rows)\n"));
+  CHECK(contains(read_text(dir / "m.json"), "\"dropped_rows\": 1,"));
+}
+
+TEST_CASE("run: lr 2147483648 diverges and exits 1 naming epoch and step", "[cli][bad-input]") {
+  Folder dir;
+  const auto result =
+      run(SWITCHYARD_SOURCE_DIR "/configs/digits-mlp.yaml",
+          "--set backends=[reference] --set deterministic=true --set optimizer.lr=2147483648 "
+          "--set train.checkpoint=" +
+              (dir / "d.ckpt") + " --set train.progress=none");
+  INFO(result.output);
+  CHECK(result.exit_code == 1);
+  CHECK(contains(result.output,
+                 "switchyard: error: training diverged: the loss is not finite (NaN or "
+                 "infinite) at epoch 1, step 3 of 23; the run stopped without writing " +
+                     (dir / "d.ckpt") + "\n"));
+  CHECK_FALSE(std::filesystem::exists(dir / "d.ckpt"));
+}
+
+TEST_CASE("run: a directory or fifo where a file is read or written is named before training",
+          "[cli][bad-input]") {
+  Folder dir;
+  std::filesystem::create_directory(dir / "folder");
+  REQUIRE(::mkfifo((dir / "fifo").c_str(), 0600) == 0);
+  write(dir / "run.yaml", yaml_for("iris", 3));
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"train.resume=" + (dir / "folder"),
+       "train.resume: checkpoint " + (dir / "folder") + " is a directory, expected a file"},
+      {"train.resume=" + (dir / "fifo"),
+       "train.resume: checkpoint " + (dir / "fifo") + " is a fifo, expected a file"},
+      {"model.weights=" + (dir / "folder"),
+       "model.weights: weights " + (dir / "folder") + " is a directory, expected a file"},
+      {"data.dataset=" + (dir / "fifo"),
+       "data file " + (dir / "fifo") + " is a fifo, expected a file"},
+      {"task=evaluate --set predict.checkpoint=" + (dir / "folder"),
+       "checkpoint " + (dir / "folder") + " is a directory, expected a file"},
+      {"train.checkpoint=" + (dir / "folder"),
+       "train.checkpoint: checkpoint " + (dir / "folder") + " is a directory, expected a file"},
+      {"train.export=" + (dir / "fifo"),
+       "train.export: weights " + (dir / "fifo") + " is a fifo, expected a file"},
+  };
+  for (const auto& [setting, message] : cases) {
+    const auto result = run(dir / "run.yaml", "--set " + setting);
+    INFO(setting << "\n" << result.output);
+    CHECK(result.exit_code == 2);
+    CHECK(contains(result.output, "switchyard: error: " + message + "\n"));
+  }
+}
+
+TEST_CASE("run: evaluating data with a class the model lacks names the line", "[cli][bad-input]") {
+  Folder dir;
+  write(dir / "two.csv", "1.0,2.0,0\n1.5,2.5,1\n2.0,2.5,1\n3.0,1.0,0\n4.0,2.0,1\n0.5,0.5,0\n");
+  write(dir / "three.csv", "1.0,2.0,0\n1.5,2.5,2\n");
+  write(dir / "run.yaml",
+        yaml_for("two.csv", 2, "predict: {checkpoint: two.ckpt, input: three.csv}\n"));
+  const auto trained = run(dir / "run.yaml", "--set train.checkpoint=" + (dir / "two.ckpt"));
+  INFO(trained.output);
+  REQUIRE(trained.exit_code == 0);
+  const auto result = run(dir / "run.yaml", "--set task=evaluate");
+  INFO(result.output);
+  CHECK(result.exit_code == 2);  // the input does not fit the model, as a wrong feature count
+  CHECK(contains(result.output, "switchyard: error: " + (dir / "three.csv") +
+                                    ":2: class 2 is outside the model's 2 classes (0..1)\n"));
+}
+
+TEST_CASE("run: a CSV with one 20 MB line prints a few hundred characters", "[cli][bad-input]") {
+  Folder dir;
+  write(dir / "long.csv", std::string(20'000'000, '7') + "x\n1,2,0\n");
+  write(dir / "run.yaml", yaml_for("long.csv"));
+  const auto result = run(dir / "run.yaml");
+  CHECK(result.exit_code == 2);
+  CHECK(result.output.size() < 1000);
+  CHECK(contains(result.output, (dir / "long.csv") + ":1: header must be"));
+  CHECK(contains(result.output, "...' (cut to 200 of 20000001 characters)\n"));
+}

@@ -1,0 +1,86 @@
+// The checkpoint loader under mutated input (fuzz_support.h): the file format, then the records
+// a Trainer or Predictor decodes from it.
+#include <cstring>
+
+#include "fuzz/fuzz_support.h"
+#include "switchyard/checkpoint.h"
+#include "train/train_state.h"
+
+using namespace switchyard;
+using namespace switchyard::testing;
+
+namespace {
+
+// A checkpoint with every kind of record a training run writes, host values only.
+Bytes training_checkpoint() {
+  Checkpoint checkpoint;
+  checkpoint.put_string("meta/kind", detail::kTrainCheckpointKind);
+  checkpoint.put_string("meta/architecture", "input[4] linear(4->3,bias) classes=3 dtype=f32");
+  checkpoint.put_u64("meta/fingerprint", 0x1234567890abcdefull);
+  FeatureScaler scaler{ScaleMode::kStandard, {0.5f, 1, 2, 3}, {2, 1, 0.5f, 0.25f}};
+  detail::put_data_layout(checkpoint, {{4}, {"a", "b", "c"}, scaler, "dataset=iris"});
+  checkpoint.put_tensor("param/0.weight", {DType::kF32, {3, 4}, std::vector<float>(12, 0.5f), {}});
+  checkpoint.put_tensor("param/0.bias", {DType::kF32, {3}, {1, 2, 3}, {}});
+  checkpoint.put_tensor("optim/state/step", {DType::kI64, {}, {}, {7}});
+  checkpoint.put_f64("optim/lr", 0.05);
+  checkpoint.put_u64("progress/epoch", 2);
+  EpochMetrics epoch;
+  epoch.epoch = 1;
+  epoch.train_loss = 0.5;
+  detail::put_history(checkpoint, {epoch, epoch});
+  return serialize_checkpoint(checkpoint);
+}
+
+Bytes small_checkpoint() {
+  Checkpoint checkpoint;
+  checkpoint.put_string("k", "v");
+  checkpoint.put_floats("f", {1.5f, -2});
+  return serialize_checkpoint(checkpoint);
+}
+
+// Keeps magic and version, and makes the payload size and checksum match the payload, so that
+// the records themselves are parsed.
+void fix_framing(Bytes& bytes) {
+  const Bytes seed = small_checkpoint();
+  if (bytes.size() < 32) return;
+  std::memcpy(bytes.data(), seed.data(), 12);
+  const uint64_t payload = bytes.size() - 32;
+  const uint64_t checksum = fnv1a64(bytes.data() + 32, payload);
+  std::memcpy(bytes.data() + 16, &payload, 8);
+  std::memcpy(bytes.data() + 24, &checksum, 8);
+}
+
+// Everything a resume or a prediction decodes, where present: each must succeed or name the file.
+Status decode_all(const Checkpoint& checkpoint) {
+  for (const std::string& key : checkpoint.keys()) {
+    const bool tensor = key.rfind("param/", 0) == 0 || key.rfind("optim/state/", 0) == 0;
+    if (tensor) SY_RETURN_IF_ERROR(checkpoint.get_tensor(key).status());
+  }
+  if (checkpoint.contains("data/sample_shape")) {
+    SY_RETURN_IF_ERROR(detail::get_data_layout(checkpoint).status());
+  }
+  if (checkpoint.contains("progress/history")) {
+    SY_RETURN_IF_ERROR(detail::get_history(checkpoint).status());
+  }
+  if (checkpoint.contains("f")) SY_RETURN_IF_ERROR(checkpoint.get_floats("f").status());
+  if (checkpoint.contains("optim/lr")) SY_RETURN_IF_ERROR(checkpoint.get_f64("optim/lr").status());
+  return ok_status();
+}
+
+}  // namespace
+
+TEST_CASE("fuzz: the checkpoint loader loads or refuses mutants, naming the file", "[fuzz]") {
+  FuzzTarget target;
+  target.name = "mutant.ckpt";
+  target.seeds = {training_checkpoint(), small_checkpoint()};
+  target.dictionary = {std::string("\0\0\0\0", 4), std::string("\xff\xff\xff\xff", 4),
+                       std::string("\x01\0\0\0\0\0\0\x40", 8), "param/", "data/"};
+  target.fix_up = fix_framing;
+  target.load = [](const std::filesystem::path& path) {
+    auto checkpoint = read_checkpoint(path);
+    return checkpoint.ok() ? decode_all(*checkpoint) : checkpoint.status();
+  };
+  const FuzzCounts counts = run_fuzz(target, 23);
+  CHECK(counts.refused > kMutantsPerTarget / 2);
+  CHECK(counts.loaded > 0);
+}

@@ -1,0 +1,152 @@
+// Bad input never loads silently (issue 17): non-finite data values, classes outside the header's
+// range, paths that are not regular files, and huge lines quoted in messages.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include "runtime/input_file.h"
+#include "switchyard/checkpoint.h"
+#include "switchyard/config.h"
+#include "switchyard/data.h"
+#include "switchyard/safetensors.h"
+#include "train/train_test_support.h"
+
+using namespace switchyard;
+using switchyard::testing::TempDir;
+using switchyard::testing::write_text;
+
+namespace {
+
+Status csv_error(const std::filesystem::path& path, const std::string& text,
+                 NonFinitePolicy policy = NonFinitePolicy::kError) {
+  write_text(path, text);
+  const auto result = load_labeled_csv(path, policy);
+  REQUIRE_FALSE(result.ok());
+  return result.status();
+}
+
+}  // namespace
+
+TEST_CASE("a non-finite feature is an error naming file, line and column", "[bad-input]") {
+  TempDir dir;
+  const auto path = dir / "nan.csv";
+  const std::string hint =
+      " is not a finite number (data.non_finite: drop_rows would drop such rows)";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"3,2,a,b\n1.0,2.0,0\n1.5,nan,1\n2.0,2.5,1\n", ":3:2: 'nan'"},
+      {"1.0,2.0,0\n1.5,2.5,1\n-inf,2.5,1\n", ":3:1: '-inf'"},
+      {"1.0,2.0,0\n\n# comment\n1.5,+Infinity,1\n", ":4:2: '+Infinity'"},
+      {"1.0,2.0,0\n1.5,1e39,1\n", ":2:2: '1e39'"},  // beyond f32: it would become inf
+  };
+  for (const auto& [text, where] : cases) {
+    const Status status = csv_error(path, text);
+    CHECK(status.code() == StatusCode::kInvalidArgument);
+    CHECK(status.message() == path.string() + where + hint);
+  }
+  write_text(path, "1.0,1e-50,0\n1.5,2.5,1\n");  // too small for f32: 0, as a conversion gives
+  const Dataset tiny = value_or_throw(load_labeled_csv(path));
+  CHECK(tiny.features == std::vector<float>{1.0f, 0.0f, 1.5f, 2.5f});
+}
+
+TEST_CASE("data.non_finite: drop_rows drops those rows and counts them", "[bad-input]") {
+  TempDir dir;
+  const auto path = dir / "some-nan.csv";
+  write_text(path, "5,2,a,b\n1.0,2.0,0\n1.5,nan,1\ninf,2.5,1\n3.0,4.0,1\n5.0,6.0,0\n");
+  const Dataset data = value_or_throw(load_labeled_csv(path, NonFinitePolicy::kDropRows));
+  CHECK(data.sample_count == 3);
+  CHECK(data.dropped_rows == 2);
+  CHECK(data.features == std::vector<float>{1, 2, 3, 4, 5, 6});
+  CHECK(data.labels == std::vector<int32_t>{0, 1, 0});
+  CHECK(data.source_lines == std::vector<int64_t>{2, 5, 6});
+
+  const Status none_left = csv_error(path, "nan,1,0\n2,inf,1\n", NonFinitePolicy::kDropRows);
+  CHECK(none_left.message() == path.string() +
+                                   ": the file has no samples left after dropping 2 rows with "
+                                   "non-finite values (data.non_finite: drop_rows)");
+  // A dropped row is still checked: a malformed class is an error under either policy.
+  const Status bad_class = csv_error(path, "1,2,0\nnan,1,x\n", NonFinitePolicy::kDropRows);
+  CHECK(bad_class.message() == path.string() + ":2:3: class 'x' is not an integer >= 0");
+}
+
+TEST_CASE("data.non_finite is read from the YAML and validated there", "[bad-input]") {
+  const Config drop =
+      value_or_throw(Config::load_string("data: {non_finite: drop_rows}\n", "c.yaml"));
+  CHECK(value_or_throw(DataSettings::from_config(drop.root()["data"])).non_finite ==
+        NonFinitePolicy::kDropRows);
+  const Config fallback = value_or_throw(Config::load_string("data: {}\n", "c.yaml"));
+  CHECK(value_or_throw(DataSettings::from_config(fallback.root()["data"])).non_finite ==
+        NonFinitePolicy::kError);
+  const auto wrong = Config::load_string("data:\n  non_finite: skip\n", "c.yaml");
+  REQUIRE_FALSE(wrong.ok());
+  CHECK(wrong.status().message() ==
+        "c.yaml:2:15: key 'data.non_finite': unknown value 'skip', expected one of: error, "
+        "drop_rows");
+}
+
+TEST_CASE("a class outside the header's classes names its file and line", "[bad-input]") {
+  TempDir dir;
+  const auto path = dir / "classes.csv";
+  const Status status = csv_error(path, "3,2,a,b\n1,2,0\n3,4,1\n5,6,2\n");
+  CHECK(status.code() == StatusCode::kInvalidArgument);
+  CHECK(status.message() ==
+        path.string() + ":4:3: class 2 is outside the header's 2 classes (0..1)");
+}
+
+TEST_CASE("a 20 MB line is quoted cut to 200 characters, with its length", "[bad-input]") {
+  TempDir dir;
+  const auto path = dir / "long.csv";
+  const std::string huge(20'000'000, 'x');
+  const std::string cut = std::string(200, 'x') + "...' (cut to 200 of 20000000 characters)";
+  const Status header = csv_error(path, huge + "\n1,2,0\n");
+  CHECK(header.message() ==
+        path.string() + ":1: header must be 'count,features,classname...', got '" + cut);
+  const Status field = csv_error(path, "1,2,0\n1," + huge + ",1\n");
+  CHECK(field.message() == path.string() + ":2:2: '" + cut + " is not a number");
+  CHECK(detail::quote_input("short") == "'short'");
+}
+
+TEST_CASE("a directory or a fifo given as a file is named, with what was expected", "[bad-input]") {
+  TempDir dir;
+  const auto folder = dir / "folder";
+  const auto fifo = dir / "fifo";
+  std::filesystem::create_directory(folder);
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  for (const auto& [path, type] : {std::pair{folder, "a directory"}, std::pair{fifo, "a fifo"}}) {
+    const std::string expected =
+        std::string(" ") + path.string() + " is " + type + ", expected a file";
+    // A fifo without a writer would block a plain open() forever; these return at once.
+    const auto data = load_labeled_csv(path);
+    CHECK(data.status().code() == StatusCode::kInvalidArgument);
+    CHECK(data.status().message() == "data file" + expected);
+    const auto gz = load_labeled_csv(path.string() + ".gz");  // no such file
+    CHECK(gz.status().message() == "data file " + path.string() + ".gz does not exist");
+    const auto checkpoint = read_checkpoint(path);
+    CHECK(checkpoint.status().code() == StatusCode::kInvalidArgument);
+    CHECK(checkpoint.status().message() == "checkpoint" + expected);
+    const auto weights = read_safetensors(path);
+    CHECK(weights.status().message() == "weights" + expected);
+  }
+}
+
+TEST_CASE("an unreadable file is named with the reason", "[bad-input]") {
+  if (::geteuid() == 0) {
+    WARN("skipped: root reads files whatever their permissions");
+    return;
+  }
+  TempDir dir;
+  const auto path = dir / "secret.csv";
+  write_text(path, "1,2,0\n");
+  std::filesystem::permissions(path, std::filesystem::perms::none);
+  const auto data = load_labeled_csv(path);
+  CHECK(data.status().code() == StatusCode::kPermissionDenied);
+  CHECK(data.status().message() ==
+        "data file " + path.string() + " is not readable: Permission denied");
+}
+
+TEST_CASE("a file that fails to read is named with the reason", "[bad-input]") {
+  // A regular file by stat whose read fails (offset 0 is never mapped): the read-error path.
+  const auto data = load_labeled_csv("/proc/self/mem");
+  CHECK(data.status().code() == StatusCode::kDataLoss);
+  CHECK(data.status().message() == "error reading data file /proc/self/mem: Input/output error");
+}
