@@ -3,11 +3,11 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
-#include "cli/cli_json.h"
+#include "json_test_support.h"
 #include "test_support.h"
 
 using switchyard::testing::cli;
-using switchyard::testing::JsonValue;
+using switchyard::testing::Json;
 using switchyard::testing::parse_json;
 using switchyard::testing::run_command;
 
@@ -75,18 +75,19 @@ TEST_CASE("conformance --json carries the per-op summary and every case", "[cli]
                                   " conformance --backend template --filter relu --json");
   INFO(result.output);
   CHECK(result.exit_code == 0);
-  const JsonValue report = parse_json(result.output);
-  CHECK(report.at("device").text == "template:0");
-  CHECK(report.at("skipped").number == 23);  // 22 forward cases and the relu gradient check
-  const JsonValue& summary = report.at("summary");
-  REQUIRE(summary.items.size() == 7);
-  const JsonValue& first = summary.items[0];
-  CHECK(first.at("op").text == "relu");
-  CHECK(first.at("dtype").text == "f32");
-  CHECK(first.at("passed").number == 0);
-  CHECK(first.at("skipped").number == 5);
-  REQUIRE(first.at("skip_reasons").items.size() == 1);
-  CHECK(first.at("skip_reasons").items[0].text == "backend template does not support relu for f32");
-  CHECK(summary.items[6].at("op").text == "relu (gradient)");
-  CHECK(report.at("cases").items.size() == 23);
+  const Json report = parse_json(result.output);
+  CHECK(report.at("device").get<std::string>() == "template:0");
+  CHECK(report.at("skipped").get<double>() == 23);  // 22 forward cases and the relu gradient check
+  const Json& summary = report.at("summary");
+  REQUIRE(summary.size() == 7);
+  const Json& first = summary[0];
+  CHECK(first.at("op").get<std::string>() == "relu");
+  CHECK(first.at("dtype").get<std::string>() == "f32");
+  CHECK(first.at("passed").get<double>() == 0);
+  CHECK(first.at("skipped").get<double>() == 5);
+  REQUIRE(first.at("skip_reasons").size() == 1);
+  CHECK(first.at("skip_reasons")[0].get<std::string>() ==
+        "backend template does not support relu for f32");
+  CHECK(summary[6].at("op").get<std::string>() == "relu (gradient)");
+  CHECK(report.at("cases").size() == 23);
 }
