@@ -46,12 +46,12 @@ void print_json(const conformance::Report& report) {
                      {"reason", c.reason}});
   }
   const detail::Json document = {{"backend", report.backend},
-                                           {"device", report.device_id},
-                                           {"passed", report.passed()},
-                                           {"failed", report.failed()},
-                                           {"skipped", report.skipped()},
-                                           {"summary", summary},
-                                           {"cases", cases}};
+                                 {"device", report.device_id},
+                                 {"passed", report.passed()},
+                                 {"failed", report.failed()},
+                                 {"skipped", report.skipped()},
+                                 {"summary", summary},
+                                 {"cases", cases}};
   std::cout << detail::json_text(document, 2) << "\n";
 }
 
