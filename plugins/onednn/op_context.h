@@ -17,7 +17,11 @@ namespace sy_onednn {
 constexpr int64_t kMinMemoryBoundElements = 262144;    // plain loops, ~0.25 ns per element
 constexpr int64_t kMinRowElements = 65536;             // softmax, pooling, norms: a few ns each
 constexpr int64_t kMinTranscendentalElements = 32768;  // libm exp/erf/log, Philox: ~3-5 ns
-constexpr int64_t kMinFlops = int64_t{16} << 20;       // matmul, convolution
+// Matmul and convolution: oneDNN's kernels split even small products well, and a 2 MFLOP product
+// takes about 10 us per thread. 16 MFLOP kept every product of digits-mlp (64-256-256-10, batch
+// 64) on one thread; 2 MFLOP made its epoch 8.7 -> 7.6 ms on 2 quiet threads. On a busy machine
+// adaptive_threads drops back to one thread.
+constexpr int64_t kMinFlops = int64_t{2} << 20;
 
 // "MATMUL", "ADD", ... as in docs/ops.md.
 const char* op_name(uint32_t op);
