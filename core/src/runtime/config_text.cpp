@@ -180,7 +180,7 @@ Status check_quotes_closed(const std::string& text, const ConfigDocument& docume
     const auto start = static_cast<std::size_t>(node.Mark().pos);
     const char quote = start < text.size() ? text[start] : '\0';
     if ((quote == '"' || quote == '\'') && closing_quote_end(text, start) == kNoEnd) {
-      return invalid_argument(format_config_error(node_location(document, node, false), key_path,
+      return invalid_argument(format_config_error(node_location(document, node, ""), key_path,
                                                   unterminated_message(quote)));
     }
   }
@@ -194,6 +194,7 @@ std::optional<TextPosition> scan_for_unterminated_quote(const std::string& text)
 }
 
 Status parse_config_text(const std::string& text, ConfigDocument& document) {
+  document.text = text;
   std::vector<YAML::Node> documents;
   try {
     documents = YAML::LoadAll(text);
@@ -207,7 +208,7 @@ Status parse_config_text(const std::string& text, ConfigDocument& document) {
   for (std::size_t i = 1; i < documents.size(); ++i) {
     if (documents[i].IsNull()) continue;  // a trailing "---" with nothing after it
     return invalid_argument(format_config_error(
-        node_location(document, documents[i], false), "",
+        node_location(document, documents[i], ""), "",
         "a second YAML document starts here, expected one document per configuration file"));
   }
   return check_quotes_closed(text, document, document.root, "");
