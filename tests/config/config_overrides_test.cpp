@@ -63,9 +63,10 @@ TEST_CASE("an override can index into a sequence of the file") {
   const std::vector<switchyard::ConfigNode> layers = config.root()["model"]["layers"].items();
   REQUIRE(layers.size() == 2);
   REQUIRE(layers[1]["p"].as_double().value() == 0.25);
-  require_override_error(kFile, {"model.layers[5].p=0.1"},
-                         "--set 'model.layers[5].p=0.1': key 'model.layers[5]': index 5 is out of range, expected an "
-                         "index below 2");
+  require_override_error(
+      kFile, {"model.layers[5].p=0.1"},
+      "--set 'model.layers[5].p=0.1': key 'model.layers[5]': index 5 is out of range, expected an "
+      "index below 2");
 }
 
 TEST_CASE("later overrides win") {
@@ -74,19 +75,23 @@ TEST_CASE("later overrides win") {
 }
 
 TEST_CASE("an override with an unknown key is reported against its --set") {
-  require_override_error(kFile, {"train.epoch=3"},
-                         "--set 'train.epoch=3': key 'train.epoch': unknown key 'epoch'; did you mean 'epochs'?");
-  require_override_error("", {"trian.epochs=3"},
-                         "--set 'trian.epochs=3': key 'trian': unknown key 'trian'; did you mean 'train'?");
+  require_override_error(
+      kFile, {"train.epoch=3"},
+      "--set 'train.epoch=3': key 'train.epoch': unknown key 'epoch'; did you mean 'epochs'?");
+  require_override_error(
+      "", {"trian.epochs=3"},
+      "--set 'trian.epochs=3': key 'trian': unknown key 'trian'; did you mean 'train'?");
   require_override_error(kFile, {"model.layers[0].bias_=true"},
-                         "--set 'model.layers[0].bias_=true': key 'model.layers[0].bias_': unknown key 'bias_' for type "
+                         "--set 'model.layers[0].bias_=true': key 'model.layers[0].bias_': unknown "
+                         "key 'bias_' for type "
                          "'linear'; did you mean 'bias'?");
 }
 
 TEST_CASE("an override with a bad value is reported against its --set") {
-  require_override_error(kFile, {"train.epochs=abc"},
-                         "--set 'train.epochs=abc': key 'train.epochs': expected an integer >= 1 and "
-                         "<= 1000000, got 'abc'");
+  require_override_error(
+      kFile, {"train.epochs=abc"},
+      "--set 'train.epochs=abc': key 'train.epochs': expected an integer >= 1 and "
+      "<= 1000000, got 'abc'");
   require_override_error(kFile, {"backends=[reference, cdua]"},
                          "--set 'backends=[reference, cdua]': key 'backends[1]': unknown backend "
                          "'cdua' (did you mean 'cuda'?), expected one of: reference, onednn, "
@@ -98,11 +103,12 @@ TEST_CASE("an override with a bad value is reported against its --set") {
 }
 
 TEST_CASE("file errors keep their file location next to override errors") {
-  require_override_error("seed: -1\n", {"train.epochs=0"},
-                         "--set 'train.epochs=0': key 'train.epochs': expected an integer >= 1 and <= "
-                         "1000000, got '0'\n"
-                         "cfg.yaml:1:7: key 'seed': expected an integer >= 0 and <= "
-                         "9007199254740991, got '-1'");
+  require_override_error(
+      "seed: -1\n", {"train.epochs=0"},
+      "--set 'train.epochs=0': key 'train.epochs': expected an integer >= 1 and <= "
+      "1000000, got '0'\n"
+      "cfg.yaml:1:7: key 'seed': expected an integer >= 0 and <= "
+      "9007199254740991, got '-1'");
 }
 
 TEST_CASE("a malformed override says what an override looks like") {
@@ -112,9 +118,10 @@ TEST_CASE("a malformed override says what an override looks like") {
   require_override_error(kFile, {"train.epochs"}, "--set 'train.epochs" + expected_tail);
   require_override_error(kFile, {"train..epochs=3"}, "--set 'train..epochs=3" + expected_tail);
   require_override_error(kFile, {"=3"}, "--set '=3" + expected_tail);
-  require_override_error(kFile, {"backends=[a"},
-                         "--set 'backends=[a': key 'backends': value '[a' is not valid YAML (end of sequence "
-                         "flow not found), expected a YAML value such as 3, abc or [a, b]");
+  require_override_error(
+      kFile, {"backends=[a"},
+      "--set 'backends=[a': key 'backends': value '[a' is not valid YAML (end of sequence "
+      "flow not found), expected a YAML value such as 3, abc or [a, b]");
 }
 
 TEST_CASE("an override that runs into a scalar of the file blames the file, naming the override") {

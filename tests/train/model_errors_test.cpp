@@ -80,7 +80,8 @@ TEST_CASE("a layer made in code (no YAML) is still named by its index", "[model]
 }
 
 TEST_CASE("an image shape that does not fit the data points at data.image_shape", "[model]") {
-  const TrainConfig config = config_from("data:\n  dataset: digits\n  image_shape: [3, 8, 8]\n");
+  const TrainConfig config = config_from(
+      "data:\n  dataset: digits\n  image_shape: [3, 8, 8]\nmodel:\n  layers: [{type: flatten}]\n");
   const Status status = prepare_data(config.data, config.base_dir).status();
   CHECK(status.code() == StatusCode::kInvalidArgument);
   CHECK(status.message() ==

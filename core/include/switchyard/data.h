@@ -100,7 +100,7 @@ struct DataSettings {
   uint64_t split_seed = 0;
   std::vector<int64_t> image_shape;  // empty: flat features
   NonFinitePolicy non_finite = NonFinitePolicy::kError;
-  ConfigNode image_shape_node;       // where image_shape is in the YAML file, for errors
+  ConfigNode image_shape_node;  // where image_shape is in the YAML file, for errors
 
   // Reads the section (an absent node gives the defaults); errors carry the YAML location.
   static Result<DataSettings> from_config(const ConfigNode& data_section);

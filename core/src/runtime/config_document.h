@@ -29,7 +29,7 @@ std::string override_source_name(const std::string& assignment);
 struct ConfigDocument {
   std::string file;                 // as given by the caller, for messages
   std::filesystem::path directory;  // relative paths in the document resolve against this
-  std::string text;  // the file's text, for locating what yaml-cpp marks poorly
+  std::string text;                 // the file's text, for locating what yaml-cpp marks poorly
   YAML::Node root;
   // The values that --set placed into `root`, and the maps and keys it created on their way.
   std::vector<OverrideNode> override_nodes;
@@ -37,7 +37,7 @@ struct ConfigDocument {
 
 struct ConfigNode::Impl {
   std::shared_ptr<const ConfigDocument> document;
-  YAML::Node node;       // meaningful only when `present`
+  YAML::Node node;              // meaningful only when `present`
   bool present = false;         // false for a key that is absent from the document
   std::string override_source;  // the --set that put the node there; empty: from the file
   std::string key_path;

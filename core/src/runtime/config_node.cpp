@@ -81,8 +81,7 @@ std::shared_ptr<const ConfigNode::Impl> ConfigNode::Impl::make_child(const Impl&
     return impl;
   }
   impl->node = child;
-  impl->override_source =
-      node_override_source(*parent.document, child, parent.override_source);
+  impl->override_source = node_override_source(*parent.document, child, parent.override_source);
   impl->location = node_location(*parent.document, child, impl->override_source);
   return impl;
 }

@@ -98,16 +98,16 @@ struct OverrideWalk {
 Status wrong_kind_error(const OverrideWalk& walk, const YAML::Node& parent, const KeyStep& step,
                         const std::string& parent_path, const std::string& expected) {
   if (walk.parent_source.empty() && !parent.Mark().is_null()) {
-    return invalid_argument(format_config_error(
-        node_location(walk.document, parent, ""), parent_path,
-        "expected " + expected + ", got " + describe_found(parent) + ", so " + walk.source +
-            " cannot set '" + step.path + "' in it"));
+    return invalid_argument(
+        format_config_error(node_location(walk.document, parent, ""), parent_path,
+                            "expected " + expected + ", got " + describe_found(parent) + ", so " +
+                                walk.source + " cannot set '" + step.path + "' in it"));
   }
   const std::string parent_name = parent_path.empty() ? "the top level" : "'" + parent_path + "'";
   const std::string purpose = step.index ? "to index" : "to set '" + step.key + "' in";
-  return override_error(walk.source, step.path,
-                        parent_name + " is " + describe_found(parent) + ", expected " + expected +
-                            " " + purpose);
+  return override_error(
+      walk.source, step.path,
+      parent_name + " is " + describe_found(parent) + ", expected " + expected + " " + purpose);
 }
 
 // The node one step below `parent`, created as an empty map when absent (or null) and
@@ -115,7 +115,8 @@ Status wrong_kind_error(const OverrideWalk& walk, const YAML::Node& parent, cons
 Result<YAML::Node> descend(const OverrideWalk& walk, YAML::Node& parent, const KeyStep& step,
                            const std::string& parent_path, bool create_map) {
   if (step.index) {
-    if (!parent.IsSequence()) return wrong_kind_error(walk, parent, step, parent_path, "a sequence");
+    if (!parent.IsSequence())
+      return wrong_kind_error(walk, parent, step, parent_path, "a sequence");
     if (*step.index >= parent.size()) {
       return override_error(walk.source, step.path,
                             "index " + std::to_string(*step.index) +
@@ -161,7 +162,8 @@ Status apply_config_override(ConfigDocument& document, const std::string& assign
   std::string parent_path;
   for (std::size_t i = 0; i + 1 < steps.size(); ++i) {
     const bool next_is_key = !steps[i + 1].index.has_value();
-    SY_ASSIGN_OR_RETURN(YAML::Node child, descend(walk, current, steps[i], parent_path, next_is_key));
+    SY_ASSIGN_OR_RETURN(YAML::Node child,
+                        descend(walk, current, steps[i], parent_path, next_is_key));
     current.reset(child);
     walk.parent_source = node_override_source(document, current, walk.parent_source);
     parent_path = steps[i].path;

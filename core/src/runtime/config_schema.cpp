@@ -145,7 +145,7 @@ constexpr double kMaxWindow = 1024;        // kernel_size, stride, padding, dila
 constexpr double kMaxImageExtent = 65536;  // each of data.image_shape
 constexpr double kMaxEpochs = 1000000;     // epochs and every count of epochs or steps
 constexpr double kMaxSeed = 9007199254740991.0;
-constexpr double kMaxLearningRate = 10;    // lr, min_lr
+constexpr double kMaxLearningRate = 10000;  // lr, min_lr (linear probes use 30)
 
 SchemaNode layer_schema() {
   auto pool = [] {
@@ -156,25 +156,26 @@ SchemaNode layer_schema() {
     };
   };
   return tagged_map_of(
-      "type", {
-                  {"linear", {{"out_features", int_in(1, kMaxWidth), kRequired}, {"bias", boolean()}}},
-                  {"conv2d",
-                   {{"out_channels", int_in(1, kMaxWidth), kRequired},
-                    {"kernel_size", int_in(1, kMaxWindow), kRequired},
-                    {"stride", int_in(1, kMaxWindow)},
-                    {"padding", int_in(0, kMaxWindow)},
-                    {"dilation", int_in(1, kMaxWindow)},
-                    {"bias", boolean()}}},
-                  {"maxpool2d", pool()},
-                  {"avgpool2d", pool()},
-                  {"dropout", {{"p", number_in(0.0, 1.0)}}},
-                  {"layernorm", {{"eps", number_above_to(0.0, 1.0)}}},
-                  {"relu", {}},
-                  {"gelu", {}},
-                  {"tanh", {}},
-                  {"sigmoid", {}},
-                  {"flatten", {}},
-              });
+      "type",
+      {
+          {"linear", {{"out_features", int_in(1, kMaxWidth), kRequired}, {"bias", boolean()}}},
+          {"conv2d",
+           {{"out_channels", int_in(1, kMaxWidth), kRequired},
+            {"kernel_size", int_in(1, kMaxWindow), kRequired},
+            {"stride", int_in(1, kMaxWindow)},
+            {"padding", int_in(0, kMaxWindow)},
+            {"dilation", int_in(1, kMaxWindow)},
+            {"bias", boolean()}}},
+          {"maxpool2d", pool()},
+          {"avgpool2d", pool()},
+          {"dropout", {{"p", number_in(0.0, 1.0)}}},
+          {"layernorm", {{"eps", number_above_to(0.0, 1.0)}}},
+          {"relu", {}},
+          {"gelu", {}},
+          {"tanh", {}},
+          {"sigmoid", {}},
+          {"flatten", {}},
+      });
 }
 
 SchemaNode data_schema() {
