@@ -26,6 +26,17 @@ TEST_CASE("a YAML syntax error is reported as file:line:column with yaml-cpp's r
                 "cfg.yaml:2:7: invalid YAML: end of sequence flow not found");
 }
 
+TEST_CASE("a comma outside a flow collection is an error, not a parser that never ends") {
+  // yaml-cpp 0.7's LoadAll loops on these, allocating until memory runs out.
+  require_error("# a comment\n, so\ntrain: {epochs: 3}\n",
+                "cfg.yaml:2:1: invalid YAML: a ',' outside [ ] or { }; commas separate items only "
+                "inside a flow sequence or map");
+  require_error("\"x\"\n,\n",
+                "cfg.yaml:2:1: invalid YAML: a ',' outside [ ] or { }; commas separate items only "
+                "inside a flow sequence or map");
+  REQUIRE(config_status("train: {epochs: 3}\n---\n").ok());
+}
+
 TEST_CASE("a value of the wrong type names the key and the expected type") {
   require_error(
       "train:\n  epochs: abc\n",
