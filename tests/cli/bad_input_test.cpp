@@ -87,18 +87,18 @@ TEST_CASE("run: data.non_finite: drop_rows trains on the rest and says how many 
   CHECK(contains(read_text(dir / "m.json"), "\"dropped_rows\": 1,"));
 }
 
-TEST_CASE("run: lr 2147483648 diverges and exits 1 naming epoch and step", "[cli][bad-input]") {
+TEST_CASE("run: lr 10000 diverges and exits 1 naming epoch and step", "[cli][bad-input]") {
   Folder dir;
   const auto result =
       run(SWITCHYARD_SOURCE_DIR "/configs/digits-mlp.yaml",
-          "--set backends=[reference] --set deterministic=true --set optimizer.lr=2147483648 "
+          "--set backends=[reference] --set deterministic=true --set optimizer.lr=10000 "
           "--set train.checkpoint=" +
               (dir / "d.ckpt") + " --set train.progress=none");
   INFO(result.output);
   CHECK(result.exit_code == 1);
   CHECK(contains(result.output,
                  "switchyard: error: training diverged: the loss is not finite (NaN or "
-                 "infinite) at epoch 1, step 3 of 23; the run stopped without writing " +
+                 "infinite) at epoch 1, step 5 of 23; the run stopped without writing " +
                      (dir / "d.ckpt") + "\n"));
   CHECK_FALSE(std::filesystem::exists(dir / "d.ckpt"));
 }

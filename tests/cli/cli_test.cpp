@@ -3,6 +3,7 @@
 
 #include "json_test_support.h"
 #include "test_support.h"
+#include "train/train_test_support.h"
 
 using switchyard::testing::cli;
 using switchyard::testing::contains;
@@ -153,4 +154,58 @@ TEST_CASE("device_policy local_rank: devices, doctor and run say which rank took
   INFO(bad.output);
   CHECK(bad.exit_code == 2);
   CHECK(contains(bad.output, "LOCAL_RANK='first': expected the process's local rank"));
+}
+
+TEST_CASE("plugins, devices --json and doctor name each search folder not searched", "[cli]") {
+  switchyard::testing::TempDir temp;
+  const std::string missing = (temp / "missing").string();
+  const std::string loop = (temp / "loop").string();
+  std::filesystem::create_symlink(loop, loop);
+  const std::string plugins_dir = (temp / "plugins").string();
+  std::filesystem::create_directory(plugins_dir);
+  const std::string self = plugins_dir + "/libswitchyard-self.so";
+  std::filesystem::create_symlink("libswitchyard-self.so", self);
+  const std::string env = "SWITCHYARD_PLUGIN_PATH=" + missing + ":" + loop + ":" + plugins_dir +
+                          " SWITCHYARD_BACKENDS=reference ";
+  const std::string missing_reason = "plugin folder '" + missing + "' not searched: does not exist";
+  const std::string loop_reason = "plugin folder '" + loop +
+                                  "' not searched: a loop of symbolic links (Too many levels of "
+                                  "symbolic links)";
+
+  const auto plugins = run_command(env + cli() + " plugins");
+  INFO(plugins.output);
+  CHECK(contains(plugins.output, "  " + missing + "  (not searched: does not exist)\n"));
+  CHECK(contains(plugins.output, "  " + plugins_dir + "\n"));
+  CHECK(contains(plugins.output, "reason: '" + self + "': a loop of symbolic links"));
+
+  const Json plugin_list = parse_json(run_command(env + cli() + " plugins --json").output);
+  const Json* missing_plugin_entry = entry_with(plugin_list, "path", missing);
+  REQUIRE(missing_plugin_entry != nullptr);
+  CHECK(missing_plugin_entry->at("status").get<std::string>() == "not searched");
+  CHECK(missing_plugin_entry->at("reason").get<std::string>() == missing_reason);
+
+  const Json devices = parse_json(run_command(env + cli() + " devices --json").output);
+  const Json* loop_entry = entry_with(devices, "id", loop);
+  REQUIRE(loop_entry != nullptr);
+  CHECK(loop_entry->at("type").get<std::string>() == "plugin folder");
+  CHECK(loop_entry->at("reason").get<std::string>() == loop_reason);
+  CHECK_FALSE(loop_entry->at("usable").get<bool>());
+
+  const auto doctor = run_command(env + cli() + " doctor");
+  INFO(doctor.output);
+  CHECK(contains(doctor.output, "  " + missing +
+                                    "  (not searched: does not exist)\n    hint: create the folder "
+                                    "or remove it from SWITCHYARD_PLUGIN_PATH"));
+  // The self-link's hint is about the link, not the "missing dependency" of dlopen's wording.
+  CHECK(contains(doctor.output, "hint: a symbolic link on this path points back at itself"));
+  CHECK_FALSE(contains(doctor.output, "a library the plugin needs is missing"));
+  const Json report = parse_json(run_command(env + cli() + " doctor --json").output);
+  const Json* missing_folder = entry_with(report.at("search_path"), "path", missing);
+  REQUIRE(missing_folder != nullptr);
+  CHECK_FALSE(missing_folder->at("searched").get<bool>());
+  CHECK(missing_folder->at("reason").get<std::string>() == "does not exist");
+  const Json* searched = entry_with(report.at("search_path"), "path", plugins_dir);
+  REQUIRE(searched != nullptr);
+  CHECK(searched->at("searched").get<bool>());
+  CHECK(searched->at("plugin_files").get<int>() == 1);
 }

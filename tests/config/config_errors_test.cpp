@@ -26,37 +26,119 @@ TEST_CASE("a YAML syntax error is reported as file:line:column with yaml-cpp's r
                 "cfg.yaml:2:7: invalid YAML: end of sequence flow not found");
 }
 
+TEST_CASE("a comma outside a flow collection is an error, not a parser that never ends") {
+  // yaml-cpp 0.7's LoadAll loops on these, allocating until memory runs out.
+  require_error("# a comment\n, so\ntrain: {epochs: 3}\n",
+                "cfg.yaml:2:1: invalid YAML: a ',' outside [ ] or { }; commas separate items only "
+                "inside a flow sequence or map");
+  require_error("\"x\"\n,\n",
+                "cfg.yaml:2:1: invalid YAML: a ',' outside [ ] or { }; commas separate items only "
+                "inside a flow sequence or map");
+  REQUIRE(config_status("train: {epochs: 3}\n---\n").ok());
+}
+
 TEST_CASE("a value of the wrong type names the key and the expected type") {
-  require_error("train:\n  epochs: abc\n",
-                "cfg.yaml:2:11: key 'train.epochs': expected an integer >= 1, got 'abc'");
+  require_error(
+      "train:\n  epochs: abc\n",
+      "cfg.yaml:2:11: key 'train.epochs': expected an integer >= 1 and <= 1000000, got 'abc'");
   require_error("deterministic: maybe\n",
                 "cfg.yaml:1:16: key 'deterministic': expected true or false, got 'maybe'");
   require_error("train: 5\n", "cfg.yaml:1:8: key 'train': expected a map, got '5'");
   require_error("train:\n  epochs:\n  batch_size: 8\n",
-                "cfg.yaml:2:3: key 'train.epochs': expected an integer >= 1, got an empty value");
+                "cfg.yaml:2:3: key 'train.epochs': expected an integer >= 1 and <= 1000000, got an "
+                "empty value");
   require_error("train:\n  checkpoint: [a, b]\n",
                 "cfg.yaml:2:15: key 'train.checkpoint': expected a path, got a sequence");
   require_error("train:\n  batch_size: big\n",
-                "cfg.yaml:2:15: key 'train.batch_size': expected an integer >= 1 or 'auto', got "
-                "'big'");
+                "cfg.yaml:2:15: key 'train.batch_size': expected an integer >= 1 and <= 1048576 or "
+                "'auto', got 'big'");
 }
 
 TEST_CASE("a long value is shortened in messages") {
   require_error(
       "seed: " + std::string(100, '7') + "x\n",
-      "cfg.yaml:1:7: key 'seed': expected an integer >= 0, got '" + std::string(60, '7') + "...'");
+      "cfg.yaml:1:7: key 'seed': expected an integer >= 0 and <= 9007199254740991, got '" +
+          std::string(60, '7') + "...'");
 }
 
 TEST_CASE("a value outside its range names the bounds") {
-  require_error("train:\n  epochs: 0\n",
-                "cfg.yaml:2:11: key 'train.epochs': expected an integer >= 1, got '0'");
+  require_error(
+      "train:\n  epochs: 0\n",
+      "cfg.yaml:2:11: key 'train.epochs': expected an integer >= 1 and <= 1000000, got '0'");
   require_error("data: {test_fraction: 1.5}\n",
                 "cfg.yaml:1:23: key 'data.test_fraction': expected a number > 0 and < 1, got "
                 "'1.5'");
-  require_error("seed: -1\n", "cfg.yaml:1:7: key 'seed': expected an integer >= 0, got '-1'");
+  require_error(
+      "seed: -1\n",
+      "cfg.yaml:1:7: key 'seed': expected an integer >= 0 and <= 9007199254740991, got '-1'");
   require_error("optimizer:\n  betas: [0.9]\n",
                 "cfg.yaml:2:10: key 'optimizer.betas': expected a sequence of two numbers >= 0 "
                 "and < 1, such as [0.9, 0.999], got 1 item");
+}
+
+TEST_CASE("integers are range-checked before they are narrowed: nothing wraps") {
+  // 4294967299 = 2^32 + 3 used to train as kernel size 3; 2147483648 became -2147483648.
+  const std::string conv = "model:\n  layers:\n    - {type: conv2d, out_channels: 4, kernel_size: ";
+  require_error(conv + "4294967299}\n",
+                "cfg.yaml:3:52: key 'model.layers[0].kernel_size': expected an integer >= 1 and "
+                "<= 1024, got '4294967299'");
+  require_error(conv + "2147483648}\n",
+                "cfg.yaml:3:52: key 'model.layers[0].kernel_size': expected an integer >= 1 and "
+                "<= 1024, got '2147483648'");
+  require_error("model:\n  layers: [{type: linear, out_features: 99999999999999999999}]\n",
+                "cfg.yaml:2:41: key 'model.layers[0].out_features': expected an integer >= 1 "
+                "and <= 1048576, got '99999999999999999999'");
+  require_error("model:\n  layers: [{type: maxpool2d, kernel_size: 2, padding: 1025}]\n",
+                "cfg.yaml:2:55: key 'model.layers[0].padding': expected an integer >= 0 and <= "
+                "1024, got '1025'");
+  require_error("train: {batch_size: 4294967296}\n",
+                "cfg.yaml:1:21: key 'train.batch_size': expected an integer >= 1 and <= 1048576 "
+                "or 'auto', got '4294967296'");
+  require_error("data: {image_shape: [1, 65537, 1]}\n",
+                "cfg.yaml:1:25: key 'data.image_shape[1]': expected an integer >= 1 and <= "
+                "65536, got '65537'");
+  require_error("seed: 9007199254740992\n",
+                "cfg.yaml:1:7: key 'seed': expected an integer >= 0 and <= 9007199254740991, got "
+                "'9007199254740992'");
+  REQUIRE(config_status("seed: 9007199254740991\ntrain: {epochs: 1000000}\n").ok());
+}
+
+TEST_CASE("numbers are finite and within their documented range") {
+  require_error("optimizer: {lr: 2147483648}\n",
+                "cfg.yaml:1:17: key 'optimizer.lr': expected a number > 0 and <= 10000, got "
+                "'2147483648'");
+  require_error("optimizer: {lr: 0}\n",
+                "cfg.yaml:1:17: key 'optimizer.lr': expected a number > 0 and <= 10000, got '0'");
+  require_error(
+      "optimizer: {lr: .nan}\n",
+      "cfg.yaml:1:17: key 'optimizer.lr': expected a number > 0 and <= 10000, got '.nan'");
+  require_error("optimizer: {eps: 1e400}\n",
+                "cfg.yaml:1:18: key 'optimizer.eps': expected a number > 0 and <= 1, got '1e400'");
+  require_error("optimizer: {weight_decay: 2}\n",
+                "cfg.yaml:1:27: key 'optimizer.weight_decay': expected a number >= 0 and <= 1, "
+                "got '2'");
+  require_error("schedule: {gamma: inf}\n",
+                "cfg.yaml:1:19: key 'schedule.gamma': expected a number > 0 and <= 10, got "
+                "'inf'");
+  require_error("data: {divisor: 1e10}\n",
+                "cfg.yaml:1:17: key 'data.divisor': expected a number > 0 and <= 1000000000, got "
+                "'1e10'");
+  require_error("model:\n  layers: [{type: layernorm, eps: 5}]\n",
+                "cfg.yaml:2:35: key 'model.layers[0].eps': expected a number > 0 and <= 1, got "
+                "'5'");
+  REQUIRE(config_status("optimizer: {lr: 10000, eps: 1e-12}\n").ok());
+}
+
+TEST_CASE("an empty layer is an error at its place, not a layer of type ''") {
+  require_error("model:\n  layers:\n    - {type: relu}\n    -\n",
+                "cfg.yaml:4:5: key 'model.layers[1]': expected a map with a 'type' key, got an "
+                "empty value");
+  require_error("model:\n  layers:\n    -\n    - {type: relu}\n",
+                "cfg.yaml:3:5: key 'model.layers[0]': expected a map with a 'type' key, got an "
+                "empty value");
+  require_error("model:\n  layers: [~]\n",
+                "cfg.yaml:2:12: key 'model.layers[0]': expected a map with a 'type' key, got an "
+                "empty value");
 }
 
 TEST_CASE("a value that is not in an enum lists the allowed values") {
@@ -168,7 +250,7 @@ TEST_CASE("layer maps allow only the keys of their type") {
                 "expected only 'type'");
   require_error("model:\n  layers:\n    - {type: relu}\n    - {type: linear}\n",
                 "cfg.yaml:4:7: key 'model.layers[1].out_features': missing required key "
-                "'out_features' for type 'linear', expected an integer >= 1");
+                "'out_features' for type 'linear', expected an integer >= 1 and <= 1048576");
   require_error("model:\n  layers:\n    - {type: conv3d, out_channels: 4}\n",
                 "cfg.yaml:3:14: key 'model.layers[0].type': unknown value 'conv3d' (did you "
                 "mean 'conv2d'?), expected one of: linear, conv2d, maxpool2d, avgpool2d, "
@@ -192,7 +274,7 @@ TEST_CASE("backend options accept any scalar but nothing nested") {
 TEST_CASE("several problems are all reported, in file order") {
   const switchyard::Status status = config_status("seed: x\ntrain:\n  epoch: 3\nfallback: no\n");
   REQUIRE(status.message() ==
-          "cfg.yaml:1:7: key 'seed': expected an integer >= 0, got 'x'\n"
+          "cfg.yaml:1:7: key 'seed': expected an integer >= 0 and <= 9007199254740991, got 'x'\n"
           "cfg.yaml:3:3: key 'train.epoch': unknown key 'epoch'; did you mean 'epochs'?\n"
           "cfg.yaml:4:11: key 'fallback': unknown value 'no', expected one of: warn, error, "
           "silent");

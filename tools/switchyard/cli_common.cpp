@@ -62,6 +62,38 @@ Registry discover_isolated(const RuntimeSettings& settings) {
   return Registry::discover(plugin_search_path(settings.plugin_paths), options);
 }
 
+namespace {
+
+// A path as messages show it: in full up to 300 characters, otherwise its start and end around
+// "...", so that a hostile path cannot flood the terminal.
+std::string shown_path(const std::filesystem::path& path) {
+  constexpr size_t kLimit = 300;
+  const std::string text = path.string();
+  if (text.size() <= kLimit) return text;
+  return text.substr(0, 150) + "..." + text.substr(text.size() - 100) + " (" +
+         std::to_string(text.size()) + " characters)";
+}
+
+}  // namespace
+
+void print_search_path(std::ostream& out, const Registry& registry,
+                       const std::function<std::string(const std::string&)>& hint) {
+  out << "search path:\n";
+  for (const auto& folder : registry.search_folders()) {
+    out << "  " << shown_path(folder.path);
+    if (folder.searched) {
+      out << "\n";
+      continue;
+    }
+    out << "  (not searched: " << folder.reason << ")\n";
+    if (hint) out << "    hint: " << hint(folder.reason) << "\n";
+  }
+}
+
+std::string folder_not_searched_text(const SearchFolder& folder) {
+  return "plugin folder '" + shown_path(folder.path) + "' not searched: " + folder.reason;
+}
+
 std::vector<DeviceRecord> probe_all_isolated(Registry& registry, const RuntimeSettings& settings,
                                              Result<Choice>* choice) {
   std::vector<DeviceRecord> devices;

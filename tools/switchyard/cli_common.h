@@ -5,6 +5,8 @@
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/positional_options.hpp>
 #include <boost/program_options/variables_map.hpp>
+#include <functional>
+#include <iosfwd>
 #include <optional>
 #include <string>
 
@@ -40,6 +42,15 @@ std::optional<Config> load_config_or_report(const po::variables_map& values,
 
 // Discovers plugins along the search path, each loaded in a child process first.
 Registry discover_isolated(const RuntimeSettings& settings);
+
+// "search path:" and one line per folder, each not searched with its reason:
+//   /opt/plugins  (not searched: does not exist)
+// and, when `hint` is given, a line "    hint: ..." with its advice for the reason.
+void print_search_path(std::ostream& out, const Registry& registry,
+                       const std::function<std::string(const std::string&)>& hint = {});
+
+// "plugin folder '/opt/plugins' not searched: does not exist", for the JSON listings.
+std::string folder_not_searched_text(const SearchFolder& folder);
 
 // Probes every loaded plugin in a child process each, and marks the device the settings select.
 // `choice` receives the selection verdict (an error when nothing is usable).

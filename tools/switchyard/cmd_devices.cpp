@@ -45,6 +45,21 @@ void print_json(const Registry& registry, const std::vector<DeviceRecord>& devic
                      {"settings", ""},
                      {"selected", false}});
   }
+  // A search folder that could not be searched gets an entry too: it may be why a backend is
+  // missing above.
+  for (const auto& folder : registry.search_folders()) {
+    if (folder.searched) continue;
+    list.push_back(detail::Json{{"backend", ""},
+                                {"id", folder.path.string()},
+                                {"name", ""},
+                                {"type", "plugin folder"},
+                                {"memory_total_bytes", 0},
+                                {"memory_free_bytes", 0},
+                                {"usable", false},
+                                {"reason", folder_not_searched_text(folder)},
+                                {"settings", ""},
+                                {"selected", false}});
+  }
   std::cout << detail::json_text(list, 2) << "\n";
 }
 

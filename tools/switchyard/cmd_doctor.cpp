@@ -23,6 +23,19 @@ const Hint kHints[] = {
      "install the NVIDIA driver (it provides libcuda.so.1) or put its folder on "
      "LD_LIBRARY_PATH; on a machine without an NVIDIA GPU this is expected"},
     {"libvulkan", "install a Vulkan loader and driver (Debian: libvulkan1 mesa-vulkan-drivers)"},
+    {"a loop of symbolic links",
+     "a symbolic link on this path points back at itself: replace it with the real file or "
+     "folder"},
+    {"which does not exist",
+     "a symbolic link on this path points at nothing: fix the link or remove it"},
+    {"not a library", "only libswitchyard-<name>.so library files belong in a plugin folder"},
+    {"does not exist",
+     "create the folder or remove it from SWITCHYARD_PLUGIN_PATH / the YAML's plugin_paths"},
+    {"over PATH_MAX", "use a shorter path (a symbolic link to the folder will do)"},
+    {"is longer than the system allows", "use a shorter folder name"},
+    {"not a folder", "plugin_paths and SWITCHYARD_PLUGIN_PATH name folders, not files"},
+    {"cannot be read", "give this user read permission, or remove the entry from the path"},
+    {"cannot be reached", "give this user permission to enter every folder on the path"},
     {"cannot open shared object file",
      "a library the plugin needs is missing: install it or add its folder to LD_LIBRARY_PATH "
      "(run `ldd` on the plugin file to see every missing one)"},
@@ -77,8 +90,8 @@ int exit_code_for(const Result<Choice>& choice, const std::vector<DeviceRecord>&
 void print_text(const Registry& registry, const RuntimeSettings& settings, const Report& report) {
   std::cout << "switchyard " << SWITCHYARD_VERSION << " doctor\n\npriority list:";
   for (const auto& b : settings.backends) std::cout << " " << b;
-  std::cout << "  (device: " << settings.device << ")\nsearch path:\n";
-  for (const auto& folder : registry.search_path()) std::cout << "  " << folder.string() << "\n";
+  std::cout << "  (device: " << settings.device << ")\n";
+  print_search_path(std::cout, registry, hint_for);
   std::cout << "\n";
   for (const auto& p : registry.plugins()) {
     std::cout << "[" << plugin_state_name(p.state) << "] " << p.name;
@@ -125,6 +138,14 @@ void print_json(const Registry& registry, const Report& report) {
                                    {"reason", p.reason},
                                    {"hint", p.reason.empty() ? "" : hint_for(p.reason)}});
   }
+  detail::Json folders = detail::Json::array();
+  for (const auto& folder : registry.search_folders()) {
+    folders.push_back(detail::Json{{"path", folder.path.string()},
+                                   {"searched", folder.searched},
+                                   {"plugin_files", folder.plugin_files},
+                                   {"reason", folder.reason},
+                                   {"hint", folder.searched ? "" : hint_for(folder.reason)}});
+  }
   detail::Json devices = detail::Json::array();
   for (const auto& d : report.devices) {
     devices.push_back(detail::Json{{"id", d.info.id()},
@@ -138,7 +159,8 @@ void print_json(const Registry& registry, const Report& report) {
   const detail::Json selected = report.choice.ok()
                                     ? detail::Json(report.devices[report.choice->index].info.id())
                                     : detail::Json(nullptr);
-  const detail::Json document{{"plugins", std::move(plugins)},
+  const detail::Json document{{"search_path", std::move(folders)},
+                              {"plugins", std::move(plugins)},
                               {"devices", std::move(devices)},
                               {"selected", selected},
                               {"exit_code", report.exit_code}};

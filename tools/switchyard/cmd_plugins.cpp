@@ -29,11 +29,20 @@ int plugins_command(const Args& args) {
                                   {"description", p.description},
                                   {"reason", p.reason}});
     }
+    // A folder that could not be searched gets an entry of its own, so its reason is not lost.
+    for (const auto& folder : registry.search_folders()) {
+      if (folder.searched) continue;
+      list.push_back(detail::Json{{"name", ""},
+                                  {"path", folder.path.string()},
+                                  {"status", "not searched"},
+                                  {"version", ""},
+                                  {"description", ""},
+                                  {"reason", folder_not_searched_text(folder)}});
+    }
     std::cout << detail::json_text(list, 2) << "\n";
     return kExitOk;
   }
-  std::cout << "search path:\n";
-  for (const auto& folder : registry.search_path()) std::cout << "  " << folder.string() << "\n";
+  print_search_path(std::cout, registry);
   if (registry.plugins().empty()) std::cout << "no plugins found\n";
   for (const auto& p : registry.plugins()) {
     std::cout << p.name << "  " << plugin_state_name(p.state);

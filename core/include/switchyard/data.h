@@ -10,11 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "switchyard/config.h"
 #include "switchyard/status.h"
 
 namespace switchyard {
-
-class ConfigNode;
 
 // What loading does with a feature value that is NaN or infinite (or too large for f32): the YAML
 // key data.non_finite. kError (the default) fails naming the file, line and column; kDropRows drops
@@ -101,6 +100,7 @@ struct DataSettings {
   uint64_t split_seed = 0;
   std::vector<int64_t> image_shape;  // empty: flat features
   NonFinitePolicy non_finite = NonFinitePolicy::kError;
+  ConfigNode image_shape_node;  // where image_shape is in the YAML file, for errors
 
   // Reads the section (an absent node gives the defaults); errors carry the YAML location.
   static Result<DataSettings> from_config(const ConfigNode& data_section);

@@ -36,6 +36,17 @@ struct PluginRecord {
   std::shared_ptr<const Plugin> plugin;  // null unless loaded
 };
 
+// One folder of the search path. A folder that cannot be searched is kept with its reason, so that
+// `plugins`, `devices --json` and `doctor` can say why nothing was found there.
+struct SearchFolder {
+  std::filesystem::path path;
+  bool searched = false;
+  // Why it was not searched: "does not exist", "a loop of symbolic links (...)", "not a folder
+  // (a regular file)", "the path is N bytes long, over PATH_MAX (...)", "cannot be read: ...".
+  std::string reason;
+  std::size_t plugin_files = 0;  // libswitchyard-*.so files found in it
+};
+
 struct DeviceRecord {
   DeviceInfo info;
   bool usable = false;
@@ -68,6 +79,8 @@ class Registry {
                            const DiscoverOptions& options = {});
 
   const std::vector<std::filesystem::path>& search_path() const { return search_path_; }
+  // The search path's folders in order, each with whether it could be searched and why not.
+  const std::vector<SearchFolder>& search_folders() const { return search_folders_; }
   const std::vector<PluginRecord>& plugins() const { return plugins_; }
   // The loaded plugin of that name, or null.
   std::shared_ptr<const Plugin> find(const std::string& name) const;
@@ -82,6 +95,7 @@ class Registry {
 
  private:
   std::vector<std::filesystem::path> search_path_;
+  std::vector<SearchFolder> search_folders_;
   std::vector<PluginRecord> plugins_;
 };
 

@@ -58,6 +58,9 @@ struct LayerSpec {
   bool bias = true;
   double p = 0.5;     // dropout
   double eps = 1e-5;  // layernorm
+  // Where the layer is in the YAML file (model.layers[i]), so that errors found while building
+  // the model point at it; invalid for a layer made in code.
+  ConfigNode node;
 };
 
 struct ModelSpec {

@@ -42,6 +42,7 @@ Result<DataSettings> DataSettings::from_config(const ConfigNode& data_section) {
   settings.non_finite = *policy;
   const ConfigNode shape = data_section["image_shape"];
   if (shape.valid()) {
+    settings.image_shape_node = shape;
     for (const ConfigNode& item : shape.items()) {
       SY_ASSIGN_OR_RETURN(const int64_t extent, item.as_int());
       if (extent < 1) return item.error("image dimensions must be >= 1");
@@ -54,7 +55,13 @@ Result<DataSettings> DataSettings::from_config(const ConfigNode& data_section) {
 Result<PreparedData> prepare_data(const DataSettings& settings,
                                   const std::filesystem::path& base_dir) {
   SY_ASSIGN_OR_RETURN(Dataset all, load_dataset(settings.dataset, base_dir, settings.non_finite));
-  if (!settings.image_shape.empty()) SY_RETURN_IF_ERROR(all.reshape_samples(settings.image_shape));
+  if (!settings.image_shape.empty()) {
+    const Status reshaped = all.reshape_samples(settings.image_shape);
+    if (!reshaped.ok() && settings.image_shape_node.valid()) {
+      return settings.image_shape_node.error(reshaped.message());
+    }
+    SY_RETURN_IF_ERROR(reshaped);
+  }
   PreparedData prepared;
   prepared.dropped_rows = all.dropped_rows;
   SY_ASSIGN_OR_RETURN(prepared.split,

@@ -88,7 +88,7 @@ Result<Config> Config::load_text(const std::string& text, const std::string& dis
     root->document = document;
     root->node = document->root;
     root->present = true;
-    root->location = node_location(*document, document->root, false);
+    root->location = node_location(*document, document->root, "");
     if (root->location.line == 0) root->location = {display_name, 1, 1};
     Config config;
     config.file_ = display_name;

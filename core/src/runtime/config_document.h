@@ -16,21 +16,30 @@
 
 namespace switchyard {
 
-// The name that stands in for a file in errors about --set overrides.
-inline constexpr const char* kOverrideSourceName = "<--set>";
+// A node that a --set override placed into the document, and the name of that override
+// ("--set 'train.epochs=abc'"), which stands in for the file in errors about the node.
+struct OverrideNode {
+  YAML::Node node;
+  std::string source;
+};
+
+// "--set 'train.epochs=abc'": how errors name the override `assignment`.
+std::string override_source_name(const std::string& assignment);
 
 struct ConfigDocument {
   std::string file;                 // as given by the caller, for messages
   std::filesystem::path directory;  // relative paths in the document resolve against this
+  std::string text;                 // the file's text, for locating what yaml-cpp marks poorly
   YAML::Node root;
-  std::vector<YAML::Node> override_values;  // the values that --set placed into `root`
+  // The values that --set placed into `root`, and the maps and keys it created on their way.
+  std::vector<OverrideNode> override_nodes;
 };
 
 struct ConfigNode::Impl {
   std::shared_ptr<const ConfigDocument> document;
-  YAML::Node node;       // meaningful only when `present`
-  bool present = false;  // false for a key that is absent from the document
-  bool from_override = false;
+  YAML::Node node;              // meaningful only when `present`
+  bool present = false;         // false for a key that is absent from the document
+  std::string override_source;  // the --set that put the node there; empty: from the file
   std::string key_path;
   SourceLocation location;  // for an absent key: the location of the map it would be in
 
@@ -39,14 +48,15 @@ struct ConfigNode::Impl {
                                                 bool present, std::string key_path);
 };
 
-// True when `node` was created or replaced by a --set override. `parent_from_override` carries the
-// answer down the tree: everything inside an override's value is from the override too.
-bool node_from_override(const ConfigDocument& document, const YAML::Node& node,
-                        bool parent_from_override);
+// The name of the --set override that created or replaced `node`; empty when it comes from the
+// file. `parent_source` carries the answer down the tree: everything inside an override's value
+// is from that override too.
+std::string node_override_source(const ConfigDocument& document, const YAML::Node& node,
+                                 const std::string& parent_source);
 
-// The file:line:column of `node` (1-based), or just "<--set>" for override nodes.
+// The file:line:column of `node` (1-based), or the name of its --set override.
 SourceLocation node_location(const ConfigDocument& document, const YAML::Node& node,
-                             bool from_override);
+                             const std::string& override_source);
 
 // "file:line:col: key 'a.b': message"; the key part is left out for an empty key path and the
 // location part for an unknown location.

@@ -13,20 +13,26 @@ std::string SourceLocation::to_string() const {
   return file + ":" + std::to_string(line) + ":" + std::to_string(column);
 }
 
-bool node_from_override(const ConfigDocument& document, const YAML::Node& node,
-                        bool parent_from_override) {
-  if (parent_from_override) return true;
-  if (document.override_values.empty()) return false;
-  if (node.Mark().is_null()) return true;  // a key or map that an override created
-  for (const YAML::Node& value : document.override_values) {
-    if (value.is(node)) return true;
+std::string override_source_name(const std::string& assignment) {
+  return "--set " + quote_value(assignment);
+}
+
+std::string node_override_source(const ConfigDocument& document, const YAML::Node& node,
+                                 const std::string& parent_source) {
+  if (document.override_nodes.empty()) return parent_source;
+  // A node's own entry wins over its parent's: a map that one --set created may hold a value that
+  // a later --set placed.
+  for (const OverrideNode& entry : document.override_nodes) {
+    if (entry.node.is(node)) return entry.source;
   }
-  return false;
+  if (!parent_source.empty()) return parent_source;
+  // Every node of the file has a mark; the overrides' unmarked nodes are all recorded above.
+  return node.Mark().is_null() ? "--set" : "";
 }
 
 SourceLocation node_location(const ConfigDocument& document, const YAML::Node& node,
-                             bool from_override) {
-  if (from_override) return {kOverrideSourceName, 0, 0};
+                             const std::string& override_source) {
+  if (!override_source.empty()) return {override_source, 0, 0};
   const YAML::Mark mark = node.Mark();
   if (mark.is_null()) return {document.file, 0, 0};
   return {document.file, mark.line + 1, mark.column + 1};
@@ -70,13 +76,13 @@ std::shared_ptr<const ConfigNode::Impl> ConfigNode::Impl::make_child(const Impl&
   impl->key_path = std::move(key_path);
   impl->present = present;
   if (!present) {
-    impl->from_override = parent.from_override;
+    impl->override_source = parent.override_source;
     impl->location = parent.location;
     return impl;
   }
   impl->node = child;
-  impl->from_override = node_from_override(*parent.document, child, parent.from_override);
-  impl->location = node_location(*parent.document, child, impl->from_override);
+  impl->override_source = node_override_source(*parent.document, child, parent.override_source);
+  impl->location = node_location(*parent.document, child, impl->override_source);
   return impl;
 }
 

@@ -10,7 +10,8 @@ namespace switchyard {
 
 // Parses `assignment` ("train.epochs=3", "backends=[reference]", "model.layers[1].p=0.2"), parses
 // the value as YAML and stores it in `document.root`, creating intermediate maps as needed. The
-// value is recorded in `document.override_values` so that errors about it say "<--set>".
+// value (and every map and key created for it) is recorded in `document.override_nodes`, so that
+// errors about it name the override: "--set 'train.epochs=abc': key 'train.epochs': ...".
 Status apply_config_override(ConfigDocument& document, const std::string& assignment);
 
 }  // namespace switchyard

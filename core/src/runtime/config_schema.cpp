@@ -3,19 +3,23 @@
 // HOW TO ADD A KEY
 //   1. Find the map that should hold it in make_root_schema() below (top level, `data`, `train`,
 //      ...) and add one line to its field list, e.g.
-//          {"warmup_epochs", int_at_least(0)},
+//          {"warmup_epochs", int_in(0, kMaxEpochs)},
 //      or, for a key that must be present, {"name", string_value(), kRequired}.
-//   2. Pick the value type from the helpers under "Building blocks": int_at_least, int_in,
-//      number_above, number_at_least, number_in, boolean, string_value, path_value, one_of,
+//   2. Pick the value type from the helpers under "Building blocks": int_in, number_above_to,
+//      number_from_to, number_in, number_between, boolean, string_value, path_value, one_of,
 //      int_or_auto, sequence_of, map_of, tagged_map_of, any_scalar_map, backend_name,
 //      device_spec, backend_map_of. A new kind of value needs a ValueKind, a case in
 //      describe_expected() here and one in config_validate.cpp.
 //   3. A new layer type is one more entry in layer_schema(): the tag value and the keys it takes.
+//      Every integer and number has both bounds: a value is checked against them before the code
+//      that reads it narrows it (to int, to float), so nothing wraps or overflows to inf/NaN.
 //   4. Add the key to the example in docs and a test in tests/config if it has a new kind of rule.
 // Validation, unknown-key suggestions and --set overrides all follow from the tree; nothing else
 // needs to change. Code that reads the value uses ConfigNode (config.h).
 #include "runtime/config_schema.h"
 
+#include <cmath>
+#include <cstdint>
 #include <sstream>
 #include <utility>
 
@@ -35,27 +39,25 @@ SchemaNode simple(ValueKind kind) {
   return node;
 }
 
-SchemaNode int_in(std::optional<double> min, std::optional<double> max) {
+SchemaNode int_in(double min, double max) {
   SchemaNode node = simple(ValueKind::kInt);
   node.range.min = min;
   node.range.max = max;
   return node;
 }
-SchemaNode int_at_least(double min) {
-  return int_in(min, std::nullopt);
-}
 
-SchemaNode number(std::optional<double> min, bool min_inclusive, std::optional<double> max,
-                  bool max_inclusive) {
+SchemaNode number(double min, bool min_inclusive, double max, bool max_inclusive) {
   SchemaNode node = simple(ValueKind::kDouble);
   node.range = {min, max, min_inclusive, max_inclusive};
   return node;
 }
-SchemaNode number_above(double min) {
-  return number(min, false, std::nullopt, true);
+// The interval (min, max].
+SchemaNode number_above_to(double min, double max) {
+  return number(min, false, max, true);
 }
-SchemaNode number_at_least(double min) {
-  return number(min, true, std::nullopt, true);
+// The closed interval [min, max].
+SchemaNode number_from_to(double min, double max) {
+  return number(min, true, max, true);
 }
 // The half-open interval [min, max).
 SchemaNode number_in(double min, double max) {
@@ -93,9 +95,10 @@ SchemaNode one_of(std::vector<std::string> choices) {
   return node;
 }
 
-SchemaNode int_or_auto(double min) {
+SchemaNode int_or_auto(double min, double max) {
   SchemaNode node = simple(ValueKind::kIntOrAuto);
   node.range.min = min;
+  node.range.max = max;
   return node;
 }
 
@@ -134,34 +137,45 @@ SchemaNode backend_map_of(SchemaNode value) {
 
 // ---- The schema ----------------------------------------------------------------------------
 
+// Upper bounds: generous for any real run, small enough that the int (layer geometry) and int64
+// (counts) the values become never overflow, and documented in README.md ("Numbers in the YAML
+// file"). Seeds stop at 2^53 - 1, the largest integer a double (and so JSON) holds exactly.
+constexpr double kMaxWidth = 1048576;      // out_features, out_channels, batch sizes
+constexpr double kMaxWindow = 1024;        // kernel_size, stride, padding, dilation
+constexpr double kMaxImageExtent = 65536;  // each of data.image_shape
+constexpr double kMaxEpochs = 1000000;     // epochs and every count of epochs or steps
+constexpr double kMaxSeed = 9007199254740991.0;
+constexpr double kMaxLearningRate = 10000;  // lr, min_lr (linear probes use 30)
+
 SchemaNode layer_schema() {
   auto pool = [] {
     return std::vector<SchemaField>{
-        {"kernel_size", int_at_least(1), kRequired},
-        {"stride", int_at_least(1)},
-        {"padding", int_at_least(0)},
+        {"kernel_size", int_in(1, kMaxWindow), kRequired},
+        {"stride", int_in(1, kMaxWindow)},
+        {"padding", int_in(0, kMaxWindow)},
     };
   };
   return tagged_map_of(
-      "type", {
-                  {"linear", {{"out_features", int_at_least(1), kRequired}, {"bias", boolean()}}},
-                  {"conv2d",
-                   {{"out_channels", int_at_least(1), kRequired},
-                    {"kernel_size", int_at_least(1), kRequired},
-                    {"stride", int_at_least(1)},
-                    {"padding", int_at_least(0)},
-                    {"dilation", int_at_least(1)},
-                    {"bias", boolean()}}},
-                  {"maxpool2d", pool()},
-                  {"avgpool2d", pool()},
-                  {"dropout", {{"p", number_in(0.0, 1.0)}}},
-                  {"layernorm", {{"eps", number_above(0.0)}}},
-                  {"relu", {}},
-                  {"gelu", {}},
-                  {"tanh", {}},
-                  {"sigmoid", {}},
-                  {"flatten", {}},
-              });
+      "type",
+      {
+          {"linear", {{"out_features", int_in(1, kMaxWidth), kRequired}, {"bias", boolean()}}},
+          {"conv2d",
+           {{"out_channels", int_in(1, kMaxWidth), kRequired},
+            {"kernel_size", int_in(1, kMaxWindow), kRequired},
+            {"stride", int_in(1, kMaxWindow)},
+            {"padding", int_in(0, kMaxWindow)},
+            {"dilation", int_in(1, kMaxWindow)},
+            {"bias", boolean()}}},
+          {"maxpool2d", pool()},
+          {"avgpool2d", pool()},
+          {"dropout", {{"p", number_in(0.0, 1.0)}}},
+          {"layernorm", {{"eps", number_above_to(0.0, 1.0)}}},
+          {"relu", {}},
+          {"gelu", {}},
+          {"tanh", {}},
+          {"sigmoid", {}},
+          {"flatten", {}},
+      });
 }
 
 SchemaNode data_schema() {
@@ -170,11 +184,11 @@ SchemaNode data_schema() {
       {"format", one_of({"labeled"})},
       {"test_fraction", number_between(0.0, 1.0)},
       {"scale", one_of({"none", "standard", "minmax", "divide"})},
-      {"divisor", number_above(0.0)},
-      {"split_seed", int_at_least(0)},
+      {"divisor", number_above_to(0.0, 1e9)},
+      {"split_seed", int_in(0, kMaxSeed)},
       {"non_finite", one_of({"error", "drop_rows"})},
-      {"image_shape", sequence_of(int_at_least(1),
-                                  "a sequence of 1 to 3 integers >= 1, such as "
+      {"image_shape", sequence_of(int_in(1, kMaxImageExtent),
+                                  "a sequence of 1 to 3 integers >= 1 and <= 65536, such as "
                                   "[1, 8, 8]",
                                   1, 3)},
   });
@@ -183,27 +197,27 @@ SchemaNode data_schema() {
 SchemaNode optimizer_schema() {
   return map_of({
       {"type", one_of({"sgd", "adam", "adamw"})},
-      {"lr", number_above(0.0)},
+      {"lr", number_above_to(0.0, kMaxLearningRate)},
       {"momentum", number_in(0.0, 1.0)},
       {"nesterov", boolean()},
-      {"weight_decay", number_at_least(0.0)},
+      {"weight_decay", number_from_to(0.0, 1.0)},
       {"betas", sequence_of(number_in(0.0, 1.0),
                             "a sequence of two numbers >= 0 and < 1, such as [0.9, 0.999]", 2, 2)},
-      {"eps", number_above(0.0)},
+      {"eps", number_above_to(0.0, 1.0)},
   });
 }
 
 SchemaNode train_schema() {
   return map_of({
-      {"epochs", int_at_least(1)},
-      {"batch_size", int_or_auto(1)},
-      {"gradient_accumulation_steps", int_at_least(1)},
+      {"epochs", int_in(1, kMaxEpochs)},
+      {"batch_size", int_or_auto(1, kMaxWidth)},
+      {"gradient_accumulation_steps", int_in(1, kMaxEpochs)},
       {"checkpoint", path_value()},
-      {"checkpoint_every", int_at_least(1)},
+      {"checkpoint_every", int_in(1, kMaxEpochs)},
       {"resume", path_value()},
       {"export", path_value()},
       {"precision", one_of({"f32", "bf16", "f16"})},
-      {"empty_cache_interval", int_at_least(0)},
+      {"empty_cache_interval", int_in(0, kMaxEpochs)},
       {"progress", one_of({"auto", "bar", "log", "none"})},
   });
 }
@@ -219,7 +233,7 @@ SchemaNode make_root_schema() {
       {"fallback", one_of({"warn", "error", "silent"})},
       {"plugin_paths", sequence_of(path_value(), "a sequence of folders")},
       {"deterministic", boolean()},
-      {"seed", int_at_least(0)},
+      {"seed", int_in(0, kMaxSeed)},
       {"backend_options", backend_map_of(any_scalar_map())},
       {"task", one_of({"train", "predict", "evaluate"})},
       {"data", data_schema()},
@@ -234,23 +248,28 @@ SchemaNode make_root_schema() {
       {"optimizer", optimizer_schema()},
       {"schedule", map_of({
                        {"type", one_of({"none", "step", "cosine"})},
-                       {"step_size", int_at_least(1)},
-                       {"gamma", number_above(0.0)},
-                       {"min_lr", number_at_least(0.0)},
+                       {"step_size", int_in(1, kMaxEpochs)},
+                       {"gamma", number_above_to(0.0, 10.0)},
+                       {"min_lr", number_from_to(0.0, kMaxLearningRate)},
                    })},
       {"train", train_schema()},
       {"predict", map_of({
                       {"checkpoint", path_value()},
                       {"input", string_value("a dataset name or a path to a CSV file")},
                       {"output", path_value()},
-                      {"batch_size", int_or_auto(1)},
+                      {"batch_size", int_or_auto(1, kMaxWidth)},
                   })},
   });
 }
 
 // ---- Descriptions --------------------------------------------------------------------------
 
+// Whole bounds in full ("1048576", not "1.04858e+06").
 std::string format_bound(double value) {
+  constexpr double kExactIntegers = 9007199254740992.0;  // 2^53
+  if (value == std::floor(value) && std::fabs(value) < kExactIntegers) {
+    return std::to_string(static_cast<int64_t>(value));
+  }
   std::ostringstream out;
   out << value;
   return out.str();

@@ -1,6 +1,10 @@
 #include "runtime/config_text.h"
 
 #include <algorithm>
+#include <sstream>
+
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
 
 namespace switchyard {
 namespace {
@@ -160,6 +164,93 @@ Status syntax_error(const std::string& text, const ConfigDocument& document,
   return invalid_argument(format_config_error(location, "", "invalid YAML: " + error.msg));
 }
 
+// Records whether a document started and where, and whether anything but a null was read in it.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  bool started = false;
+  YAML::Mark start = YAML::Mark::null_mark();
+  bool empty = true;
+
+  void reset() {
+    started = false;
+    start = YAML::Mark::null_mark();
+    empty = true;
+  }
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    started = true;
+    start = mark;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override { empty = false; }
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    empty = false;
+  }
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    empty = false;
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    empty = false;
+  }
+  void OnMapEnd() override {}
+};
+
+// Where the parser got stuck: `mark` when known, else the first line that starts with a comma.
+Status stuck_parser_error(const std::string& text, const ConfigDocument& document,
+                          const YAML::Mark& mark) {
+  SourceLocation location{document.file, 0, 0};
+  std::size_t at = std::string::npos;
+  if (!mark.is_null()) {
+    at = static_cast<std::size_t>(mark.pos);
+    location = {document.file, mark.line + 1, mark.column + 1};
+  } else {
+    int line = 0;
+    for (std::size_t begin = 0; begin < text.size(); ++line) {
+      const std::size_t first = text.find_first_not_of(" \t", begin);
+      if (first != std::string::npos && text[first] == ',') {
+        at = first;
+        location = {document.file, line + 1, static_cast<int>(first - begin) + 1};
+        break;
+      }
+      const std::size_t newline = text.find('\n', begin);
+      if (newline == std::string::npos) break;
+      begin = newline + 1;
+    }
+  }
+  const bool comma = at < text.size() && text[at] == ',';
+  return invalid_argument(format_config_error(
+      location, "",
+      comma ? "invalid YAML: a ',' outside [ ] or { }; commas separate items only inside a flow "
+              "sequence or map"
+            : "invalid YAML: the parser cannot read past this point"));
+}
+
+// yaml-cpp 0.7 never finishes LoadAll on a ',' at the top level of a document (", so" on a line
+// of its own, or a quoted scalar followed by ","): each round returns an empty document without
+// consuming the comma, and the list of documents grows until memory runs out (found by the YAML
+// fuzz target). The documents are walked with the event parser first, which stops as soon as a
+// round reads nothing new, so that LoadAll only sees text it finishes.
+Status check_parser_progresses(const std::string& text, const ConfigDocument& document) {
+  std::istringstream input(text);
+  YAML::Parser parser(input);
+  DocumentStarts round;
+  YAML::Mark previous = YAML::Mark::null_mark();
+  bool previous_empty = false;
+  while (parser.HandleNextDocument(round)) {
+    const bool stuck =
+        !round.started || (round.empty && previous_empty && round.start.pos == previous.pos);
+    if (stuck) return stuck_parser_error(text, document, round.start);
+    previous = round.start;
+    previous_empty = round.empty;
+    round.reset();
+  }
+  return ok_status();
+}
+
 // yaml-cpp leaves a quoted scalar that runs to the end of the file unreported when a newline
 // ends the file. Its mark points at the opening quote, so check that the quote is closed.
 Status check_quotes_closed(const std::string& text, const ConfigDocument& document,
@@ -180,7 +271,7 @@ Status check_quotes_closed(const std::string& text, const ConfigDocument& docume
     const auto start = static_cast<std::size_t>(node.Mark().pos);
     const char quote = start < text.size() ? text[start] : '\0';
     if ((quote == '"' || quote == '\'') && closing_quote_end(text, start) == kNoEnd) {
-      return invalid_argument(format_config_error(node_location(document, node, false), key_path,
+      return invalid_argument(format_config_error(node_location(document, node, ""), key_path,
                                                   unterminated_message(quote)));
     }
   }
@@ -194,8 +285,10 @@ std::optional<TextPosition> scan_for_unterminated_quote(const std::string& text)
 }
 
 Status parse_config_text(const std::string& text, ConfigDocument& document) {
+  document.text = text;
   std::vector<YAML::Node> documents;
   try {
+    SY_RETURN_IF_ERROR(check_parser_progresses(text, document));
     documents = YAML::LoadAll(text);
   } catch (const YAML::ParserException& error) {
     return syntax_error(text, document, error);
@@ -207,7 +300,7 @@ Status parse_config_text(const std::string& text, ConfigDocument& document) {
   for (std::size_t i = 1; i < documents.size(); ++i) {
     if (documents[i].IsNull()) continue;  // a trailing "---" with nothing after it
     return invalid_argument(format_config_error(
-        node_location(document, documents[i], false), "",
+        node_location(document, documents[i], ""), "",
         "a second YAML document starts here, expected one document per configuration file"));
   }
   return check_quotes_closed(text, document, document.root, "");

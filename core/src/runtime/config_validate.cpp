@@ -3,6 +3,7 @@
 #include "runtime/config_validate.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "runtime/config_schema.h"
 #include "runtime/config_values.h"
@@ -17,7 +18,7 @@ using config_schema::ValueKind;
 // Where a node sits: its dotted key and whether a --set override put it there.
 struct NodePlace {
   std::string key_path;
-  bool from_override = false;
+  std::string override_source;  // the --set that put it there; empty: from the file
   // Where the key of a map value is. An empty value ("epochs:" and nothing) has no useful mark of
   // its own (yaml-cpp puts it at the start of the next line), so errors about it point here.
   YAML::Mark key_mark = YAML::Mark::null_mark();
@@ -35,6 +36,26 @@ std::vector<std::filesystem::path> document_plugin_paths(const ConfigDocument& d
     paths.push_back(path.is_absolute() ? path : (document.directory / path).lexically_normal());
   }
   return paths;
+}
+
+// An empty block sequence entry ("-" and nothing) has the mark of whatever follows it; the "-"
+// before that mark is where the entry is. A null mark when there is no such dash.
+YAML::Mark block_entry_mark(const std::string& text, const YAML::Mark& mark) {
+  if (mark.is_null() || mark.pos <= 0 || static_cast<std::size_t>(mark.pos) > text.size()) {
+    return YAML::Mark::null_mark();
+  }
+  std::size_t end = static_cast<std::size_t>(mark.pos);
+  while (end > 0 && std::isspace(static_cast<unsigned char>(text[end - 1])) != 0) --end;
+  if (end == 0 || text[end - 1] != '-') return YAML::Mark::null_mark();
+  const std::size_t dash = end - 1;
+  const std::size_t newline = text.rfind('\n', dash);
+  const std::size_t line_start = newline == std::string::npos ? 0 : newline + 1;
+  const auto dash_at = text.begin() + static_cast<std::ptrdiff_t>(dash);
+  YAML::Mark result;
+  result.pos = static_cast<int>(dash);
+  result.line = static_cast<int>(std::count(text.begin(), dash_at, '\n'));
+  result.column = static_cast<int>(dash - line_start);
+  return result;
 }
 
 class Validator {
@@ -69,12 +90,12 @@ class Validator {
 
 NodePlace Validator::child_place(const YAML::Node& child, const NodePlace& parent,
                                  std::string key_path) {
-  return {std::move(key_path), node_from_override(document_, child, parent.from_override)};
+  return {std::move(key_path), node_override_source(document_, child, parent.override_source)};
 }
 
 void Validator::report(const YAML::Node& node, const NodePlace& place, const std::string& message) {
-  SourceLocation location = node_location(document_, node, place.from_override);
-  if (node.IsNull() && !place.from_override && !place.key_mark.is_null()) {
+  SourceLocation location = node_location(document_, node, place.override_source);
+  if (node.IsNull() && place.override_source.empty() && !place.key_mark.is_null()) {
     location = {document_.file, place.key_mark.line + 1, place.key_mark.column + 1};
   }
   errors_.push_back({location, format_config_error(location, place.key_path, message)});
@@ -99,7 +120,7 @@ void Validator::check_duplicates(const YAML::Node& node, const NodePlace& place)
       const NodePlace key_place = child_place(it->first, place, path);
       const SourceLocation first_location =
           node_location(document_, first->second,
-                        node_from_override(document_, first->second, place.from_override));
+                        node_override_source(document_, first->second, place.override_source));
       const std::string where = first_location.line > 0
                                     ? "line " + std::to_string(first_location.line) + ", column " +
                                           std::to_string(first_location.column)
@@ -131,7 +152,8 @@ void Validator::check(const YAML::Node& node, const SchemaNode& schema, const No
 
 void Validator::check_map(const YAML::Node& node, const SchemaNode& schema,
                           const NodePlace& place) {
-  if (node.IsNull()) return;  // "train:" with nothing under it is an empty map
+  // "train:" with nothing under it is an empty map; a layer needs at least its type.
+  if (node.IsNull() && schema.tag_key.empty()) return;
   if (!node.IsMap()) {
     report(
         node, place,
@@ -210,7 +232,7 @@ void Validator::check_required(const YAML::Node& node,
     if (!field->required || node[field->key].IsDefined()) continue;
     if (std::find(suggested.begin(), suggested.end(), field->key) != suggested.end()) continue;
     const std::string suffix = variant_text.empty() ? "" : " for " + variant_text;
-    report(node, {child_key_path(place.key_path, field->key), place.from_override},
+    report(node, {child_key_path(place.key_path, field->key), place.override_source},
            "missing required key '" + field->key + "'" + suffix + ", expected " +
                config_schema::describe_expected(field->schema));
   }
@@ -229,7 +251,9 @@ void Validator::check_sequence(const YAML::Node& node, const SchemaNode& schema,
            expected + ", got " + std::to_string(count) + (count == 1 ? " item" : " items"));
   }
   for (std::size_t i = 0; i < count; ++i) {
-    check(node[i], *schema.element, child_place(node[i], place, item_key_path(place.key_path, i)));
+    NodePlace item_place = child_place(node[i], place, item_key_path(place.key_path, i));
+    if (node[i].IsNull()) item_place.key_mark = block_entry_mark(document_.text, node[i].Mark());
+    check(node[i], *schema.element, item_place);
   }
 }
 
@@ -343,7 +367,7 @@ bool error_before(const ConfigError& a, const ConfigError& b) {
 
 std::vector<ConfigError> validate_document(const ConfigDocument& document) {
   Validator validator(document);
-  const NodePlace root_place{"", false};
+  const NodePlace root_place{"", ""};
   validator.check_duplicates(document.root, root_place);
   validator.check(document.root, config_schema::root_schema(), root_place);
   std::vector<ConfigError> errors = validator.take_errors();

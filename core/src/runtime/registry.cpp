@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "isolation.h"
+#include "runtime/plugin_files.h"
 #include "switchyard/plugin.h"
 
 namespace switchyard {
@@ -15,22 +16,17 @@ std::string join_paths(const std::vector<std::filesystem::path>& paths) {
   return out.empty() ? "(empty)" : out;
 }
 
-// Plugin files of one folder, sorted so that discovery order is stable.
-std::vector<std::filesystem::path> plugin_files_in(const std::filesystem::path& folder) {
-  std::vector<std::filesystem::path> files;
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator(folder, error)) {
-    if (!plugin_name_from_path(entry.path()).empty()) files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
 PluginRecord load_record(const std::filesystem::path& path, const DiscoverOptions& options,
                          const std::string& search_path_text) {
   PluginRecord record;
   record.name = plugin_name_from_path(path);
   record.path = path;
+  // A file dlopen cannot even open (a loop of links, a folder) is named as such; dlopen's text
+  // for it reads like a missing dependency.
+  if (const std::string problem = detail::plugin_file_problem(path); !problem.empty()) {
+    record.reason = "'" + path.string() + "': " + problem;
+    return record;
+  }
   if (options.isolate) {
     auto child = detail::run_isolated(
         [&path] {
@@ -81,7 +77,9 @@ Registry Registry::discover(const std::vector<std::filesystem::path>& search_pat
   registry.search_path_ = search_path;
   const std::string search_path_text = join_paths(search_path);
   for (const auto& folder : search_path) {
-    for (const auto& path : plugin_files_in(folder)) {
+    std::vector<std::filesystem::path> files;
+    registry.search_folders_.push_back(detail::search_folder(folder, files));
+    for (const auto& path : files) {
       const std::string name = plugin_name_from_path(path);
       auto first = std::find_if(registry.plugins_.begin(), registry.plugins_.end(),
                                 [&](const PluginRecord& r) {

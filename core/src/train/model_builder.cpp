@@ -13,8 +13,13 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   return text + "]";
 }
 
+// The output extent of a window sliding over `size` (PyTorch's formula); 0 when the window is
+// wider than the padded input, where C++'s division toward zero would make the formula say 1.
 int64_t window_output(int64_t size, int kernel, int stride, int padding, int dilation) {
-  return (size + 2 * padding - dilation * (kernel - 1) - 1) / stride + 1;
+  const int64_t span = static_cast<int64_t>(dilation) * (kernel - 1) + 1;
+  const int64_t room = size + 2 * static_cast<int64_t>(padding) - span;
+  if (room < 0) return 0;
+  return room / stride + 1;
 }
 
 // Building state: the activation shape per sample as layers are appended.
@@ -23,10 +28,17 @@ struct Builder {
   BuiltModel model;
   std::vector<int64_t> shape;
   std::vector<std::string> parts;
+  const std::vector<LayerSpec>& layers;
   size_t layer_index = 0;  // position in model.layers, for error messages
 
-  Status error(const std::string& what) const {
-    return invalid_argument("model.layers[" + std::to_string(layer_index) + "]: " + what);
+  Status error(const std::string& what) const { return layer_error(layer_index, what); }
+
+  // "file:line:col: key 'model.layers[i]': ..." for a layer from a YAML file, else
+  // "model.layers[i]: ...".
+  Status layer_error(size_t index, const std::string& what) const {
+    const ConfigNode& node = layers[index].node;
+    if (node.valid()) return node.error(what);
+    return invalid_argument("model.layers[" + std::to_string(index) + "]: " + what);
   }
 
   void add_flatten() {
@@ -145,7 +157,7 @@ Result<BuiltModel> build_model(const ModelSpec& spec, const std::vector<int64_t>
         "[{type: linear, out_features: " +
         std::to_string(class_count) + "}]");
   }
-  Builder builder{init, BuiltModel{}, sample_shape, {}, 0};
+  Builder builder{init, BuiltModel{}, sample_shape, {}, spec.layers, 0};
   builder.model.network = std::make_shared<Sequential>();
   try {
     for (; builder.layer_index < spec.layers.size(); ++builder.layer_index) {
@@ -153,13 +165,19 @@ Result<BuiltModel> build_model(const ModelSpec& spec, const std::vector<int64_t>
     }
   } catch (const Error& error) {
     // Keeps the code: running out of memory while creating parameters is not a config error.
-    return error.status().with_context("model.layers[" + std::to_string(builder.layer_index) + "]");
+    const ConfigNode& node = spec.layers[builder.layer_index].node;
+    const std::string where = node.valid()
+                                  ? node.location().to_string() + ": key '" + node.key_path() + "'"
+                                  : "model.layers[" + std::to_string(builder.layer_index) + "]";
+    return error.status().with_context(where);
   }
   if (builder.shape != std::vector<int64_t>{class_count}) {
-    return invalid_argument("the model's output per sample is " + shape_text(builder.shape) +
-                            ", but the data has " + std::to_string(class_count) +
-                            " classes: end model.layers with {type: linear, out_features: " +
-                            std::to_string(class_count) + "}");
+    // About the last layer: that is where the output size comes from.
+    return builder.layer_error(spec.layers.size() - 1,
+                               "the model's output per sample is " + shape_text(builder.shape) +
+                                   ", but the data has " + std::to_string(class_count) +
+                                   " classes: end model.layers with {type: linear, out_features: " +
+                                   std::to_string(class_count) + "}");
   }
   std::string text = "input" + shape_text(sample_shape);
   for (const auto& part : builder.parts) text += " " + part;

@@ -7,6 +7,7 @@ namespace {
 
 Result<LayerSpec> read_layer(const ConfigNode& node) {
   LayerSpec layer;
+  layer.node = node;
   SY_ASSIGN_OR_RETURN(layer.type, node.string_or("type", ""));
   SY_ASSIGN_OR_RETURN(layer.out_features, node.int_or("out_features", 0));
   SY_ASSIGN_OR_RETURN(layer.out_channels, node.int_or("out_channels", 0));
