@@ -188,14 +188,14 @@ Status check_monitor_has_data(const ConfigNode& root, const TrainConfig& c) {
     return ok_status();
   }
   const std::string why = t.monitor.metric +
-                          " is measured on the validation split, and there is none: set "
+                          ", which is measured on the validation split, and there is none: set "
                           "data.validation_fraction (e.g. 0.1)";
   const ConfigNode early = root["train"]["early_stopping"];
   if (t.early_stopping.enabled) {
     const ConfigNode at = early["metric"].valid() ? early["metric"] : early;
-    return at.error("early stopping on " + why + ", or monitor train_loss");
+    return at.error("early stopping monitors " + why + ", or monitor train_loss");
   }
-  return root["train"]["best_checkpoint"].error("the best epoch is chosen by " + why +
+  return root["train"]["best_checkpoint"].error("the best checkpoint is chosen by " + why +
                                                 ", or name another metric in train.early_stopping");
 }
 
