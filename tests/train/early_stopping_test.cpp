@@ -215,6 +215,24 @@ TEST_CASE("restore_best_weights ends the run with the best epoch's weights, also
   CHECK(resumed_summary.monitor.restored_best_weights);
   CHECK(parameter_bits(resumed.model()) == whole_record.weights[best]);
 
+  // Without a best checkpoint the best weights of an epoch before the resume are gone: the run
+  // says so and keeps the last weights.
+  TempDir other;
+  const std::string bare = (other / "run.ckpt").string();
+  const std::string no_best =
+      validated_yaml(static_cast<int>(stop - 1), bare, early) + "  best_checkpoint: none\n";
+  Trainer(train_config_from(no_best), reference_device()).run();
+  std::string resumed_yaml =
+      validated_yaml(kEpochs, bare, early, bare) + "  best_checkpoint: none\n";
+  Trainer without(train_config_from(resumed_yaml), reference_device());
+  const TrainSummary without_summary = without.run();
+  CHECK(without_summary.monitor.stopped_epoch == stop);
+  CHECK_FALSE(without_summary.monitor.restored_best_weights);
+  CHECK(without_summary.monitor.restore_note ==
+        "the best epoch (" + std::to_string(best) +
+            ") came before the resume and train.best_checkpoint is not set");
+  CHECK(parameter_bits(without.model()) == whole_record.weights[stop]);
+
   // Resuming the stopped run changes nothing: it stays stopped.
   Trainer again(train_config_from(validated_yaml(kEpochs, path, early, path)), reference_device());
   const TrainSummary again_summary = again.run();
