@@ -65,7 +65,8 @@ void upload_test_batches(Trainer::State& s) {
 }
 
 // batch_size: auto picks the largest power of two up to 256 (and the training split) whose
-// training steps fit in device memory next to the uploaded test split, and says why.
+// training steps fit in device memory next to the uploaded test and validation splits, and says
+// why.
 void choose_batch_size(Trainer::State& s) {
   const int64_t train_samples = s.data.split.train.sample_count;
   detail::BatchSearchOptions options;
@@ -78,6 +79,8 @@ void choose_batch_size(Trainer::State& s) {
   subject.optimizer = s.optimizer.get();
   subject.device = s.device;
   subject.test_batches = &s.test_batches;
+  subject.validation = &s.data.split.validation;
+  subject.validation_batches = &s.validation_batches;
   const detail::BatchSearchResult result = detail::search_batch_size(
       *s.device, options, [&](int64_t batch_size) { detail::run_step_trial(subject, batch_size); });
   if (result.batch_size == 0) {
