@@ -219,8 +219,8 @@ TrainSummary Trainer::run() {
     const EpochMetrics metrics = train_and_evaluate(s, epoch, progress);
     summary.peak_device_memory_bytes =
         std::max(summary.peak_device_memory_bytes, metrics.memory.peak_allocated_bytes);
-    std::optional<Checkpoint>
-        current;  // this epoch's state, made once for every file that needs it
+    // This epoch's state, made once for the files that need it (best and last checkpoint).
+    std::optional<Checkpoint> current;
     const auto snapshot = [&]() -> const Checkpoint& {
       if (!current) current = make_checkpoint();
       return *current;
