@@ -10,6 +10,7 @@
 
 #include "cli_common.h"
 #include "json/json_io.h"
+#include "run_report.h"
 #include "runtime/input_file.h"
 #include "switchyard/dispatch.h"
 #include "switchyard/predict.h"
@@ -29,8 +30,9 @@ constexpr const char* kUsage =
 
 // Keys whose values are paths: a relative path typed on the command line means the current
 // directory, not the YAML file's folder, so it is made absolute before the file sees it.
-const char* const kPathKeys[] = {"train.checkpoint", "train.resume",  "predict.checkpoint",
-                                 "predict.output",   "predict.input", "data.dataset"};
+const char* const kPathKeys[] = {"train.checkpoint",   "train.resume",   "train.best_checkpoint",
+                                 "predict.checkpoint", "predict.output", "predict.input",
+                                 "data.dataset"};
 
 std::string absolutize_override(const std::string& override_text) {
   const size_t equals = override_text.find('=');
@@ -73,6 +75,11 @@ Json history_json(const std::vector<EpochMetrics>& history) {
                           {"peak_device_memory_bytes", m.memory.peak_allocated_bytes},
                           {"skipped_steps", m.skipped_steps},
                           {"loss_scale", m.loss_scale}});
+    if (m.has_validation) {
+      epochs.back()["val_loss"] = m.validation_loss;
+      epochs.back()["val_accuracy"] = m.validation_accuracy;
+      epochs.back()["val_f1_macro"] = m.validation_f1_macro;
+    }
   }
   return epochs;
 }
@@ -141,8 +148,24 @@ void add_common_metrics(RunContext& c) {
   c.metrics["task"] = c.task;
 }
 
+// The final weights' figures: test loss and accuracy, validation when present, per-class metrics
+// and what the monitored metric did.
+void add_final_metrics(RunContext& c, const TrainSummary& summary, const TrainSettings& settings) {
+  for (const SplitEvaluation& e : summary.final_evaluations) {
+    const std::string prefix = e.split == "validation" ? "val" : e.split;
+    c.metrics[prefix + "_loss"] = e.loss;
+    c.metrics[prefix + "_accuracy"] = e.accuracy;
+  }
+  c.metrics["train_samples"] = summary.info.train_samples;
+  c.metrics["validation_samples"] = summary.info.validation_samples;
+  c.metrics["test_samples"] = summary.info.test_samples;
+  c.metrics["classification"] = final_evaluations_json(summary);
+  c.metrics["monitor"] = monitor_json(summary, settings);
+}
+
 void run_training(RunContext& c, TrainConfig train_config) {
   const DType precision = train_config.train.precision;
+  const TrainSettings settings = train_config.train;
   const std::string dataset = train_config.data.dataset;
   Trainer trainer(std::move(train_config), c.run.device);
   *c.set_up = true;
@@ -166,11 +189,15 @@ void run_training(RunContext& c, TrainConfig train_config) {
   }
   const double median = median_of(seconds);
   const EpochMetrics last = summary.history.empty() ? EpochMetrics{} : summary.history.back();
+  const double test_accuracy = summary.final_evaluations.empty()
+                                   ? last.test_accuracy
+                                   : summary.final_evaluations.front().accuracy;
   const std::string checksum = weights_fnv1a64(trainer.model());
-  std::cout << "trained " << info.architecture << " (" << info.parameter_count
+  print_training_report(std::cout, summary, settings);
+  std::cout << "\ntrained " << info.architecture << " (" << info.parameter_count
             << " parameters, batch " << info.batch_size << ")\n"
             << "epochs " << last.epoch << ": train loss " << last.train_loss << ", train accuracy "
-            << last.train_accuracy << ", test accuracy " << last.test_accuracy << ", median epoch "
+            << last.train_accuracy << ", test accuracy " << test_accuracy << ", median epoch "
             << median * 1e3 << " ms\n"
             << "weights fnv1a64: " << checksum << "\n";
   if (!summary.last_checkpoint.empty())
@@ -200,6 +227,7 @@ void run_training(RunContext& c, TrainConfig train_config) {
   c.metrics["loss_scale"] = last.loss_scale;
   c.metrics["fallbacks"] = fallbacks_json(*c.run.device);
   c.metrics["history"] = history_json(summary.history);
+  add_final_metrics(c, summary, settings);
 }
 
 void run_inference(RunContext& c, const TrainConfig& train_config) {
@@ -219,6 +247,11 @@ void run_inference(RunContext& c, const TrainConfig& train_config) {
   std::cout << c.task << " " << input_name << ": " << predictions.samples << " samples, accuracy "
             << predictions.accuracy << ", loss " << predictions.loss << ", "
             << predictions.samples_per_second << " samples/s\n";
+  ConfusionMatrix matrix(static_cast<int64_t>(predictions.class_names.size()));
+  matrix.add_all(predictions.labels, predictions.predicted);
+  const ClassificationReport report = classification_report(matrix);
+  std::cout << "\n";
+  print_classification(std::cout, input_name + ":", report, predictions.class_names);
   if (c.task == "predict" && !settings.output.empty()) {
     throw_if_error(write_predictions_csv(settings.output, predictions));
     std::cout << "predictions: " << settings.output.string() << "\n";
@@ -237,6 +270,8 @@ void run_inference(RunContext& c, const TrainConfig& train_config) {
   c.metrics["peak_device_memory_bytes"] = peak;
   c.metrics["fallback_ops"] = c.run.device->fallback_calls() - fallbacks_before;
   c.metrics["fallbacks"] = fallbacks_json(*c.run.device);
+  c.metrics["classification"] =
+      Json{{"input", classification_json(report, predictions.loss, predictions.class_names)}};
 }
 
 void print_device(const RunDevice& run) {

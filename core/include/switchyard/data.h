@@ -80,11 +80,20 @@ struct FeatureScaler {
 struct DataSplit {
   Dataset train;
   Dataset test;
+  Dataset validation;  // carved from train by data.validation_fraction; empty (0 samples) otherwise
+
+  bool has_validation() const { return validation.sample_count > 0; }
 };
 
 // Puts round(test_fraction * n) samples into the test split, the same fraction from every class
 // (largest-remainder rounding), chosen by `seed`. Both splits keep the file's order.
 Result<DataSplit> stratified_split(const Dataset& data, double test_fraction, uint64_t seed);
+
+// Moves ceil(validation_fraction * n) of split.train's n samples into split.validation, stratified
+// and seeded like stratified_split (but drawn from a stream of its own, so the validation draw is
+// not a copy of the test draw). The test split is not touched, so it never overlaps: a run with
+// and without validation evaluates on the same test samples. Both parts keep the file's order.
+Status carve_validation(DataSplit& split, double validation_fraction, uint64_t seed);
 
 // The order of `count` samples in epoch `epoch`: a permutation that depends only on (seed, epoch),
 // so a resumed run sees the very batches an uninterrupted one would have seen.
@@ -95,6 +104,7 @@ struct DataSettings {
   std::string dataset = "digits";  // built-in name or CSV path
   std::string format = "labeled";
   double test_fraction = 0.2;
+  double validation_fraction = 0;  // of what test_fraction leaves; 0: no validation split
   ScaleMode scale = ScaleMode::kNone;
   double divisor = 1.0;
   uint64_t split_seed = 0;
@@ -106,7 +116,8 @@ struct DataSettings {
   static Result<DataSettings> from_config(const ConfigNode& data_section);
 };
 
-// A data set ready for training: loaded, split, scaled (fitted on train) and reshaped.
+// A data set ready for training: loaded, split (test, then validation from the rest), scaled
+// (fitted on the training part only, never on validation or test samples) and reshaped.
 struct PreparedData {
   DataSplit split;
   FeatureScaler scaler;

@@ -18,6 +18,7 @@
 #include "switchyard/dispatch.h"
 #include "switchyard/dtype.h"
 #include "switchyard/init.h"
+#include "switchyard/metrics.h"
 #include "switchyard/nn.h"
 #include "switchyard/ops.h"
 #include "switchyard/optim.h"

@@ -18,6 +18,7 @@
 #include "switchyard/data.h"
 #include "switchyard/device.h"
 #include "switchyard/init.h"
+#include "switchyard/metrics.h"
 #include "switchyard/nn.h"
 #include "switchyard/optim.h"
 #include "switchyard/status.h"
@@ -118,6 +119,26 @@ struct ScheduleSettings {
   double min_lr = 0.0;
 };
 
+// What "the best epoch" means: a metric of EpochMetrics (train_loss, train_accuracy, val_loss,
+// val_accuracy, val_f1_macro), whether lower or higher is better, and by how much a value must
+// beat the best so far to count as an improvement (Keras' min_delta).
+enum class MonitorMode { kMin, kMax };
+struct MonitorSettings {
+  std::string metric = "val_loss";
+  MonitorMode mode = MonitorMode::kMin;
+  double min_delta = 0;
+};
+
+// train.early_stopping: stop once the monitored metric has not improved for `patience` epochs.
+struct EarlyStoppingSettings {
+  bool enabled = false;
+  int64_t patience = 0;
+  // At the end of the run, put back the weights of the best epoch (Keras' restore_best_weights);
+  // otherwise the final weights are the last epoch's. The last checkpoint always holds the last
+  // epoch, so that a resumed run continues where this one stopped.
+  bool restore_best_weights = false;
+};
+
 struct TrainSettings {
   int64_t epochs = 10;
   int64_t batch_size = 64;  // 0 = auto: the largest power of two up to 256 that fits in memory
@@ -125,6 +146,11 @@ struct TrainSettings {
   std::filesystem::path checkpoint;  // empty (the file says "none" or nothing): no checkpoints
   int64_t checkpoint_every = 1;
   std::filesystem::path resume;  // empty: a fresh run
+  // A full checkpoint of the best epoch so far (by `monitor`), rewritten whenever it improves.
+  // Empty: none. With early stopping and a checkpoint it defaults to <checkpoint stem>.best<ext>.
+  std::filesystem::path best_checkpoint;
+  MonitorSettings monitor;  // from train.early_stopping; val_loss (min) otherwise
+  EarlyStoppingSettings early_stopping;
   // After the run, the model's parameters as a safetensors file with PyTorch's names and layouts
   // (switchyard/safetensors.h), written like a checkpoint. Empty: none.
   std::filesystem::path export_weights;
@@ -158,6 +184,11 @@ struct EpochMetrics {
   double train_accuracy = 0;
   double test_loss = 0;
   double test_accuracy = 0;
+  // With data.validation_fraction: the validation split's loss, accuracy and macro-averaged F1.
+  bool has_validation = false;
+  double validation_loss = 0;
+  double validation_accuracy = 0;
+  double validation_f1_macro = 0;
   double learning_rate = 0;  // used during this epoch
   double epoch_seconds = 0;  // training steps only (evaluation excluded)
   double samples_per_second = 0;
@@ -177,6 +208,7 @@ struct RunInfo {
   int64_t parameter_count = 0;
   int64_t train_samples = 0;
   int64_t test_samples = 0;
+  int64_t validation_samples = 0;  // 0 without data.validation_fraction
   int64_t batch_size = 0;
   // With train.batch_size: auto, the choice and why: "64 (peak ... bytes of a ...-byte cap; 128
   // did not fit: <the allocation error>)". Empty for a batch size the file gives.
@@ -187,8 +219,36 @@ struct RunInfo {
   int64_t dropped_rows = 0;  // data rows left out for non-finite values (data.non_finite)
 };
 
+// One split evaluated with the final weights: loss, accuracy and the per-class report.
+struct SplitEvaluation {
+  std::string split;  // "test" or "validation"
+  double loss = 0;
+  double accuracy = 0;
+  ClassificationReport report;
+};
+
+// What the monitored metric did over the run (train.early_stopping, train.best_checkpoint).
+struct MonitorOutcome {
+  std::string metric;      // "" when nothing was monitored
+  int64_t best_epoch = 0;  // 0 when no epoch had a value
+  double best_value = 0;
+  bool stopped_early = false;
+  int64_t stopped_epoch = 0;
+  std::string stop_message;            // "early stopping at epoch 7: val_loss did not improve ..."
+  bool restored_best_weights = false;  // the final weights were put back to the best epoch's
+  std::string restore_note;            // why restore_best_weights could not restore, "" otherwise
+  int64_t final_weights_epoch = 0;     // the epoch whose weights the model ends the run with
+  std::string best_checkpoint;         // the file, once written; "" otherwise
+  int64_t best_checkpoint_epoch = 0;
+};
+
 struct TrainSummary {
   RunInfo info;
+  std::vector<std::string> class_names;
+  // The test split, then the validation split when there is one, evaluated with the final weights
+  // (the last epoch's, or the best epoch's with restore_best_weights).
+  std::vector<SplitEvaluation> final_evaluations;
+  MonitorOutcome monitor;
   std::vector<EpochMetrics> history;  // every epoch, including those before a resume
   uint64_t peak_device_memory_bytes = 0;
   uint64_t fallback_ops = 0;     // op calls that ran on the fallback device

@@ -27,6 +27,13 @@ Result<DataSettings> DataSettings::from_config(const ConfigNode& data_section) {
   if (!(settings.test_fraction > 0.0 && settings.test_fraction < 1.0)) {
     return data_section["test_fraction"].error("must be between 0 and 1 (exclusive)");
   }
+  if (data_section["validation_fraction"].valid()) {
+    SY_ASSIGN_OR_RETURN(settings.validation_fraction,
+                        data_section["validation_fraction"].as_double());
+    if (!(settings.validation_fraction > 0.0 && settings.validation_fraction < 1.0)) {
+      return data_section["validation_fraction"].error("must be between 0 and 1 (exclusive)");
+    }
+  }
   SY_ASSIGN_OR_RETURN(const std::string scale, data_section.string_or("scale", "none"));
   auto mode = parse_scale_mode(scale);
   if (!mode.ok()) return data_section["scale"].error(mode.status().message());
@@ -66,9 +73,19 @@ Result<PreparedData> prepare_data(const DataSettings& settings,
   prepared.dropped_rows = all.dropped_rows;
   SY_ASSIGN_OR_RETURN(prepared.split,
                       stratified_split(all, settings.test_fraction, settings.split_seed));
+  if (settings.validation_fraction > 0) {
+    const Status carved =
+        carve_validation(prepared.split, settings.validation_fraction, settings.split_seed);
+    if (!carved.ok()) return carved.with_context("data.validation_fraction");
+  }
+  // Fitted after the validation split is carved out, so that no statistic of a held-out sample
+  // shapes the training inputs.
   SY_ASSIGN_OR_RETURN(prepared.scaler,
                       FeatureScaler::fit(settings.scale, settings.divisor, prepared.split.train));
   SY_RETURN_IF_ERROR(prepared.scaler.apply(prepared.split.train));
+  if (prepared.split.has_validation()) {
+    SY_RETURN_IF_ERROR(prepared.scaler.apply(prepared.split.validation));
+  }
   SY_RETURN_IF_ERROR(prepared.scaler.apply(prepared.split.test));
   return prepared;
 }

@@ -47,9 +47,10 @@ class CounterRandom {
 };
 
 // Stream identifiers, so that the split, the epoch order and dropout never share numbers.
-inline constexpr uint64_t kSplitStream = 0x73706c6974ULL;  // "split"
-inline constexpr uint64_t kEpochStream = 0x65706f6368ULL;  // "epoch"
-inline constexpr uint64_t kDropoutStream = 0x64726f70ULL;  // "drop"
-inline constexpr uint64_t kInitStream = 0x696e6974ULL;     // "init"
+inline constexpr uint64_t kSplitStream = 0x73706c6974ULL;       // "split"
+inline constexpr uint64_t kEpochStream = 0x65706f6368ULL;       // "epoch"
+inline constexpr uint64_t kDropoutStream = 0x64726f70ULL;       // "drop"
+inline constexpr uint64_t kInitStream = 0x696e6974ULL;          // "init"
+inline constexpr uint64_t kValidationStream = 0x76616c6964ULL;  // "valid"
 
 }  // namespace switchyard::detail

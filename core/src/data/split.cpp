@@ -36,36 +36,62 @@ std::map<int32_t, size_t> test_counts_per_class(
   return counts;
 }
 
-}  // namespace
+// The indices of `data` that go to the held-out part (`fraction` of every class, largest-remainder
+// rounding) and those that stay, both sorted. `stream` keeps the test and validation draws apart.
+struct Partition {
+  std::vector<int64_t> kept;
+  std::vector<int64_t> held_out;
+};
 
-Result<DataSplit> stratified_split(const Dataset& data, double test_fraction, uint64_t seed) {
-  if (!(test_fraction > 0.0 && test_fraction < 1.0)) {
-    return invalid_argument("test_fraction must be between 0 and 1 (exclusive), got " +
-                            std::to_string(test_fraction));
+Result<Partition> stratified_partition(const Dataset& data, double fraction, uint64_t seed,
+                                       uint64_t stream, const char* what) {
+  const std::string name(what);
+  if (!(fraction > 0.0 && fraction < 1.0)) {
+    return invalid_argument(name + "_fraction must be between 0 and 1 (exclusive), got " +
+                            std::to_string(fraction));
   }
   const auto n = static_cast<size_t>(data.sample_count);
-  const auto total_test = static_cast<size_t>(std::ceil(test_fraction * static_cast<double>(n)));
-  if (total_test == 0 || total_test >= n) {
-    return invalid_argument("a test fraction of " + std::to_string(test_fraction) + " of " +
+  const auto total = static_cast<size_t>(std::ceil(fraction * static_cast<double>(n)));
+  if (total == 0 || total >= n) {
+    return invalid_argument("a " + name + " fraction of " + std::to_string(fraction) + " of " +
                             std::to_string(n) + " samples leaves one split empty");
   }
   std::map<int32_t, std::vector<int64_t>> by_class;
   for (size_t i = 0; i < n; ++i) by_class[data.labels[i]].push_back(static_cast<int64_t>(i));
 
-  const auto counts = test_counts_per_class(by_class, total_test, n);
-  std::vector<int64_t> train_indices;
-  std::vector<int64_t> test_indices;
+  const auto counts = test_counts_per_class(by_class, total, n);
+  Partition partition;
   for (auto& [label, members] : by_class) {
-    detail::CounterRandom random(
-        detail::derive_seed(seed, detail::kSplitStream, static_cast<uint64_t>(label)));
+    detail::CounterRandom random(detail::derive_seed(seed, stream, static_cast<uint64_t>(label)));
     shuffle(members, random);
     const size_t take = counts.at(label);
-    test_indices.insert(test_indices.end(), members.begin(), members.begin() + take);
-    train_indices.insert(train_indices.end(), members.begin() + take, members.end());
+    partition.held_out.insert(partition.held_out.end(), members.begin(), members.begin() + take);
+    partition.kept.insert(partition.kept.end(), members.begin() + take, members.end());
   }
-  std::sort(train_indices.begin(), train_indices.end());
-  std::sort(test_indices.begin(), test_indices.end());
-  return DataSplit{data.subset(train_indices), data.subset(test_indices)};
+  std::sort(partition.kept.begin(), partition.kept.end());
+  std::sort(partition.held_out.begin(), partition.held_out.end());
+  return partition;
+}
+
+}  // namespace
+
+Result<DataSplit> stratified_split(const Dataset& data, double test_fraction, uint64_t seed) {
+  SY_ASSIGN_OR_RETURN(
+      const Partition partition,
+      stratified_partition(data, test_fraction, seed, detail::kSplitStream, "test"));
+  DataSplit split;
+  split.train = data.subset(partition.kept);
+  split.test = data.subset(partition.held_out);
+  return split;
+}
+
+Status carve_validation(DataSplit& split, double validation_fraction, uint64_t seed) {
+  SY_ASSIGN_OR_RETURN(const Partition partition,
+                      stratified_partition(split.train, validation_fraction, seed,
+                                           detail::kValidationStream, "validation"));
+  split.validation = split.train.subset(partition.held_out);
+  split.train = split.train.subset(partition.kept);
+  return ok_status();
 }
 
 std::vector<int64_t> epoch_permutation(int64_t count, uint64_t seed, int64_t epoch) {

@@ -41,6 +41,7 @@ class TrialCleanup {
   ~TrialCleanup() {
     subject_.optimizer->zero_grad();
     subject_.test_batches->clear();
+    if (subject_.validation_batches != nullptr) subject_.validation_batches->clear();
   }
   TrialCleanup(const TrialCleanup&) = delete;
   TrialCleanup& operator=(const TrialCleanup&) = delete;
@@ -99,6 +100,10 @@ BatchSearchResult search_batch_size(Device& device, const BatchSearchOptions& op
 void run_step_trial(const StepTrialSubject& s, int64_t batch_size) {
   const TrialCleanup cleanup(s);
   *s.test_batches = upload_in_batches(*s.test, batch_size, s.device, s.recipe.precision);
+  if (s.validation != nullptr && s.validation->sample_count > 0) {
+    *s.validation_batches =
+        upload_in_batches(*s.validation, batch_size, s.device, s.recipe.precision);
+  }
   const int64_t count = std::min(batch_size, s.train->sample_count);
   std::vector<int64_t> indices(static_cast<size_t>(count));
   std::iota(indices.begin(), indices.end(), int64_t{0});
@@ -170,6 +175,9 @@ ConfigBatchSearch search_config_batch_size(const TrainConfig& config,
   subject.optimizer = optimizer.get();
   subject.device = device;
   subject.test_batches = &test_batches;
+  std::vector<DeviceBatch> validation_batches;
+  subject.validation = &data.split.validation;
+  subject.validation_batches = &validation_batches;
 
   ConfigBatchSearch search;
   search.architecture = built.architecture;

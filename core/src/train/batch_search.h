@@ -68,9 +68,13 @@ struct StepTrialSubject {
   // Where the test split goes, uploaded in batches of the trial's size: a run keeps it on the
   // device next to its training steps. Empty again after the trial.
   std::vector<DeviceBatch>* test_batches = nullptr;
+  // The validation split likewise, when the run has one (null or empty: none).
+  const Dataset* validation = nullptr;
+  std::vector<DeviceBatch>* validation_batches = nullptr;
 };
 
-// One trial as the training loop runs: the test split uploaded in batches of `batch_size`, then
+// One trial as the training loop runs: the test split (and the validation split, when there is
+// one) uploaded in batches of `batch_size`, then
 // two training steps (forward, loss, backward, running sums) on the first `batch_size` training
 // samples, the second holding what the loop's later steps hold. Throws Error. Leaves nothing
 // allocated: the gradients and the test batches are cleared however it ends.

@@ -98,13 +98,18 @@ Evaluation evaluate(Module& model, const std::vector<DeviceBatch>& batches, Loss
   model.eval();
   NoGradGuard no_grad;
   Evaluation result;
+  result.matrix = ConfusionMatrix(class_count);
   double loss_sum = 0;
   int64_t correct = 0;
   for (const DeviceBatch& batch : batches) {
     const Tensor logits = model.forward(batch.features);
     loss_sum += compute_loss(loss, logits, batch.labels, class_count).item() *
                 static_cast<double>(batch.size());
-    correct += count_correct(argmax(logits, 1), batch.host_labels);
+    const std::vector<int64_t> predicted = argmax(logits, 1).to_host_int64();
+    result.matrix.add_all(batch.host_labels, predicted);
+    for (size_t i = 0; i < predicted.size() && i < batch.host_labels.size(); ++i) {
+      correct += predicted[i] == batch.host_labels[i] ? 1 : 0;
+    }
     result.samples += batch.size();
   }
   model.train(was_training);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "switchyard/data.h"
+#include "switchyard/metrics.h"
 #include "switchyard/nn.h"
 #include "switchyard/train.h"
 
@@ -31,6 +32,7 @@ struct Evaluation {
   double loss = 0;      // mean over samples
   double accuracy = 0;  // fraction of argmax == label
   int64_t samples = 0;
+  ConfusionMatrix matrix;  // labels against argmax predictions, class_count x class_count
 };
 
 // Runs `model` in eval mode without autograd over `batches` and restores its training flag.

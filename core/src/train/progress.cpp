@@ -51,12 +51,18 @@ void ProgressReporter::draw_bar(int64_t step) {
 void ProgressReporter::end_epoch(const EpochMetrics& m) {
   if (mode_ == ProgressMode::kNone) return;
   // "\r\033[K" clears the bar so that the summary replaces it.
+  char validation[64] = "";
+  if (m.has_validation) {
+    std::snprintf(validation, sizeof(validation), "  val loss %.4f acc %.4f", m.validation_loss,
+                  m.validation_accuracy);
+  }
   std::fprintf(out_,
-               "%sepoch %lld/%lld  train loss %.4f acc %.4f  test loss %.4f acc %.4f  "
+               "%sepoch %lld/%lld  train loss %.4f acc %.4f%s  test loss %.4f acc %.4f  "
                "lr %.4g  %.1f ms (%.0f samples/s)\n",
                mode_ == ProgressMode::kBar ? "\r\033[K" : "", static_cast<long long>(m.epoch),
-               static_cast<long long>(total_epochs_), m.train_loss, m.train_accuracy, m.test_loss,
-               m.test_accuracy, m.learning_rate, m.epoch_seconds * 1e3, m.samples_per_second);
+               static_cast<long long>(total_epochs_), m.train_loss, m.train_accuracy, validation,
+               m.test_loss, m.test_accuracy, m.learning_rate, m.epoch_seconds * 1e3,
+               m.samples_per_second);
   if (m.loss_scale > 0) {
     std::fprintf(out_, "  f16 loss scale %g, %lld step(s) skipped for inf/NaN gradients\n",
                  m.loss_scale, static_cast<long long>(m.skipped_steps));

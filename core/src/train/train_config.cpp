@@ -114,6 +114,46 @@ std::filesystem::path resolve(const std::filesystem::path& base, const std::stri
   return path.is_relative() ? (base / path).lexically_normal() : path;
 }
 
+// train.early_stopping: the monitored metric (val_loss by default), its direction (lower is
+// better for losses, higher otherwise, unless `mode` says), patience and min_delta.
+Status read_early_stopping(const ConfigNode& node, TrainSettings& t) {
+  if (!node.valid() || !node.is_map()) return ok_status();
+  t.early_stopping.enabled = true;
+  SY_ASSIGN_OR_RETURN(t.monitor.metric, node.string_or("metric", t.monitor.metric));
+  const bool is_loss = t.monitor.metric.size() >= 5 &&
+                       t.monitor.metric.compare(t.monitor.metric.size() - 5, 5, "_loss") == 0;
+  SY_ASSIGN_OR_RETURN(const std::string mode, node.string_or("mode", is_loss ? "min" : "max"));
+  t.monitor.mode = mode == "max" ? MonitorMode::kMax : MonitorMode::kMin;
+  SY_ASSIGN_OR_RETURN(t.monitor.min_delta, node.double_or("min_delta", 0.0));
+  if (!node["patience"].valid()) return node.error("missing required key 'patience'");
+  SY_ASSIGN_OR_RETURN(t.early_stopping.patience, node.int_or("patience", 0));
+  if (t.early_stopping.patience < 1) return node["patience"].error("must be >= 1");
+  SY_ASSIGN_OR_RETURN(t.early_stopping.restore_best_weights,
+                      node.bool_or("restore_best_weights", false));
+  return ok_status();
+}
+
+// model.ckpt -> model.best.ckpt, beside it.
+std::filesystem::path beside(const std::filesystem::path& checkpoint) {
+  return checkpoint.parent_path() /
+         (checkpoint.stem().string() + ".best" + checkpoint.extension().string());
+}
+
+Status read_best_checkpoint(const ConfigNode& node, const std::filesystem::path& base,
+                            TrainSettings& t) {
+  SY_ASSIGN_OR_RETURN(const std::string best, node.string_or("best_checkpoint", ""));
+  if (node["best_checkpoint"].valid()) {
+    t.best_checkpoint = resolve(base, best);
+  } else if (t.early_stopping.enabled && !t.checkpoint.empty()) {
+    t.best_checkpoint = beside(t.checkpoint);
+  }
+  if (!t.best_checkpoint.empty() && t.best_checkpoint == t.checkpoint) {
+    return node["best_checkpoint"].error(
+        "is the same file as train.checkpoint; the best checkpoint is kept beside the last one");
+  }
+  return ok_status();
+}
+
 Result<TrainSettings> read_train(const ConfigNode& node, const std::filesystem::path& base) {
   TrainSettings t;
   if (!node.valid()) return t;
@@ -130,12 +170,34 @@ Result<TrainSettings> read_train(const ConfigNode& node, const std::filesystem::
   SY_ASSIGN_OR_RETURN(t.precision, read_precision(node));
   SY_ASSIGN_OR_RETURN(t.empty_cache_interval, node.int_or("empty_cache_interval", 0));
   SY_ASSIGN_OR_RETURN(t.progress, read_progress(node));
+  SY_RETURN_IF_ERROR(read_early_stopping(node["early_stopping"], t));
+  SY_RETURN_IF_ERROR(read_best_checkpoint(node, base, t));
   if (t.epochs < 1) return node["epochs"].error("must be >= 1");
   if (t.gradient_accumulation_steps < 1) {
     return node["gradient_accumulation_steps"].error("must be >= 1");
   }
   if (t.checkpoint_every < 1) return node["checkpoint_every"].error("must be >= 1");
   return t;
+}
+
+// A validation metric needs a validation split: without one, early stopping or a best checkpoint
+// would have nothing to judge by (and choosing by the test split would leak it into training).
+Status check_monitor_has_data(const ConfigNode& root, const TrainConfig& c) {
+  const TrainSettings& t = c.train;
+  const bool monitored = t.early_stopping.enabled || !t.best_checkpoint.empty();
+  if (!monitored || c.data.validation_fraction > 0 || t.monitor.metric.rfind("val_", 0) != 0) {
+    return ok_status();
+  }
+  const std::string why = t.monitor.metric +
+                          ", which is measured on the validation split, and there is none: set "
+                          "data.validation_fraction (e.g. 0.1)";
+  const ConfigNode early = root["train"]["early_stopping"];
+  if (t.early_stopping.enabled) {
+    const ConfigNode at = early["metric"].valid() ? early["metric"] : early;
+    return at.error("early stopping monitors " + why + ", or monitor train_loss");
+  }
+  return root["train"]["best_checkpoint"].error("the best checkpoint is chosen by " + why +
+                                                ", or name another metric in train.early_stopping");
 }
 
 }  // namespace
@@ -189,6 +251,7 @@ Result<TrainConfig> TrainConfig::from_config(const Config& config) {
   SY_ASSIGN_OR_RETURN(c.optimizer, read_optimizer(root["optimizer"]));
   SY_ASSIGN_OR_RETURN(c.schedule, read_schedule(root["schedule"]));
   SY_ASSIGN_OR_RETURN(c.train, read_train(root["train"], c.base_dir));
+  SY_RETURN_IF_ERROR(check_monitor_has_data(root, c));
   return c;
 }
 

@@ -46,6 +46,29 @@ std::vector<std::string> split_lines(const std::string& text) {
 }
 
 constexpr size_t kHistoryFields = 9;
+constexpr size_t kValidationFields = 4;  // has_validation, loss, accuracy, macro F1
+
+// The record "progress/history_validation" into `history` (one row per epoch), when present.
+Status get_validation_history(const Checkpoint& checkpoint, std::vector<EpochMetrics>& history) {
+  if (!checkpoint.contains("progress/history_validation")) return ok_status();
+  SY_ASSIGN_OR_RETURN(const auto bytes, checkpoint.get_bytes("progress/history_validation"));
+  constexpr size_t kRowBytes = kValidationFields * sizeof(double);
+  if (bytes.size() != history.size() * kRowBytes) {
+    return checkpoint.corrupt("record 'progress/history_validation' does not match the history");
+  }
+  for (size_t i = 0; i < history.size(); ++i) {
+    double f[kValidationFields];
+    std::memcpy(f, bytes.data() + i * kRowBytes, kRowBytes);
+    if (f[0] != 0.0 && f[0] != 1.0) {
+      return checkpoint.corrupt("record 'progress/history_validation' is damaged");
+    }
+    history[i].has_validation = f[0] == 1.0;
+    history[i].validation_loss = f[1];
+    history[i].validation_accuracy = f[2];
+    history[i].validation_f1_macro = f[3];
+  }
+  return ok_status();
+}
 
 // A count stored as a double (epoch, bytes, steps) that converts to an integer: converting NaN or
 // a value out of range is undefined behaviour, and a damaged file must not reach it.
@@ -60,6 +83,10 @@ std::string describe_data(const DataSettings& settings) {
   text << "dataset=" << settings.dataset << " test_fraction=" << settings.test_fraction
        << " split_seed=" << settings.split_seed << " scale=" << scale_mode_name(settings.scale);
   if (settings.scale == ScaleMode::kDivide) text << " divisor=" << settings.divisor;
+  // Like non_finite: only when set, so that checkpoints written before the key existed match.
+  if (settings.validation_fraction > 0) {
+    text << " validation_fraction=" << settings.validation_fraction;
+  }
   // Only when not the default, so that checkpoints written before the key existed still match.
   if (settings.non_finite != NonFinitePolicy::kError) {
     text << " non_finite=" << non_finite_policy_name(settings.non_finite);
@@ -236,6 +263,15 @@ void put_history(Checkpoint& checkpoint, const std::vector<EpochMetrics>& histor
     append_bytes(amp, fields, sizeof(fields));
   }
   checkpoint.put_bytes("progress/history_amp", std::move(amp));
+  // Validation figures likewise (checkpoints without the record read as "no validation split"):
+  // a resumed run replays them to find the best epoch and the early-stopping count.
+  std::vector<uint8_t> validation;
+  for (const EpochMetrics& m : history) {
+    const double fields[kValidationFields] = {m.has_validation ? 1.0 : 0.0, m.validation_loss,
+                                              m.validation_accuracy, m.validation_f1_macro};
+    append_bytes(validation, fields, sizeof(fields));
+  }
+  checkpoint.put_bytes("progress/history_validation", std::move(validation));
 }
 
 Result<std::vector<EpochMetrics>> get_history(const Checkpoint& checkpoint) {
@@ -279,6 +315,7 @@ Result<std::vector<EpochMetrics>> get_history(const Checkpoint& checkpoint) {
       history[i].loss_scale = f[1];
     }
   }
+  SY_RETURN_IF_ERROR(get_validation_history(checkpoint, history));
   return history;
 }
 

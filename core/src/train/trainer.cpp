@@ -1,6 +1,7 @@
 // The training loop: epochs of shuffled batches, evaluation, checkpoints and callbacks.
 #include <chrono>
 #include <cmath>
+#include <optional>
 
 #include "data/seeded_random.h"
 #include "switchyard/autocast.h"
@@ -134,10 +135,18 @@ EpochMetrics finish_epoch(Trainer::State& s, int64_t epoch, const EpochTotals& t
       totals.seconds > 0 ? static_cast<double>(totals.samples) / totals.seconds : 0;
   const ProfileSpan eval_span = profile_span("evaluate");
   const AutocastGuard autocast(s.config.train.precision);
-  const detail::Evaluation test = detail::evaluate(*s.built.network, s.test_batches, s.config.loss,
-                                                   s.data.split.train.class_count());
-  m.test_loss = test.loss;
-  m.test_accuracy = test.accuracy;
+  const int64_t classes = s.data.split.train.class_count();
+  s.last_test = detail::evaluate(*s.built.network, s.test_batches, s.config.loss, classes);
+  m.test_loss = s.last_test.loss;
+  m.test_accuracy = s.last_test.accuracy;
+  if (!s.validation_batches.empty()) {
+    s.last_validation =
+        detail::evaluate(*s.built.network, s.validation_batches, s.config.loss, classes);
+    m.has_validation = true;
+    m.validation_loss = s.last_validation->loss;
+    m.validation_accuracy = s.last_validation->accuracy;
+    m.validation_f1_macro = classification_report(s.last_validation->matrix).macro.f1;
+  }
   if (auto stats = s.device->memory_stats(); stats.ok()) {
     m.memory = *stats;
     m.memory_known = true;
@@ -165,6 +174,7 @@ RunInfo describe_run(const Trainer::State& s) {
   info.parameter_count = s.built.network->parameter_count();
   info.train_samples = s.data.split.train.sample_count;
   info.test_samples = s.data.split.test.sample_count;
+  info.validation_samples = s.data.split.validation.sample_count;
   info.batch_size = s.batch_size;
   info.batch_size_choice = s.batch_size_choice;
   info.first_epoch = s.completed_epochs + 1;
@@ -204,12 +214,20 @@ TrainSummary Trainer::run() {
   (void)s.device->reset_peak_memory();  // a backend without memory statistics has nothing to reset
   const uint64_t fallbacks_before = s.device->fallback_calls();
   detail::ProgressReporter progress(s.config.train.progress, s.config.train.epochs);
-  for (int64_t epoch = s.completed_epochs + 1; epoch <= s.config.train.epochs; ++epoch) {
+  for (int64_t epoch = s.completed_epochs + 1; epoch <= s.config.train.epochs && !s.stopped_early;
+       ++epoch) {
     const EpochMetrics metrics = train_and_evaluate(s, epoch, progress);
     summary.peak_device_memory_bytes =
         std::max(summary.peak_device_memory_bytes, metrics.memory.peak_allocated_bytes);
-    if (checkpoint_due(s, epoch)) {
-      const Status written = write_checkpoint(s.config.train.checkpoint, make_checkpoint());
+    // This epoch's state, made once for the files that need it (best and last checkpoint).
+    std::optional<Checkpoint> current;
+    const auto snapshot = [&]() -> const Checkpoint& {
+      if (!current) current = make_checkpoint();
+      return *current;
+    };
+    const bool stop = monitor_epoch(s, metrics, snapshot);
+    if (checkpoint_due(s, epoch) || (stop && !s.config.train.checkpoint.empty())) {
+      const Status written = write_checkpoint(s.config.train.checkpoint, snapshot());
       throw_if_error(written.with_context("after epoch " + std::to_string(epoch)));
       s.last_checkpoint = s.config.train.checkpoint.string();
       s.checkpoint_epoch = epoch;
@@ -223,6 +241,7 @@ TrainSummary Trainer::run() {
       if (c.on_epoch_end) c.on_epoch_end(metrics);
     }
   }
+  finish_monitoring(s, summary);
   summary.history = s.history;
   for (const EpochMetrics& m : s.history) summary.skipped_steps += m.skipped_steps;
   summary.fallback_ops = s.device->fallback_calls() - fallbacks_before;

@@ -139,6 +139,7 @@ void Trainer::restore(const Checkpoint& checkpoint) {
   throw_if_error(detail::load_model(checkpoint, state_->built));
   throw_if_error(restore_optimizer(checkpoint, *state_));
   throw_if_error(restore_progress(checkpoint, *state_));
+  replay_monitor(*state_, checkpoint);
   state_->resumed_from = checkpoint.source();
 }
 

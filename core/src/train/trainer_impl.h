@@ -2,12 +2,16 @@
 // and restoring it).
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "switchyard/checkpoint.h"
 #include "switchyard/train.h"
 #include "train/batching.h"
+#include "train/early_stopping.h"
 
 namespace switchyard {
 
@@ -20,6 +24,7 @@ struct Trainer::State {
   std::unique_ptr<LrScheduler> scheduler;  // null for a constant rate
   std::unique_ptr<LossScaler> scaler;      // f16 runs only
   std::vector<detail::DeviceBatch> test_batches;
+  std::vector<detail::DeviceBatch> validation_batches;  // empty without a validation split
   std::vector<TrainCallbacks> callbacks;
 
   int64_t batch_size = 0;
@@ -31,7 +36,35 @@ struct Trainer::State {
   std::string resumed_from;
   std::string last_checkpoint;
   int64_t checkpoint_epoch = 0;  // the epoch last_checkpoint holds; 0 when this run wrote none
+
+  // The monitored metric (train.early_stopping, train.best_checkpoint); replayed from the history
+  // on a resume. `monitoring` is false when neither asks for it.
+  bool monitoring = false;
+  detail::BestTracker best;
+  bool stopped_early = false;
+  int64_t stopped_epoch = 0;
+  std::optional<Checkpoint> best_state;  // the best epoch's state, for restore_best_weights
+  std::string best_state_note;           // why best_state is missing after a resume
+  std::string best_checkpoint;           // written this run or found on a resume; "" otherwise
+  int64_t best_checkpoint_epoch = 0;
+  // The last epoch's evaluations (with confusion matrices), reused at the end of the run when the
+  // final weights are the last epoch's.
+  detail::Evaluation last_test;
+  std::optional<detail::Evaluation> last_validation;
 };
+
+// Monitoring (trainer_monitor.cpp): after each epoch, records the epoch in the tracker and, when it
+// is the best so far, writes the best checkpoint and keeps its state for restore_best_weights
+// (`snapshot` gives the current state, made once per epoch by the caller). Returns true when
+// early stopping ends the run at this epoch.
+bool monitor_epoch(Trainer::State& s, const EpochMetrics& metrics,
+                   const std::function<const Checkpoint&()>& snapshot);
+// After a restore: replays the history through the tracker and, for restore_best_weights, finds
+// the best state (`restored` itself, or train.best_checkpoint when it holds the best epoch).
+void replay_monitor(Trainer::State& s, const Checkpoint& restored);
+// At the end of the run: restores the best weights when asked, evaluates the test and validation
+// splits with the final weights and fills summary.monitor and summary.final_evaluations.
+void finish_monitoring(Trainer::State& s, TrainSummary& summary);
 
 // Names used in checkpoints and messages.
 const char* optimizer_kind_name(OptimizerKind kind);

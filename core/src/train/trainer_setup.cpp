@@ -47,20 +47,26 @@ std::unique_ptr<LrScheduler> make_scheduler(const ScheduleSettings& s, int64_t e
   return nullptr;
 }
 
-// Uploads the test split in batches of the training batch size: evaluation keeps no autograd
-// graph, so what fits in training fits here too.
+// Uploads the test split (and the validation split, when there is one) in batches of the training
+// batch size: evaluation keeps no autograd graph, so what fits in training fits here too.
 void upload_test_batches(Trainer::State& s) {
   s.test_batches.clear();
+  s.validation_batches.clear();
   try {
     s.test_batches = detail::upload_in_batches(s.data.split.test, s.batch_size, s.device,
                                                s.config.train.precision);
+    if (s.data.split.has_validation()) {
+      s.validation_batches = detail::upload_in_batches(s.data.split.validation, s.batch_size,
+                                                       s.device, s.config.train.precision);
+    }
   } catch (const Error& error) {
     throw_error(detail::with_batch_hint(error.status(), s.batch_size));
   }
 }
 
 // batch_size: auto picks the largest power of two up to 256 (and the training split) whose
-// training steps fit in device memory next to the uploaded test split, and says why.
+// training steps fit in device memory next to the uploaded test and validation splits, and says
+// why.
 void choose_batch_size(Trainer::State& s) {
   const int64_t train_samples = s.data.split.train.sample_count;
   detail::BatchSearchOptions options;
@@ -73,6 +79,8 @@ void choose_batch_size(Trainer::State& s) {
   subject.optimizer = s.optimizer.get();
   subject.device = s.device;
   subject.test_batches = &s.test_batches;
+  subject.validation = &s.data.split.validation;
+  subject.validation_batches = &s.validation_batches;
   const detail::BatchSearchResult result = detail::search_batch_size(
       *s.device, options, [&](int64_t batch_size) { detail::run_step_trial(subject, batch_size); });
   if (result.batch_size == 0) {
@@ -95,6 +103,10 @@ void check_output_files(const TrainSettings& train) {
   if (!train.checkpoint.empty()) {
     throw_if_error(
         detail::check_output_file(train.checkpoint, "checkpoint").with_context("train.checkpoint"));
+  }
+  if (!train.best_checkpoint.empty()) {
+    throw_if_error(detail::check_output_file(train.best_checkpoint, "checkpoint")
+                       .with_context("train.best_checkpoint"));
   }
   if (!train.export_weights.empty()) {
     throw_if_error(
@@ -125,6 +137,8 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<Device> device)
   s.optimizer = detail::make_optimizer(s.config.optimizer, s.built.network->parameters());
   s.scheduler = make_scheduler(s.config.schedule, s.config.train.epochs, *s.optimizer);
   if (s.config.train.precision == DType::kF16) s.scaler = std::make_unique<LossScaler>();
+  s.monitoring = s.config.train.early_stopping.enabled || !s.config.train.best_checkpoint.empty();
+  s.best = detail::BestTracker(s.config.train.monitor);
   if (!s.config.train.resume.empty()) {
     Result<Checkpoint> checkpoint = read_checkpoint(s.config.train.resume);
     throw_if_error(checkpoint.status().with_context("train.resume"));

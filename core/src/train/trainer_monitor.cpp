@@ -1,0 +1,138 @@
+// The monitored metric over a run: the best epoch, the best checkpoint, early stopping, and the
+// final evaluation with per-class metrics (train.early_stopping, train.best_checkpoint).
+#include "switchyard/autocast.h"
+#include "switchyard/checkpoint.h"
+#include "train/train_state.h"
+#include "train/trainer_impl.h"
+
+namespace switchyard {
+namespace {
+
+// The best state when the best epoch came before a resume: the checkpoint just restored when it is
+// the best one, else train.best_checkpoint when it holds that epoch.
+void find_best_state(Trainer::State& s, const Checkpoint& restored) {
+  const int64_t best = s.best.best_epoch();
+  if (best == s.completed_epochs) {
+    s.best_state = restored;
+    return;
+  }
+  const std::filesystem::path& path = s.config.train.best_checkpoint;
+  s.best_state_note = "the best epoch (" + std::to_string(best) +
+                      ") came before the resume and train.best_checkpoint ";
+  if (path.empty()) {
+    s.best_state_note += "is not set";
+    return;
+  }
+  Result<Checkpoint> stored = read_checkpoint(path);
+  if (!stored.ok()) {
+    s.best_state_note += path.string() + " cannot be read: " + stored.status().message();
+    return;
+  }
+  Result<uint64_t> epoch = stored->get_u64("progress/epoch");
+  if (!epoch.ok() || static_cast<int64_t>(*epoch) != best) {
+    s.best_state_note += path.string() + " holds another epoch";
+    return;
+  }
+  s.best_state = std::move(*stored);
+  s.best_state_note.clear();
+  s.best_checkpoint = path.string();
+  s.best_checkpoint_epoch = best;
+}
+
+SplitEvaluation split_evaluation(const std::string& split, const detail::Evaluation& e) {
+  return {split, e.loss, e.accuracy, classification_report(e.matrix)};
+}
+
+// Puts back the best epoch's weights when restore_best_weights asks and they differ from the
+// last epoch's; returns whether it did.
+bool restore_best(Trainer::State& s, MonitorOutcome& outcome) {
+  if (!s.config.train.early_stopping.restore_best_weights || !s.best.has_best() ||
+      s.best.best_epoch() == s.completed_epochs) {
+    return false;
+  }
+  if (!s.best_state) {
+    outcome.restore_note = s.best_state_note;
+    return false;
+  }
+  throw_if_error(
+      detail::load_model(*s.best_state, s.built)
+          .with_context("restoring the weights of epoch " + std::to_string(s.best.best_epoch())));
+  return true;
+}
+
+}  // namespace
+
+bool monitor_epoch(Trainer::State& s, const EpochMetrics& metrics,
+                   const std::function<const Checkpoint&()>& snapshot) {
+  if (!s.monitoring) return false;
+  if (s.best.observe(metrics)) {
+    const std::filesystem::path& path = s.config.train.best_checkpoint;
+    const bool keep = s.config.train.early_stopping.restore_best_weights;
+    if (!path.empty()) {
+      const Status written = write_checkpoint(path, snapshot());
+      throw_if_error(written.with_context("train.best_checkpoint after epoch " +
+                                          std::to_string(metrics.epoch)));
+      s.best_checkpoint = path.string();
+      s.best_checkpoint_epoch = metrics.epoch;
+    }
+    if (keep) s.best_state = snapshot();
+    s.best_state_note.clear();
+  }
+  if (!detail::should_stop(s.config.train.early_stopping, s.best)) return false;
+  s.stopped_early = true;
+  s.stopped_epoch = metrics.epoch;
+  return true;
+}
+
+void replay_monitor(Trainer::State& s, const Checkpoint& restored) {
+  s.best = detail::BestTracker(s.config.train.monitor);
+  s.best_state.reset();
+  s.best_state_note.clear();
+  s.stopped_early = false;
+  if (!s.monitoring) return;
+  for (const EpochMetrics& m : s.history) s.best.observe(m);
+  // Judged after the whole history, so that a resumed run with other settings (a longer patience)
+  // goes on, and one that had stopped stays stopped.
+  if (!s.history.empty() && detail::should_stop(s.config.train.early_stopping, s.best)) {
+    s.stopped_early = true;
+    s.stopped_epoch = s.history.back().epoch;
+  }
+  if (s.config.train.early_stopping.restore_best_weights && s.best.has_best()) {
+    find_best_state(s, restored);
+  }
+}
+
+void finish_monitoring(Trainer::State& s, TrainSummary& summary) {
+  MonitorOutcome& outcome = summary.monitor;
+  outcome.final_weights_epoch = s.completed_epochs;
+  if (s.monitoring) {
+    outcome.metric = s.config.train.monitor.metric;
+    outcome.best_epoch = s.best.best_epoch();
+    outcome.best_value = s.best.best_value();
+    outcome.stopped_early = s.stopped_early;
+    outcome.stopped_epoch = s.stopped_epoch;
+    if (s.stopped_early) outcome.stop_message = detail::stop_message(s.stopped_epoch, s.best);
+    outcome.best_checkpoint = s.best_checkpoint;
+    outcome.best_checkpoint_epoch = s.best_checkpoint_epoch;
+  }
+  outcome.restored_best_weights = restore_best(s, outcome);
+  if (outcome.restored_best_weights) outcome.final_weights_epoch = s.best.best_epoch();
+  // The last epoch's evaluations hold for the final weights unless they changed or no epoch ran.
+  const bool fresh = outcome.restored_best_weights || s.last_test.samples == 0;
+  const AutocastGuard autocast(s.config.train.precision);
+  const int64_t classes = s.data.split.train.class_count();
+  const detail::Evaluation test =
+      fresh ? detail::evaluate(*s.built.network, s.test_batches, s.config.loss, classes)
+            : s.last_test;
+  summary.final_evaluations.push_back(split_evaluation("test", test));
+  if (!s.validation_batches.empty()) {
+    const detail::Evaluation validation =
+        fresh || !s.last_validation
+            ? detail::evaluate(*s.built.network, s.validation_batches, s.config.loss, classes)
+            : *s.last_validation;
+    summary.final_evaluations.push_back(split_evaluation("validation", validation));
+  }
+  summary.class_names = s.data.split.train.class_names;
+}
+
+}  // namespace switchyard
