@@ -168,6 +168,13 @@ SchemaNode data_schema() {
   return map_of({
       {"dataset", string_value("digits, iris, breast_cancer or a path to a CSV file")},
       {"format", one_of({"labeled"})},
+      {"header", boolean()},
+      {"delimiter", string_value("comma, tab, semicolon or one character such as '|'")},
+      {"target", string_value("a column name, or a column number (1 = the first, -1 = the last)")},
+      {"id", string_value("a column name or number")},
+      {"drop", sequence_of(string_value("a column name or number"),
+                           "a sequence of column names or numbers, such as [id, notes]")},
+      {"label_order", one_of({"sorted", "first_seen"})},
       {"test_fraction", number_between(0.0, 1.0)},
       {"scale", one_of({"none", "standard", "minmax", "divide"})},
       {"divisor", number_above(0.0)},
