@@ -191,16 +191,9 @@ Status check_counts(const std::string& where, const detail::CountsHeader& header
   return ok_status();
 }
 
-}  // namespace
-
-Result<Dataset> load_table_csv(const std::filesystem::path& path, const TableOptions& options) {
-  SY_ASSIGN_OR_RETURN(const std::string text, detail::read_text_file(path));
-  const std::string where = path.string();
-  const std::vector<detail::CsvLine> lines = detail::csv_data_lines(text);
-  if (lines.empty()) return invalid_argument(where + ": the file has no samples");
-  Dataset data;
-  data.name = where;
-  const char delimiter = choose_delimiter(lines, options, where, data.notes);
+// The rows of `lines`, read with `delimiter` into `data` (which holds the notes so far).
+Status read_table(const std::vector<detail::CsvLine>& lines, char delimiter,
+                  const TableOptions& options, const std::string& where, Dataset& data) {
   SY_ASSIGN_OR_RETURN(const detail::FirstLine first,
                       detail::read_first_line(lines, delimiter, options.header, where));
   const size_t start = first.kind == "none" ? 0 : 1;
@@ -237,6 +230,25 @@ Result<Dataset> load_table_csv(const std::filesystem::path& path, const TableOpt
                             std::to_string(data.dropped_rows) +
                             " rows with non-finite values (data.non_finite: drop_rows)");
   }
+  return ok_status();
+}
+
+}  // namespace
+
+Result<Dataset> load_table_csv(const std::filesystem::path& path, const TableOptions& options) {
+  SY_ASSIGN_OR_RETURN(const std::string text, detail::read_text_file(path));
+  const std::string where = path.string();
+  const std::vector<detail::CsvLine> lines = detail::csv_data_lines(text);
+  if (lines.empty()) return invalid_argument(where + ": the file has no samples");
+  Dataset data;
+  data.name = where;
+  const char delimiter = choose_delimiter(lines, options, where, data.notes);
+  const bool guessed = !data.notes.empty();  // the only note so far is a close delimiter call
+  const Status status = read_table(lines, delimiter, options, where, data);
+  if (!status.ok() && guessed) {
+    return Status(status.code(), status.message() + "\n  note: " + data.notes.front());
+  }
+  SY_RETURN_IF_ERROR(status);
   return data;
 }
 
