@@ -127,7 +127,8 @@ TEST_CASE(
                  "set: the model is kept there, under the current folder;"));
   CHECK(contains(trained.output,
                  "defaults (not in the file): task: train, seed: 0, data.test_fraction: 0.2, "
-                 "data.split_seed: 0, data.scale: none, loss: cross_entropy, optimizer.type: sgd, "
+                 "data.split_seed: 0, data.scale: none, loss: cross_entropy, model.init: kaiming, "
+                 "optimizer.type: sgd, "
                  "optimizer.lr: 0.01, train.epochs: 10, train.batch_size: 64\n"));
   CHECK(contains(trained.output, "data: classes (data.label_order: sorted): alpha, beta, gamma\n"));
   CHECK(contains(trained.output, "trained input[12] linear(12->64,bias) relu linear(64->3,bias)"));
@@ -265,8 +266,8 @@ TEST_CASE("no silent defaults: a missing dataset is an error, a kept-nowhere mod
   // The file gave everything the defaults line lists but these.
   CHECK(contains(none.output,
                  "defaults (not in the file): task: train, seed: 0, data.test_fraction: 0.2, "
-                 "data.split_seed: 0, data.scale: none, loss: cross_entropy, optimizer.type: "
-                 "sgd, optimizer.lr: 0.01, train.batch_size: 64\n"));
+                 "data.split_seed: 0, data.scale: none, loss: cross_entropy, model.init: "
+                 "kaiming, optimizer.type: sgd, optimizer.lr: 0.01, train.batch_size: 64\n"));
 }
 
 TEST_CASE(

@@ -217,6 +217,9 @@ TEST_CASE("new rows are read as the training rows were: by name in any order, la
   CHECK(fresh.ids == std::vector<std::string>{"b1", "b2"});
   CHECK(fresh.labels == std::vector<int32_t>{0, 0});
   CHECK(fresh.class_names == trained.class_names);
+  CHECK(fresh.notes == std::vector<std::string>{(dir / "new.csv").string() +
+                                                ": columns the model does not read, ignored: "
+                                                "extra"});
   // With the target: labels map to the model's classes by name.
   const Dataset labeled = load(dir / "l.csv", "kind,length,width\ntulip,1,2\nrose,3,4\n", options);
   CHECK(labeled.labeled);

@@ -358,6 +358,7 @@ void print_defaults(const Config& config, const std::string& task, std::ostream&
                              {"data.split_seed", "0"},
                              {"data.scale", "none"},
                              {"loss", "cross_entropy"},
+                             {"model.init", "kaiming"},
                              {"optimizer.type", "sgd"},
                              {"optimizer.lr", sgd ? "0.01" : "0.001"},
                              {"train.epochs", "10"},

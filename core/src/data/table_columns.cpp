@@ -101,6 +101,28 @@ int64_t find_name(const std::vector<std::string>& names, const std::string& name
   return found == names.end() ? -1 : static_cast<int64_t>(found - names.begin());
 }
 
+// Columns of a prediction input that the model does not read (and training did not drop) are
+// named, so that a misspelt feature column does not pass unnoticed.
+void note_ignored_columns(const std::vector<std::string>& names, const TableLayout& layout,
+                          const TableLayout& trained, const std::string& where,
+                          std::vector<std::string>& notes) {
+  std::string ignored;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const auto column = static_cast<int64_t>(i);
+    const bool used = column == layout.target_column || column == layout.id_column ||
+                      std::find(layout.feature_columns.begin(), layout.feature_columns.end(),
+                                column) != layout.feature_columns.end();
+    bool dropped = false;
+    for (const int64_t d : trained.dropped_columns) {
+      dropped = dropped || trained.column_names[static_cast<size_t>(d)] == names[i];
+    }
+    if (!used && !dropped) ignored += (ignored.empty() ? "" : ", ") + names[i];
+  }
+  if (!ignored.empty()) {
+    notes.push_back(where + ": columns the model does not read, ignored: " + ignored);
+  }
+}
+
 }  // namespace
 
 Result<FirstLine> read_first_line(const std::vector<CsvLine>& lines, char delimiter,
@@ -214,6 +236,7 @@ Result<TableLayout> resolve_prediction_columns(const FirstLine& first, int64_t c
                       trained.column_names[static_cast<size_t>(trained.id_column)] +
                       "': predictions name rows by their line");
     }
+    note_ignored_columns(first.column_names, layout, trained, where, notes);
     return layout;
   }
   // By position: the same columns as in training, or all but the target.
