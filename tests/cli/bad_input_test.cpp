@@ -47,7 +47,7 @@ std::string yaml_for(const std::string& dataset, int classes = 2, const std::str
          "model: {layers: [{type: linear, out_features: " +
          std::to_string(classes) +
          "}]}\n"
-         "train: {epochs: 1, batch_size: 2, progress: none}\n" +
+         "train: {epochs: 1, batch_size: 2, progress: none, checkpoint: none}\n" +
          extra;
 }
 

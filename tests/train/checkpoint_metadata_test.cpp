@@ -103,6 +103,10 @@ TEST_CASE("damaged version-2 records are DATA_LOSS naming the checkpoint and the
         "checkpoint bad.ckpt: record 'model/layers' is malformed: 'out_features' is 99999999999");
   CHECK(layers_error("[]").message() ==
         "checkpoint bad.ckpt: record 'model/layers' lists no layer");
+  std::string huge_float = layer;
+  huge_float.replace(huge_float.find("99999999999"), 11, "1e300");
+  CHECK(layers_error("[" + huge_float + "]").message() ==
+        "checkpoint bad.ckpt: record 'model/layers' is malformed: a count is not an integer");
   Checkpoint no_layers;
   no_layers.set_source("old.ckpt");
   const Status old = detail::get_model_spec(no_layers).status();

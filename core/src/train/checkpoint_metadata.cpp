@@ -28,9 +28,15 @@ Json layer_json(const LayerSpec& layer) {
               {"eps", layer.eps}};
 }
 
+// An integer, never a float converted to one (1e300 as int64_t would be undefined behaviour).
+int64_t integer(const Json& value) {
+  if (!value.is_number_integer()) throw std::out_of_range("a count is not an integer");
+  return value.get<int64_t>();
+}
+
 // Reads an integer member within [min, max]; throws std::out_of_range (caught by the caller).
 int64_t bounded(const Json& object, const char* key, int64_t min, int64_t max) {
-  const int64_t value = object.at(key).get<int64_t>();
+  const int64_t value = integer(object.at(key));
   if (value < min || value > max) {
     throw std::out_of_range(std::string("'") + key + "' is " + std::to_string(value));
   }
@@ -62,7 +68,7 @@ LayerSpec layer_from_json(const Json& item) {
 std::vector<int64_t> columns_from_json(const Json& list, int64_t column_count) {
   std::vector<int64_t> columns;
   for (const Json& item : list) {
-    const int64_t column = item.get<int64_t>();
+    const int64_t column = integer(item);
     if (column < 0 || column >= column_count) throw std::out_of_range("a column is out of range");
     columns.push_back(column);
   }
@@ -96,7 +102,12 @@ DataSettings settings_from_json(const Json& json) {
   auto order = parse_label_order(json.at("label_order").get<std::string>());
   if (!order.ok()) throw std::out_of_range(order.status().message());
   s.label_order = *order;
-  s.image_shape = json.at("image_shape").get<std::vector<int64_t>>();
+  for (const Json& extent : json.at("image_shape")) {
+    s.image_shape.push_back(integer(extent));
+    if (s.image_shape.back() < 1 || s.image_shape.back() > kMaxExtent) {
+      throw std::out_of_range("'image_shape' holds " + std::to_string(s.image_shape.back()));
+    }
+  }
   return s;
 }
 
