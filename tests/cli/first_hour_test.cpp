@@ -317,3 +317,29 @@ TEST_CASE(
   CHECK(contains(damaged.output, "switchyard: error: checkpoint " +
                                      (dir / "damaged.ckpt").string() + ": checksum mismatch"));
 }
+
+TEST_CASE("a model trained on a TSV file predicts CSV rows: the new file's delimiter is detected",
+          "[cli][first-hour]") {
+  TempDir dir;
+  std::string tsv = training_csv();
+  for (char& c : tsv) c = c == ',' ? '\t' : c;
+  write_text(dir / "flowers.tsv", tsv);
+  write_text(dir / "new.csv", new_rows_csv({2, 0}));
+  write_text(dir / "t.yaml",
+             "data: {dataset: flowers.tsv, delimiter: tab, target: label, id: id}\n"
+             "model: {layers: [{type: linear, out_features: 3}]}\n"
+             "optimizer: {type: adam, lr: 0.05}\ntrain: {epochs: 20, checkpoint: t.ckpt}\n");
+  const auto trained = run_in(dir, "run t.yaml");
+  INFO(trained.output);
+  REQUIRE(trained.exit_code == 0);
+  const auto predicted = run_in(dir, "predict t.ckpt new.csv", true);
+  INFO(predicted.output);
+  REQUIRE(predicted.exit_code == 0);
+  check_predictions(predicted.output, {2, 0});
+  std::string new_tsv = new_rows_csv({1});
+  for (char& c : new_tsv) c = c == ',' ? '\t' : c;
+  write_text(dir / "new.tsv", new_tsv);
+  const auto from_tsv = run_in(dir, "predict t.ckpt new.tsv", true);
+  REQUIRE(from_tsv.exit_code == 0);
+  check_predictions(from_tsv.output, {1});
+}

@@ -220,6 +220,12 @@ TEST_CASE("new rows are read as the training rows were: by name in any order, la
   CHECK(fresh.notes == std::vector<std::string>{(dir / "new.csv").string() +
                                                 ": columns the model does not read, ignored: "
                                                 "extra"});
+  // Without the id column the rows are named by their lines, and the run says so.
+  const Dataset no_id = load(dir / "noid.csv", "length,width\n1,2\n", options);
+  CHECK(no_id.ids.empty());
+  CHECK(no_id.notes == std::vector<std::string>{(dir / "noid.csv").string() +
+                                                " has no id column 'id': predictions name rows "
+                                                "by their line"});
   // With the target: labels map to the model's classes by name.
   const Dataset labeled = load(dir / "l.csv", "kind,length,width\ntulip,1,2\nrose,3,4\n", options);
   CHECK(labeled.labeled);

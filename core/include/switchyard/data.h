@@ -64,7 +64,8 @@ struct TableOptions {
   LabelOrder label_order = LabelOrder::kSorted;
   // Prediction: the columns the model was trained on. Features are found by name when both files
   // have a header of names, by position otherwise; a file without the target column loads
-  // unlabeled (Dataset::labeled false). Labels map to `model_classes` by name, or by index.
+  // unlabeled (Dataset::labeled false). Labels map to `model_classes` by name, or by index. The
+  // delimiter is detected, the trained one taken when no candidate splits the lines evenly.
   const TableLayout* trained = nullptr;
   std::vector<std::string> model_classes;
 };

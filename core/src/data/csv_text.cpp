@@ -140,6 +140,7 @@ DetectedDelimiter detect_csv_delimiter(const std::vector<CsvLine>& lines) {
   std::stable_sort(consistent.begin(), consistent.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });
   detected.delimiter = consistent.front().first;
+  detected.found = true;
   for (size_t i = 1; i < consistent.size(); ++i) {
     detected.also_consistent.push_back(consistent[i].first);
   }

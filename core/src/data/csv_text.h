@@ -37,6 +37,7 @@ inline constexpr char kCsvDelimiters[] = {',', '\t', ';'};
 
 struct DetectedDelimiter {
   char delimiter = ',';
+  bool found = false;  // false: no candidate split the lines evenly (',' is the fallback)
   // The other candidates that split the sampled lines into as many fields each (more than one);
   // empty when the choice was clear.
   std::vector<char> also_consistent;

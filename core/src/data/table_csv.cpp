@@ -170,6 +170,8 @@ char choose_delimiter(const std::vector<detail::CsvLine>& lines, const TableOpti
                       const std::string& where, std::vector<std::string>& notes) {
   if (options.delimiter != '\0') return options.delimiter;
   const detail::DetectedDelimiter detected = detail::detect_csv_delimiter(lines);
+  // New rows for a model: what the training file used, unless this file clearly uses another.
+  if (!detected.found && options.trained != nullptr) return options.trained->delimiter;
   if (!detected.also_consistent.empty()) {
     std::string others;
     for (const char c : detected.also_consistent) {

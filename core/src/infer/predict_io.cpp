@@ -48,7 +48,8 @@ TableOptions prediction_options(const DataSettings& yaml, const Predictor& predi
   TableOptions options = yaml.table_options();
   const DataSettings* trained = predictor.trained_settings();
   if (trained != nullptr) {
-    if (options.delimiter == '\0') options.delimiter = trained->delimiter;
+    // The delimiter is detected afresh (new rows may come as TSV), the training file's the
+    // fallback; a header setting the training file needed applies to its new rows too.
     if (options.header == HeaderMode::kDetect) options.header = trained->header;
     options.target = options.id = "";
     options.drop.clear();
