@@ -195,11 +195,15 @@ TEST_CASE(
              "optimizer: {type: adam, lr: 0.05}\ntrain: {epochs: 20, checkpoint: t.ckpt}\n");
   REQUIRE(run_in(dir, "run t.yaml").exit_code == 0);
 
-  write_text(dir / "p.yaml", "task: predict\npredict: {checkpoint: t.ckpt, input: new.csv}\n");
+  write_text(dir / "p.yaml", "predict: {checkpoint: t.ckpt, input: new.csv}\n");
   const auto only_predict = run_in(dir, "run p.yaml", true);
   INFO(only_predict.output);
   REQUIRE(only_predict.exit_code == 0);
   check_predictions(only_predict.output, {1, 2});
+  const auto said = run_in(dir, "run p.yaml");
+  CHECK(contains(said.output,
+                 "defaults (not in the file): task: predict (the file has only a "
+                 "predict section), predict.batch_size: 256\n"));
 
   struct Contradiction {
     std::string yaml, where, says;

@@ -22,7 +22,9 @@ namespace {
 constexpr const char* kUsage =
     "usage: switchyard run CONFIG [--set key=value]... [--metrics FILE] [--profile FILE]\n\n"
     "Runs the task the YAML file names (task: train | evaluate | predict) on the device it\n"
-    "selects. --set overrides one key (dotted path, YAML value), e.g. --set train.epochs=5.\n"
+    "selects; a file with only a predict section predicts. Predictions go to predict.output,\n"
+    "else to standard output as CSV. --set overrides one key (dotted path, YAML value), e.g.\n"
+    "--set train.epochs=5.\n"
     "Relative paths given with --set are relative to the current directory; those inside the\n"
     "file are relative to the file's folder. --profile writes a Chrome trace of every op\n"
     "(open it in https://ui.perfetto.dev) and prints a per-op summary.";
@@ -349,7 +351,10 @@ class TaskProfile {
 void print_defaults(const Config& config, const std::string& task, std::ostream& log) {
   const ConfigNode root = config.root();
   std::vector<std::pair<std::string, std::string>> keys;
-  if (!root["task"].valid()) keys.emplace_back("task", "train");
+  if (!root["task"].valid()) {
+    keys.emplace_back(
+        "task", task == "predict" ? "predict (the file has only a predict section)" : "train");
+  }
   if (task == "train") {
     const auto type = root["optimizer"].string_or("type", "sgd");
     const bool sgd = !type.ok() || *type == "sgd";
@@ -464,7 +469,7 @@ int run_command(const Args& all_args) {
 
 int run_loaded_config(const Config& config, const std::string& metrics_path,
                       const std::string& profile_path) {
-  auto task = config.root().string_or("task", "train");
+  auto task = configured_task(config);
   if (!task.ok()) {
     print_error(task.status());
     return kExitUsage;

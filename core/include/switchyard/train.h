@@ -141,6 +141,11 @@ struct TrainSettings {
   ProgressMode progress = ProgressMode::kAuto;
 };
 
+// The task a configuration runs: its `task` key; without one, "predict" when the file has a
+// predict section and no data, model or train section (a checkpoint holds everything else), else
+// "train". `switchyard run` says which when the file does not.
+Result<std::string> configured_task(const Config& config);
+
 // Everything a training run reads from a configuration; relative paths resolved.
 struct TrainConfig {
   DataSettings data;

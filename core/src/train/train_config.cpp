@@ -139,6 +139,14 @@ Result<TrainSettings> read_train(const ConfigNode& node, const std::filesystem::
 
 }  // namespace
 
+Result<std::string> configured_task(const Config& config) {
+  const ConfigNode root = config.root();
+  if (root["task"].valid()) return root["task"].as_string();
+  const bool only_predict = root["predict"].valid() && !root["data"].valid() &&
+                            !root["model"].valid() && !root["train"].valid();
+  return std::string(only_predict ? "predict" : "train");
+}
+
 std::vector<LayerSpec> default_model_layers() {
   std::vector<LayerSpec> layers(3);
   layers[0].type = "linear";
@@ -186,7 +194,7 @@ Result<TrainConfig> TrainConfig::from_config(const Config& config) {
     c.model.weights = resolve(c.base_dir, weights);
   }
   // Predicting and evaluating take the model (and how to read data) from the checkpoint.
-  SY_ASSIGN_OR_RETURN(const std::string task, root.string_or("task", "train"));
+  SY_ASSIGN_OR_RETURN(const std::string task, configured_task(config));
   if (task == "train" && c.data.dataset.empty()) {
     const ConfigNode data = root["data"];
     return invalid_argument((data.valid() ? data.location().to_string() : config.file()) +
