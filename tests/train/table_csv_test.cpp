@@ -240,6 +240,10 @@ TEST_CASE("new rows are read as the training rows were: by name in any order, la
   // Without a header: by position, with or without the target column.
   const Dataset positional = load(dir / "p.csv", "b1,1,2,z\nb2,3,4,\n", options);
   CHECK_FALSE(positional.labeled);
+  CHECK(positional.notes ==
+        std::vector<std::string>{(dir / "p.csv").string() +
+                                 " has no header of names: its columns are taken by position, as "
+                                 "the training file's (columns: id, length, kind, width, notes)"});
   CHECK(positional.features == std::vector<float>{1, 2, 3, 4});
   CHECK(positional.ids == std::vector<std::string>{"b1", "b2"});
   CHECK(error_of(dir / "w.csv", "1,2\n", options) ==

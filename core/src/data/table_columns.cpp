@@ -240,6 +240,10 @@ Result<TableLayout> resolve_prediction_columns(const FirstLine& first, int64_t c
     return layout;
   }
   // By position: the same columns as in training, or all but the target.
+  if (!trained.column_names.empty()) {
+    notes.push_back(where + " has no header of names: its columns are taken by position, as " +
+                    "the training file's (" + list_columns(trained.column_names, 0) + ")");
+  }
   if (column_count == trained.column_count) return layout;
   if (column_count != trained.column_count - 1) {
     return invalid_argument(
