@@ -64,6 +64,7 @@ double train_and_check(const std::string& backend, const Run& run,
 const std::vector<Run> kAllConfigs = {{"digits-mlp.yaml", 0.96},
                                       {"digits-cnn.yaml", 0.97},
                                       {"iris-mlp.yaml", 0.93},
+                                      {"iris-species.yaml", 0.93},
                                       {"breast-cancer-mlp.yaml", 0.95}};
 
 TEST_CASE("every shipped training config reaches its threshold on the reference", "[acceptance]") {

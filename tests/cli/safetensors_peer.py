@@ -67,7 +67,10 @@ def inputs(input_csv):
 def compare(probabilities, predictions_csv):
     """Prints the largest absolute difference from switchyard's PREDICTIONS.csv."""
     with open(predictions_csv) as f:
-        ours = [[float(v) for v in row[3:]] for row in list(csv.reader(f))[1:]]
+        rows = list(csv.reader(f))
+    # The per-class probabilities are the columns named p_<class>.
+    columns = [i for i, name in enumerate(rows[0]) if name.startswith("p_")]
+    ours = [[float(row[i]) for i in columns] for row in rows[1:]]
     assert len(ours) == len(probabilities), (len(ours), len(probabilities))
     diff = max(abs(a - b) for mine, theirs in zip(probabilities, ours)
                for a, b in zip(mine, theirs))

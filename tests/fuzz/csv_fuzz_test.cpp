@@ -30,14 +30,22 @@ TEST_CASE("fuzz: the CSV loader loads or refuses mutants, naming the file", "[fu
       to_bytes("5.1,3.5,1.4,0.2,0\n4.9,3.0,1.4,0.2,1\n# comment\n\n6.3,3.3,6.0,2.5,2\n"),
       to_bytes("1,nan,0\n2,3,1\ninf,1e-50,0\n"),
       to_bytes("2,1\r\n0.5,1\r\n-0.25,0\r\n"),
+      to_bytes("id\tw\tkind\n1\t0.5\tcat\n2\t1.5\tdog\n3\t-2\tcat\n"),
+      to_bytes("a;b;c\n1;2;x\n3;4;y\n"),
+      to_bytes("\"a\",\"b\",\"label\"\n1,2,\"x\"\n3,4,\"y, \"\"z\"\"\"\n"),
   };
-  target.dictionary = {",",          "\n", "\r\n", "#",    "nan",   "inf",   "-inf",
-                       "+",          "-",  "e",    "1e39", "1e-50", "0x1p3", "99999999999999999999",
-                       "2147483648", " ",  "\t",   "a",    "0",     "3"};
+  target.dictionary = {
+      ",",          "\n",   "\r\n", "#",    "nan",   "inf",   "-inf",
+      "+",          "-",    "e",    "1e39", "1e-50", "0x1p3", "99999999999999999999",
+      "2147483648", " ",    "\t",   "a",    "0",     "3",     "\"",
+      ";",          "\"\"", "id"};
   bool drop = false;
   target.load = [&drop](const std::filesystem::path& path) {
-    drop = !drop;  // both policies, alternately
-    auto data = load_labeled_csv(path, drop ? NonFinitePolicy::kDropRows : NonFinitePolicy::kError);
+    drop = !drop;  // both policies and both label orders, alternately
+    TableOptions options;
+    options.non_finite = drop ? NonFinitePolicy::kDropRows : NonFinitePolicy::kError;
+    options.label_order = drop ? LabelOrder::kFirstSeen : LabelOrder::kSorted;
+    auto data = load_table_csv(path, options);
     return data.ok() ? check_loaded(*data) : data.status();
   };
   const FuzzCounts counts = run_fuzz(target, 17);

@@ -25,4 +25,29 @@ run_step("installed CLI" ${CMAKE_COMMAND} -E env --unset=SWITCHYARD_PLUGIN_PATH
   SWITCHYARD_BACKENDS=reference ${prefix}/bin/switchyard run
   ${prefix}/share/switchyard/configs/iris-mlp.yaml --set train.checkpoint=none
   --set train.epochs=2 --set train.progress=none)
+# An installed example config keeps its model in the current folder, never in the prefix, and the
+# installed predict command reads it back with the checkpoint alone.
+file(MAKE_DIRECTORY ${WORK_DIR}/user)
+execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=SWITCHYARD_PLUGIN_PATH
+  SWITCHYARD_BACKENDS=reference ${prefix}/bin/switchyard run
+  ${prefix}/share/switchyard/configs/iris-species.yaml --set train.epochs=2
+  WORKING_DIRECTORY ${WORK_DIR}/user RESULT_VARIABLE rc OUTPUT_VARIABLE step_output
+  ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "installed iris-species.yaml failed (${rc}):\n${step_output}\n${err}")
+endif()
+expect_output("the default checkpoint line" "checkpoint: runs/iris-species/model.ckpt \\(train.checkpoint is not set")
+if(NOT EXISTS ${WORK_DIR}/user/runs/iris-species/model.ckpt OR EXISTS ${prefix}/share/switchyard/runs)
+  message(FATAL_ERROR "the installed example did not keep its model in the current folder")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=SWITCHYARD_PLUGIN_PATH
+  SWITCHYARD_BACKENDS=reference ${prefix}/bin/switchyard predict runs/iris-species/model.ckpt
+  ${prefix}/share/switchyard/data/iris-new.csv
+  WORKING_DIRECTORY ${WORK_DIR}/user RESULT_VARIABLE rc OUTPUT_VARIABLE step_output
+  ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "installed predict failed (${rc}):\n${step_output}\n${err}")
+endif()
+expect_output("predictions on standard output" "^id,predicted,probability,p_setosa,p_versicolor,p_virginica\nnew-1,")
+message(STATUS "installed example configs write into the current folder: ok")
 file(REMOVE_RECURSE ${WORK_DIR})

@@ -29,6 +29,7 @@ Status build_status(const std::string& yaml, const std::vector<int64_t>& sample_
 
 TEST_CASE("a layer that needs image-shaped samples names its file, line and column", "[model]") {
   const std::string yaml =
+      "data: {dataset: digits}\n"
       "model:\n"
       "  layers:\n"
       "    - {type: linear, out_features: 16}\n"
@@ -37,13 +38,13 @@ TEST_CASE("a layer that needs image-shaped samples names its file, line and colu
   const Status status = build_status(yaml, {64}, 10);
   CHECK(status.code() == StatusCode::kInvalidArgument);
   CHECK(status.message() ==
-        "run.yaml:4:7: key 'model.layers[1]': conv2d needs image-shaped samples [C, H, W], but "
+        "run.yaml:5:7: key 'model.layers[1]': conv2d needs image-shaped samples [C, H, W], but "
         "its input is [16]; set data.image_shape (e.g. [1, 8, 8] for digits)");
 }
 
 TEST_CASE("a model whose output does not match the classes points at its last layer", "[model]") {
   const std::string yaml =
-      "data: {image_shape: [1, 8, 8]}\n"
+      "data: {dataset: digits, image_shape: [1, 8, 8]}\n"
       "model:\n"
       "  layers:\n"
       "    - {type: conv2d, out_channels: 4, kernel_size: 1}\n"
@@ -57,12 +58,13 @@ TEST_CASE("a model whose output does not match the classes points at its last la
 
 TEST_CASE("a window larger than its input names the layer's place", "[model]") {
   const std::string yaml =
+      "data: {dataset: digits}\n"
       "model:\n"
       "  layers:\n"
       "    - {type: maxpool2d, kernel_size: 9}\n";
   const Status status = build_status(yaml, {1, 8, 8}, 10);
   CHECK(status.message() ==
-        "run.yaml:3:7: key 'model.layers[0]': maxpool2d turns [1, 8, 8] into nothing");
+        "run.yaml:4:7: key 'model.layers[0]': maxpool2d turns [1, 8, 8] into nothing");
 }
 
 TEST_CASE("a layer made in code (no YAML) is still named by its index", "[model]") {

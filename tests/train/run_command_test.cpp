@@ -121,10 +121,23 @@ TEST_CASE("switchyard run trains and writes the metrics file", "[cli]") {
     std::ifstream csv(dir / "p.csv");
     std::string header;
     std::getline(csv, header);
-    CHECK(header == "index,label,predicted,p_0,p_1,p_2,p_3,p_4,p_5,p_6,p_7,p_8,p_9");
+    CHECK(header == "line,label,predicted,probability,p_0,p_1,p_2,p_3,p_4,p_5,p_6,p_7,p_8,p_9");
     int rows = 0;
-    for (std::string line; std::getline(csv, line);) ++rows;
+    int correct = 0;
+    for (std::string line; std::getline(csv, line);) {
+      ++rows;
+      std::vector<std::string> fields;
+      std::stringstream row(line);
+      for (std::string field; std::getline(row, field, ',');) fields.push_back(field);
+      REQUIRE(fields.size() == 14);
+      // The predicted class is named, with its own probability, the largest of the row's.
+      const int predicted_class = std::stoi(fields[2]);
+      CHECK(std::stod(fields[3]) == std::stod(fields[4 + predicted_class]));
+      for (int c = 0; c < 10; ++c) CHECK(std::stod(fields[4 + c]) <= std::stod(fields[3]));
+      correct += fields[1] == fields[2] ? 1 : 0;
+    }
     CHECK(rows == 360);
+    CHECK(contains(predicted.output, "accuracy " + std::to_string(correct / 360.0).substr(0, 5)));
   }
 }
 
@@ -136,8 +149,11 @@ TEST_CASE("train.checkpoint=none switches checkpoints off", "[cli]") {
                                   " --set train.checkpoint=none");
   INFO(result.output);
   REQUIRE(result.exit_code == 0);
-  CHECK(result.output.find("checkpoint:") == std::string::npos);
+  CHECK(contains(result.output,
+                 "checkpoint: none (train.checkpoint: none): the trained model is not kept\n"));
+  CHECK_FALSE(contains(result.output, "checkpoint: /"));
   CHECK_FALSE(std::filesystem::exists(dir / "run.ckpt"));
+  CHECK_FALSE(std::filesystem::exists(dir / "runs"));
   CHECK_FALSE(std::filesystem::exists(dir / "none"));
 }
 

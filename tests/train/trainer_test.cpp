@@ -215,7 +215,15 @@ TEST_CASE("mixed precision trains f32 master weights and an f16 run resumes exac
 TEST_CASE("a run without layers says whether model.layers is missing or empty, and where",
           "[trainer]") {
   const std::string data = "data: {dataset: iris}\n";
-  auto missing = Config::load_string(data, "run.yaml");
+  // No model section at all: the default model, marked so that the run says so.
+  auto absent = Config::load_string(data, "run.yaml");
+  REQUIRE(absent.ok());
+  const TrainConfig defaulted = value_or_throw(TrainConfig::from_config(*absent));
+  CHECK(defaulted.model.is_default);
+  REQUIRE(defaulted.model.layers.size() == 3);
+  CHECK(defaulted.model.layers[0].out_features == 64);
+  CHECK(defaulted.model.layers[2].out_features == 0);
+  auto missing = Config::load_string(data + "model: {init: xavier}\n", "run.yaml");
   REQUIRE(missing.ok());
   CHECK(TrainConfig::from_config(*missing).status().message() ==
         "run.yaml: model.layers is missing; training needs a model, e.g. layers: [{type: linear, "

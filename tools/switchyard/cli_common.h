@@ -70,4 +70,9 @@ void print_selection_messages(const std::string& fallback_note,
 
 std::string format_bytes(uint64_t bytes);  // "1.5 GiB"
 
+// Runs the task `config` names (cmd_run.cpp): what `switchyard run` and `switchyard predict` share.
+// Returns the exit code.
+int run_loaded_config(const Config& config, const std::string& metrics_path,
+                      const std::string& profile_path);
+
 }  // namespace switchyard::cli

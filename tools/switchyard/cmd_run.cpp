@@ -23,7 +23,9 @@ namespace {
 constexpr const char* kUsage =
     "usage: switchyard run CONFIG [--set key=value]... [--metrics FILE] [--profile FILE]\n\n"
     "Runs the task the YAML file names (task: train | evaluate | predict) on the device it\n"
-    "selects. --set overrides one key (dotted path, YAML value), e.g. --set train.epochs=5.\n"
+    "selects; a file with only a predict section predicts. Predictions go to predict.output,\n"
+    "else to standard output as CSV. --set overrides one key (dotted path, YAML value), e.g.\n"
+    "--set train.epochs=5.\n"
     "Relative paths given with --set are relative to the current directory; those inside the\n"
     "file are relative to the file's folder. --profile writes a Chrome trace of every op\n"
     "(open it in https://ui.perfetto.dev) and prints a per-op summary.";
@@ -110,6 +112,9 @@ struct RunContext {
   const Config& config;
   RunDevice run;
   std::string task;
+  // Where the run's report goes: standard output, or standard error when the predictions
+  // themselves go to standard output.
+  std::ostream& log;
   Json metrics = Json::object();
   // Set once data and model are set up: an INVALID_ARGUMENT before that (a model that does not
   // fit the data, a malformed data file) is the configuration's fault, exit code 2.
@@ -163,12 +168,45 @@ void add_final_metrics(RunContext& c, const TrainSummary& summary, const TrainSe
   c.metrics["monitor"] = monitor_json(summary, settings);
 }
 
+// Without train.checkpoint the model is kept in runs/<config name>/model.ckpt under the current
+// folder (not the YAML's, which may be an installed example), and the run says so.
+void choose_checkpoint(const Config& config, TrainSettings& train) {
+  if (config.root()["train"]["checkpoint"].valid()) {
+    if (train.checkpoint.empty()) {
+      std::cout << "checkpoint: none (train.checkpoint: none): the trained model is not kept"
+                << std::endl;
+    }
+    return;
+  }
+  const std::string stem = std::filesystem::path(config.file()).stem().string();
+  const std::filesystem::path relative = std::filesystem::path("runs") /
+                                         (stem.empty() || stem.front() == '<' ? "run" : stem) /
+                                         "model.ckpt";
+  train.checkpoint = (std::filesystem::current_path() / relative).lexically_normal();
+  std::cout << "checkpoint: " << relative.string()
+            << " (train.checkpoint is not set: the model is kept there, under the current folder; "
+               "train.checkpoint: none keeps nothing)"
+            << std::endl;
+  // With early stopping the best epoch is kept beside the last one, as it would be beside a
+  // train.checkpoint of the file's.
+  if (train.early_stopping.enabled && !config.root()["train"]["best_checkpoint"].valid()) {
+    train.best_checkpoint = train.checkpoint.parent_path() / "model.best.ckpt";
+  }
+}
+
 void run_training(RunContext& c, TrainConfig train_config) {
   const DType precision = train_config.train.precision;
   const TrainSettings settings = train_config.train;
   const std::string dataset = train_config.data.dataset;
+  choose_checkpoint(c.config, train_config.train);
+  if (train_config.model.is_default) {
+    std::cout << "model: the file has no model section; using the default model "
+              << describe_default_model() << " (model.layers chooses another)" << std::endl;
+  }
   Trainer trainer(std::move(train_config), c.run.device);
   *c.set_up = true;
+  for (const std::string& note : trainer.data().notes) std::cout << "data: " << note << "\n";
+  std::cout.flush();
   TrainCallbacks report_auto_batch;  // says which batch size auto chose, and why, before training
   report_auto_batch.on_run_start = [precision, dataset](const RunInfo& info) {
     report_dropped_rows(dataset, info.dropped_rows);
@@ -230,6 +268,24 @@ void run_training(RunContext& c, TrainConfig train_config) {
   add_final_metrics(c, summary, settings);
 }
 
+// A YAML file that repeats what the checkpoint holds must agree with it.
+void check_against_checkpoint(const Config& config, const std::filesystem::path& weights) {
+  if (weights.extension() == ".safetensors") return;
+  const Checkpoint checkpoint = value_or_throw(read_checkpoint(weights));
+  throw_if_error(check_config_against_checkpoint(config, checkpoint));
+}
+
+void report_predictions(RunContext& c, const std::string& input_name,
+                        const Predictions& predictions) {
+  c.log << c.task << " " << input_name << ": " << predictions.samples << " samples";
+  if (predictions.labeled) {
+    c.log << ", accuracy " << predictions.accuracy << ", loss " << predictions.loss;
+  } else {
+    c.log << " without labels (no accuracy)";
+  }
+  c.log << ", " << predictions.samples_per_second << " samples/s" << std::endl;
+}
+
 void run_inference(RunContext& c, const TrainConfig& train_config) {
   const PredictSettings settings = value_or_throw(PredictSettings::from_config(c.config));
   if (c.task == "predict" && !settings.output.empty()) {
@@ -238,23 +294,34 @@ void run_inference(RunContext& c, const TrainConfig& train_config) {
   }
   (void)c.run.device->reset_peak_memory();
   const uint64_t fallbacks_before = c.run.device->fallback_calls();
+  check_against_checkpoint(c.config, settings.checkpoint);
   Predictor predictor(train_config, settings.checkpoint, c.run.device);
-  Dataset input =
-      value_or_throw(load_prediction_input(settings, train_config.data, train_config.base_dir));
+  Dataset input = value_or_throw(
+      load_prediction_input(settings, train_config.data, train_config.base_dir, predictor));
   const std::string input_name = input.name;
+  for (const std::string& note : input.notes) c.log << "data: " << note << "\n";
   report_dropped_rows(input_name, input.dropped_rows);
+  if (c.task == "evaluate" && !input.labeled) {
+    throw_error(invalid_argument("evaluate needs labels, and " + input_name +
+                                 " has no target column; use task: predict"));
+  }
   const Predictions predictions = predictor.predict(std::move(input), settings.batch_size);
-  std::cout << c.task << " " << input_name << ": " << predictions.samples << " samples, accuracy "
-            << predictions.accuracy << ", loss " << predictions.loss << ", "
-            << predictions.samples_per_second << " samples/s\n";
-  ConfusionMatrix matrix(static_cast<int64_t>(predictions.class_names.size()));
-  matrix.add_all(predictions.labels, predictions.predicted);
-  const ClassificationReport report = classification_report(matrix);
-  std::cout << "\n";
-  print_classification(std::cout, input_name + ":", report, predictions.class_names);
+  report_predictions(c, input_name, predictions);
+  // Per-class figures need labels; unlabeled rows have none to compare with.
+  std::optional<ClassificationReport> report;
+  if (predictions.labeled) {
+    ConfusionMatrix matrix(static_cast<int64_t>(predictions.class_names.size()));
+    matrix.add_all(predictions.labels, predictions.predicted);
+    report = classification_report(matrix);
+    c.log << "\n";
+    print_classification(c.log, input_name + ":", *report, predictions.class_names);
+  }
   if (c.task == "predict" && !settings.output.empty()) {
     throw_if_error(write_predictions_csv(settings.output, predictions));
-    std::cout << "predictions: " << settings.output.string() << "\n";
+    c.log << "predictions: " << settings.output.string() << "\n";
+  } else if (c.task == "predict") {
+    write_predictions(std::cout, predictions);
+    std::cout.flush();
   }
   uint64_t peak = 0;
   if (auto stats = c.run.device->memory_stats(); stats.ok()) peak = stats->peak_allocated_bytes;
@@ -263,25 +330,30 @@ void run_inference(RunContext& c, const TrainConfig& train_config) {
   c.metrics["checkpoint"] = settings.checkpoint.string();
   c.metrics["epochs"] = 0;
   c.metrics["samples"] = predictions.samples;
-  c.metrics["test_loss"] = predictions.loss;
-  c.metrics["test_accuracy"] = predictions.accuracy;
+  c.metrics["labeled"] = predictions.labeled;
+  if (predictions.labeled) {
+    c.metrics["test_loss"] = predictions.loss;
+    c.metrics["test_accuracy"] = predictions.accuracy;
+  }
   c.metrics["seconds"] = predictions.seconds;
   c.metrics["samples_per_second"] = predictions.samples_per_second;
   c.metrics["peak_device_memory_bytes"] = peak;
   c.metrics["fallback_ops"] = c.run.device->fallback_calls() - fallbacks_before;
   c.metrics["fallbacks"] = fallbacks_json(*c.run.device);
-  c.metrics["classification"] =
-      Json{{"input", classification_json(report, predictions.loss, predictions.class_names)}};
+  if (report) {
+    c.metrics["classification"] =
+        Json{{"input", classification_json(*report, predictions.loss, predictions.class_names)}};
+  }
 }
 
-void print_device(const RunDevice& run) {
+void print_device(const RunDevice& run, std::ostream& log) {
   const DeviceInfo& info = run.device->info();
-  std::cout << "backend: " << info.backend << "  device: " << info.id() << " (" << info.name << ", "
-            << device_type_name(info.type) << ")\n";
+  log << "backend: " << info.backend << "  device: " << info.id() << " (" << info.name << ", "
+      << device_type_name(info.type) << ")\n";
   const std::string settings = run.device->settings();
-  if (!settings.empty()) std::cout << "settings: " << settings << "\n";
-  if (!run.note.empty()) std::cout << run.note << "\n";
-  std::cout.flush();
+  if (!settings.empty()) log << "settings: " << settings << "\n";
+  if (!run.note.empty()) log << run.note << "\n";
+  log.flush();
   print_selection_messages(run.fallback_note, run.warnings);
 }
 
@@ -297,7 +369,8 @@ Result<TrainConfig> read_settings(const Config& config, const std::string& task)
 // and writes the trace.
 class TaskProfile {
  public:
-  TaskProfile(const std::string& path, const std::string& task) : path_(path) {
+  TaskProfile(const std::string& path, const std::string& task, std::ostream& log)
+      : path_(path), log_(log) {
     if (path_.empty()) return;
     profiler_ = std::make_unique<Profiler>();
     scope_ = std::make_unique<ProfileScope>(*profiler_);
@@ -307,26 +380,66 @@ class TaskProfile {
     if (profiler_ == nullptr) return;
     span_.end();
     scope_.reset();
-    std::cout << "profile:\n" << profiler_->summary_table();
+    log_ << "profile:\n" << profiler_->summary_table();
     throw_if_error(profiler_->write_chrome_trace(path_));
-    std::cout << "trace: " << path_ << "\n";
+    log_ << "trace: " << path_ << "\n";
   }
 
  private:
   std::string path_;
+  std::ostream& log_;
   std::unique_ptr<Profiler> profiler_;
   std::unique_ptr<ProfileScope> scope_;
   ProfileSpan span_;
 };
 
+// The keys a run used without the file giving them: one line, so that no default is silent.
+void print_defaults(const Config& config, const std::string& task, std::ostream& log) {
+  const ConfigNode root = config.root();
+  std::vector<std::pair<std::string, std::string>> keys;
+  if (!root["task"].valid()) {
+    keys.emplace_back(
+        "task", task == "predict" ? "predict (the file has only a predict section)" : "train");
+  }
+  if (task == "train") {
+    const auto type = root["optimizer"].string_or("type", "sgd");
+    const bool sgd = !type.ok() || *type == "sgd";
+    keys.insert(keys.end(), {{"seed", "0"},
+                             {"data.test_fraction", "0.2"},
+                             {"data.split_seed", "0"},
+                             {"data.scale", "none"},
+                             {"loss", "cross_entropy"},
+                             {"model.init", "kaiming"},
+                             {"optimizer.type", "sgd"},
+                             {"optimizer.lr", sgd ? "0.01" : "0.001"},
+                             {"train.epochs", "10"},
+                             {"train.batch_size", "64"}});
+  } else {
+    keys.emplace_back("predict.batch_size", "256");
+  }
+  std::string text;
+  for (const auto& [key, value] : keys) {
+    const size_t dot = key.find('.');
+    const ConfigNode node =
+        dot == std::string::npos ? root[key] : root[key.substr(0, dot)][key.substr(dot + 1)];
+    if (node.valid()) continue;
+    text += (text.empty() ? "" : ", ") + key + ": " + value;
+  }
+  if (!text.empty()) log << "defaults (not in the file): " << text << std::endl;
+}
+
 int run_task(const Config& config, const std::string& task, TrainConfig train_config,
              const std::string& metrics_path, const std::string& profile_path) {
   bool set_up = false;
+  // Predictions without predict.output go to standard output; the report then goes to stderr.
+  auto output = config.root()["predict"].string_or("output", "");
+  std::ostream& log = task == "predict" && output.ok() && output->empty() ? std::cerr : std::cout;
   try {
-    RunContext context{
-        config, value_or_throw(open_run_device(config.runtime())), task, {}, &set_up};
-    print_device(context.run);
-    TaskProfile profile(profile_path, task);
+    RunContext context{config, value_or_throw(open_run_device(config.runtime())), task, log, {},
+                       &set_up};
+    print_device(context.run, log);
+    print_defaults(config, task, log);
+    TaskProfile profile(profile_path, task, log);
     if (task == "train") {
       run_training(context, std::move(train_config));
     } else {
@@ -335,7 +448,7 @@ int run_task(const Config& config, const std::string& task, TrainConfig train_co
     profile.finish();
     if (!metrics_path.empty()) {
       throw_if_error(write_metrics(metrics_path, context.metrics));
-      std::cout << "metrics: " << metrics_path << "\n";
+      log << "metrics: " << metrics_path << "\n";
     }
   } catch (const Error& error) {
     print_error(error.status());
@@ -393,21 +506,26 @@ int run_command(const Args& all_args) {
 
   std::optional<Config> config = load_config_or_report(values, *overrides);
   if (!config) return kExitUsage;
-  auto task = config->root().string_or("task", "train");
-  if (!task.ok()) {
-    print_error(task.status());
-    return kExitUsage;
-  }
-  auto train_config = read_settings(*config, *task);
-  if (!train_config.ok()) {
-    print_error(train_config.status());
-    return kExitUsage;
-  }
   const std::string metrics_path =
       values.count("metrics") != 0 ? values["metrics"].as<std::string>() : "";
   const std::string profile_path =
       values.count("profile") != 0 ? values["profile"].as<std::string>() : "";
-  return run_task(*config, *task, std::move(train_config).value(), metrics_path, profile_path);
+  return run_loaded_config(*config, metrics_path, profile_path);
+}
+
+int run_loaded_config(const Config& config, const std::string& metrics_path,
+                      const std::string& profile_path) {
+  auto task = configured_task(config);
+  if (!task.ok()) {
+    print_error(task.status());
+    return kExitUsage;
+  }
+  auto train_config = read_settings(config, *task);
+  if (!train_config.ok()) {
+    print_error(train_config.status());
+    return kExitUsage;
+  }
+  return run_task(config, *task, std::move(train_config).value(), metrics_path, profile_path);
 }
 
 }  // namespace switchyard::cli

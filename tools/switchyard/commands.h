@@ -13,7 +13,8 @@ int plugins_command(const Args& args);
 int devices_command(const Args& args);
 int doctor_command(const Args& args);
 int conformance_command(const Args& args);
-int run_command(const Args& args);    // cmd_run.cpp (training and inference)
-int bench_command(const Args& args);  // cmd_bench.cpp
+int run_command(const Args& args);      // cmd_run.cpp (training and inference)
+int predict_command(const Args& args);  // cmd_predict.cpp (from a checkpoint alone)
+int bench_command(const Args& args);    // cmd_bench.cpp
 
 }  // namespace switchyard::cli

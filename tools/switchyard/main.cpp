@@ -15,6 +15,8 @@ struct Command {
 
 const Command kCommands[] = {
     {"run", switchyard::cli::run_command, "train, evaluate or predict as a YAML file says"},
+    {"predict", switchyard::cli::predict_command,
+     "predict the rows of a CSV file with a checkpoint alone"},
     {"devices", switchyard::cli::devices_command, "list every device of every plugin"},
     {"plugins", switchyard::cli::plugins_command, "list every plugin file found, with its state"},
     {"doctor", switchyard::cli::doctor_command, "probe each plugin in a child process and explain"},

@@ -22,16 +22,69 @@ enum class NonFinitePolicy { kError, kDropRows };
 Result<NonFinitePolicy> parse_non_finite_policy(const std::string& text);  // "error", "drop_rows"
 const char* non_finite_policy_name(NonFinitePolicy policy);
 
+// How string labels become class indices: in sorted (byte) order, or in the order they first
+// appear in the file. The YAML key data.label_order; labels that are all numbers are class indices
+// already and keep their values.
+enum class LabelOrder { kSorted, kFirstSeen };
+Result<LabelOrder> parse_label_order(const std::string& text);  // "sorted", "first_seen"
+const char* label_order_name(LabelOrder order);
+
+// Whether a table's first line names its columns: data.header (absent: detected).
+enum class HeaderMode { kDetect, kNames, kNone };
+
+// Where the columns of a table file were, as loading resolved them: what a checkpoint keeps so that
+// new rows are read exactly as the training rows were. Column indices are 0-based.
+struct TableLayout {
+  char delimiter = ',';
+  // "names" (a first line of column names), "counts" (our "count,features,classnames..." line)
+  // or "none".
+  std::string header = "none";
+  int64_t column_count = 0;
+  std::vector<std::string> column_names;  // empty without a header of names
+  int64_t target_column = -1;
+  int64_t id_column = -1;                // -1: no id column
+  std::vector<int64_t> feature_columns;  // in the order of the model's inputs
+  std::vector<int64_t> dropped_columns;
+
+  std::string column_label(int64_t column) const;  // "'species'" or "column 5"
+  // The features' names ("" for each without a header of names).
+  std::vector<std::string> feature_names() const;
+};
+
+// How a table file is read: for training from the data section (DataSettings::table_options), for
+// prediction from the checkpoint (`trained` and `model_classes` set).
+struct TableOptions {
+  NonFinitePolicy non_finite = NonFinitePolicy::kError;
+  HeaderMode header = HeaderMode::kDetect;
+  char delimiter = '\0';          // '\0': detected among ',', tab and ';'
+  std::string target;             // a column name or number (1 = first, -1 = last); "": the last
+  std::string id;                 // a column kept per row for the output, never a feature
+  std::vector<std::string> drop;  // columns that are neither features nor the target
+  LabelOrder label_order = LabelOrder::kSorted;
+  // Prediction: the columns the model was trained on. Features are found by name when both files
+  // have a header of names, by position otherwise; a file without the target column loads
+  // unlabeled (Dataset::labeled false). Labels map to `model_classes` by name, or by index. The
+  // delimiter is detected, the trained one taken when no candidate splits the lines evenly.
+  const TableLayout* trained = nullptr;
+  std::vector<std::string> model_classes;
+};
+
 // A labeled data set in host memory. Ownership: a plain value; copying copies the samples.
 struct Dataset {
   std::string name;  // "digits", or the file's path
   int64_t sample_count = 0;
   std::vector<int64_t> sample_shape;     // [features], or the image shape [C, H, W]
   std::vector<float> features;           // row-major, sample_count x feature_count()
-  std::vector<int32_t> labels;           // 0 .. class_count()-1, one per sample
+  std::vector<int32_t> labels;           // 0 .. class_count()-1, one per sample (0 if unlabeled)
   std::vector<std::string> class_names;  // from the file's header, else "0", "1", ...
   std::vector<int64_t> source_lines;     // each sample's line in its file (1-based); may be empty
   int64_t dropped_rows = 0;              // rows NonFinitePolicy::kDropRows left out
+  bool labeled = true;                   // false: the file has no target column (prediction only)
+  std::vector<std::string> ids;          // the id column's value per sample; empty without one
+  TableLayout table;                     // where the columns were in the file
+  // What loading decided that the user should hear (a guessed delimiter, the target column it
+  // took, the class order): one line each, printed by `switchyard run` and `predict`.
+  std::vector<std::string> notes;
 
   int64_t feature_count() const;
   int64_t class_count() const { return static_cast<int64_t>(class_names.size()); }
@@ -41,10 +94,13 @@ struct Dataset {
   Status reshape_samples(const std::vector<int64_t>& shape);
 };
 
-// Reads the "labeled" format (data/README.md): rows of features then the class; an optional first
-// line "count,features,classnames..." whose counts are checked; ".gz" files are decompressed.
-// Errors name the file, the line and the column, and quote at most 200 characters
-// of the file. A class outside the header's class names is an error naming its line.
+// Reads a CSV or TSV file (data/README.md): a header of column names, our own dialect (rows of
+// features then the class, with an optional first line "count,features,classnames..." whose
+// counts are checked), or no header. ".gz" files are decompressed. Errors name the file, the line
+// and the column, and quote at most 200 characters of the file.
+Result<Dataset> load_table_csv(const std::filesystem::path& path, const TableOptions& options);
+
+// load_table_csv with default options: the target is the last column.
 Result<Dataset> load_labeled_csv(const std::filesystem::path& path,
                                  NonFinitePolicy non_finite = NonFinitePolicy::kError);
 
@@ -56,6 +112,8 @@ const std::vector<std::string>& builtin_dataset_names();
 Result<std::filesystem::path> builtin_dataset_path(const std::string& name);
 
 // A built-in name, or a CSV path (relative paths resolve against `base_dir`, the YAML's folder).
+Result<Dataset> load_dataset(const std::string& name_or_path, const std::filesystem::path& base_dir,
+                             const TableOptions& options);
 Result<Dataset> load_dataset(const std::string& name_or_path, const std::filesystem::path& base_dir,
                              NonFinitePolicy non_finite = NonFinitePolicy::kError);
 
@@ -101,7 +159,7 @@ std::vector<int64_t> epoch_permutation(int64_t count, uint64_t seed, int64_t epo
 
 // The `data:` section of a configuration.
 struct DataSettings {
-  std::string dataset = "digits";  // built-in name or CSV path
+  std::string dataset;  // built-in name or CSV path; required to train (no silent default)
   std::string format = "labeled";
   double test_fraction = 0.2;
   double validation_fraction = 0;  // of what test_fraction leaves; 0: no validation split
@@ -111,9 +169,21 @@ struct DataSettings {
   std::vector<int64_t> image_shape;  // empty: flat features
   NonFinitePolicy non_finite = NonFinitePolicy::kError;
   ConfigNode image_shape_node;  // where image_shape is in the YAML file, for errors
+  // The table's columns (TableOptions): data.header, data.delimiter, data.target, data.id,
+  // data.drop, data.label_order.
+  HeaderMode header = HeaderMode::kDetect;
+  char delimiter = '\0';
+  std::string target;
+  std::string id;
+  std::vector<std::string> drop;
+  LabelOrder label_order = LabelOrder::kSorted;
 
   // Reads the section (an absent node gives the defaults); errors carry the YAML location.
   static Result<DataSettings> from_config(const ConfigNode& data_section);
+  TableOptions table_options() const;
+
+ private:
+  Status read_table_keys(const ConfigNode& data_section);
 };
 
 // A data set ready for training: loaded, split (test, then validation from the rest), scaled
@@ -121,7 +191,8 @@ struct DataSettings {
 struct PreparedData {
   DataSplit split;
   FeatureScaler scaler;
-  int64_t dropped_rows = 0;  // left out by data.non_finite: drop_rows
+  int64_t dropped_rows = 0;        // left out by data.non_finite: drop_rows
+  std::vector<std::string> notes;  // Dataset::notes of the loaded file
 };
 Result<PreparedData> prepare_data(const DataSettings& settings,
                                   const std::filesystem::path& base_dir);

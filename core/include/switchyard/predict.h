@@ -1,17 +1,20 @@
 // Inference: a trained checkpoint applied to a data set, in batches, without autograd.
 //
-// The model's layers come from the YAML `model:` section, its sizes from the data layout stored
-// in the checkpoint, and the result must match the checkpoint's architecture fingerprint. Input
-// data is scaled with the scaler fitted during training (also stored in the checkpoint), so new
-// data is treated exactly as the training data was.
+// A checkpoint holds everything a prediction needs: the layers (model.layers), the data layout
+// (feature columns, target, id, image shape), the class names and the scaler fitted during
+// training, so new data is read and scaled exactly as the training data was. A YAML `model:`
+// section may repeat the layers; it must then match the checkpoint's architecture. Checkpoints
+// written before they kept the layers (content version 1) need the YAML's model.layers.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <iosfwd>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "switchyard/checkpoint.h"
 #include "switchyard/config.h"
 #include "switchyard/data.h"
 #include "switchyard/train.h"
@@ -30,10 +33,14 @@ struct PredictSettings {
 
 struct Predictions {
   std::vector<std::string> class_names;
-  std::vector<int64_t> predicted;    // class index per sample
-  std::vector<float> probabilities;  // softmax, samples x classes, row-major
-  std::vector<int32_t> labels;       // the input's labels
-  double loss = 0;                   // mean loss against the labels
+  std::vector<int64_t> predicted;     // class index per sample
+  std::vector<float> probabilities;   // softmax, samples x classes, row-major
+  bool labeled = true;                // false: the input had no target column
+  std::vector<int32_t> labels;        // the input's labels; empty when unlabeled
+  std::vector<std::string> ids;       // the id column's values; empty without one
+  std::string id_name;                // the id column's name ("" without one)
+  std::vector<int64_t> source_lines;  // each sample's line in its file; may be empty
+  double loss = 0;                    // mean loss against the labels (0 when unlabeled)
   double accuracy = 0;
   int64_t samples = 0;
   double seconds = 0;  // batched inference, uploads and read-backs included
@@ -62,18 +69,35 @@ class Predictor {
 
   const std::vector<std::string>& class_names() const;
   const BuiltModel& built_model() const;
+  // How the training table was read, and the data keys that trained the model; null for a
+  // checkpoint written before it kept them (content version 1) and for a weights file.
+  const TableLayout* trained_table() const;
+  const DataSettings* trained_settings() const;
 
  private:
   struct State;
   std::unique_ptr<State> state_;
 };
 
-// The samples a predict/evaluate run reads: `input`, or the test split of the data section.
+// The samples a predict/evaluate run reads: `input`, or the test split of the data section. With a
+// checkpoint that keeps its table layout, `input` is read as the training file was (features by
+// name or position, labels by class name, the id column) and may lack the target column; the
+// YAML's data.delimiter and data.header, when given, describe the input file.
 Result<Dataset> load_prediction_input(const PredictSettings& predict, const DataSettings& data,
-                                      const std::filesystem::path& base_dir);
+                                      const std::filesystem::path& base_dir,
+                                      const Predictor& predictor);
 
-// Writes "index,predicted,<prob_class0>,...": one row per sample, the header names the classes.
-// Atomic like checkpoints (a temporary file renamed into place).
+// One row per sample: the id column (named as in the file) or "line" (the row's line in its file),
+// then "label" (when the input had labels), "predicted" (the class name), "probability" (the
+// predicted class's) and "p_<class>" for every class. Fields are quoted as CSV needs.
+void write_predictions(std::ostream& out, const Predictions& predictions);
+// The same into a file, atomically (a temporary file renamed into place, like checkpoints).
 Status write_predictions_csv(const std::filesystem::path& path, const Predictions& predictions);
+
+// A YAML file that predicts from a checkpoint may leave out what the checkpoint holds; what it
+// says must agree: model.layers, data.target, data.id, data.drop, data.label_order,
+// data.image_shape and data.scale. INVALID_ARGUMENT naming the YAML key (file:line:column), its
+// value, the checkpoint's path and the checkpoint's value otherwise.
+Status check_config_against_checkpoint(const Config& config, const Checkpoint& checkpoint);
 
 }  // namespace switchyard

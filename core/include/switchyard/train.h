@@ -66,6 +66,9 @@ struct LayerSpec {
 
 struct ModelSpec {
   std::vector<LayerSpec> layers;
+  // True when the file has no model section: training then uses default_model_layers() and says
+  // so. The layers are kept in checkpoints like any others.
+  bool is_default = false;
   InitScheme init = InitScheme::kKaimingUniform;
   // Initial weights from a safetensors file (switchyard/safetensors.h) instead of `init`: every
   // parameter by its PyTorch name and shape, nothing missing, nothing extra. Empty: none. A
@@ -74,6 +77,12 @@ struct ModelSpec {
 
   static Result<ModelSpec> from_config(const ConfigNode& model_section);
 };
+
+// The model a training run uses when the YAML file has no `model:` section: linear(64), relu,
+// linear(one output per class). A linear layer with out_features 0 has one output per class.
+std::vector<LayerSpec> default_model_layers();
+// "linear(64), relu, linear(one output per class)", for the line a run prints.
+std::string describe_default_model();
 
 // A model built for a given input: the layers with their inferred sizes.
 struct BuiltModel {
@@ -161,6 +170,11 @@ struct TrainSettings {
   ProgressMode progress = ProgressMode::kAuto;
 };
 
+// The task a configuration runs: its `task` key; without one, "predict" when the file has a
+// predict section and no data, model or train section (a checkpoint holds everything else), else
+// "train". `switchyard run` says which when the file does not.
+Result<std::string> configured_task(const Config& config);
+
 // Everything a training run reads from a configuration; relative paths resolved.
 struct TrainConfig {
   DataSettings data;
@@ -173,6 +187,9 @@ struct TrainConfig {
   bool deterministic = false;
   std::filesystem::path base_dir;  // the YAML file's folder
 
+  // With task: train (the default), data.dataset and model.layers are required (INVALID_ARGUMENT
+  // naming the file and, where the section exists, its line); predict and evaluate take what is
+  // missing from the checkpoint.
   static Result<TrainConfig> from_config(const Config& config);
 };
 

@@ -16,7 +16,7 @@ const char* non_finite_policy_name(NonFinitePolicy policy) {
 Result<DataSettings> DataSettings::from_config(const ConfigNode& data_section) {
   DataSettings settings;
   if (!data_section.valid()) return settings;
-  SY_ASSIGN_OR_RETURN(settings.dataset, data_section.string_or("dataset", settings.dataset));
+  SY_ASSIGN_OR_RETURN(settings.dataset, data_section.string_or("dataset", ""));
   SY_ASSIGN_OR_RETURN(settings.format, data_section.string_or("format", settings.format));
   if (settings.format != "labeled") {
     return data_section["format"].error("unknown data format '" + settings.format +
@@ -47,6 +47,7 @@ Result<DataSettings> DataSettings::from_config(const ConfigNode& data_section) {
   auto policy = parse_non_finite_policy(non_finite);
   if (!policy.ok()) return data_section["non_finite"].error(policy.status().message());
   settings.non_finite = *policy;
+  SY_RETURN_IF_ERROR(settings.read_table_keys(data_section));
   const ConfigNode shape = data_section["image_shape"];
   if (shape.valid()) {
     settings.image_shape_node = shape;
@@ -59,9 +60,56 @@ Result<DataSettings> DataSettings::from_config(const ConfigNode& data_section) {
   return settings;
 }
 
+// "," or "comma", a tab or "tab", ";" or "semicolon", or any other single character but a quote.
+static Result<char> parse_delimiter(const std::string& text) {
+  if (text == "comma") return ',';
+  if (text == "tab" || text == "\\t") return '\t';
+  if (text == "semicolon") return ';';
+  if (text.size() == 1 && text != "\"" && text != "\n" && text != "\r") return text[0];
+  return invalid_argument("unknown delimiter '" + text +
+                          "' (expected comma, tab, semicolon or one character such as '|')");
+}
+
+Status DataSettings::read_table_keys(const ConfigNode& section) {
+  if (const ConfigNode node = section["header"]; node.valid()) {
+    SY_ASSIGN_OR_RETURN(const bool names, node.as_bool());
+    header = names ? HeaderMode::kNames : HeaderMode::kNone;
+  }
+  if (const ConfigNode node = section["delimiter"]; node.valid()) {
+    SY_ASSIGN_OR_RETURN(const std::string text, node.as_string());
+    auto parsed = parse_delimiter(text);
+    if (!parsed.ok()) return node.error(parsed.status().message());
+    delimiter = *parsed;
+  }
+  SY_ASSIGN_OR_RETURN(target, section.string_or("target", ""));
+  SY_ASSIGN_OR_RETURN(id, section.string_or("id", ""));
+  for (const ConfigNode& item : section["drop"].items()) {
+    SY_ASSIGN_OR_RETURN(std::string column, item.as_string());
+    drop.push_back(std::move(column));
+  }
+  SY_ASSIGN_OR_RETURN(const std::string order, section.string_or("label_order", "sorted"));
+  auto parsed_order = parse_label_order(order);
+  if (!parsed_order.ok()) return section["label_order"].error(parsed_order.status().message());
+  label_order = *parsed_order;
+  return ok_status();
+}
+
+TableOptions DataSettings::table_options() const {
+  TableOptions options;
+  options.non_finite = non_finite;
+  options.header = header;
+  options.delimiter = delimiter;
+  options.target = target;
+  options.id = id;
+  options.drop = drop;
+  options.label_order = label_order;
+  return options;
+}
+
 Result<PreparedData> prepare_data(const DataSettings& settings,
                                   const std::filesystem::path& base_dir) {
-  SY_ASSIGN_OR_RETURN(Dataset all, load_dataset(settings.dataset, base_dir, settings.non_finite));
+  SY_ASSIGN_OR_RETURN(Dataset all,
+                      load_dataset(settings.dataset, base_dir, settings.table_options()));
   if (!settings.image_shape.empty()) {
     const Status reshaped = all.reshape_samples(settings.image_shape);
     if (!reshaped.ok() && settings.image_shape_node.valid()) {
@@ -71,6 +119,7 @@ Result<PreparedData> prepare_data(const DataSettings& settings,
   }
   PreparedData prepared;
   prepared.dropped_rows = all.dropped_rows;
+  prepared.notes = all.notes;
   SY_ASSIGN_OR_RETURN(prepared.split,
                       stratified_split(all, settings.test_fraction, settings.split_seed));
   if (settings.validation_fraction > 0) {

@@ -47,6 +47,8 @@ Dataset Dataset::subset(const std::vector<int64_t>& indices) const {
   out.name = name;
   out.sample_shape = sample_shape;
   out.class_names = class_names;
+  out.labeled = labeled;
+  out.table = table;
   out.sample_count = static_cast<int64_t>(indices.size());
   const int64_t width = feature_count();
   out.features.reserve(indices.size() * static_cast<size_t>(width));
@@ -56,6 +58,7 @@ Dataset Dataset::subset(const std::vector<int64_t>& indices) const {
     out.features.insert(out.features.end(), row, row + width);
     out.labels.push_back(labels[static_cast<size_t>(index)]);
     if (!source_lines.empty()) out.source_lines.push_back(source_lines[static_cast<size_t>(index)]);
+    if (!ids.empty()) out.ids.push_back(ids[static_cast<size_t>(index)]);
   }
   return out;
 }
@@ -95,11 +98,16 @@ Result<std::filesystem::path> builtin_dataset_path(const std::string& name) {
 }
 
 Result<Dataset> load_dataset(const std::string& name_or_path, const std::filesystem::path& base_dir,
-                             NonFinitePolicy non_finite) {
+                             const TableOptions& options) {
+  if (name_or_path.empty()) {
+    return invalid_argument(
+        "data.dataset is missing: name a CSV file (dataset: flowers.csv) or a built-in set by "
+        "name (dataset: digits, iris or breast_cancer)");
+  }
   for (const auto& name : builtin_dataset_names()) {
     if (name_or_path != name) continue;
     SY_ASSIGN_OR_RETURN(const auto path, builtin_dataset_path(name));
-    SY_ASSIGN_OR_RETURN(Dataset data, load_labeled_csv(path, non_finite));
+    SY_ASSIGN_OR_RETURN(Dataset data, load_table_csv(path, options));
     data.name = name;
     return data;
   }
@@ -112,7 +120,14 @@ Result<Dataset> load_dataset(const std::string& name_or_path, const std::filesys
     return not_found("data set '" + name_or_path + "' is neither a built-in name (" + names +
                      ") nor an existing file (looked for " + path.string() + ")");
   }
-  return load_labeled_csv(path, non_finite);
+  return load_table_csv(path, options);
+}
+
+Result<Dataset> load_dataset(const std::string& name_or_path, const std::filesystem::path& base_dir,
+                             NonFinitePolicy non_finite) {
+  TableOptions options;
+  options.non_finite = non_finite;
+  return load_dataset(name_or_path, base_dir, options);
 }
 
 }  // namespace switchyard

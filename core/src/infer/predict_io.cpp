@@ -40,13 +40,87 @@ Result<PredictSettings> PredictSettings::from_config(const Config& config) {
   return settings;
 }
 
+namespace {
+
+// A prediction input read as the training file was: the trained layout and classes, and the
+// YAML's delimiter and header (which describe the new file) or the training file's when given.
+TableOptions prediction_options(const DataSettings& yaml, const Predictor& predictor) {
+  TableOptions options = yaml.table_options();
+  const DataSettings* trained = predictor.trained_settings();
+  if (trained != nullptr) {
+    // The delimiter is detected afresh (new rows may come as TSV), the training file's the
+    // fallback; a header setting the training file needed applies to its new rows too.
+    if (options.header == HeaderMode::kDetect) options.header = trained->header;
+    options.target = options.id = "";
+    options.drop.clear();
+  }
+  options.trained = predictor.trained_table();
+  options.model_classes = predictor.class_names();
+  return options;
+}
+
+// A field as CSV needs it: quoted when it holds a comma, a quote, or a line break.
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+}  // namespace
+
 Result<Dataset> load_prediction_input(const PredictSettings& predict, const DataSettings& data,
-                                      const std::filesystem::path& base_dir) {
-  if (!predict.input.empty()) return load_dataset(predict.input, base_dir, data.non_finite);
-  SY_ASSIGN_OR_RETURN(const Dataset all, load_dataset(data.dataset, base_dir, data.non_finite));
+                                      const std::filesystem::path& base_dir,
+                                      const Predictor& predictor) {
+  const TableOptions options = prediction_options(data, predictor);
+  if (!predict.input.empty()) return load_dataset(predict.input, base_dir, options);
+  if (data.dataset.empty()) {
+    return invalid_argument(
+        "predict.input is missing, and there is no data.dataset whose test split to use: name "
+        "the rows to predict (predict.input: new.csv)");
+  }
+  // The test split of the data section, read as the model's training file was.
+  DataSettings merged = data;
+  if (const DataSettings* trained = predictor.trained_settings(); trained != nullptr) {
+    if (merged.target.empty()) merged.target = trained->target;
+    if (merged.id.empty()) merged.id = trained->id;
+    if (merged.drop.empty()) merged.drop = trained->drop;
+    if (merged.delimiter == '\0') merged.delimiter = trained->delimiter;
+    if (merged.header == HeaderMode::kDetect) merged.header = trained->header;
+  }
+  TableOptions split_options = merged.table_options();
+  split_options.model_classes = predictor.class_names();
+  SY_ASSIGN_OR_RETURN(const Dataset all, load_dataset(data.dataset, base_dir, split_options));
   SY_ASSIGN_OR_RETURN(DataSplit split, stratified_split(all, data.test_fraction, data.split_seed));
   split.test.dropped_rows = all.dropped_rows;
+  split.test.notes = all.notes;
   return std::move(split.test);
+}
+
+void write_predictions(std::ostream& out, const Predictions& predictions) {
+  const bool ids = !predictions.ids.empty();
+  out << csv_field(ids ? predictions.id_name : "line") << (predictions.labeled ? ",label" : "")
+      << ",predicted,probability";
+  for (const auto& name : predictions.class_names) out << "," << csv_field("p_" + name);
+  out << "\n" << std::setprecision(6);
+  const size_t classes = predictions.class_names.size();
+  for (size_t i = 0; i < predictions.predicted.size(); ++i) {
+    if (ids) {
+      out << csv_field(predictions.ids[i]);
+    } else {
+      out << (i < predictions.source_lines.size() ? predictions.source_lines[i]
+                                                  : static_cast<int64_t>(i + 1));
+    }
+    if (predictions.labeled) {
+      const auto label = static_cast<size_t>(predictions.labels[i]);
+      out << "," << csv_field(predictions.class_names[label]);
+    }
+    const auto predicted = static_cast<size_t>(predictions.predicted[i]);
+    out << "," << csv_field(predictions.class_names[predicted]) << ","
+        << predictions.probabilities[i * classes + predicted];
+    for (size_t c = 0; c < classes; ++c) out << "," << predictions.probabilities[i * classes + c];
+    out << "\n";
+  }
 }
 
 Status write_predictions_csv(const std::filesystem::path& path, const Predictions& predictions) {
@@ -57,15 +131,7 @@ Status write_predictions_csv(const std::filesystem::path& path, const Prediction
   {
     std::ofstream out(temp);
     if (!out) return unavailable("cannot create predictions file " + temp.string());
-    out << "index,label,predicted";
-    for (const auto& name : predictions.class_names) out << ",p_" << name;
-    out << "\n" << std::setprecision(6);
-    const size_t classes = predictions.class_names.size();
-    for (size_t i = 0; i < predictions.predicted.size(); ++i) {
-      out << i << "," << predictions.labels[i] << "," << predictions.predicted[i];
-      for (size_t c = 0; c < classes; ++c) out << "," << predictions.probabilities[i * classes + c];
-      out << "\n";
-    }
+    write_predictions(out, predictions);
     out.flush();
     if (!out) {
       std::filesystem::remove(temp, error);

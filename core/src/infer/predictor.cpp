@@ -29,8 +29,12 @@ bool is_safetensors(const std::filesystem::path& path) {
 // What a checkpoint records of the data, worked out from the configuration instead.
 detail::DataLayout layout_from_config(const TrainConfig& config) {
   const PreparedData data = value_or_throw(prepare_data(config.data, config.base_dir));
-  return {data.split.train.sample_shape, data.split.train.class_names, data.scaler,
-          detail::describe_data(config.data)};
+  detail::DataLayout layout;
+  layout.sample_shape = data.split.train.sample_shape;
+  layout.class_names = data.split.train.class_names;
+  layout.scaler = data.scaler;
+  layout.description = detail::describe_data(config.data);
+  return layout;
 }
 
 // INVALID_ARGUMENT naming the file and line of the first label the model has no class for.
@@ -57,16 +61,26 @@ Predictor::Predictor(const TrainConfig& config, const std::filesystem::path& wei
   s.loss = config.loss;
   s.precision = config.train.precision;
   Checkpoint checkpoint;
+  ModelSpec model = config.model;
   if (is_safetensors(weights)) {
+    if (model.layers.empty()) {
+      throw_error(invalid_argument("weights " + weights.string() +
+                                   " hold no model description: predicting from a weights file "
+                                   "needs model.layers in the YAML file"));
+    }
     s.layout = layout_from_config(config);
   } else {
     checkpoint = value_or_throw(read_checkpoint(weights));
     s.layout = value_or_throw(detail::get_data_layout(checkpoint));
+    // The YAML's layers, when given, must be the checkpoint's (load_model checks); else the
+    // checkpoint's own.
+    if (model.layers.empty()) model = value_or_throw(detail::get_model_spec(checkpoint));
+    if (checkpoint.contains("model/loss")) s.loss = value_or_throw(detail::get_loss(checkpoint));
   }
   // The initial values do not matter (the weights overwrite them); the seed is fixed anyway.
   // Parameters are f32 (both files hold f32 weights); `precision` applies autocast.
-  InitContext init{s.device, config.model.init, 0, 0, DType::kF32};
-  s.built = value_or_throw(build_model(config.model, s.layout.sample_shape,
+  InitContext init{s.device, model.init, 0, 0, DType::kF32};
+  s.built = value_or_throw(build_model(model, s.layout.sample_shape,
                                        static_cast<int64_t>(s.layout.class_names.size()), init));
   if (is_safetensors(weights)) {
     const SafetensorsFile file = value_or_throw(read_safetensors(weights));
@@ -87,6 +101,12 @@ const std::vector<std::string>& Predictor::class_names() const {
 const BuiltModel& Predictor::built_model() const {
   return state_->built;
 }
+const TableLayout* Predictor::trained_table() const {
+  return state_->layout.has_table ? &state_->layout.table : nullptr;
+}
+const DataSettings* Predictor::trained_settings() const {
+  return state_->layout.has_table ? &state_->layout.settings : nullptr;
+}
 
 Predictions Predictor::predict(Dataset data, int64_t batch_size) {
   State& s = *state_;
@@ -100,13 +120,22 @@ Predictions Predictor::predict(Dataset data, int64_t batch_size) {
   }
   throw_if_error(s.layout.scaler.apply(data));
   throw_if_error(data.reshape_samples(s.layout.sample_shape));
-  throw_if_error(check_class_range(data, class_count));
+  if (data.labeled) throw_if_error(check_class_range(data, class_count));
   NoGradGuard no_grad;
   const AutocastGuard autocast(s.precision);
   Predictions out;
   out.class_names = s.layout.class_names;
-  out.labels = data.labels;
+  out.labeled = data.labeled;
+  if (data.labeled) out.labels = data.labels;
   out.samples = data.sample_count;
+  out.ids = data.ids;
+  out.source_lines = data.source_lines;
+  if (data.table.id_column >= 0 && !data.ids.empty()) {
+    out.id_name = data.table.column_label(data.table.id_column);
+    if (data.table.id_column < static_cast<int64_t>(data.table.column_names.size())) {
+      out.id_name = data.table.column_names[static_cast<size_t>(data.table.id_column)];
+    }
+  }
   double loss_sum = 0;
   int64_t correct = 0;
   std::vector<int64_t> order(static_cast<size_t>(data.sample_count));
@@ -117,8 +146,10 @@ Predictions Predictor::predict(Dataset data, int64_t batch_size) {
     const auto batch = detail::gather_batch(data, order.data() + begin, static_cast<size_t>(count),
                                             s.device, s.precision);
     const Tensor logits = s.built.network->forward(batch.features);
-    loss_sum +=
-        compute_loss(s.loss, logits, batch.labels, class_count).item() * static_cast<double>(count);
+    if (data.labeled) {
+      loss_sum += compute_loss(s.loss, logits, batch.labels, class_count).item() *
+                  static_cast<double>(count);
+    }
     const std::vector<int64_t> predicted = argmax(logits, 1).to_host_int64();
     const std::vector<float> probabilities = softmax(logits, 1).to_host_float();
     for (int64_t i = 0; i < count; ++i) correct += predicted[i] == batch.host_labels[i] ? 1 : 0;
@@ -126,7 +157,7 @@ Predictions Predictor::predict(Dataset data, int64_t batch_size) {
     out.probabilities.insert(out.probabilities.end(), probabilities.begin(), probabilities.end());
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (out.samples > 0) {
+  if (out.samples > 0 && data.labeled) {
     out.loss = loss_sum / static_cast<double>(out.samples);
     out.accuracy = static_cast<double>(correct) / static_cast<double>(out.samples);
   }

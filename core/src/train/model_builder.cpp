@@ -30,6 +30,7 @@ struct Builder {
   std::vector<std::string> parts;
   const std::vector<LayerSpec>& layers;
   size_t layer_index = 0;  // position in model.layers, for error messages
+  int64_t class_count = 0;
 
   Status error(const std::string& what) const { return layer_error(layer_index, what); }
 
@@ -49,12 +50,14 @@ struct Builder {
     parts.push_back("flatten");
   }
 
+  // out_features 0 (the default model's last layer, never a YAML value) is one output per class.
   Status add_linear(const LayerSpec& layer) {
     if (shape.size() != 1) add_flatten();
-    model.network->add(std::make_shared<Linear>(init, shape[0], layer.out_features, layer.bias));
-    parts.push_back("linear(" + std::to_string(shape[0]) + "->" +
-                    std::to_string(layer.out_features) + (layer.bias ? ",bias)" : ")"));
-    shape = {layer.out_features};
+    const int64_t out = layer.out_features > 0 ? layer.out_features : class_count;
+    model.network->add(std::make_shared<Linear>(init, shape[0], out, layer.bias));
+    parts.push_back("linear(" + std::to_string(shape[0]) + "->" + std::to_string(out) +
+                    (layer.bias ? ",bias)" : ")"));
+    shape = {out};
     return ok_status();
   }
 
@@ -157,7 +160,7 @@ Result<BuiltModel> build_model(const ModelSpec& spec, const std::vector<int64_t>
         "[{type: linear, out_features: " +
         std::to_string(class_count) + "}]");
   }
-  Builder builder{init, BuiltModel{}, sample_shape, {}, spec.layers, 0};
+  Builder builder{init, BuiltModel{}, sample_shape, {}, spec.layers, 0, class_count};
   builder.model.network = std::make_shared<Sequential>();
   try {
     for (; builder.layer_index < spec.layers.size(); ++builder.layer_index) {

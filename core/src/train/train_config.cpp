@@ -202,6 +202,28 @@ Status check_monitor_has_data(const ConfigNode& root, const TrainConfig& c) {
 
 }  // namespace
 
+Result<std::string> configured_task(const Config& config) {
+  const ConfigNode root = config.root();
+  if (root["task"].valid()) return root["task"].as_string();
+  const bool only_predict = root["predict"].valid() && !root["data"].valid() &&
+                            !root["model"].valid() && !root["train"].valid();
+  return std::string(only_predict ? "predict" : "train");
+}
+
+std::vector<LayerSpec> default_model_layers() {
+  std::vector<LayerSpec> layers(3);
+  layers[0].type = "linear";
+  layers[0].out_features = 64;
+  layers[1].type = "relu";
+  layers[2].type = "linear";
+  layers[2].out_features = 0;  // one output per class
+  return layers;
+}
+
+std::string describe_default_model() {
+  return "linear(64), relu, linear(one output per class)";
+}
+
 Result<ModelSpec> ModelSpec::from_config(const ConfigNode& model_section) {
   ModelSpec spec;
   if (!model_section.valid()) return spec;
@@ -234,7 +256,20 @@ Result<TrainConfig> TrainConfig::from_config(const Config& config) {
     SY_ASSIGN_OR_RETURN(const std::string weights, model.string_or("weights", ""));
     c.model.weights = resolve(c.base_dir, weights);
   }
-  if (c.model.layers.empty()) {
+  // Predicting and evaluating take the model (and how to read data) from the checkpoint.
+  SY_ASSIGN_OR_RETURN(const std::string task, configured_task(config));
+  if (task == "train" && c.data.dataset.empty()) {
+    const ConfigNode data = root["data"];
+    return invalid_argument((data.valid() ? data.location().to_string() : config.file()) +
+                            ": data.dataset is missing; training needs data: a CSV file "
+                            "(dataset: flowers.csv) or a built-in set by name (dataset: digits, "
+                            "iris or breast_cancer)");
+  }
+  if (task == "train" && !root["model"].valid()) {
+    c.model.layers = default_model_layers();  // the run prints which model it used
+    c.model.is_default = true;
+  }
+  if (task == "train" && c.model.layers.empty()) {
     const ConfigNode layers = root["model"]["layers"];
     const std::string where = layers.valid() ? layers.location().to_string() : config.file();
     return invalid_argument(where + ": model.layers is " + (layers.valid() ? "empty" : "missing") +

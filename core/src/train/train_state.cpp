@@ -91,6 +91,16 @@ std::string describe_data(const DataSettings& settings) {
   if (settings.non_finite != NonFinitePolicy::kError) {
     text << " non_finite=" << non_finite_policy_name(settings.non_finite);
   }
+  if (settings.header != HeaderMode::kDetect) {
+    text << " header=" << (settings.header == HeaderMode::kNames ? "true" : "false");
+  }
+  if (settings.delimiter != '\0') text << " delimiter=" << settings.delimiter;
+  if (!settings.target.empty()) text << " target=" << settings.target;
+  if (!settings.id.empty()) text << " id=" << settings.id;
+  for (const std::string& column : settings.drop) text << " drop=" << column;
+  if (settings.label_order != LabelOrder::kSorted) {
+    text << " label_order=" << label_order_name(settings.label_order);
+  }
   return text.str();
 }
 
@@ -105,6 +115,7 @@ void put_data_layout(Checkpoint& checkpoint, const DataLayout& layout) {
   checkpoint.put_string("data/scaler/mode", scale_mode_name(layout.scaler.mode));
   checkpoint.put_floats("data/scaler/offset", layout.scaler.offset);
   checkpoint.put_floats("data/scaler/factor", layout.scaler.factor);
+  if (layout.has_table) put_table(checkpoint, layout.table, layout.settings);
 }
 
 Result<DataLayout> get_data_layout(const Checkpoint& checkpoint) {
@@ -121,12 +132,14 @@ Result<DataLayout> get_data_layout(const Checkpoint& checkpoint) {
   layout.scaler.mode = *parsed;
   SY_ASSIGN_OR_RETURN(layout.scaler.offset, checkpoint.get_floats("data/scaler/offset"));
   SY_ASSIGN_OR_RETURN(layout.scaler.factor, checkpoint.get_floats("data/scaler/factor"));
-  const bool positive = std::all_of(layout.sample_shape.begin(), layout.sample_shape.end(),
-                                    [](int64_t extent) { return extent >= 1; });
+  const bool positive =
+      std::all_of(layout.sample_shape.begin(), layout.sample_shape.end(),
+                  [](int64_t extent) { return extent >= 1 && extent < (1 << 30); });
   if (layout.sample_shape.empty() || !positive || layout.class_names.empty() ||
       layout.scaler.offset.size() != layout.scaler.factor.size()) {
     return checkpoint.corrupt("the data layout records are inconsistent");
   }
+  SY_RETURN_IF_ERROR(get_table(checkpoint, layout));
   return layout;
 }
 

@@ -17,18 +17,46 @@ namespace switchyard::detail {
 // Marks a checkpoint written by the Trainer.
 inline constexpr const char* kTrainCheckpointKind = "switchyard.train.v1";
 
+// What a training checkpoint holds, in the record "meta/content_version" (absent: 1). Version 2
+// adds the records a prediction needs without a YAML file: "model/layers", "model/init",
+// "model/loss" and "data/table". Every version-1 record is still written, so older builds read
+// new checkpoints, and version-1 checkpoints load wherever they did before.
+inline constexpr uint64_t kCheckpointContentVersion = 2;
+
 // The data layout a model was trained on, and the scaler fitted on its training split.
 struct DataLayout {
   std::vector<int64_t> sample_shape;
   std::vector<std::string> class_names;
   FeatureScaler scaler;
   std::string description;  // dataset, split and scaling, to detect a changed data section
+  // Content version 2 ("data/table"): where the training file's columns were, and the table keys
+  // and image_shape of the data section that trained the model. False for older checkpoints.
+  bool has_table = false;
+  TableLayout table;
+  DataSettings settings;
 };
 
 std::string describe_data(const DataSettings& settings);
 
 void put_data_layout(Checkpoint& checkpoint, const DataLayout& layout);
 Result<DataLayout> get_data_layout(const Checkpoint& checkpoint);
+
+// "data/table": `table` and the table keys of `settings`.
+void put_table(Checkpoint& checkpoint, const TableLayout& table, const DataSettings& settings);
+// Fills layout.table and layout.settings (and has_table) when the record is there.
+Status get_table(const Checkpoint& checkpoint, DataLayout& layout);
+
+// The layers as canonical JSON text: two specs describe the same model exactly when equal.
+std::string model_spec_text(const ModelSpec& spec);
+// For messages: each layer's type and the keys it sets, as JSON ({"type":"linear",
+// "out_features":16}).
+std::string model_spec_summary(const ModelSpec& spec);
+// "model/layers", "model/init", "model/loss", and "meta/content_version".
+void put_model_spec(Checkpoint& checkpoint, const ModelSpec& spec, LossKind loss);
+// FAILED_PRECONDITION saying what is missing for a checkpoint written before version 2; DATA_LOSS
+// for a malformed record.
+Result<ModelSpec> get_model_spec(const Checkpoint& checkpoint);
+Result<LossKind> get_loss(const Checkpoint& checkpoint);  // cross_entropy before version 2
 
 // Parameters as "param/<name>" records.
 void put_named_tensors(Checkpoint& checkpoint, const std::string& prefix,

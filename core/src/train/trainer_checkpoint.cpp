@@ -109,9 +109,16 @@ Checkpoint Trainer::make_checkpoint() const {
   checkpoint.put_string("meta/kind", detail::kTrainCheckpointKind);
   checkpoint.put_string("meta/architecture", s.built.architecture);
   checkpoint.put_u64("meta/fingerprint", s.built.fingerprint);
-  detail::DataLayout layout{s.data.split.train.sample_shape, s.data.split.train.class_names,
-                            s.data.scaler, detail::describe_data(s.config.data)};
+  detail::DataLayout layout;
+  layout.sample_shape = s.data.split.train.sample_shape;
+  layout.class_names = s.data.split.train.class_names;
+  layout.scaler = s.data.scaler;
+  layout.description = detail::describe_data(s.config.data);
+  layout.has_table = true;
+  layout.table = s.data.split.train.table;
+  layout.settings = s.config.data;
   detail::put_data_layout(checkpoint, layout);
+  detail::put_model_spec(checkpoint, s.config.model, s.config.loss);
   detail::put_named_tensors(checkpoint, "param/", s.built.network->state_dict());
   checkpoint.put_string("optim/kind", optimizer_kind_name(s.config.optimizer.kind));
   checkpoint.put_f64("optim/lr", s.optimizer->lr());

@@ -1,0 +1,53 @@
+// The text level of CSV and TSV files: lines, fields (with RFC 4180 double quotes), numbers, and
+// which delimiter a file uses. Nothing here knows what a column means.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "switchyard/status.h"
+
+namespace switchyard::detail {
+
+struct CsvLine {
+  int number;  // 1-based line number in the file
+  std::string_view text;
+};
+
+// The lines that hold data: neither empty (after trimming blanks and '\r') nor starting with '#'.
+std::vector<CsvLine> csv_data_lines(std::string_view text);
+
+// The fields of `line` split at `delimiter`. A field may be quoted ("a,b", with "" for a quote);
+// blanks around an unquoted field are trimmed. INVALID_ARGUMENT "<where>:<line>:<column>: ..." for
+// an unterminated quote or text after a closing quote.
+Result<std::vector<std::string>> split_csv_fields(const CsvLine& line, char delimiter,
+                                                  const std::string& where);
+
+enum class ParsedNumber { kNumber, kNonFinite, kNotANumber };
+
+// "nan", "inf" and values beyond the f32 range (which would become inf) are kNonFinite; values
+// too small for f32 become 0 (or a subnormal), as a float conversion would make them.
+ParsedNumber parse_csv_float(std::string_view text, float& out);
+bool parse_csv_int(std::string_view text, int64_t& out);
+
+// The delimiters a file may use when data.delimiter is not given, in preference order.
+inline constexpr char kCsvDelimiters[] = {',', '\t', ';'};
+
+struct DetectedDelimiter {
+  char delimiter = ',';
+  bool found = false;  // false: no candidate split the lines evenly (',' is the fallback)
+  // The other candidates that split the sampled lines into as many fields each (more than one);
+  // empty when the choice was clear.
+  std::vector<char> also_consistent;
+};
+
+// The candidate that splits the first lines (up to 20) into the same number of fields, more than
+// one; among several, the one giving the most fields (ties: preference order). ',' when none does.
+DetectedDelimiter detect_csv_delimiter(const std::vector<CsvLine>& lines);
+
+// "','", "tab", "';'" for messages.
+std::string delimiter_name(char delimiter);
+
+}  // namespace switchyard::detail

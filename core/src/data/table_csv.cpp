@@ -1,0 +1,273 @@
+// Loading a CSV or TSV table: the rows' features, the target's labels and the id column. See
+// data/README.md for the formats and data.h for the options.
+#include <algorithm>
+#include <map>
+
+#include "data/csv_text.h"
+#include "data/file_text.h"
+#include "data/table_columns.h"
+#include "runtime/input_file.h"
+#include "switchyard/data.h"
+
+namespace switchyard {
+namespace {
+
+constexpr int64_t kMaxClassIndex = 1000000;
+
+// One data row's label as written, kept for every row (dropped ones too: a malformed file is an
+// error either way).
+struct RawLabel {
+  std::string text;
+  std::string at;  // "file:line:column"
+  bool kept = true;
+};
+
+struct TableReader {
+  std::string where;
+  NonFinitePolicy non_finite = NonFinitePolicy::kError;
+  const TableLayout& layout;
+  Dataset& data;
+  std::vector<RawLabel> labels;
+  std::vector<float> row;
+  std::string expected_fields;  // "as the header", for messages
+
+  Status read(const detail::CsvLine& line);
+};
+
+Status TableReader::read(const detail::CsvLine& line) {
+  SY_ASSIGN_OR_RETURN(const auto fields, detail::split_csv_fields(line, layout.delimiter, where));
+  const std::string at = where + ":" + std::to_string(line.number);
+  if (static_cast<int64_t>(fields.size()) != layout.column_count) {
+    return invalid_argument(at + ": expected " + std::to_string(layout.column_count) + " fields " +
+                            expected_fields + ", found " + std::to_string(fields.size()));
+  }
+  row.clear();
+  bool finite = true;
+  for (const int64_t column : layout.feature_columns) {
+    const std::string& field = fields[static_cast<size_t>(column)];
+    const std::string place = at + ":" + std::to_string(column + 1) + ": ";
+    float value = 0;
+    const detail::ParsedNumber parsed = detail::parse_csv_float(field, value);
+    if (parsed == detail::ParsedNumber::kNotANumber) {
+      return invalid_argument(
+          place + detail::quote_input(field) + " is not a number" +
+          (layout.header == "names" ? " (feature " + layout.column_label(column) + ")" : ""));
+    }
+    if (parsed == detail::ParsedNumber::kNonFinite && non_finite == NonFinitePolicy::kError) {
+      return invalid_argument(place + detail::quote_input(field) +
+                              " is not a finite number (data.non_finite: drop_rows would drop "
+                              "such rows)");
+    }
+    finite = finite && parsed == detail::ParsedNumber::kNumber;
+    row.push_back(value);
+  }
+  if (layout.target_column >= 0) {
+    labels.push_back({fields[static_cast<size_t>(layout.target_column)],
+                      at + ":" + std::to_string(layout.target_column + 1), finite});
+  }
+  if (!finite) {
+    ++data.dropped_rows;
+    return ok_status();
+  }
+  data.features.insert(data.features.end(), row.begin(), row.end());
+  data.source_lines.push_back(line.number);
+  if (layout.id_column >= 0) data.ids.push_back(fields[static_cast<size_t>(layout.id_column)]);
+  return ok_status();
+}
+
+bool is_number(const std::string& text) {
+  float value = 0;
+  return detail::parse_csv_float(text, value) == detail::ParsedNumber::kNumber;
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::string text;
+  for (const auto& name : names) text += (text.empty() ? "" : ", ") + name;
+  return text;
+}
+
+// Labels that are numbers are class indices: integers 0..1000000, within `known` when given.
+Result<int32_t> class_index(const RawLabel& label, int64_t known_count, bool strict) {
+  int64_t index = 0;
+  if (!detail::parse_csv_int(label.text, index) || index < 0 || index > kMaxClassIndex) {
+    return invalid_argument(label.at + ": class " + detail::quote_input(label.text) +
+                            " is not an integer >= 0");
+  }
+  if (strict && known_count > 0 && index >= known_count) {
+    return invalid_argument(label.at + ": class " + std::to_string(index) +
+                            " is outside the header's " + std::to_string(known_count) +
+                            " classes (0.." + std::to_string(known_count - 1) + ")");
+  }
+  return static_cast<int32_t>(index);
+}
+
+// Labels against known class names (the model's, or our header's): by name, else by index.
+Status map_to_known(const std::vector<RawLabel>& raw, const std::vector<std::string>& known,
+                    bool from_header, Dataset& data) {
+  std::map<std::string, int32_t> index_of;
+  for (size_t i = 0; i < known.size(); ++i) index_of.emplace(known[i], static_cast<int32_t>(i));
+  for (const RawLabel& label : raw) {
+    int32_t index = 0;
+    if (const auto found = index_of.find(label.text); found != index_of.end()) {
+      index = found->second;
+    } else if (!from_header && !is_number(label.text)) {
+      return invalid_argument(label.at + ": class " + detail::quote_input(label.text) +
+                              " is not one of the model's classes (" + join(known) + ")");
+    } else {
+      SY_ASSIGN_OR_RETURN(index,
+                          class_index(label, static_cast<int64_t>(known.size()), from_header));
+    }
+    if (label.kept) data.labels.push_back(index);
+  }
+  data.class_names = known;
+  return ok_status();
+}
+
+// Training labels: numbers are class indices; otherwise names, ordered by `order`.
+Status assign_training_labels(const std::vector<RawLabel>& raw, LabelOrder order, Dataset& data) {
+  if (std::all_of(raw.begin(), raw.end(), [](const RawLabel& l) { return is_number(l.text); })) {
+    for (const RawLabel& label : raw) {
+      SY_ASSIGN_OR_RETURN(const int32_t index, class_index(label, 0, false));
+      if (label.kept) data.labels.push_back(index);
+    }
+    const int32_t max_label =
+        data.labels.empty() ? 0 : *std::max_element(data.labels.begin(), data.labels.end());
+    for (int32_t c = 0; c <= max_label; ++c) data.class_names.push_back(std::to_string(c));
+    return ok_status();
+  }
+  std::vector<std::string> names;
+  for (const RawLabel& label : raw) {
+    if (label.text.empty()) return invalid_argument(label.at + ": the class is empty");
+    if (std::find(names.begin(), names.end(), label.text) == names.end()) {
+      names.push_back(label.text);
+    }
+  }
+  if (order == LabelOrder::kSorted) std::sort(names.begin(), names.end());
+  data.notes.push_back("classes (data.label_order: " + std::string(label_order_name(order)) +
+                       "): " + join(names));
+  return map_to_known(raw, names, true, data);
+}
+
+Status assign_labels(const std::vector<RawLabel>& raw, const detail::FirstLine& first,
+                     const TableOptions& options, Dataset& data) {
+  if (data.table.target_column < 0) {
+    data.labeled = false;
+    data.labels.assign(static_cast<size_t>(data.sample_count), 0);
+    data.class_names = options.model_classes;
+    return ok_status();
+  }
+  if (!options.model_classes.empty()) {
+    return map_to_known(raw, options.model_classes, false, data);
+  }
+  if (!first.counts.class_names.empty()) {
+    return map_to_known(raw, first.counts.class_names, true, data);
+  }
+  return assign_training_labels(raw, options.label_order, data);
+}
+
+// The delimiter the options give, or the detected one; a note when the guess was a close call.
+char choose_delimiter(const std::vector<detail::CsvLine>& lines, const TableOptions& options,
+                      const std::string& where, std::vector<std::string>& notes) {
+  if (options.delimiter != '\0') return options.delimiter;
+  const detail::DetectedDelimiter detected = detail::detect_csv_delimiter(lines);
+  // New rows for a model: what the training file used, unless this file clearly uses another.
+  if (!detected.found && options.trained != nullptr) return options.trained->delimiter;
+  if (!detected.also_consistent.empty()) {
+    std::string others;
+    for (const char c : detected.also_consistent) {
+      others += (others.empty() ? "" : " and ") + detail::delimiter_name(c);
+    }
+    notes.push_back(where + ": the delimiter is " + detail::delimiter_name(detected.delimiter) +
+                    " (" + others + " would also split every line evenly; data.delimiter chooses)");
+  }
+  return detected.delimiter;
+}
+
+Status check_counts(const std::string& where, const detail::CountsHeader& header,
+                    const Dataset& data) {
+  const int64_t rows = data.sample_count + data.dropped_rows;
+  if (header.sample_count != rows) {
+    return invalid_argument(where + ": header says " + std::to_string(header.sample_count) +
+                            " samples, the file has " + std::to_string(rows));
+  }
+  return ok_status();
+}
+
+// The rows of `lines`, read with `delimiter` into `data` (which holds the notes so far).
+Status read_table(const std::vector<detail::CsvLine>& lines, char delimiter,
+                  const TableOptions& options, const std::string& where, Dataset& data) {
+  SY_ASSIGN_OR_RETURN(const detail::FirstLine first,
+                      detail::read_first_line(lines, delimiter, options.header, where));
+  const size_t start = first.kind == "none" ? 0 : 1;
+  if (start >= lines.size()) return invalid_argument(where + ": the file has no samples");
+  SY_ASSIGN_OR_RETURN(const auto fields, detail::split_csv_fields(lines[start], delimiter, where));
+  const auto column_count = first.kind == "counts" ? first.counts.feature_count + 1
+                            : first.kind == "names"
+                                ? static_cast<int64_t>(first.column_names.size())
+                                : static_cast<int64_t>(fields.size());
+  if (column_count < 2 && options.trained == nullptr) {
+    return invalid_argument(where + ":" + std::to_string(lines[start].number) +
+                            ": a sample needs at least one feature and a class");
+  }
+  if (options.trained != nullptr) {
+    SY_ASSIGN_OR_RETURN(data.table, detail::resolve_prediction_columns(
+                                        first, column_count, *options.trained, where, data.notes));
+  } else {
+    SY_ASSIGN_OR_RETURN(data.table, detail::resolve_training_columns(first, column_count, options,
+                                                                     where, data.notes));
+  }
+  data.table.delimiter = delimiter;
+  TableReader reader{where, options.non_finite, data.table, data, {}, {}, ""};
+  reader.expected_fields = first.kind == "names" ? "(as the header has)"
+                           : first.kind == "counts" && options.trained == nullptr
+                               ? "(features then class)"
+                               : "(as line " + std::to_string(lines[start].number) + ")";
+  for (size_t i = start; i < lines.size(); ++i) SY_RETURN_IF_ERROR(reader.read(lines[i]));
+  data.sample_count = static_cast<int64_t>(data.source_lines.size());
+  data.sample_shape = {static_cast<int64_t>(data.table.feature_columns.size())};
+  if (first.kind == "counts") SY_RETURN_IF_ERROR(check_counts(where, first.counts, data));
+  SY_RETURN_IF_ERROR(assign_labels(reader.labels, first, options, data));
+  if (data.sample_count == 0) {
+    return invalid_argument(where + ": the file has no samples left after dropping " +
+                            std::to_string(data.dropped_rows) +
+                            " rows with non-finite values (data.non_finite: drop_rows)");
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Result<Dataset> load_table_csv(const std::filesystem::path& path, const TableOptions& options) {
+  SY_ASSIGN_OR_RETURN(const std::string text, detail::read_text_file(path));
+  const std::string where = path.string();
+  const std::vector<detail::CsvLine> lines = detail::csv_data_lines(text);
+  if (lines.empty()) return invalid_argument(where + ": the file has no samples");
+  Dataset data;
+  data.name = where;
+  const char delimiter = choose_delimiter(lines, options, where, data.notes);
+  const bool guessed = !data.notes.empty();  // the only note so far is a close delimiter call
+  const Status status = read_table(lines, delimiter, options, where, data);
+  if (!status.ok() && guessed) {
+    return Status(status.code(), status.message() + "\n  note: " + data.notes.front());
+  }
+  SY_RETURN_IF_ERROR(status);
+  return data;
+}
+
+Result<Dataset> load_labeled_csv(const std::filesystem::path& path, NonFinitePolicy non_finite) {
+  TableOptions options;
+  options.non_finite = non_finite;
+  return load_table_csv(path, options);
+}
+
+Result<LabelOrder> parse_label_order(const std::string& text) {
+  if (text == "sorted") return LabelOrder::kSorted;
+  if (text == "first_seen") return LabelOrder::kFirstSeen;
+  return invalid_argument("unknown label order '" + text + "' (expected sorted or first_seen)");
+}
+
+const char* label_order_name(LabelOrder order) {
+  return order == LabelOrder::kFirstSeen ? "first_seen" : "sorted";
+}
+
+}  // namespace switchyard

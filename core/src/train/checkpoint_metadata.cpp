@@ -1,0 +1,232 @@
+// The records that let a checkpoint predict on its own (content version 2): the model's layers,
+// the loss, and how the training table was read. JSON through nlohmann, validated on the way in:
+// a record that passed the checksum but holds nonsense is DATA_LOSS naming the checkpoint.
+#include <algorithm>
+
+#include "json/json_io.h"
+#include "train/train_state.h"
+
+namespace switchyard::detail {
+namespace {
+
+constexpr int64_t kMaxExtent = int64_t{1} << 24;   // a layer size or column index beyond this
+constexpr int64_t kMaxColumns = int64_t{1} << 31;  // is a damaged record, not a model
+const char* const kLayerTypes[] = {"linear",  "conv2d",    "maxpool2d", "avgpool2d",
+                                   "dropout", "layernorm", "relu",      "gelu",
+                                   "tanh",    "sigmoid",   "flatten"};
+
+Json layer_json(const LayerSpec& layer) {
+  return Json{{"type", layer.type},
+              {"out_features", layer.out_features},
+              {"out_channels", layer.out_channels},
+              {"kernel_size", layer.kernel_size},
+              {"stride", layer.stride},
+              {"padding", layer.padding},
+              {"dilation", layer.dilation},
+              {"bias", layer.bias},
+              {"p", layer.p},
+              {"eps", layer.eps}};
+}
+
+// An integer, never a float converted to one (1e300 as int64_t would be undefined behaviour).
+int64_t integer(const Json& value) {
+  if (!value.is_number_integer()) throw std::out_of_range("a count is not an integer");
+  return value.get<int64_t>();
+}
+
+// Reads an integer member within [min, max]; throws std::out_of_range (caught by the caller).
+int64_t bounded(const Json& object, const char* key, int64_t min, int64_t max) {
+  const int64_t value = integer(object.at(key));
+  if (value < min || value > max) {
+    throw std::out_of_range(std::string("'") + key + "' is " + std::to_string(value));
+  }
+  return value;
+}
+
+LayerSpec layer_from_json(const Json& item) {
+  LayerSpec layer;
+  layer.type = item.at("type").get<std::string>();
+  if (std::find(std::begin(kLayerTypes), std::end(kLayerTypes), layer.type) ==
+      std::end(kLayerTypes)) {
+    throw std::out_of_range("unknown layer type '" + layer.type + "'");
+  }
+  layer.out_features = bounded(item, "out_features", 0, kMaxExtent);
+  layer.out_channels = bounded(item, "out_channels", 0, kMaxExtent);
+  layer.kernel_size = static_cast<int>(bounded(item, "kernel_size", 0, 1024));
+  layer.stride = static_cast<int>(bounded(item, "stride", 0, 1024));
+  layer.padding = static_cast<int>(bounded(item, "padding", 0, 1024));
+  layer.dilation = static_cast<int>(bounded(item, "dilation", 1, 1024));
+  layer.bias = item.at("bias").get<bool>();
+  layer.p = item.at("p").get<double>();
+  layer.eps = item.at("eps").get<double>();
+  if (!(layer.p >= 0 && layer.p < 1) || !(layer.eps > 0)) {
+    throw std::out_of_range("'p' or 'eps' is out of range");
+  }
+  return layer;
+}
+
+std::vector<int64_t> columns_from_json(const Json& list, int64_t column_count) {
+  std::vector<int64_t> columns;
+  for (const Json& item : list) {
+    const int64_t column = integer(item);
+    if (column < 0 || column >= column_count) throw std::out_of_range("a column is out of range");
+    columns.push_back(column);
+  }
+  return columns;
+}
+
+Json settings_json(const DataSettings& s) {
+  return Json{{"header", s.header == HeaderMode::kDetect  ? ""
+                         : s.header == HeaderMode::kNames ? "true"
+                                                          : "false"},
+              {"delimiter", s.delimiter == '\0' ? std::string() : std::string(1, s.delimiter)},
+              {"target", s.target},
+              {"id", s.id},
+              {"drop", s.drop},
+              {"label_order", label_order_name(s.label_order)},
+              {"image_shape", s.image_shape}};
+}
+
+DataSettings settings_from_json(const Json& json) {
+  DataSettings s;
+  const std::string header = json.at("header").get<std::string>();
+  s.header = header == "true"    ? HeaderMode::kNames
+             : header == "false" ? HeaderMode::kNone
+                                 : HeaderMode::kDetect;
+  const std::string delimiter = json.at("delimiter").get<std::string>();
+  if (delimiter.size() > 1) throw std::out_of_range("'delimiter' is not one character");
+  s.delimiter = delimiter.empty() ? '\0' : delimiter[0];
+  s.target = json.at("target").get<std::string>();
+  s.id = json.at("id").get<std::string>();
+  s.drop = json.at("drop").get<std::vector<std::string>>();
+  auto order = parse_label_order(json.at("label_order").get<std::string>());
+  if (!order.ok()) throw std::out_of_range(order.status().message());
+  s.label_order = *order;
+  for (const Json& extent : json.at("image_shape")) {
+    s.image_shape.push_back(integer(extent));
+    if (s.image_shape.back() < 1 || s.image_shape.back() > kMaxExtent) {
+      throw std::out_of_range("'image_shape' holds " + std::to_string(s.image_shape.back()));
+    }
+  }
+  return s;
+}
+
+TableLayout table_from_json(const Json& json) {
+  TableLayout t;
+  const std::string delimiter = json.at("delimiter").get<std::string>();
+  if (delimiter.size() != 1) throw std::out_of_range("'delimiter' is not one character");
+  t.delimiter = delimiter[0];
+  t.header = json.at("header").get<std::string>();
+  if (t.header != "names" && t.header != "counts" && t.header != "none") {
+    throw std::out_of_range("unknown header kind '" + t.header + "'");
+  }
+  t.column_count = bounded(json, "column_count", 1, kMaxColumns);
+  t.column_names = json.at("column_names").get<std::vector<std::string>>();
+  if (!t.column_names.empty() && static_cast<int64_t>(t.column_names.size()) != t.column_count) {
+    throw std::out_of_range("'column_names' does not match 'column_count'");
+  }
+  t.target_column = bounded(json, "target_column", 0, t.column_count - 1);
+  t.id_column = bounded(json, "id_column", -1, t.column_count - 1);
+  t.feature_columns = columns_from_json(json.at("feature_columns"), t.column_count);
+  t.dropped_columns = columns_from_json(json.at("dropped_columns"), t.column_count);
+  if (t.feature_columns.empty()) throw std::out_of_range("no feature column");
+  return t;
+}
+
+}  // namespace
+
+std::string model_spec_text(const ModelSpec& spec) {
+  Json layers = Json::array();
+  for (const LayerSpec& layer : spec.layers) layers.push_back(layer_json(layer));
+  return json_text(layers);
+}
+
+std::string model_spec_summary(const ModelSpec& spec) {
+  const Json defaults = layer_json(LayerSpec{});
+  std::string text;
+  for (const LayerSpec& layer : spec.layers) {
+    const Json full = layer_json(layer);
+    Json brief = Json::object();
+    for (auto member = full.begin(); member != full.end(); ++member) {
+      if (member.key() == "type" || *member != defaults.at(member.key())) {
+        brief[member.key()] = *member;
+      }
+    }
+    text += (text.empty() ? "" : ", ") + json_text(brief);
+  }
+  return "[" + text + "]";
+}
+
+void put_model_spec(Checkpoint& checkpoint, const ModelSpec& spec, LossKind loss) {
+  checkpoint.put_u64("meta/content_version", kCheckpointContentVersion);
+  checkpoint.put_string("model/layers", model_spec_text(spec));
+  checkpoint.put_string("model/init",
+                        spec.init == InitScheme::kXavierUniform ? "xavier" : "kaiming");
+  checkpoint.put_string("model/loss", loss == LossKind::kMse ? "mse" : "cross_entropy");
+}
+
+Result<ModelSpec> get_model_spec(const Checkpoint& checkpoint) {
+  if (!checkpoint.contains("model/layers")) {
+    return failed_precondition("checkpoint " + checkpoint.source() +
+                               " holds no model description (it was written before checkpoints "
+                               "kept model.layers); give model.layers in a YAML file as when it "
+                               "was trained");
+  }
+  SY_ASSIGN_OR_RETURN(const std::string text, checkpoint.get_string("model/layers"));
+  SY_ASSIGN_OR_RETURN(const std::string init, checkpoint.get_string("model/init"));
+  ModelSpec spec;
+  try {
+    for (const Json& item : parse_strict_json(text)) spec.layers.push_back(layer_from_json(item));
+  } catch (const std::exception& error) {
+    return checkpoint.corrupt("record 'model/layers' is malformed: " + std::string(error.what()));
+  }
+  if (spec.layers.empty()) return checkpoint.corrupt("record 'model/layers' lists no layer");
+  if (init != "kaiming" && init != "xavier") {
+    return checkpoint.corrupt("record 'model/init' is '" + init + "'");
+  }
+  spec.init = init == "xavier" ? InitScheme::kXavierUniform : InitScheme::kKaimingUniform;
+  return spec;
+}
+
+Result<LossKind> get_loss(const Checkpoint& checkpoint) {
+  if (!checkpoint.contains("model/loss")) return LossKind::kCrossEntropy;  // before version 2
+  SY_ASSIGN_OR_RETURN(const std::string loss, checkpoint.get_string("model/loss"));
+  if (loss == "mse") return LossKind::kMse;
+  if (loss == "cross_entropy") return LossKind::kCrossEntropy;
+  return checkpoint.corrupt("record 'model/loss' is '" + loss + "'");
+}
+
+void put_table(Checkpoint& checkpoint, const TableLayout& t, const DataSettings& settings) {
+  const Json json{
+      {"delimiter", std::string(1, t.delimiter)}, {"header", t.header},
+      {"column_count", t.column_count},           {"column_names", t.column_names},
+      {"target_column", t.target_column},         {"id_column", t.id_column},
+      {"feature_columns", t.feature_columns},     {"dropped_columns", t.dropped_columns},
+      {"settings", settings_json(settings)}};
+  checkpoint.put_string("data/table", json_text(json));
+}
+
+Status get_table(const Checkpoint& checkpoint, DataLayout& layout) {
+  if (!checkpoint.contains("data/table")) return ok_status();  // before version 2
+  SY_ASSIGN_OR_RETURN(const std::string text, checkpoint.get_string("data/table"));
+  try {
+    const Json json = parse_strict_json(text);
+    layout.table = table_from_json(json);
+    layout.settings = settings_from_json(json.at("settings"));
+  } catch (const std::exception& error) {
+    return checkpoint.corrupt("record 'data/table' is malformed: " + std::string(error.what()));
+  }
+  int64_t features = 1;
+  for (const int64_t extent : layout.sample_shape) {
+    if (__builtin_mul_overflow(features, extent, &features)) features = -1;
+  }
+  if (static_cast<int64_t>(layout.table.feature_columns.size()) != features) {
+    return checkpoint.corrupt("record 'data/table' lists " +
+                              std::to_string(layout.table.feature_columns.size()) +
+                              " feature columns for samples of " + std::to_string(features));
+  }
+  layout.has_table = true;
+  return ok_status();
+}
+
+}  // namespace switchyard::detail
