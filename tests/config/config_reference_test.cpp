@@ -104,8 +104,9 @@ Config load(const std::string& yaml) {
 TEST_CASE("docs/config.md is exactly what the schema generates", "[config][reference]") {
   const std::string committed = read_text(std::string(SWITCHYARD_SOURCE_DIR) + "/docs/config.md");
   const std::string generated = schema::reference_markdown();
-  INFO("docs/config.md is out of date: run `build/bin/switchyard config --reference > "
-       "docs/config.md`");
+  INFO(
+      "docs/config.md is out of date: run `build/bin/switchyard config --reference > "
+      "docs/config.md`");
   REQUIRE(committed == generated);
 }
 
@@ -114,8 +115,8 @@ TEST_CASE("the reference lists every key, including each layer type's", "[config
   for (const auto& [key, field] : all_fields()) {
     const std::string shown = key.rfind("layer.", 0) == 0 ? key.substr(key.rfind('.') + 1) : key;
     INFO("key " << key);
-    const bool section = key.find('.') == std::string::npos &&
-                         field->schema.kind == schema::ValueKind::kMap;
+    const bool section =
+        key.find('.') == std::string::npos && field->schema.kind == schema::ValueKind::kMap;
     CHECK(reference.find(section ? "## `" + key + "`" : "| `" + shown + "` |") !=
           std::string::npos);
   }
@@ -187,10 +188,12 @@ void check_plain_defaults(std::set<std::string>& checked) {
       "optimizer: {}\nschedule: {}\ntrain: {}\npredict: {checkpoint: model.ckpt}\n");
   const RuntimeSettings& runtime = config.runtime();
   std::string backends;
-  for (const std::string& name : runtime.backends) backends += (backends.empty() ? "" : ", ") + name;
+  for (const std::string& name : runtime.backends)
+    backends += (backends.empty() ? "" : ", ") + name;
   check_default(checked, "backends", "[" + backends + "]");
   check_default(checked, "device", runtime.device);
-  check_default(checked, "device_policy", runtime.device_policy == DevicePolicy::kFirst ? "first" : "other");
+  check_default(checked, "device_policy",
+                runtime.device_policy == DevicePolicy::kFirst ? "first" : "other");
   check_default(checked, "fallback", runtime.fallback == FallbackPolicy::kWarn ? "warn" : "other");
   check_default(checked, "plugin_paths", runtime.plugin_paths.empty() ? "[]" : "set");
   check_default(checked, "deterministic", text(runtime.deterministic));
@@ -207,13 +210,15 @@ void check_plain_defaults(std::set<std::string>& checked) {
   check_default(checked, "data.drop", c.data.drop.empty() ? "[]" : "set");
   check_default(checked, "data.label_order", label_order_name(c.data.label_order));
   check_default(checked, "data.test_fraction", text(c.data.test_fraction));
-  check_default(checked, "data.validation_fraction", c.data.validation_fraction == 0 ? "none" : "set");
+  check_default(checked, "data.validation_fraction",
+                c.data.validation_fraction == 0 ? "none" : "set");
   check_default(checked, "data.scale", scale_mode_name(c.data.scale));
   check_default(checked, "data.divisor", text(c.data.divisor));
   check_default(checked, "data.split_seed", std::to_string(c.data.split_seed));
   check_default(checked, "data.non_finite", non_finite_policy_name(c.data.non_finite));
   check_default(checked, "data.image_shape", c.data.image_shape.empty() ? "none" : "set");
-  check_default(checked, "model.init", c.model.init == InitScheme::kKaimingUniform ? "kaiming" : "xavier");
+  check_default(checked, "model.init",
+                c.model.init == InitScheme::kKaimingUniform ? "kaiming" : "xavier");
   check_default(checked, "model.weights", c.model.weights.empty() ? "none" : "set");
 
   const std::vector<LayerSpec>& layers = c.model.layers;
@@ -237,7 +242,8 @@ void check_plain_defaults(std::set<std::string>& checked) {
   check_default(checked, "optimizer.nesterov", text(o.nesterov));
   check_default(checked, "optimizer.betas", "[" + text(o.beta1) + ", " + text(o.beta2) + "]");
   check_default(checked, "optimizer.eps", text(o.eps));
-  check_default(checked, "schedule.type", c.schedule.kind == ScheduleKind::kNone ? "none" : "other");
+  check_default(checked, "schedule.type",
+                c.schedule.kind == ScheduleKind::kNone ? "none" : "other");
   check_default(checked, "schedule.step_size", std::to_string(c.schedule.step_size));
   check_default(checked, "schedule.gamma", text(c.schedule.gamma));
   check_default(checked, "schedule.min_lr", text(c.schedule.min_lr));
@@ -245,7 +251,8 @@ void check_plain_defaults(std::set<std::string>& checked) {
   const TrainSettings& t = c.train;
   check_default(checked, "train.epochs", std::to_string(t.epochs));
   check_default(checked, "train.batch_size", std::to_string(t.batch_size));
-  check_default(checked, "train.gradient_accumulation_steps", std::to_string(t.gradient_accumulation_steps));
+  check_default(checked, "train.gradient_accumulation_steps",
+                std::to_string(t.gradient_accumulation_steps));
   check_default(checked, "train.checkpoint_every", std::to_string(t.checkpoint_every));
   check_default(checked, "train.resume", t.resume.empty() ? "none" : "set");
   check_default(checked, "train.export", t.export_weights.empty() ? "none" : "set");
@@ -262,7 +269,8 @@ void check_plain_defaults(std::set<std::string>& checked) {
 // Defaults that depend on another key, documented as a phrase: checked per case.
 void check_dependent_defaults(std::set<std::string>& checked) {
   auto optimizer = [](const std::string& type) {
-    return TrainConfig::from_config(load("data: {dataset: iris}\noptimizer: {type: " + type + "}\n"))
+    return TrainConfig::from_config(
+               load("data: {dataset: iris}\noptimizer: {type: " + type + "}\n"))
         .value()
         .optimizer;
   };
