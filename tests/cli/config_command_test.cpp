@@ -31,7 +31,8 @@ std::string line_of(const std::string& output, const std::string& key_and_value)
   std::string line;
   while (std::getline(lines, line)) {
     const std::size_t start = line.find_first_not_of(" -");
-    if (start != std::string::npos && line.compare(start, key_and_value.size(), key_and_value) == 0) {
+    if (start != std::string::npos &&
+        line.compare(start, key_and_value.size(), key_and_value) == 0) {
       return line;
     }
   }
@@ -78,10 +79,10 @@ TEST_CASE("config shows each key's value with its file location, --set, variable
 
 TEST_CASE("config lists each layer's keys, defaults included, and resolves the optimizer's",
           "[cli][config]") {
-  const std::string path = write_temp_file(
-      "sy-config-layers.yaml",
-      "model:\n  layers:\n    - {type: conv2d, out_channels: 4, kernel_size: 3}\n"
-      "    - {type: relu}\noptimizer: {type: adamw}\n");
+  const std::string path =
+      write_temp_file("sy-config-layers.yaml",
+                      "model:\n  layers:\n    - {type: conv2d, out_channels: 4, kernel_size: 3}\n"
+                      "    - {type: relu}\noptimizer: {type: adamw}\n");
   const auto result = config_command(path);
   INFO(result.output);
   REQUIRE(result.exit_code == 0);
