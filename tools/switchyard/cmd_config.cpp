@@ -7,6 +7,7 @@
 #include "cli_common.h"
 #include "json/json_io.h"
 #include "runtime/config_schema.h"
+#include "runtime/config_values.h"
 #include "switchyard/train.h"
 
 namespace switchyard::cli {
@@ -256,7 +257,7 @@ class EffectiveConfig {
       entry.source = "env " + variable;
       if (variable == "SWITCHYARD_BACKENDS") {
         entry.json_value = Json(runtime.backends);
-        entry.value = "[" + config_values_join(runtime.backends) + "]";
+        entry.value = "[" + config_values::join(runtime.backends, ", ") + "]";
       } else {
         entry.value = variable == "SWITCHYARD_DEVICE" ? runtime.device : text;
         entry.json_value = Json(entry.value);
@@ -265,12 +266,6 @@ class EffectiveConfig {
       return true;
     }
     return false;
-  }
-
-  static std::string config_values_join(const std::vector<std::string>& names) {
-    std::string text;
-    for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
-    return text;
   }
 
   const Config& config_;
