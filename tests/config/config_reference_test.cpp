@@ -173,9 +173,9 @@ TEST_CASE("every documented example is a valid value of its key", "[config][refe
 
 namespace {
 
-void check_plain_defaults(std::set<std::string>& checked) {
-  // Every section present but empty, so the code's own fallbacks for absent keys are what is read.
-  const Config config = load(
+// Every section present but empty, so the code's own fallbacks for absent keys are what is read.
+Config load_sections_without_keys() {
+  return load(
       "data: {dataset: iris}\n"
       "model:\n"
       "  layers:\n"
@@ -186,6 +186,9 @@ void check_plain_defaults(std::set<std::string>& checked) {
       "    - {type: dropout}\n"
       "    - {type: layernorm}\n"
       "optimizer: {}\nschedule: {}\ntrain: {}\npredict: {checkpoint: model.ckpt}\n");
+}
+
+void check_runtime_defaults(std::set<std::string>& checked, const Config& config) {
   const RuntimeSettings& runtime = config.runtime();
   std::string backends;
   for (const std::string& name : runtime.backends)
@@ -200,8 +203,9 @@ void check_plain_defaults(std::set<std::string>& checked) {
   check_default(checked, "seed", std::to_string(runtime.seed));
   check_default(checked, "backend_options", runtime.backend_options.empty() ? "none" : "set");
   check_default(checked, "task", configured_task(config).value());
+}
 
-  const TrainConfig c = TrainConfig::from_config(config).value();
+void check_data_defaults(std::set<std::string>& checked, const TrainConfig& c) {
   check_default(checked, "loss", c.loss == LossKind::kCrossEntropy ? "cross_entropy" : "mse");
   check_default(checked, "data.format", c.data.format);
   check_default(checked, "data.header", c.data.header == HeaderMode::kDetect ? "detected" : "set");
@@ -220,7 +224,9 @@ void check_plain_defaults(std::set<std::string>& checked) {
   check_default(checked, "model.init",
                 c.model.init == InitScheme::kKaimingUniform ? "kaiming" : "xavier");
   check_default(checked, "model.weights", c.model.weights.empty() ? "none" : "set");
+}
 
+void check_training_defaults(std::set<std::string>& checked, const TrainConfig& c) {
   const std::vector<LayerSpec>& layers = c.model.layers;
   REQUIRE(layers.size() == 6);
   check_default(checked, "layer.linear.bias", text(layers[0].bias));
@@ -260,7 +266,14 @@ void check_plain_defaults(std::set<std::string>& checked) {
   check_default(checked, "train.precision", dtype_name(t.precision));
   check_default(checked, "train.empty_cache_interval", std::to_string(t.empty_cache_interval));
   check_default(checked, "train.progress", t.progress == ProgressMode::kAuto ? "auto" : "other");
+}
 
+void check_plain_defaults(std::set<std::string>& checked) {
+  const Config config = load_sections_without_keys();
+  check_runtime_defaults(checked, config);
+  const TrainConfig c = TrainConfig::from_config(config).value();
+  check_data_defaults(checked, c);
+  check_training_defaults(checked, c);
   const PredictSettings p = PredictSettings::from_config(config).value();
   check_default(checked, "predict.batch_size", std::to_string(p.batch_size));
   check_default(checked, "predict.output", p.output.empty() ? "none" : "set");

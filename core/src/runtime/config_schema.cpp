@@ -155,23 +155,25 @@ constexpr double kMaxEpochs = 1000000;     // epochs and every count of epochs o
 constexpr double kMaxSeed = 9007199254740991.0;
 constexpr double kMaxLearningRate = 10000;  // lr, min_lr (linear probes use 30)
 
-SchemaNode layer_schema() {
-  auto pool = [](const std::string& what) {
-    return std::vector<SchemaField>{
-        {"kernel_size",
-         int_in(1, kMaxWindow),
-         kRequired,
-         {"The side of the square window each output " + what + ".", "required", "2"}},
-        {"stride",
-         int_in(1, kMaxWindow),
-         kOptional,
-         {"How far the window moves between outputs.", "kernel_size", "2"}},
-        {"padding",
-         int_in(0, kMaxWindow),
-         kOptional,
-         {"Zeros added on each side of the input.", "0", "1"}},
-    };
+// The keys of maxpool2d and avgpool2d; `what` says what the window does.
+std::vector<SchemaField> pool_fields(const std::string& what) {
+  return {
+      {"kernel_size",
+       int_in(1, kMaxWindow),
+       kRequired,
+       {"The side of the square window each output " + what + ".", "required", "2"}},
+      {"stride",
+       int_in(1, kMaxWindow),
+       kOptional,
+       {"How far the window moves between outputs.", "kernel_size", "2"}},
+      {"padding",
+       int_in(0, kMaxWindow),
+       kOptional,
+       {"Zeros added on each side of the input.", "0", "1"}},
   };
+}
+
+SchemaNode layer_schema() {
   return tagged_map_of(
       "type", {"The layer's type, which decides the other keys it takes.", "required", "linear"},
       {
@@ -209,8 +211,8 @@ SchemaNode layer_schema() {
              boolean(),
              kOptional,
              {"Whether the layer adds a learned bias.", "true", "false"}}}},
-          {"maxpool2d", pool("takes the largest value of")},
-          {"avgpool2d", pool("averages")},
+          {"maxpool2d", pool_fields("takes the largest value of")},
+          {"avgpool2d", pool_fields("averages")},
           {"dropout",
            {{"p",
              number_in(0.0, 1.0),
@@ -229,8 +231,9 @@ SchemaNode layer_schema() {
       });
 }
 
-SchemaNode data_schema() {
-  return map_of({
+// data: which file and how its columns are read.
+std::vector<SchemaField> data_table_fields() {
+  return {
       {"dataset",
        string_value("digits, iris, breast_cancer or a path to a CSV file"),
        kOptional,
@@ -266,6 +269,12 @@ SchemaNode data_schema() {
        one_of({"sorted", "first_seen"}),
        kOptional,
        {"How class numbers are given to the target's values.", "sorted", "first_seen"}},
+  };
+}
+
+// data: how rows are split, scaled and shaped.
+std::vector<SchemaField> data_split_fields() {
+  return {
       {"test_fraction",
        number_between(0.0, 1.0),
        kOptional,
@@ -301,7 +310,14 @@ SchemaNode data_schema() {
        kOptional,
        {"The shape each row's features take (channels, height, width) for conv2d layers.", "none",
         "[1, 8, 8]"}},
-  });
+  };
+}
+
+SchemaNode data_schema() {
+  std::vector<SchemaField> fields = data_table_fields();
+  std::vector<SchemaField> split = data_split_fields();
+  fields.insert(fields.end(), split.begin(), split.end());
+  return map_of(std::move(fields));
 }
 
 SchemaNode optimizer_schema() {
