@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include "switchyard/plugin.h"
 #include "switchyard/registry.h"
+#include "test_support.h"
 
 using namespace switchyard;
 
@@ -200,4 +202,20 @@ TEST_CASE("a malformed device string is rejected", "[selection]") {
   RuntimeSettings settings;
   settings.device = "cuda:x";
   CHECK(choose_device({}, {}, settings).status().code() == StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("a device that is its own fallback is freed with its last owner", "[selection]") {
+  // The oracle chosen as the run's device is also its fallback; an owning pointer to itself was a
+  // cycle that kept the device and its memory pool alive until exit.
+  std::weak_ptr<Device> watch;
+  {
+    auto plugin = Plugin::load(switchyard::testing::plugin_file("reference"));
+    REQUIRE(plugin.ok());
+    auto device = Device::create(*plugin, 0, {});
+    REQUIRE(device.ok());
+    (*device)->set_fallback(FallbackPolicy::kWarn, *device);
+    CHECK((*device)->fallback_device() == *device);
+    watch = *device;
+  }
+  CHECK(watch.expired());
 }

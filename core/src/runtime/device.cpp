@@ -28,6 +28,9 @@ struct Device::FallbackRoute {
   mutable std::mutex mutex;
   FallbackPolicy policy = FallbackPolicy::kWarn;
   std::shared_ptr<Device> device;
+  // The device is its own fallback (the oracle chosen as the run's device). It then holds no
+  // owning pointer to itself: that cycle would keep it and its memory pool alive forever.
+  bool is_self = false;
   std::vector<FallbackCount> counts;
 };
 
@@ -187,7 +190,8 @@ Status Queue::finish() {
 void Device::set_fallback(FallbackPolicy policy, std::shared_ptr<Device> fallback_device) {
   std::lock_guard<std::mutex> lock(fallback_->mutex);
   fallback_->policy = policy;
-  fallback_->device = std::move(fallback_device);
+  fallback_->is_self = fallback_device.get() == this;
+  fallback_->device = fallback_->is_self ? nullptr : std::move(fallback_device);
 }
 
 FallbackPolicy Device::fallback_policy() const {
@@ -197,6 +201,7 @@ FallbackPolicy Device::fallback_policy() const {
 
 std::shared_ptr<Device> Device::fallback_device() const {
   std::lock_guard<std::mutex> lock(fallback_->mutex);
+  if (fallback_->is_self) return std::const_pointer_cast<Device>(shared_from_this());
   return fallback_->device;
 }
 
