@@ -16,5 +16,6 @@ int conformance_command(const Args& args);
 int run_command(const Args& args);      // cmd_run.cpp (training and inference)
 int predict_command(const Args& args);  // cmd_predict.cpp (from a checkpoint alone)
 int bench_command(const Args& args);    // cmd_bench.cpp
+int config_command(const Args& args);   // cmd_config.cpp (effective values, --reference)
 
 }  // namespace switchyard::cli

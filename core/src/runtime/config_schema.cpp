@@ -3,8 +3,9 @@
 // HOW TO ADD A KEY
 //   1. Find the map that should hold it in make_root_schema() below (top level, `data`, `train`,
 //      ...) and add one line to its field list, e.g.
-//          {"warmup_epochs", int_in(0, kMaxEpochs)},
-//      or, for a key that must be present, {"name", string_value(), kRequired}.
+//          {"warmup_epochs", int_in(0, kMaxEpochs), kOptional,
+//           {"Epochs of linear learning-rate warm-up.", "0", "5"}},
+//      or, for a key that must be present, {"name", string_value(), kRequired, {...}}.
 //   2. Pick the value type from the helpers under "Building blocks": int_in, number_above_to,
 //      number_from_to, number_in, number_between, boolean, string_value, path_value, one_of,
 //      int_or_auto, sequence_of, map_of, tagged_map_of, any_scalar_map, backend_name,
@@ -13,7 +14,12 @@
 //   3. A new layer type is one more entry in layer_schema(): the tag value and the keys it takes.
 //      Every integer and number has both bounds: a value is checked against them before the code
 //      that reads it narrows it (to int, to float), so nothing wraps or overflows to inf/NaN.
-//   4. Add the key to the example in docs and a test in tests/config if it has a new kind of rule.
+//   4. Give it a FieldDoc: a one-line description, the default the code uses when the key is
+//      absent, and an example value. Then regenerate the reference,
+//          build/bin/switchyard config --reference > docs/config.md
+//      (tests/config fails until docs/config.md matches), add a numeric, boolean or enum default
+//      to the defaults test in tests/config/config_reference_test.cpp, and a test in tests/config
+//      if the key has a new kind of rule.
 // Validation, unknown-key suggestions and --set overrides all follow from the tree; nothing else
 // needs to change. Code that reads the value uses ConfigNode (config.h).
 #include "runtime/config_schema.h"
@@ -32,6 +38,7 @@ namespace {
 // ---- Building blocks -----------------------------------------------------------------------
 
 constexpr bool kRequired = true;
+constexpr bool kOptional = false;
 
 SchemaNode simple(ValueKind kind) {
   SchemaNode node;
@@ -119,12 +126,13 @@ SchemaNode map_of(std::vector<SchemaField> fields) {
 }
 
 // A map whose `tag_key` value (always required) selects which other keys are allowed.
-SchemaNode tagged_map_of(std::string tag_key, std::vector<SchemaVariant> variants) {
+SchemaNode tagged_map_of(std::string tag_key, FieldDoc tag_doc,
+                         std::vector<SchemaVariant> variants) {
   SchemaNode node = simple(ValueKind::kMap);
   node.tag_key = tag_key;
   std::vector<std::string> tags;
   for (const SchemaVariant& variant : variants) tags.push_back(variant.tag);
-  node.fields.push_back({tag_key, one_of(tags), kRequired});
+  node.fields.push_back({tag_key, one_of(tags), kRequired, std::move(tag_doc)});
   node.variants = std::move(variants);
   return node;
 }
@@ -147,29 +155,74 @@ constexpr double kMaxEpochs = 1000000;     // epochs and every count of epochs o
 constexpr double kMaxSeed = 9007199254740991.0;
 constexpr double kMaxLearningRate = 10000;  // lr, min_lr (linear probes use 30)
 
-SchemaNode layer_schema() {
-  auto pool = [] {
-    return std::vector<SchemaField>{
-        {"kernel_size", int_in(1, kMaxWindow), kRequired},
-        {"stride", int_in(1, kMaxWindow)},
-        {"padding", int_in(0, kMaxWindow)},
-    };
+// The keys of maxpool2d and avgpool2d; `what` says what the window does.
+std::vector<SchemaField> pool_fields(const std::string& what) {
+  return {
+      {"kernel_size",
+       int_in(1, kMaxWindow),
+       kRequired,
+       {"The side of the square window each output " + what + ".", "required", "2"}},
+      {"stride",
+       int_in(1, kMaxWindow),
+       kOptional,
+       {"How far the window moves between outputs.", "kernel_size", "2"}},
+      {"padding",
+       int_in(0, kMaxWindow),
+       kOptional,
+       {"Zeros added on each side of the input.", "0", "1"}},
   };
+}
+
+SchemaNode layer_schema() {
   return tagged_map_of(
-      "type",
+      "type", {"The layer's type, which decides the other keys it takes.", "required", "linear"},
       {
-          {"linear", {{"out_features", int_in(1, kMaxWidth), kRequired}, {"bias", boolean()}}},
+          {"linear",
+           {{"out_features",
+             int_in(1, kMaxWidth),
+             kRequired,
+             {"Outputs per sample.", "required", "10"}},
+            {"bias",
+             boolean(),
+             kOptional,
+             {"Whether the layer adds a learned bias.", "true", "false"}}}},
           {"conv2d",
-           {{"out_channels", int_in(1, kMaxWidth), kRequired},
-            {"kernel_size", int_in(1, kMaxWindow), kRequired},
-            {"stride", int_in(1, kMaxWindow)},
-            {"padding", int_in(0, kMaxWindow)},
-            {"dilation", int_in(1, kMaxWindow)},
-            {"bias", boolean()}}},
-          {"maxpool2d", pool()},
-          {"avgpool2d", pool()},
-          {"dropout", {{"p", number_in(0.0, 1.0)}}},
-          {"layernorm", {{"eps", number_above_to(0.0, 1.0)}}},
+           {{"out_channels",
+             int_in(1, kMaxWidth),
+             kRequired,
+             {"Output channels (filters).", "required", "16"}},
+            {"kernel_size",
+             int_in(1, kMaxWindow),
+             kRequired,
+             {"The side of the square filter.", "required", "3"}},
+            {"stride",
+             int_in(1, kMaxWindow),
+             kOptional,
+             {"How far the filter moves between outputs.", "1", "2"}},
+            {"padding",
+             int_in(0, kMaxWindow),
+             kOptional,
+             {"Zeros added on each side of the input.", "0", "1"}},
+            {"dilation",
+             int_in(1, kMaxWindow),
+             kOptional,
+             {"Spacing between the filter's taps.", "1", "2"}},
+            {"bias",
+             boolean(),
+             kOptional,
+             {"Whether the layer adds a learned bias.", "true", "false"}}}},
+          {"maxpool2d", pool_fields("takes the largest value of")},
+          {"avgpool2d", pool_fields("averages")},
+          {"dropout",
+           {{"p",
+             number_in(0.0, 1.0),
+             kOptional,
+             {"The probability of zeroing each value while training.", "0.5", "0.2"}}}},
+          {"layernorm",
+           {{"eps",
+             number_above_to(0.0, 1.0),
+             kOptional,
+             {"Added to the variance before the square root.", "1e-05", "1e-06"}}}},
           {"relu", {}},
           {"gelu", {}},
           {"tanh", {}},
@@ -178,105 +231,335 @@ SchemaNode layer_schema() {
       });
 }
 
+// data: which file and how its columns are read.
+std::vector<SchemaField> data_table_fields() {
+  return {
+      {"dataset",
+       string_value("digits, iris, breast_cancer or a path to a CSV file"),
+       kOptional,
+       {"The data to train on: a built-in set by name or a CSV/TSV file (training needs one).",
+        "none", "iris"}},
+      {"format",
+       one_of({"labeled"}),
+       kOptional,
+       {"How the rows are laid out: features and one target column.", "labeled", "labeled"}},
+      {"header",
+       boolean(),
+       kOptional,
+       {"Whether the file's first row names the columns.", "detected", "true"}},
+      {"delimiter",
+       string_value("comma, tab, semicolon or one character such as '|'"),
+       kOptional,
+       {"The character between columns.", "detected", "tab"}},
+      {"target",
+       string_value("a column name, or a column number (1 = the first, -1 = the last)"),
+       kOptional,
+       {"The column that holds the label.", "the last column", "species"}},
+      {"id",
+       string_value("a column name or number"),
+       kOptional,
+       {"A column that names each row; kept out of the features and copied into predictions.",
+        "none", "passenger_id"}},
+      {"drop",
+       sequence_of(string_value("a column name or number"),
+                   "a sequence of column names or numbers, such as [id, notes]"),
+       kOptional,
+       {"Columns left out of the features.", "[]", "[notes, 3]"}},
+      {"label_order",
+       one_of({"sorted", "first_seen"}),
+       kOptional,
+       {"How class numbers are given to the target's values.", "sorted", "first_seen"}},
+  };
+}
+
+// data: how rows are split, scaled and shaped.
+std::vector<SchemaField> data_split_fields() {
+  return {
+      {"test_fraction",
+       number_between(0.0, 1.0),
+       kOptional,
+       {"The share of rows held out for the test split.", "0.2", "0.25"}},
+      {"validation_fraction",
+       number_between(0.0, 1.0),
+       kOptional,
+       {"The share of the remaining rows held out for validation (early stopping, best "
+        "checkpoint).",
+        "none", "0.1"}},
+      {"scale",
+       one_of({"none", "standard", "minmax", "divide"}),
+       kOptional,
+       {"How features are scaled, fitted on the training split.", "none", "standard"}},
+      {"divisor",
+       number_above_to(0.0, 1e9),
+       kOptional,
+       {"What every feature is divided by with scale: divide.", "1", "16"}},
+      {"split_seed",
+       int_in(0, kMaxSeed),
+       kOptional,
+       {"The seed of the shuffle that splits the rows.", "0", "7"}},
+      {"non_finite",
+       one_of({"error", "drop_rows"}),
+       kOptional,
+       {"What a NaN, an infinity or a value beyond f32 does: stop at its row, or drop the row.",
+        "error", "drop_rows"}},
+      {"image_shape",
+       sequence_of(int_in(1, kMaxImageExtent),
+                   "a sequence of 1 to 3 integers >= 1 and <= 65536, such as "
+                   "[1, 8, 8]",
+                   1, 3),
+       kOptional,
+       {"The shape each row's features take (channels, height, width) for conv2d layers.", "none",
+        "[1, 8, 8]"}},
+  };
+}
+
 SchemaNode data_schema() {
-  return map_of({
-      {"dataset", string_value("digits, iris, breast_cancer or a path to a CSV file")},
-      {"format", one_of({"labeled"})},
-      {"header", boolean()},
-      {"delimiter", string_value("comma, tab, semicolon or one character such as '|'")},
-      {"target", string_value("a column name, or a column number (1 = the first, -1 = the last)")},
-      {"id", string_value("a column name or number")},
-      {"drop", sequence_of(string_value("a column name or number"),
-                           "a sequence of column names or numbers, such as [id, notes]")},
-      {"label_order", one_of({"sorted", "first_seen"})},
-      {"test_fraction", number_between(0.0, 1.0)},
-      {"validation_fraction", number_between(0.0, 1.0)},
-      {"scale", one_of({"none", "standard", "minmax", "divide"})},
-      {"divisor", number_above_to(0.0, 1e9)},
-      {"split_seed", int_in(0, kMaxSeed)},
-      {"non_finite", one_of({"error", "drop_rows"})},
-      {"image_shape", sequence_of(int_in(1, kMaxImageExtent),
-                                  "a sequence of 1 to 3 integers >= 1 and <= 65536, such as "
-                                  "[1, 8, 8]",
-                                  1, 3)},
-  });
+  std::vector<SchemaField> fields = data_table_fields();
+  std::vector<SchemaField> split = data_split_fields();
+  fields.insert(fields.end(), split.begin(), split.end());
+  return map_of(std::move(fields));
 }
 
 SchemaNode optimizer_schema() {
   return map_of({
-      {"type", one_of({"sgd", "adam", "adamw"})},
-      {"lr", number_above_to(0.0, kMaxLearningRate)},
-      {"momentum", number_in(0.0, 1.0)},
-      {"nesterov", boolean()},
-      {"weight_decay", number_from_to(0.0, 1.0)},
-      {"betas", sequence_of(number_in(0.0, 1.0),
-                            "a sequence of two numbers >= 0 and < 1, such as [0.9, 0.999]", 2, 2)},
-      {"eps", number_above_to(0.0, 1.0)},
+      {"type", one_of({"sgd", "adam", "adamw"}), kOptional, {"The update rule.", "sgd", "adam"}},
+      {"lr",
+       number_above_to(0.0, kMaxLearningRate),
+       kOptional,
+       {"The learning rate.", "0.01 for sgd, 0.001 for adam and adamw", "0.01"}},
+      {"momentum", number_in(0.0, 1.0), kOptional, {"SGD's momentum.", "0", "0.9"}},
+      {"nesterov", boolean(), kOptional, {"Whether SGD uses Nesterov momentum.", "false", "true"}},
+      {"weight_decay",
+       number_from_to(0.0, 1.0),
+       kOptional,
+       {"L2 penalty (decoupled for adamw).", "0 (0.01 for adamw)", "0.0001"}},
+      {"betas",
+       sequence_of(number_in(0.0, 1.0),
+                   "a sequence of two numbers >= 0 and < 1, such as [0.9, 0.999]", 2, 2),
+       kOptional,
+       {"Adam's decay rates of the first and second moments.", "[0.9, 0.999]", "[0.9, 0.98]"}},
+      {"eps",
+       number_above_to(0.0, 1.0),
+       kOptional,
+       {"Adam's term added to the denominator.", "1e-08", "1e-07"}},
+  });
+}
+
+SchemaNode early_stopping_schema() {
+  return map_of({
+      {"metric",
+       one_of({"val_loss", "val_accuracy", "val_f1_macro", "train_loss", "train_accuracy"}),
+       kOptional,
+       {"The metric watched after each epoch.", "val_loss", "val_accuracy"}},
+      {"mode",
+       one_of({"min", "max"}),
+       kOptional,
+       {"Whether lower or higher is better.", "min for losses, max otherwise", "max"}},
+      {"patience",
+       int_in(1, kMaxEpochs),
+       kRequired,
+       {"Epochs without improvement before training stops.", "required", "5"}},
+      {"min_delta",
+       number_from_to(0.0, 1e9),
+       kOptional,
+       {"The smallest change that counts as an improvement.", "0", "0.001"}},
+      {"restore_best_weights",
+       boolean(),
+       kOptional,
+       {"Whether the model ends with the best epoch's weights.", "false", "true"}},
   });
 }
 
 SchemaNode train_schema() {
   return map_of({
-      {"epochs", int_in(1, kMaxEpochs)},
-      {"batch_size", int_or_auto(1, kMaxWidth)},
-      {"gradient_accumulation_steps", int_in(1, kMaxEpochs)},
-      {"checkpoint", path_value()},
-      {"checkpoint_every", int_in(1, kMaxEpochs)},
-      {"resume", path_value()},
-      {"best_checkpoint", path_value()},
-      {"early_stopping", map_of({
-                             {"metric", one_of({"val_loss", "val_accuracy", "val_f1_macro",
-                                                "train_loss", "train_accuracy"})},
-                             {"mode", one_of({"min", "max"})},
-                             {"patience", int_in(1, kMaxEpochs), kRequired},
-                             {"min_delta", number_from_to(0.0, 1e9)},
-                             {"restore_best_weights", boolean()},
-                         })},
-      {"export", path_value()},
-      {"precision", one_of({"f32", "bf16", "f16"})},
-      {"empty_cache_interval", int_in(0, kMaxEpochs)},
-      {"progress", one_of({"auto", "bar", "log", "none"})},
+      {"epochs", int_in(1, kMaxEpochs), kOptional, {"Passes over the training split.", "10", "60"}},
+      {"batch_size",
+       int_or_auto(1, kMaxWidth),
+       kOptional,
+       {"Samples per step; auto picks the largest power of two up to 256 that fits in memory.",
+        "64", "auto"}},
+      {"gradient_accumulation_steps",
+       int_in(1, kMaxEpochs),
+       kOptional,
+       {"Batches whose gradients are summed before each update.", "1", "4"}},
+      {"checkpoint",
+       path_value(),
+       kOptional,
+       {"Where the model is saved (none keeps nothing).", "runs/<config name>/model.ckpt",
+        "runs/iris.ckpt"}},
+      {"checkpoint_every",
+       int_in(1, kMaxEpochs),
+       kOptional,
+       {"Epochs between checkpoint saves.", "1", "5"}},
+      {"resume",
+       path_value(),
+       kOptional,
+       {"A checkpoint to continue training from.", "none", "runs/iris.ckpt"}},
+      {"early_stopping",
+       early_stopping_schema(),
+       kOptional,
+       {"Stops training when a metric stops improving.", "none", "{patience: 5}"}},
+      {"best_checkpoint",
+       path_value(),
+       kOptional,
+       {"Where the best epoch's model is kept.",
+        "beside checkpoint (model.best.ckpt) with early_stopping, else none",
+        "runs/iris.best.ckpt"}},
+      {"export",
+       path_value(),
+       kOptional,
+       {"A safetensors file the trained weights are also written to.", "none",
+        "runs/iris.safetensors"}},
+      {"precision",
+       one_of({"f32", "bf16", "f16"}),
+       kOptional,
+       {"The compute precision (bf16 and f16 keep f32 master weights).", "f32", "bf16"}},
+      {"empty_cache_interval",
+       int_in(0, kMaxEpochs),
+       kOptional,
+       {"Epochs between releases of the device's cached memory (0 = never).", "0", "5"}},
+      {"progress",
+       one_of({"auto", "bar", "log", "none"}),
+       kOptional,
+       {"How progress is shown: a bar on a terminal, log lines otherwise.", "auto", "log"}},
   });
 }
 
-SchemaNode make_root_schema() {
+SchemaNode model_schema() {
   return map_of({
-      {"backends", sequence_of(backend_name(),
-                               "a sequence of backend names, such as "
-                               "[cuda, vulkan, onednn, reference]",
-                               1)},
-      {"device", device_spec()},
-      {"device_policy", one_of({"first", "most_free_memory", "local_rank"})},
-      {"fallback", one_of({"warn", "error", "silent"})},
-      {"plugin_paths", sequence_of(path_value(), "a sequence of folders")},
-      {"deterministic", boolean()},
-      {"seed", int_in(0, kMaxSeed)},
-      {"backend_options", backend_map_of(any_scalar_map())},
-      {"task", one_of({"train", "predict", "evaluate"})},
-      {"data", data_schema()},
-      {"model", map_of({
-                    {"layers", sequence_of(layer_schema(),
-                                           "a sequence of layers, such as "
-                                           "[{type: linear, out_features: 10}]")},
-                    {"init", one_of({"kaiming", "xavier"})},
-                    {"weights", path_value()},
-                })},
-      {"loss", one_of({"cross_entropy", "mse"})},
-      {"optimizer", optimizer_schema()},
-      {"schedule", map_of({
-                       {"type", one_of({"none", "step", "cosine"})},
-                       {"step_size", int_in(1, kMaxEpochs)},
-                       {"gamma", number_above_to(0.0, 10.0)},
-                       {"min_lr", number_from_to(0.0, kMaxLearningRate)},
-                   })},
-      {"train", train_schema()},
-      {"predict", map_of({
-                      {"checkpoint", path_value()},
-                      {"input", string_value("a dataset name or a path to a CSV file")},
-                      {"output", path_value()},
-                      {"batch_size", int_or_auto(1, kMaxWidth)},
-                  })},
+      {"layers",
+       sequence_of(layer_schema(),
+                   "a sequence of layers, such as [{type: linear, out_features: 10}]"),
+       kOptional,
+       {"The layers in order (see Layer types).", "linear(64), relu, linear(one output per class)",
+        "[{type: linear, out_features: 16}, {type: relu}, {type: linear, out_features: 3}]"}},
+      {"init",
+       one_of({"kaiming", "xavier"}),
+       kOptional,
+       {"How weights are initialised (uniform).", "kaiming", "xavier"}},
+      {"weights",
+       path_value(),
+       kOptional,
+       {"A safetensors file to start from instead of random weights.", "none",
+        "pretrained.safetensors"}},
   });
+}
+
+SchemaNode schedule_schema() {
+  return map_of({
+      {"type",
+       one_of({"none", "step", "cosine"}),
+       kOptional,
+       {"How the learning rate changes per epoch.", "none", "cosine"}},
+      {"step_size",
+       int_in(1, kMaxEpochs),
+       kOptional,
+       {"Epochs between decays (step).", "10", "30"}},
+      {"gamma",
+       number_above_to(0.0, 10.0),
+       kOptional,
+       {"The factor of each decay (step).", "0.1", "0.5"}},
+      {"min_lr",
+       number_from_to(0.0, kMaxLearningRate),
+       kOptional,
+       {"The learning rate at the end (cosine).", "0", "0.0001"}},
+  });
+}
+
+SchemaNode predict_schema() {
+  return map_of({
+      {"checkpoint",
+       path_value(),
+       kOptional,
+       {"The trained model (required by task: predict and evaluate).", "none", "runs/iris.ckpt"}},
+      {"input",
+       string_value("a dataset name or a path to a CSV file"),
+       kOptional,
+       {"The rows to predict: a built-in set or a CSV file.", "the data section's test split",
+        "new-flowers.csv"}},
+      {"output",
+       path_value(),
+       kOptional,
+       {"A CSV file the predictions are written to.", "none", "predictions.csv"}},
+      {"batch_size",
+       int_or_auto(1, kMaxWidth),
+       kOptional,
+       {"Samples per forward pass (auto = 256).", "256", "1024"}},
+  });
+}
+
+std::vector<SchemaField> runtime_fields() {
+  return {
+      {"backends",
+       sequence_of(backend_name(),
+                   "a sequence of backend names, such as [cuda, vulkan, onednn, reference]", 1),
+       kOptional,
+       {"The backends to try, in order of preference (env SWITCHYARD_BACKENDS).",
+        "[cuda, vulkan, onednn, reference]", "[onednn, reference]"}},
+      {"device",
+       device_spec(),
+       kOptional,
+       {"The device to run on (env SWITCHYARD_DEVICE).", "auto", "cuda:1"}},
+      {"device_policy",
+       one_of({"first", "most_free_memory", "local_rank"}),
+       kOptional,
+       {"How a device is chosen among the chosen backend's devices.", "first", "local_rank"}},
+      {"fallback",
+       one_of({"warn", "error", "silent"}),
+       kOptional,
+       {"What happens when a preferred backend is unusable (env SWITCHYARD_FALLBACK).", "warn",
+        "error"}},
+      {"plugin_paths",
+       sequence_of(path_value(), "a sequence of folders"),
+       kOptional,
+       {"Folders searched for plugins, after SWITCHYARD_PLUGIN_PATH and before the default ones.",
+        "[]", "[plugins]"}},
+      {"deterministic",
+       boolean(),
+       kOptional,
+       {"Whether every backend must give bit-identical results from run to run.", "false", "true"}},
+      {"seed",
+       int_in(0, kMaxSeed),
+       kOptional,
+       {"The seed of weight initialisation, dropout and shuffling.", "0", "42"}},
+      {"backend_options",
+       backend_map_of(any_scalar_map()),
+       kOptional,
+       {"Options passed to each backend's devices, per backend.", "none",
+        "{onednn: {memory_limit_bytes: 3000000}}"}},
+  };
+}
+
+SchemaNode make_root_schema() {
+  std::vector<SchemaField> fields = runtime_fields();
+  std::vector<SchemaField> run_fields = {
+      {"task",
+       one_of({"train", "predict", "evaluate"}),
+       kOptional,
+       {"What `switchyard run` does (predict when the file has only a predict section).", "train",
+        "predict"}},
+      {"data", data_schema(), kOptional, {"The data set and how to read and split it.", "", ""}},
+      {"model", model_schema(), kOptional, {"The network.", "", ""}},
+      {"loss",
+       one_of({"cross_entropy", "mse"}),
+       kOptional,
+       {"The loss minimised while training.", "cross_entropy", "mse"}},
+      {"optimizer", optimizer_schema(), kOptional, {"How the weights are updated.", "", ""}},
+      {"schedule",
+       schedule_schema(),
+       kOptional,
+       {"How the learning rate changes over epochs.", "", ""}},
+      {"train",
+       train_schema(),
+       kOptional,
+       {"The training loop: epochs, batches, checkpoints.", "", ""}},
+      {"predict",
+       predict_schema(),
+       kOptional,
+       {"Prediction and evaluation with a trained checkpoint.", "", ""}},
+  };
+  fields.insert(fields.end(), run_fields.begin(), run_fields.end());
+  return map_of(std::move(fields));
 }
 
 // ---- Descriptions --------------------------------------------------------------------------

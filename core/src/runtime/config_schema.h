@@ -54,10 +54,22 @@ struct SchemaNode {
   std::string expected;                 // overrides the generated "expected ..." text when set
 };
 
+// What docs/config.md and `switchyard config` say about a key. `default_value` is the value the
+// code uses when the key is absent, written as YAML ("10", "false", "[cuda, reference]"), or a
+// word in the Default column: "required", "none" (the feature is off), "detected" (read from the
+// data) or a short phrase when it depends on another key. tests/config checks the numbers, booleans
+// and enum words against the settings the code really fills.
+struct FieldDoc {
+  std::string description;  // one line, a full sentence
+  std::string default_value;
+  std::string example;  // a value as it would appear in the YAML file
+};
+
 struct SchemaField {
   std::string key;
   SchemaNode schema;
   bool required = false;
+  FieldDoc doc;
 };
 
 // One alternative of a tagged union, e.g. the keys a `linear` layer takes besides `type`.
@@ -71,6 +83,11 @@ const SchemaNode& root_schema();
 
 // The text after "expected": "an integer >= 1", "one of: first, most_free_memory".
 std::string describe_expected(const SchemaNode& schema);
+
+// docs/config.md: one section per top-level key, a table per map (key, type and range, default,
+// example, description) and one table per layer type. Generated from root_schema() alone, so
+// the document cannot drift from the schema (tests/config compares it with the committed file).
+std::string reference_markdown();
 
 // The field of a map schema (or of the tagged variant `tag`, when given) named `key`, or null.
 const SchemaField* find_field(const SchemaNode& map_schema, const std::string& key);
