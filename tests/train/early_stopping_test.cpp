@@ -2,10 +2,8 @@
 // epoch the recorded history says it should, the best checkpoint holds the weights of the best
 // epoch, restore_best_weights ends the run with them, and a resumed run stops where an
 // uninterrupted one does.
-#include <sys/resource.h>
 
 #include <catch2/catch.hpp>
-#include <csignal>
 #include <map>
 
 #include "switchyard/checkpoint.h"
@@ -317,25 +315,8 @@ TEST_CASE("a best checkpoint write that fails keeps the previous best checkpoint
   // min_delta 0 and a fresh model: the validation loss falls in epoch 2, so its best is written.
   Trainer trainer(train_config_from(validated_yaml(3, last.string(), "{patience: 5}")),
                   reference_device());
-  rlimit saved{};
-  REQUIRE(getrlimit(RLIMIT_FSIZE, &saved) == 0);
-  auto* previous_handler = std::signal(SIGXFSZ, SIG_IGN);
-  trainer.add_callbacks({nullptr,
-                         [&](const EpochMetrics& m) {
-                           if (m.epoch != 1) return;
-                           rlimit limited = saved;
-                           limited.rlim_cur = 1024;  // less than a checkpoint
-                           setrlimit(RLIMIT_FSIZE, &limited);
-                         },
-                         nullptr});
-  std::string message;
-  try {
-    trainer.run();
-  } catch (const Error& error) {
-    message = error.status().message();
-  }
-  setrlimit(RLIMIT_FSIZE, &saved);
-  std::signal(SIGXFSZ, previous_handler);
+  // After epoch 1 is saved, files may no longer grow past 1 KiB (less than a checkpoint).
+  const std::string message = run_with_writes_failing_after(trainer, 1);
   CHECK(message.find("train.best_checkpoint after epoch 2") != std::string::npos);
   CHECK(message.find("cannot write checkpoint") != std::string::npos);
   CHECK(value_or_throw(read_checkpoint(best)).get_u64("progress/epoch").value() == 1);

@@ -1,9 +1,7 @@
 // The Trainer: training reaches sensible accuracy, checkpoints restore exactly, resumed runs
 // equal uninterrupted ones, and bad checkpoints are refused with clear messages.
-#include <sys/resource.h>
 
 #include <catch2/catch.hpp>
-#include <csignal>
 
 #include "switchyard/checkpoint.h"
 #include "train/trainer_test_support.h"
@@ -130,26 +128,8 @@ TEST_CASE("a checkpoint write that fails mid-run keeps the previous checkpoint",
   TempDir dir;
   const auto path = dir / "run.ckpt";
   Trainer trainer(train_config_from(small_run_yaml(3, path.string())), reference_device());
-  rlimit saved{};
-  REQUIRE(getrlimit(RLIMIT_FSIZE, &saved) == 0);
-  auto* previous_handler = std::signal(SIGXFSZ, SIG_IGN);
   // After epoch 1 is saved, files may no longer grow past 1 KiB (less than a checkpoint).
-  trainer.add_callbacks({nullptr,
-                         [&](const EpochMetrics& m) {
-                           if (m.epoch != 1) return;
-                           rlimit limited = saved;
-                           limited.rlim_cur = 1024;
-                           setrlimit(RLIMIT_FSIZE, &limited);
-                         },
-                         nullptr});
-  std::string message;
-  try {
-    trainer.run();
-  } catch (const Error& error) {
-    message = error.status().message();
-  }
-  setrlimit(RLIMIT_FSIZE, &saved);
-  std::signal(SIGXFSZ, previous_handler);
+  const std::string message = run_with_writes_failing_after(trainer, 1);
   CHECK(message.find("after epoch 2") != std::string::npos);
   CHECK(message.find("cannot write checkpoint") != std::string::npos);
   const Checkpoint kept = value_or_throw(read_checkpoint(path));

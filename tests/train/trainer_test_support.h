@@ -1,6 +1,9 @@
 // Building small training runs from YAML text for the trainer tests.
 #pragma once
 
+#include <sys/resource.h>
+
+#include <csignal>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -62,6 +65,32 @@ inline std::vector<uint32_t> parameter_bits(Module& model) {
     }
   }
   return bits;
+}
+
+// Runs `trainer` with files limited to 1 KiB (less than a checkpoint) from the end of epoch
+// `after_epoch` on, SIGXFSZ ignored so a write fails with an error instead of a signal; returns the
+// message of the error that ended the run ("" if it finished). The limit is lifted afterwards.
+inline std::string run_with_writes_failing_after(Trainer& trainer, int64_t after_epoch) {
+  rlimit saved{};
+  if (getrlimit(RLIMIT_FSIZE, &saved) != 0) return "getrlimit failed";
+  auto* previous_handler = std::signal(SIGXFSZ, SIG_IGN);
+  trainer.add_callbacks({nullptr,
+                         [&](const EpochMetrics& m) {
+                           if (m.epoch != after_epoch) return;
+                           rlimit limited = saved;
+                           limited.rlim_cur = 1024;
+                           setrlimit(RLIMIT_FSIZE, &limited);
+                         },
+                         nullptr});
+  std::string message;
+  try {
+    trainer.run();
+  } catch (const Error& error) {
+    message = error.status().message();
+  }
+  setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, previous_handler);
+  return message;
 }
 
 }  // namespace switchyard::testing
