@@ -137,4 +137,10 @@ std::string format_bytes(uint64_t bytes) {
   return buffer;
 }
 
+std::filesystem::path default_checkpoint_path(const Config& config) {
+  const std::string stem = std::filesystem::path(config.file()).stem().string();
+  return std::filesystem::path("runs") / (stem.empty() || stem.front() == '<' ? "run" : stem) /
+         "model.ckpt";
+}
+
 }  // namespace switchyard::cli

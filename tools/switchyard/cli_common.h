@@ -5,6 +5,7 @@
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/positional_options.hpp>
 #include <boost/program_options/variables_map.hpp>
+#include <filesystem>
 #include <functional>
 #include <iosfwd>
 #include <optional>
@@ -69,6 +70,10 @@ void print_selection_messages(const std::string& fallback_note,
                               const std::vector<std::string>& warnings);
 
 std::string format_bytes(uint64_t bytes);  // "1.5 GiB"
+
+// Where `run` keeps the model when train.checkpoint is not set, relative to the current folder
+// (not the YAML's, which may be an installed example): runs/<config name>/model.ckpt.
+std::filesystem::path default_checkpoint_path(const Config& config);
 
 // Runs the task `config` names (cmd_run.cpp): what `switchyard run` and `switchyard predict` share.
 // Returns the exit code.

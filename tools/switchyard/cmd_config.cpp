@@ -221,10 +221,8 @@ class EffectiveConfig {
       return metric.size() > 5 && metric.substr(metric.size() - 5) == "_loss" ? "min" : "max";
     }
     if (key_path == "train.checkpoint") {
-      // As `switchyard run` chooses it (cmd_run.cpp, choose_checkpoint), under the current folder.
-      const std::string stem = std::filesystem::path(config_.file()).stem().string();
-      return "runs/" + (stem.empty() || stem.front() == '<' ? std::string("run") : stem) +
-             "/model.ckpt";
+      // As `switchyard run` chooses it, under the current folder.
+      return default_checkpoint_path(config_).string();
     }
     if (key_path == "train.best_checkpoint") return best_checkpoint_default();
     return text;

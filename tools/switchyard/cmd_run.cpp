@@ -178,10 +178,7 @@ void choose_checkpoint(const Config& config, TrainSettings& train) {
     }
     return;
   }
-  const std::string stem = std::filesystem::path(config.file()).stem().string();
-  const std::filesystem::path relative = std::filesystem::path("runs") /
-                                         (stem.empty() || stem.front() == '<' ? "run" : stem) /
-                                         "model.ckpt";
+  const std::filesystem::path relative = default_checkpoint_path(config);
   train.checkpoint = (std::filesystem::current_path() / relative).lexically_normal();
   std::cout << "checkpoint: " << relative.string()
             << " (train.checkpoint is not set: the model is kept there, under the current folder; "
