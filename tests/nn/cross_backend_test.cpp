@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "nn/nn_test_support.h"
 #include "switchyard/nn.h"
 #include "switchyard/optim.h"
 #include "switchyard/plugin.h"
@@ -12,20 +13,10 @@
 #include "tensor/tensor_test_support.h"
 
 using namespace switchyard;
+using switchyard::testing::optional_device;
 using switchyard::testing::test_device;
 
 namespace {
-
-std::shared_ptr<Device> optional_device(const std::string& backend) {
-  const std::string path = switchyard::testing::plugin_file(backend);
-  if (!std::filesystem::exists(path)) return nullptr;
-  auto plugin = Plugin::load(path);
-  if (!plugin.ok()) return nullptr;
-  auto count = (*plugin)->device_count();
-  if (!count.ok() || *count == 0) return nullptr;
-  auto device = Device::create(*plugin, 0);
-  return device.ok() ? *device : nullptr;
-}
 
 struct RunResult {
   std::vector<std::vector<float>> initial_weights;

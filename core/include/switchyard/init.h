@@ -40,6 +40,8 @@ FanInOut compute_fans(const Shape& weight_shape);
 
 // U(low, high) drawn from the context's stream.
 Tensor init_uniform(InitContext& context, const Shape& shape, double low, double high);
+// N(mean, stddev) drawn from the context's stream (Embedding, learned positions).
+Tensor init_normal(InitContext& context, const Shape& shape, double mean, double stddev);
 // Kaiming-uniform: U(-b, b), b = sqrt(6 / ((1 + a^2) fan_in)).
 Tensor kaiming_uniform(InitContext& context, const Shape& shape, double a);
 // Xavier-uniform: U(-b, b), b = gain * sqrt(6 / (fan_in + fan_out)).

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,10 +37,13 @@ class Module {
 
   std::vector<Tensor> parameters() const;
   NamedTensors named_parameters() const;
-  // The tensors that define the model's state (its parameters), shared, not copied.
-  NamedTensors state_dict() const { return named_parameters(); }
-  // Copies values into the parameters. Throws an Error naming the key on a missing or unexpected
-  // key, or a shape or dtype that differs.
+  // State that is not trained by gradients (BatchNorm's running statistics), depth first.
+  NamedTensors named_buffers() const;
+  // The tensors that define the model's state, shared, not copied, in PyTorch's order: each
+  // module's parameters, then its buffers, then its children's.
+  NamedTensors state_dict() const;
+  // Copies values into the parameters and buffers. Throws an Error naming the key on a missing or
+  // unexpected key, or a shape or dtype that differs.
   void load_state_dict(const NamedTensors& state);
   void zero_grad();
   int64_t parameter_count() const;
@@ -60,13 +64,19 @@ class Module {
  protected:
   // Marks `value` as a parameter (requires_grad) under `name` and returns it.
   Tensor register_parameter(const std::string& name, Tensor value);
+  // Keeps `value` in the state under `name` (saved, loaded, never trained) and returns it.
+  Tensor register_buffer(const std::string& name, Tensor value);
   void register_module(const std::string& name, std::shared_ptr<Module> module);
+  // Called on every module after load_state_dict wrote new values (BatchNorm reads its count).
+  virtual void state_loaded() {}
 
  private:
-  void collect_parameters(const std::string& prefix, NamedTensors& out) const;
+  enum class Collect { kParameters, kBuffers, kBoth };
+  void collect(const std::string& prefix, Collect what, NamedTensors& out) const;
   void append_summary(int depth, const std::string& name, std::string& out) const;
 
   NamedTensors parameters_;
+  NamedTensors buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
   bool training_ = true;
 };
@@ -208,6 +218,41 @@ class LayerNorm : public Module {
   double epsilon_;
   bool affine_;
   Tensor gamma_, beta_;
+};
+
+// Batch normalisation over axis 1 (channels) of [N, C] or [N, C, L] (spatial_rank 1, PyTorch's
+// BatchNorm1d) or [N, C, H, W] (spatial_rank 2, BatchNorm2d). Training normalises by the batch's
+// mean and biased variance and moves running_mean / running_var (unbiased) by `momentum`; without
+// a momentum they are the cumulative average over num_batches_tracked batches. Eval normalises by
+// the running values. State names are PyTorch's: weight, bias, running_mean, running_var,
+// num_batches_tracked (i64).
+struct BatchNormOptions {
+  double epsilon = 1e-5;
+  std::optional<double> momentum = 0.1;
+  bool affine = true;
+  bool track_running_stats = true;
+};
+
+class BatchNorm : public Module {
+ public:
+  BatchNorm(InitContext& init, int64_t num_features, int spatial_rank,
+            const BatchNormOptions& options = {});
+  Tensor forward(const Tensor& input) override;
+  std::string describe() const override;
+  const Tensor& running_mean() const { return running_mean_; }
+  const Tensor& running_var() const { return running_var_; }
+
+ protected:
+  void state_loaded() override;
+
+ private:
+  void update_running(const Tensor& batch_mean, const Tensor& batch_var, int64_t per_channel);
+
+  int64_t num_features_;
+  int spatial_rank_;
+  BatchNormOptions options_;
+  Tensor weight_, bias_, running_mean_, running_var_, batches_tracked_;
+  int64_t batches_ = 0;  // num_batches_tracked, kept on the host as well
 };
 
 }  // namespace switchyard

@@ -132,6 +132,12 @@ Tensor index_select(const Tensor& x, int axis, const Tensor& indices);
 // out[..., indices[i], ...] += src[..., i, ...].
 Tensor index_add(const Tensor& base, int axis, const Tensor& indices, const Tensor& src);
 
+// ---- joining ------------------------------------------------------------------------------------
+// The tensors joined along `axis` (torch.cat): all share dtype, device and every other extent.
+Tensor concat(const std::vector<Tensor>& tensors, int axis);
+// The tensors (all of one shape) joined along a new axis at `axis` (torch.stack).
+Tensor stack(const std::vector<Tensor>& tensors, int axis = 0);
+
 // ---- regularisation -----------------------------------------------------------------------------
 // Zeroes each element with probability p and scales the rest by 1/(1-p). The mask comes from
 // rand_uniform(seed, offset), so it is the same on every backend; advance offset by x.numel()

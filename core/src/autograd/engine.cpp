@@ -75,7 +75,10 @@ bool needs_grad(const Tensor& tensor) {
   return t_grad_enabled && tensor.defined() && tensor.impl()->requires_grad;
 }
 
-bool any_needs_grad(std::initializer_list<Tensor> inputs) {
+namespace {
+
+template <typename Inputs>
+bool any_input_needs_grad(const Inputs& inputs) {
   if (!t_grad_enabled) return false;
   for (const Tensor& input : inputs) {
     if (input.defined() && input.impl()->requires_grad) return true;
@@ -83,13 +86,33 @@ bool any_needs_grad(std::initializer_list<Tensor> inputs) {
   return false;
 }
 
-void attach_node(Tensor& output, const char* name, std::initializer_list<Tensor> inputs,
-                 BackwardFn backward) {
+template <typename Inputs>
+void attach_node_to(Tensor& output, const char* name, const Inputs& inputs, BackwardFn backward) {
   std::vector<Tensor> edges;
   edges.reserve(inputs.size());
   for (const Tensor& input : inputs) edges.push_back(needs_grad(input) ? input : Tensor());
   output.impl()->grad_fn = std::make_shared<Node>(name, std::move(edges), std::move(backward));
   output.impl()->requires_grad = true;
+}
+
+}  // namespace
+
+bool any_needs_grad(std::initializer_list<Tensor> inputs) {
+  return any_input_needs_grad(inputs);
+}
+
+bool any_needs_grad(const std::vector<Tensor>& inputs) {
+  return any_input_needs_grad(inputs);
+}
+
+void attach_node(Tensor& output, const char* name, std::initializer_list<Tensor> inputs,
+                 BackwardFn backward) {
+  attach_node_to(output, name, inputs, std::move(backward));
+}
+
+void attach_node(Tensor& output, const char* name, const std::vector<Tensor>& inputs,
+                 BackwardFn backward) {
+  attach_node_to(output, name, inputs, std::move(backward));
 }
 
 void run_backward(const Tensor& root, const Tensor& gradient) {

@@ -40,10 +40,14 @@ class Node {
 bool needs_grad(const Tensor& tensor);
 
 bool any_needs_grad(std::initializer_list<Tensor> inputs);
+bool any_needs_grad(const std::vector<Tensor>& inputs);
 
 // Attaches a node to `output` (making it require a gradient). Inputs that need no gradient are
 // stored as undefined tensors, so the backward function can skip work for them.
 void attach_node(Tensor& output, const char* name, std::initializer_list<Tensor> inputs,
+                 BackwardFn backward);
+// The same for an op with any number of inputs (concat).
+void attach_node(Tensor& output, const char* name, const std::vector<Tensor>& inputs,
                  BackwardFn backward);
 
 // Records the op when any input needs a gradient. A template so that no std::function is built

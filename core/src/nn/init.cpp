@@ -33,6 +33,12 @@ Tensor init_uniform(InitContext& context, const Shape& shape, double low, double
   return value;
 }
 
+Tensor init_normal(InitContext& context, const Shape& shape, double mean, double stddev) {
+  if (context.device == nullptr) throw_error(invalid_argument("InitContext has no device"));
+  const uint64_t offset = context.take_offset(shape.numel());
+  return rand_normal(shape, mean, stddev, context.seed, offset, context.device, context.dtype);
+}
+
 Tensor kaiming_uniform(InitContext& context, const Shape& shape, double a) {
   const double fan_in = static_cast<double>(compute_fans(shape).fan_in);
   const double bound = std::sqrt(6.0 / ((1.0 + a * a) * fan_in));

@@ -12,20 +12,42 @@ Tensor Module::register_parameter(const std::string& name, Tensor value) {
   return value;
 }
 
+Tensor Module::register_buffer(const std::string& name, Tensor value) {
+  buffers_.emplace_back(name, value);
+  return value;
+}
+
 void Module::register_module(const std::string& name, std::shared_ptr<Module> module) {
   if (module == nullptr) throw_error(invalid_argument("register_module '" + name + "': null"));
   module->train(training_);
   children_.emplace_back(name, std::move(module));
 }
 
-void Module::collect_parameters(const std::string& prefix, NamedTensors& out) const {
-  for (const auto& [name, tensor] : parameters_) out.emplace_back(prefix + name, tensor);
-  for (const auto& [name, child] : children_) child->collect_parameters(prefix + name + ".", out);
+void Module::collect(const std::string& prefix, Collect what, NamedTensors& out) const {
+  if (what != Collect::kBuffers) {
+    for (const auto& [name, tensor] : parameters_) out.emplace_back(prefix + name, tensor);
+  }
+  if (what != Collect::kParameters) {
+    for (const auto& [name, tensor] : buffers_) out.emplace_back(prefix + name, tensor);
+  }
+  for (const auto& [name, child] : children_) child->collect(prefix + name + ".", what, out);
 }
 
 NamedTensors Module::named_parameters() const {
   NamedTensors out;
-  collect_parameters("", out);
+  collect("", Collect::kParameters, out);
+  return out;
+}
+
+NamedTensors Module::named_buffers() const {
+  NamedTensors out;
+  collect("", Collect::kBuffers, out);
+  return out;
+}
+
+NamedTensors Module::state_dict() const {
+  NamedTensors out;
+  collect("", Collect::kBoth, out);
   return out;
 }
 
@@ -42,7 +64,7 @@ int64_t Module::parameter_count() const {
 }
 
 void Module::load_state_dict(const NamedTensors& state) {
-  const NamedTensors own = named_parameters();
+  const NamedTensors own = state_dict();
   for (const auto& [name, source] : state) {
     bool known = false;
     for (const auto& [own_name, own_tensor] : own) known = known || own_name == name;
@@ -65,6 +87,7 @@ void Module::load_state_dict(const NamedTensors& state) {
     Tensor destination = target;
     destination.copy_(source->device() == target.device() ? *source : source->to(target.device()));
   }
+  for (Module* module : modules()) module->state_loaded();
 }
 
 void Module::zero_grad() {

@@ -119,6 +119,75 @@ Tensor index_add(const Tensor& base, int axis, const Tensor& indices, const Tens
   return out;
 }
 
+// ---- joining ------------------------------------------------------------------------------------
+
+namespace {
+
+// The shape of the joined tensor; throws naming the first tensor that does not fit.
+Shape concat_shape(const std::vector<Tensor>& tensors, int axis) {
+  const Tensor& first = tensors.front();
+  Shape shape = first.shape();
+  shape[axis] = 0;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& t = tensors[i];
+    bool fits = t.defined() && t.rank() == first.rank() && t.dtype() == first.dtype() &&
+                t.device() == first.device();
+    for (int d = 0; fits && d < first.rank(); ++d) fits = d == axis || t.dim(d) == first.dim(d);
+    if (!fits) {
+      throw_error(invalid_argument(
+          "concat: tensor " + std::to_string(i) + " " +
+          (t.defined() ? std::string(dtype_name(t.dtype())) + " " + t.shape().to_string()
+                       : std::string("(undefined)")) +
+          " does not match tensor 0 " + dtype_name(first.dtype()) + " " +
+          first.shape().to_string() + " on every axis but " + std::to_string(axis)));
+    }
+    shape[axis] += t.dim(axis);
+  }
+  return shape;
+}
+
+}  // namespace
+
+Tensor concat(const std::vector<Tensor>& tensors, int axis) {
+  if (tensors.empty()) throw_error(invalid_argument("concat: no tensors"));
+  const int a = normalize_axis(axis, tensors.front().rank());
+  Tensor out =
+      Tensor::empty(concat_shape(tensors, a), tensors.front().dtype(), tensors.front().device());
+  std::vector<int64_t> extents;
+  int64_t start = 0;
+  for (const Tensor& t : tensors) {
+    if (t.dim(a) > 0) run_op(SY_OP_COPY, {t}, {out.detach().narrow(a, start, t.dim(a))});
+    extents.push_back(t.dim(a));
+    start += t.dim(a);
+  }
+  if (!any_needs_grad(tensors)) return out;
+  attach_node(out, "concat", tensors, [a, extents](const Tensor& g, const Node& node) {
+    Grads grads(extents.size());
+    int64_t begin = 0;
+    for (size_t i = 0; i < extents.size(); ++i) {
+      if (node.needs_grad(i)) grads[i] = g.narrow(a, begin, extents[i]);
+      begin += extents[i];
+    }
+    return grads;
+  });
+  return out;
+}
+
+Tensor stack(const std::vector<Tensor>& tensors, int axis) {
+  if (tensors.empty()) throw_error(invalid_argument("stack: no tensors"));
+  const int a = normalize_axis(axis, tensors.front().rank() + 1);
+  std::vector<Tensor> expanded;
+  expanded.reserve(tensors.size());
+  for (const Tensor& t : tensors) {
+    if (!t.defined() || t.shape() != tensors.front().shape()) {
+      throw_error(invalid_argument("stack: every tensor must have the shape of the first, " +
+                                   tensors.front().shape().to_string()));
+    }
+    expanded.push_back(t.unsqueeze(a));
+  }
+  return concat(expanded, a);
+}
+
 // ---- dropout ------------------------------------------------------------------------------------
 
 Tensor dropout(const Tensor& x, double p, bool training, uint64_t seed, uint64_t offset) {

@@ -1,0 +1,196 @@
+// LSTM and GRU sequences with hand-written backpropagation through time (see the header).
+#include "nn/recurrent_sequence.h"
+
+#include <vector>
+
+#include "autograd/node.h"
+#include "switchyard/autograd.h"
+#include "switchyard/ops.h"
+
+namespace switchyard::detail {
+
+namespace {
+
+using Grads = std::vector<Tensor>;
+
+// Position of the step-th step processed.
+int64_t position(int64_t step, int64_t steps, bool reverse) {
+  return reverse ? steps - 1 - step : step;
+}
+
+// The input, weight and bias gradients shared by both cells, from the stacked gate gradients:
+// dx = dG_x W_ih, dW_ih = dG_x^T x, dW_hh = dG_h^T h_prev, biases = sums over time and batch.
+Grads weight_grads(const Node& node, const Tensor& x, const Tensor& h_prev, const Tensor& d_gx,
+                   const Tensor& d_gh, const RecurrentWeights& w, size_t first_weight) {
+  const int64_t rows = x.dim(0) * x.dim(1);
+  const Tensor gx2 = d_gx.reshape(Shape{rows, d_gx.dim(2)});
+  const Tensor gh2 = d_gh.reshape(Shape{rows, d_gh.dim(2)});
+  Grads grads(first_weight + 4);
+  if (node.needs_grad(0)) grads[0] = matmul(d_gx, w.w_ih);
+  if (node.needs_grad(first_weight)) {
+    grads[first_weight] = matmul(gx2, x.reshape(Shape{rows, x.dim(2)}), true, false);
+  }
+  if (node.needs_grad(first_weight + 1)) {
+    grads[first_weight + 1] = matmul(gh2, h_prev.reshape(Shape{rows, h_prev.dim(2)}), true, false);
+  }
+  if (node.needs_grad(first_weight + 2)) grads[first_weight + 2] = sum(gx2, {0});
+  if (node.needs_grad(first_weight + 3)) grads[first_weight + 3] = sum(gh2, {0});
+  return grads;
+}
+
+struct LstmSaved {
+  std::vector<Tensor> i, f, g, o, c, h_prev, c_prev;  // in processing order
+};
+
+}  // namespace
+
+Tensor lstm_sequence(const Tensor& x, const Tensor& h0, const Tensor& c0,
+                     const RecurrentWeights& w, bool reverse) {
+  const int64_t steps = x.dim(0), hidden = w.w_hh.dim(1);
+  auto saved = std::make_shared<LstmSaved>();
+  std::vector<Tensor> rows(static_cast<size_t>(steps) + 1);
+  {
+    NoGradGuard no_grad;
+    const Tensor x_gates = linear(x.detach(), w.w_ih.detach(), w.b_ih.detach());
+    const Tensor w_hh = w.w_hh.detach(), b_hh = w.b_hh.detach();
+    Tensor h = h0.detach(), c = c0.detach();
+    for (int64_t step = 0; step < steps; ++step) {
+      const int64_t t = position(step, steps, reverse);
+      const Tensor gates = x_gates.narrow(0, t, 1).squeeze(0) + linear(h, w_hh, b_hh);
+      saved->h_prev.push_back(h);
+      saved->c_prev.push_back(c);
+      const Tensor i = sigmoid(gates.narrow(1, 0, hidden));
+      const Tensor f = sigmoid(gates.narrow(1, hidden, hidden));
+      const Tensor g = tanh(gates.narrow(1, 2 * hidden, hidden));
+      const Tensor o = sigmoid(gates.narrow(1, 3 * hidden, hidden));
+      c = f * c + i * g;
+      h = o * tanh(c);
+      saved->i.push_back(i);
+      saved->f.push_back(f);
+      saved->g.push_back(g);
+      saved->o.push_back(o);
+      saved->c.push_back(c);
+      rows[static_cast<size_t>(t)] = h;
+    }
+    rows.back() = c;
+  }
+  Tensor packed = stack(rows, 0);
+  const std::vector<Tensor> inputs{x, h0, c0, w.w_ih, w.w_hh, w.b_ih, w.b_hh};
+  if (!any_needs_grad(inputs)) return packed;
+  const RecurrentWeights weights{w.w_ih.detach(), w.w_hh.detach(), Tensor(), Tensor()};
+  attach_node(packed, "lstm_sequence", inputs,
+              [saved, weights, x_data = x.detach(), reverse, steps, hidden](const Tensor& grad,
+                                                                            const Node& node) {
+                const LstmSaved& s = *saved;
+                Tensor d_gates = zeros(Shape{steps, x_data.dim(1), 4 * hidden}, grad.device(),
+                                       grad.dtype());
+                Tensor dh = zeros_like(s.h_prev.front());
+                Tensor dc = grad.narrow(0, steps, 1).squeeze(0);
+                for (int64_t step = steps - 1; step >= 0; --step) {
+                  const auto k = static_cast<size_t>(step);
+                  const int64_t t = position(step, steps, reverse);
+                  const Tensor dh_total = grad.narrow(0, t, 1).squeeze(0) + dh;
+                  const Tensor tanh_c = tanh(s.c[k]);
+                  dc = dc + dh_total * s.o[k] * (1.0 - tanh_c * tanh_c);
+                  Tensor d_step = d_gates.narrow(0, t, 1).squeeze(0);
+                  d_step.narrow(1, 0, hidden).copy_(dc * s.g[k] * s.i[k] * (1.0 - s.i[k]));
+                  d_step.narrow(1, hidden, hidden)
+                      .copy_(dc * s.c_prev[k] * s.f[k] * (1.0 - s.f[k]));
+                  d_step.narrow(1, 2 * hidden, hidden)
+                      .copy_(dc * s.i[k] * (1.0 - s.g[k] * s.g[k]));
+                  d_step.narrow(1, 3 * hidden, hidden)
+                      .copy_(dh_total * tanh_c * s.o[k] * (1.0 - s.o[k]));
+                  dh = matmul(d_step, weights.w_hh);
+                  dc = dc * s.f[k];
+                }
+                Tensor h_prev = zeros(Shape{steps, x_data.dim(1), hidden}, grad.device(),
+                                      grad.dtype());
+                for (int64_t step = 0; step < steps; ++step) {
+                  h_prev.narrow(0, position(step, steps, reverse), 1)
+                      .copy_(s.h_prev[static_cast<size_t>(step)].unsqueeze(0));
+                }
+                Grads grads = weight_grads(node, x_data, h_prev, d_gates, d_gates, weights, 3);
+                if (node.needs_grad(1)) grads[1] = dh;
+                if (node.needs_grad(2)) grads[2] = dc;
+                return grads;
+              });
+  return packed;
+}
+
+namespace {
+
+struct GruSaved {
+  std::vector<Tensor> r, z, n, hw_n, h_prev;  // in processing order
+};
+
+}  // namespace
+
+Tensor gru_sequence(const Tensor& x, const Tensor& h0, const RecurrentWeights& w, bool reverse) {
+  const int64_t steps = x.dim(0), hidden = w.w_hh.dim(1);
+  auto saved = std::make_shared<GruSaved>();
+  std::vector<Tensor> rows(static_cast<size_t>(steps));
+  {
+    NoGradGuard no_grad;
+    const Tensor x_gates = linear(x.detach(), w.w_ih.detach(), w.b_ih.detach());
+    const Tensor w_hh = w.w_hh.detach(), b_hh = w.b_hh.detach();
+    Tensor h = h0.detach();
+    for (int64_t step = 0; step < steps; ++step) {
+      const int64_t t = position(step, steps, reverse);
+      const Tensor gx = x_gates.narrow(0, t, 1).squeeze(0);
+      const Tensor gh = linear(h, w_hh, b_hh);
+      const Tensor r = sigmoid(gx.narrow(1, 0, hidden) + gh.narrow(1, 0, hidden));
+      const Tensor z = sigmoid(gx.narrow(1, hidden, hidden) + gh.narrow(1, hidden, hidden));
+      const Tensor hw_n = gh.narrow(1, 2 * hidden, hidden);
+      const Tensor n = tanh(gx.narrow(1, 2 * hidden, hidden) + r * hw_n);
+      saved->h_prev.push_back(h);
+      h = n + z * (h - n);
+      saved->r.push_back(r);
+      saved->z.push_back(z);
+      saved->n.push_back(n);
+      saved->hw_n.push_back(hw_n);
+      rows[static_cast<size_t>(t)] = h;
+    }
+  }
+  Tensor out = stack(rows, 0);
+  const std::vector<Tensor> inputs{x, h0, w.w_ih, w.w_hh, w.b_ih, w.b_hh};
+  if (!any_needs_grad(inputs)) return out;
+  const RecurrentWeights weights{w.w_ih.detach(), w.w_hh.detach(), Tensor(), Tensor()};
+  attach_node(out, "gru_sequence", inputs,
+              [saved, weights, x_data = x.detach(), reverse, steps, hidden](const Tensor& grad,
+                                                                            const Node& node) {
+                const GruSaved& s = *saved;
+                const Shape gate_shape{steps, x_data.dim(1), 3 * hidden};
+                Tensor d_gx = zeros(gate_shape, grad.device(), grad.dtype());
+                Tensor d_gh = zeros(gate_shape, grad.device(), grad.dtype());
+                Tensor dh = zeros_like(s.h_prev.front());
+                for (int64_t step = steps - 1; step >= 0; --step) {
+                  const auto k = static_cast<size_t>(step);
+                  const int64_t t = position(step, steps, reverse);
+                  const Tensor dh_total = grad.narrow(0, t, 1).squeeze(0) + dh;
+                  const Tensor d_pre_n = dh_total * (1.0 - s.z[k]) * (1.0 - s.n[k] * s.n[k]);
+                  const Tensor d_pre_r = d_pre_n * s.hw_n[k] * s.r[k] * (1.0 - s.r[k]);
+                  const Tensor d_pre_z =
+                      dh_total * (s.h_prev[k] - s.n[k]) * s.z[k] * (1.0 - s.z[k]);
+                  Tensor gx_step = d_gx.narrow(0, t, 1).squeeze(0);
+                  Tensor gh_step = d_gh.narrow(0, t, 1).squeeze(0);
+                  gx_step.narrow(1, 0, hidden).copy_(d_pre_r);
+                  gx_step.narrow(1, hidden, hidden).copy_(d_pre_z);
+                  gx_step.narrow(1, 2 * hidden, hidden).copy_(d_pre_n);
+                  gh_step.narrow(1, 0, 2 * hidden).copy_(gx_step.narrow(1, 0, 2 * hidden));
+                  gh_step.narrow(1, 2 * hidden, hidden).copy_(d_pre_n * s.r[k]);
+                  dh = dh_total * s.z[k] + matmul(gh_step, weights.w_hh);
+                }
+                Tensor h_prev = zeros(Shape{steps, x_data.dim(1), hidden}, grad.device(),
+                                      grad.dtype());
+                for (int64_t step = 0; step < steps; ++step) {
+                  h_prev.narrow(0, position(step, steps, reverse), 1)
+                      .copy_(s.h_prev[static_cast<size_t>(step)].unsqueeze(0));
+                }
+                Grads grads = weight_grads(node, x_data, h_prev, d_gx, d_gh, weights, 2);
+                if (node.needs_grad(1)) grads[1] = dh;
+                return grads;
+              });
+  return out;
+}
+
+}  // namespace switchyard::detail
