@@ -268,7 +268,54 @@ void check_training_defaults(std::set<std::string>& checked, const TrainConfig& 
   check_default(checked, "train.progress", t.progress == ProgressMode::kAuto ? "auto" : "other");
 }
 
+// The sequence layers' defaults, each layer given only its required keys. A value the builder
+// fills in from the data (0 for feedforward and max_len, "" for the modes) is documented as a
+// phrase or as the builder's choice.
+void check_sequence_layer_defaults(std::set<std::string>& checked) {
+  const TrainConfig c = TrainConfig::from_config(
+                            load("data: {dataset: iris}\n"
+                                 "model:\n"
+                                 "  layers:\n"
+                                 "    - {type: lstm, hidden_size: 4}\n"
+                                 "    - {type: gru, hidden_size: 4}\n"
+                                 "    - {type: transformer_encoder}\n"
+                                 "    - {type: positional_encoding}\n"
+                                 "    - {type: sequence_pool}\n"
+                                 "    - {type: batchnorm1d}\n"
+                                 "    - {type: batchnorm2d}\n"
+                                 "    - {type: embedding, num_embeddings: 3, embedding_dim: 2}\n"))
+                            .value();
+  const std::vector<LayerSpec>& layers = c.model.layers;
+  REQUIRE(layers.size() == 8);
+  for (size_t i = 0; i < 2; ++i) {
+    const std::string prefix = "layer." + layers[i].type + ".";
+    check_default(checked, prefix + "num_layers", std::to_string(layers[i].num_layers));
+    check_default(checked, prefix + "bidirectional", text(layers[i].bidirectional));
+    check_default(checked, prefix + "dropout", text(layers[i].dropout));
+  }
+  const LayerSpec& encoder = layers[2];
+  check_default(checked, "layer.transformer_encoder.heads", std::to_string(encoder.heads));
+  check_default(checked, "layer.transformer_encoder.feedforward",
+                encoder.feedforward == 0 ? "4 x features per step" : "set");
+  check_default(checked, "layer.transformer_encoder.num_layers",
+                std::to_string(encoder.num_layers));
+  check_default(checked, "layer.transformer_encoder.dropout", text(encoder.dropout));
+  check_default(checked, "layer.transformer_encoder.activation", encoder.activation);
+  check_default(checked, "layer.transformer_encoder.norm_first", text(encoder.norm_first));
+  check_default(checked, "layer.transformer_encoder.eps", text(encoder.eps));
+  // An empty mode is the builder's default (sequence_builder.cpp): sinusoidal, mean.
+  check_default(checked, "layer.positional_encoding.mode",
+                layers[3].mode.empty() ? "sinusoidal" : layers[3].mode);
+  check_default(checked, "layer.positional_encoding.max_len",
+                layers[3].max_len == 0 ? "the sequence length" : "set");
+  check_default(checked, "layer.sequence_pool.mode", layers[4].mode.empty() ? "mean" : "set");
+  check_default(checked, "layer.batchnorm1d.eps", text(layers[5].eps));
+  check_default(checked, "layer.batchnorm2d.eps", text(layers[6].eps));
+  check_default(checked, "layer.embedding.padding_idx", layers[7].padding_idx < 0 ? "none" : "set");
+}
+
 void check_plain_defaults(std::set<std::string>& checked) {
+  check_sequence_layer_defaults(checked);
   const Config config = load_sections_without_keys();
   check_runtime_defaults(checked, config);
   const TrainConfig c = TrainConfig::from_config(config).value();

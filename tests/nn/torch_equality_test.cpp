@@ -102,7 +102,8 @@ void check_case(const std::string& name, const MakeModule& make, const Forward& 
   InitContext init{device, InitScheme::kKaimingUniform, 99};
   const std::shared_ptr<Module> module = make(init);
   NamedTensors state;
-  for (auto& [key, tensor] : with_prefix(records, "param/", device)) state.emplace_back(key, tensor);
+  for (auto& [key, tensor] : with_prefix(records, "param/", device))
+    state.emplace_back(key, tensor);
   module->load_state_dict(state);
   Tensors inputs = with_prefix(records, "input/", device);
   for (auto& [key, tensor] : inputs) {
@@ -174,8 +175,7 @@ TEST_CASE("a 2-layer bidirectional LSTM equals PyTorch's, outputs, states and gr
           return std::make_shared<LSTM>(init, recurrent(5, 4, 2, true, true));
         },
         [](Module& m, const Tensors& in) {
-          const RecurrentResult r =
-              static_cast<LSTM&>(m).run(in.at("x"), in.at("h0"), in.at("c0"));
+          const RecurrentResult r = static_cast<LSTM&>(m).run(in.at("x"), in.at("h0"), in.at("c0"));
           return Tensors{{"y", r.output}, {"h_n", r.h_n}, {"c_n", r.c_n}};
         },
         device);
@@ -231,7 +231,8 @@ TEST_CASE("MultiheadAttention with causal and key padding masks equals PyTorch's
           masks.key_padding_mask = in.at("key_padding_mask");
           masks.is_causal = true;
           const Tensor& q = in.at("query");
-          const AttentionResult r = static_cast<MultiheadAttention&>(m).attend(q, q, q, masks, true);
+          const AttentionResult r =
+              static_cast<MultiheadAttention&>(m).attend(q, q, q, masks, true);
           return Tensors{{"y", r.output}, {"weights", r.weights}};
         },
         device);
@@ -266,7 +267,9 @@ TEST_CASE("Embedding with padding_idx equals PyTorch's", "[nn][torch][embedding]
     check_case(
         "embedding_padding",
         [](InitContext& init) { return std::make_shared<Embedding>(init, 7, 4, 0); },
-        [](Module& m, const Tensors& in) { return Tensors{{"y", m(in.at("indices"))}}; },
+        [](Module& m, const Tensors& in) {
+          return Tensors{{"y", m(in.at("indices"))}};
+        },
         device);
   });
 }
@@ -278,7 +281,8 @@ TEST_CASE("a PyTorch state_dict with a missing or misshapen LSTM tensor is refus
   LSTM lstm(init, recurrent(5, 4, 2, true, true));
   const Records records = load_case("lstm_bidirectional_2layer");
   NamedTensors state;
-  for (auto& [key, tensor] : with_prefix(records, "param/", device)) state.emplace_back(key, tensor);
+  for (auto& [key, tensor] : with_prefix(records, "param/", device))
+    state.emplace_back(key, tensor);
   REQUIRE(state.size() == 16);
   NamedTensors missing;
   for (const auto& entry : state) {

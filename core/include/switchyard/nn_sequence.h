@@ -77,7 +77,7 @@ class RecurrentBase : public Module {
 
   RecurrentOptions options_;
   Cell cell_;
-  std::vector<Weights> weights_;  // layer-major, forward then reverse
+  std::vector<Weights> weights_;                    // layer-major, forward then reverse
   std::vector<std::shared_ptr<Dropout>> dropouts_;  // between layers
 };
 

@@ -20,6 +20,7 @@
 #include "switchyard/init.h"
 #include "switchyard/metrics.h"
 #include "switchyard/nn.h"
+#include "switchyard/nn_sequence.h"
 #include "switchyard/ops.h"
 #include "switchyard/optim.h"
 #include "switchyard/plugin.h"

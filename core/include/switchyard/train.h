@@ -58,7 +58,21 @@ struct LayerSpec {
   int dilation = 1;
   bool bias = true;
   double p = 0.5;     // dropout
-  double eps = 1e-5;  // layernorm
+  double eps = 1e-5;  // layernorm, batchnorm1d, batchnorm2d, transformer_encoder
+  // Sequence layers, on samples shaped [time, features] (data.sample_shape):
+  int64_t hidden_size = 0;          // lstm, gru
+  int num_layers = 1;               // lstm, gru, transformer_encoder
+  bool bidirectional = false;       // lstm, gru
+  double dropout = 0.0;             // lstm, gru (between layers), transformer_encoder
+  int64_t heads = 1;                // transformer_encoder
+  int64_t feedforward = 0;          // transformer_encoder; 0: 4 x d_model
+  std::string activation = "relu";  // transformer_encoder: relu or gelu
+  bool norm_first = false;          // transformer_encoder
+  std::string mode;  // sequence_pool: mean, last, first; positional_encoding: sinusoidal, learned
+  int64_t max_len = 0;         // positional_encoding; 0: the sequence length
+  int64_t num_embeddings = 0;  // embedding
+  int64_t embedding_dim = 0;   // embedding
+  int64_t padding_idx = -1;    // embedding; -1: none
   // Where the layer is in the YAML file (model.layers[i]), so that errors found while building
   // the model point at it; invalid for a layer made in code.
   ConfigNode node;

@@ -48,12 +48,16 @@ Result<DataSettings> DataSettings::from_config(const ConfigNode& data_section) {
   if (!policy.ok()) return data_section["non_finite"].error(policy.status().message());
   settings.non_finite = *policy;
   SY_RETURN_IF_ERROR(settings.read_table_keys(data_section));
-  const ConfigNode shape = data_section["image_shape"];
+  const ConfigNode sample_shape = data_section["sample_shape"];
+  if (sample_shape.valid() && data_section["image_shape"].valid()) {
+    return sample_shape.error("give data.sample_shape or data.image_shape, not both");
+  }
+  const ConfigNode shape = sample_shape.valid() ? sample_shape : data_section["image_shape"];
   if (shape.valid()) {
     settings.image_shape_node = shape;
     for (const ConfigNode& item : shape.items()) {
       SY_ASSIGN_OR_RETURN(const int64_t extent, item.as_int());
-      if (extent < 1) return item.error("image dimensions must be >= 1");
+      if (extent < 1) return item.error("sample dimensions must be >= 1");
       settings.image_shape.push_back(extent);
     }
   }

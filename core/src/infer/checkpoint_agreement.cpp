@@ -63,8 +63,10 @@ Status check_columns(const ConfigNode& data, const DataSettings& yaml,
 Status check_data(const ConfigNode& data, const detail::DataLayout& stored,
                   const Checkpoint& checkpoint) {
   SY_ASSIGN_OR_RETURN(const DataSettings yaml, DataSettings::from_config(data));
-  if (data["image_shape"].valid() && yaml.image_shape != stored.sample_shape) {
-    return contradiction(data["image_shape"], join(yaml.image_shape), checkpoint,
+  const ConfigNode shape =
+      data["sample_shape"].valid() ? data["sample_shape"] : data["image_shape"];
+  if (shape.valid() && yaml.image_shape != stored.sample_shape) {
+    return contradiction(shape, join(yaml.image_shape), checkpoint,
                          "samples of shape " + join(stored.sample_shape));
   }
   if (data["scale"].valid() && yaml.scale != stored.scaler.mode) {

@@ -37,19 +37,20 @@ Tensor score_mask(const AttentionMasks& masks, int64_t batch, int64_t target, in
   }
   if (masks.is_causal) {
     if (target != source) {
-      throw_error(invalid_argument("MultiheadAttention: a causal mask needs target length == "
-                                   "source length, got " +
-                                   std::to_string(target) + " and " + std::to_string(source)));
+      throw_error(
+          invalid_argument("MultiheadAttention: a causal mask needs target length == "
+                           "source length, got " +
+                           std::to_string(target) + " and " + std::to_string(source)));
     }
     combine(causal_mask(target, device));
   }
   if (masks.key_padding_mask.defined()) {
     const Tensor& m = masks.key_padding_mask;
     if (m.rank() != 2 || m.dim(0) != batch || m.dim(1) != source) {
-      throw_error(invalid_argument(
-          "MultiheadAttention: key_padding_mask must be [batch, source] = [" +
-          std::to_string(batch) + ", " + std::to_string(source) + "], got " +
-          m.shape().to_string()));
+      throw_error(
+          invalid_argument("MultiheadAttention: key_padding_mask must be [batch, source] = [" +
+                           std::to_string(batch) + ", " + std::to_string(source) + "], got " +
+                           m.shape().to_string()));
     }
     const Tensor padding = additive_mask(m).reshape(Shape{batch, 1, 1, source});
     total = total.defined() ? total.reshape(Shape{1, 1, target, source}) + padding : padding;
@@ -131,7 +132,8 @@ AttentionResult MultiheadAttention::attend(const Tensor& query, const Tensor& ke
 
 std::string MultiheadAttention::describe() const {
   return "MultiheadAttention(embed_dim=" + std::to_string(embed_dim_) +
-         ", num_heads=" + std::to_string(num_heads_) + ", dropout=" + std::to_string(dropout_->p()) +
+         ", num_heads=" + std::to_string(num_heads_) +
+         ", dropout=" + std::to_string(dropout_->p()) +
          ", batch_first=" + (batch_first_ ? "true" : "false") + ")";
 }
 
@@ -148,9 +150,9 @@ TransformerEncoderLayer::TransformerEncoderLayer(InitContext& init,
     throw_error(invalid_argument("TransformerEncoderLayer: dim_feedforward must be >= 1"));
   }
   const uint64_t seed = options.dropout_seed;
-  self_attn_ = std::make_shared<MultiheadAttention>(init, options.d_model, options.nhead,
-                                                    options.dropout, options.bias,
-                                                    options.batch_first, seed);
+  self_attn_ =
+      std::make_shared<MultiheadAttention>(init, options.d_model, options.nhead, options.dropout,
+                                           options.bias, options.batch_first, seed);
   register_module("self_attn", self_attn_);
   linear1_ = std::make_shared<Linear>(init, options.d_model, options.dim_feedforward, options.bias);
   register_module("linear1", linear1_);

@@ -16,7 +16,8 @@ BatchNorm::BatchNorm(InitContext& init, int64_t num_features, int spatial_rank,
   if (spatial_rank != 1 && spatial_rank != 2) {
     throw_error(invalid_argument("BatchNorm: spatial_rank must be 1 or 2"));
   }
-  if (options.epsilon <= 0.0) throw_error(invalid_argument(std::string(name) + ": eps must be > 0"));
+  if (options.epsilon <= 0.0)
+    throw_error(invalid_argument(std::string(name) + ": eps must be > 0"));
   if (options.momentum && (*options.momentum < 0.0 || *options.momentum > 1.0)) {
     throw_error(invalid_argument(std::string(name) + ": momentum must be in [0, 1]"));
   }
@@ -71,12 +72,13 @@ void BatchNorm::update_running(const Tensor& batch_mean, const Tensor& batch_var
                                int64_t per_channel) {
   NoGradGuard no_grad;
   ++batches_;
-  batches_tracked_.copy_(Tensor::from_host(std::vector<int64_t>{batches_}, Shape{},
-                                           batches_tracked_.device()));
-  const double factor = options_.momentum ? *options_.momentum : 1.0 / static_cast<double>(batches_);
-  const double unbiased = per_channel > 1 ? static_cast<double>(per_channel) /
-                                                static_cast<double>(per_channel - 1)
-                                          : 1.0;
+  batches_tracked_.copy_(
+      Tensor::from_host(std::vector<int64_t>{batches_}, Shape{}, batches_tracked_.device()));
+  const double factor =
+      options_.momentum ? *options_.momentum : 1.0 / static_cast<double>(batches_);
+  const double unbiased =
+      per_channel > 1 ? static_cast<double>(per_channel) / static_cast<double>(per_channel - 1)
+                      : 1.0;
   const Shape shape{num_features_};
   running_mean_.copy_(running_mean_ * (1.0 - factor) + batch_mean.reshape(shape) * factor);
   running_var_.copy_(running_var_ * (1.0 - factor) +

@@ -77,11 +77,10 @@ RecurrentResult RecurrentBase::run(const Tensor& input, const Tensor& h0, const 
   const bool lstm = cell_ == Cell::kLstm;
   if (input.rank() != 3 || input.dim(2) != options_.input_size || input.dim(0) < 1 ||
       input.dim(1) < 1) {
-    throw_error(invalid_argument(
-        describe() + ": expects input " +
-        (options_.batch_first ? "[batch, time, " : "[time, batch, ") +
-        std::to_string(options_.input_size) + "] with batch and time >= 1, got " +
-        input.shape().to_string()));
+    throw_error(invalid_argument(describe() + ": expects input " +
+                                 (options_.batch_first ? "[batch, time, " : "[time, batch, ") +
+                                 std::to_string(options_.input_size) +
+                                 "] with batch and time >= 1, got " + input.shape().to_string()));
   }
   if (!lstm && c0.defined()) throw_error(invalid_argument("GRU: takes no cell state c0"));
   const Tensor x = options_.batch_first ? input.transpose(0, 1) : input;  // [T, B, in]

@@ -44,8 +44,8 @@ struct LstmSaved {
 
 }  // namespace
 
-Tensor lstm_sequence(const Tensor& x, const Tensor& h0, const Tensor& c0,
-                     const RecurrentWeights& w, bool reverse) {
+Tensor lstm_sequence(const Tensor& x, const Tensor& h0, const Tensor& c0, const RecurrentWeights& w,
+                     bool reverse) {
   const int64_t steps = x.dim(0), hidden = w.w_hh.dim(1);
   auto saved = std::make_shared<LstmSaved>();
   std::vector<Tensor> rows(static_cast<size_t>(steps) + 1);
@@ -78,42 +78,39 @@ Tensor lstm_sequence(const Tensor& x, const Tensor& h0, const Tensor& c0,
   const std::vector<Tensor> inputs{x, h0, c0, w.w_ih, w.w_hh, w.b_ih, w.b_hh};
   if (!any_needs_grad(inputs)) return packed;
   const RecurrentWeights weights{w.w_ih.detach(), w.w_hh.detach(), Tensor(), Tensor()};
-  attach_node(packed, "lstm_sequence", inputs,
-              [saved, weights, x_data = x.detach(), reverse, steps, hidden](const Tensor& grad,
-                                                                            const Node& node) {
-                const LstmSaved& s = *saved;
-                Tensor d_gates = zeros(Shape{steps, x_data.dim(1), 4 * hidden}, grad.device(),
-                                       grad.dtype());
-                Tensor dh = zeros_like(s.h_prev.front());
-                Tensor dc = grad.narrow(0, steps, 1).squeeze(0);
-                for (int64_t step = steps - 1; step >= 0; --step) {
-                  const auto k = static_cast<size_t>(step);
-                  const int64_t t = position(step, steps, reverse);
-                  const Tensor dh_total = grad.narrow(0, t, 1).squeeze(0) + dh;
-                  const Tensor tanh_c = tanh(s.c[k]);
-                  dc = dc + dh_total * s.o[k] * (1.0 - tanh_c * tanh_c);
-                  Tensor d_step = d_gates.narrow(0, t, 1).squeeze(0);
-                  d_step.narrow(1, 0, hidden).copy_(dc * s.g[k] * s.i[k] * (1.0 - s.i[k]));
-                  d_step.narrow(1, hidden, hidden)
-                      .copy_(dc * s.c_prev[k] * s.f[k] * (1.0 - s.f[k]));
-                  d_step.narrow(1, 2 * hidden, hidden)
-                      .copy_(dc * s.i[k] * (1.0 - s.g[k] * s.g[k]));
-                  d_step.narrow(1, 3 * hidden, hidden)
-                      .copy_(dh_total * tanh_c * s.o[k] * (1.0 - s.o[k]));
-                  dh = matmul(d_step, weights.w_hh);
-                  dc = dc * s.f[k];
-                }
-                Tensor h_prev = zeros(Shape{steps, x_data.dim(1), hidden}, grad.device(),
-                                      grad.dtype());
-                for (int64_t step = 0; step < steps; ++step) {
-                  h_prev.narrow(0, position(step, steps, reverse), 1)
-                      .copy_(s.h_prev[static_cast<size_t>(step)].unsqueeze(0));
-                }
-                Grads grads = weight_grads(node, x_data, h_prev, d_gates, d_gates, weights, 3);
-                if (node.needs_grad(1)) grads[1] = dh;
-                if (node.needs_grad(2)) grads[2] = dc;
-                return grads;
-              });
+  attach_node(
+      packed, "lstm_sequence", inputs,
+      [saved, weights, x_data = x.detach(), reverse, steps, hidden](const Tensor& grad,
+                                                                    const Node& node) {
+        const LstmSaved& s = *saved;
+        Tensor d_gates =
+            zeros(Shape{steps, x_data.dim(1), 4 * hidden}, grad.device(), grad.dtype());
+        Tensor dh = zeros_like(s.h_prev.front());
+        Tensor dc = grad.narrow(0, steps, 1).squeeze(0);
+        for (int64_t step = steps - 1; step >= 0; --step) {
+          const auto k = static_cast<size_t>(step);
+          const int64_t t = position(step, steps, reverse);
+          const Tensor dh_total = grad.narrow(0, t, 1).squeeze(0) + dh;
+          const Tensor tanh_c = tanh(s.c[k]);
+          dc = dc + dh_total * s.o[k] * (1.0 - tanh_c * tanh_c);
+          Tensor d_step = d_gates.narrow(0, t, 1).squeeze(0);
+          d_step.narrow(1, 0, hidden).copy_(dc * s.g[k] * s.i[k] * (1.0 - s.i[k]));
+          d_step.narrow(1, hidden, hidden).copy_(dc * s.c_prev[k] * s.f[k] * (1.0 - s.f[k]));
+          d_step.narrow(1, 2 * hidden, hidden).copy_(dc * s.i[k] * (1.0 - s.g[k] * s.g[k]));
+          d_step.narrow(1, 3 * hidden, hidden).copy_(dh_total * tanh_c * s.o[k] * (1.0 - s.o[k]));
+          dh = matmul(d_step, weights.w_hh);
+          dc = dc * s.f[k];
+        }
+        Tensor h_prev = zeros(Shape{steps, x_data.dim(1), hidden}, grad.device(), grad.dtype());
+        for (int64_t step = 0; step < steps; ++step) {
+          h_prev.narrow(0, position(step, steps, reverse), 1)
+              .copy_(s.h_prev[static_cast<size_t>(step)].unsqueeze(0));
+        }
+        Grads grads = weight_grads(node, x_data, h_prev, d_gates, d_gates, weights, 3);
+        if (node.needs_grad(1)) grads[1] = dh;
+        if (node.needs_grad(2)) grads[2] = dc;
+        return grads;
+      });
   return packed;
 }
 
@@ -155,41 +152,40 @@ Tensor gru_sequence(const Tensor& x, const Tensor& h0, const RecurrentWeights& w
   const std::vector<Tensor> inputs{x, h0, w.w_ih, w.w_hh, w.b_ih, w.b_hh};
   if (!any_needs_grad(inputs)) return out;
   const RecurrentWeights weights{w.w_ih.detach(), w.w_hh.detach(), Tensor(), Tensor()};
-  attach_node(out, "gru_sequence", inputs,
-              [saved, weights, x_data = x.detach(), reverse, steps, hidden](const Tensor& grad,
-                                                                            const Node& node) {
-                const GruSaved& s = *saved;
-                const Shape gate_shape{steps, x_data.dim(1), 3 * hidden};
-                Tensor d_gx = zeros(gate_shape, grad.device(), grad.dtype());
-                Tensor d_gh = zeros(gate_shape, grad.device(), grad.dtype());
-                Tensor dh = zeros_like(s.h_prev.front());
-                for (int64_t step = steps - 1; step >= 0; --step) {
-                  const auto k = static_cast<size_t>(step);
-                  const int64_t t = position(step, steps, reverse);
-                  const Tensor dh_total = grad.narrow(0, t, 1).squeeze(0) + dh;
-                  const Tensor d_pre_n = dh_total * (1.0 - s.z[k]) * (1.0 - s.n[k] * s.n[k]);
-                  const Tensor d_pre_r = d_pre_n * s.hw_n[k] * s.r[k] * (1.0 - s.r[k]);
-                  const Tensor d_pre_z =
-                      dh_total * (s.h_prev[k] - s.n[k]) * s.z[k] * (1.0 - s.z[k]);
-                  Tensor gx_step = d_gx.narrow(0, t, 1).squeeze(0);
-                  Tensor gh_step = d_gh.narrow(0, t, 1).squeeze(0);
-                  gx_step.narrow(1, 0, hidden).copy_(d_pre_r);
-                  gx_step.narrow(1, hidden, hidden).copy_(d_pre_z);
-                  gx_step.narrow(1, 2 * hidden, hidden).copy_(d_pre_n);
-                  gh_step.narrow(1, 0, 2 * hidden).copy_(gx_step.narrow(1, 0, 2 * hidden));
-                  gh_step.narrow(1, 2 * hidden, hidden).copy_(d_pre_n * s.r[k]);
-                  dh = dh_total * s.z[k] + matmul(gh_step, weights.w_hh);
-                }
-                Tensor h_prev = zeros(Shape{steps, x_data.dim(1), hidden}, grad.device(),
-                                      grad.dtype());
-                for (int64_t step = 0; step < steps; ++step) {
-                  h_prev.narrow(0, position(step, steps, reverse), 1)
-                      .copy_(s.h_prev[static_cast<size_t>(step)].unsqueeze(0));
-                }
-                Grads grads = weight_grads(node, x_data, h_prev, d_gx, d_gh, weights, 2);
-                if (node.needs_grad(1)) grads[1] = dh;
-                return grads;
-              });
+  attach_node(
+      out, "gru_sequence", inputs,
+      [saved, weights, x_data = x.detach(), reverse, steps, hidden](const Tensor& grad,
+                                                                    const Node& node) {
+        const GruSaved& s = *saved;
+        const Shape gate_shape{steps, x_data.dim(1), 3 * hidden};
+        Tensor d_gx = zeros(gate_shape, grad.device(), grad.dtype());
+        Tensor d_gh = zeros(gate_shape, grad.device(), grad.dtype());
+        Tensor dh = zeros_like(s.h_prev.front());
+        for (int64_t step = steps - 1; step >= 0; --step) {
+          const auto k = static_cast<size_t>(step);
+          const int64_t t = position(step, steps, reverse);
+          const Tensor dh_total = grad.narrow(0, t, 1).squeeze(0) + dh;
+          const Tensor d_pre_n = dh_total * (1.0 - s.z[k]) * (1.0 - s.n[k] * s.n[k]);
+          const Tensor d_pre_r = d_pre_n * s.hw_n[k] * s.r[k] * (1.0 - s.r[k]);
+          const Tensor d_pre_z = dh_total * (s.h_prev[k] - s.n[k]) * s.z[k] * (1.0 - s.z[k]);
+          Tensor gx_step = d_gx.narrow(0, t, 1).squeeze(0);
+          Tensor gh_step = d_gh.narrow(0, t, 1).squeeze(0);
+          gx_step.narrow(1, 0, hidden).copy_(d_pre_r);
+          gx_step.narrow(1, hidden, hidden).copy_(d_pre_z);
+          gx_step.narrow(1, 2 * hidden, hidden).copy_(d_pre_n);
+          gh_step.narrow(1, 0, 2 * hidden).copy_(gx_step.narrow(1, 0, 2 * hidden));
+          gh_step.narrow(1, 2 * hidden, hidden).copy_(d_pre_n * s.r[k]);
+          dh = dh_total * s.z[k] + matmul(gh_step, weights.w_hh);
+        }
+        Tensor h_prev = zeros(Shape{steps, x_data.dim(1), hidden}, grad.device(), grad.dtype());
+        for (int64_t step = 0; step < steps; ++step) {
+          h_prev.narrow(0, position(step, steps, reverse), 1)
+              .copy_(s.h_prev[static_cast<size_t>(step)].unsqueeze(0));
+        }
+        Grads grads = weight_grads(node, x_data, h_prev, d_gx, d_gh, weights, 2);
+        if (node.needs_grad(1)) grads[1] = dh;
+        return grads;
+      });
   return out;
 }
 

@@ -14,8 +14,8 @@ struct RecurrentWeights {
 // x [T, B, in] time-major; h0, c0 [B, H]. Returns packed [T + 1, B, H]: rows 0..T-1 are the
 // hidden state at each position (in position order, also when `reverse` runs from T-1 down to 0)
 // and row T is the final cell state.
-Tensor lstm_sequence(const Tensor& x, const Tensor& h0, const Tensor& c0,
-                     const RecurrentWeights& w, bool reverse);
+Tensor lstm_sequence(const Tensor& x, const Tensor& h0, const Tensor& c0, const RecurrentWeights& w,
+                     bool reverse);
 
 // The same for a GRU: returns [T, B, H].
 Tensor gru_sequence(const Tensor& x, const Tensor& h0, const RecurrentWeights& w, bool reverse);

@@ -21,10 +21,9 @@ void require_at_least(int64_t value, int64_t least, const char* what, const std:
 Tensor keep_mask(const Tensor& key_padding_mask, const Tensor& input) {
   if (key_padding_mask.rank() != 2 || key_padding_mask.dim(0) != input.dim(0) ||
       key_padding_mask.dim(1) != input.dim(1)) {
-    throw_error(invalid_argument("key_padding_mask must be [batch, time] = [" +
-                                 std::to_string(input.dim(0)) + ", " +
-                                 std::to_string(input.dim(1)) + "], got " +
-                                 key_padding_mask.shape().to_string()));
+    throw_error(invalid_argument(
+        "key_padding_mask must be [batch, time] = [" + std::to_string(input.dim(0)) + ", " +
+        std::to_string(input.dim(1)) + "], got " + key_padding_mask.shape().to_string()));
   }
   return 1.0 - key_padding_mask.to(DType::kF32).detach();
 }
@@ -87,9 +86,9 @@ PositionalEncoding::PositionalEncoding(InitContext& init, Kind kind, int64_t d_m
   std::vector<float> table(static_cast<size_t>(max_len * d_model));
   for (int64_t p = 0; p < max_len; ++p) {
     for (int64_t i = 0; i < d_model; ++i) {
-      const double angle = static_cast<double>(p) /
-                           std::pow(10000.0, static_cast<double>(i - i % 2) /
-                                                 static_cast<double>(d_model));
+      const double angle =
+          static_cast<double>(p) /
+          std::pow(10000.0, static_cast<double>(i - i % 2) / static_cast<double>(d_model));
       table[static_cast<size_t>(p * d_model + i)] =
           static_cast<float>(i % 2 == 0 ? std::sin(angle) : std::cos(angle));
     }
@@ -141,8 +140,9 @@ std::string ClsToken::describe() const {
 
 Tensor SequencePool::pool(const Tensor& input, const Tensor& key_padding_mask) const {
   if (input.rank() != 3 || input.dim(1) < 1) {
-    throw_error(invalid_argument(describe() + ": expects [batch, time, features] with time >= 1, "
-                                              "got " +
+    throw_error(invalid_argument(describe() +
+                                 ": expects [batch, time, features] with time >= 1, "
+                                 "got " +
                                  input.shape().to_string()));
   }
   const int64_t steps = input.dim(1);

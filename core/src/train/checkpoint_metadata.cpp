@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "json/json_io.h"
+#include "train/sequence_builder.h"
 #include "train/train_state.h"
 
 namespace switchyard::detail {
@@ -11,21 +12,53 @@ namespace {
 
 constexpr int64_t kMaxExtent = int64_t{1} << 24;   // a layer size or column index beyond this
 constexpr int64_t kMaxColumns = int64_t{1} << 31;  // is a damaged record, not a model
-const char* const kLayerTypes[] = {"linear",  "conv2d",    "maxpool2d", "avgpool2d",
-                                   "dropout", "layernorm", "relu",      "gelu",
-                                   "tanh",    "sigmoid",   "flatten"};
+const char* const kLayerTypes[] = {"linear",
+                                   "conv2d",
+                                   "maxpool2d",
+                                   "avgpool2d",
+                                   "dropout",
+                                   "layernorm",
+                                   "relu",
+                                   "gelu",
+                                   "tanh",
+                                   "sigmoid",
+                                   "flatten",
+                                   "embedding",
+                                   "lstm",
+                                   "gru",
+                                   "positional_encoding",
+                                   "cls_token",
+                                   "transformer_encoder",
+                                   "sequence_pool",
+                                   "batchnorm1d",
+                                   "batchnorm2d"};
 
 Json layer_json(const LayerSpec& layer) {
-  return Json{{"type", layer.type},
-              {"out_features", layer.out_features},
-              {"out_channels", layer.out_channels},
-              {"kernel_size", layer.kernel_size},
-              {"stride", layer.stride},
-              {"padding", layer.padding},
-              {"dilation", layer.dilation},
-              {"bias", layer.bias},
-              {"p", layer.p},
-              {"eps", layer.eps}};
+  Json json{{"type", layer.type},
+            {"out_features", layer.out_features},
+            {"out_channels", layer.out_channels},
+            {"kernel_size", layer.kernel_size},
+            {"stride", layer.stride},
+            {"padding", layer.padding},
+            {"dilation", layer.dilation},
+            {"bias", layer.bias},
+            {"p", layer.p},
+            {"eps", layer.eps}};
+  if (!detail::is_sequence_layer(layer.type)) return json;
+  json["sequence"] = Json{{"hidden_size", layer.hidden_size},
+                          {"num_layers", layer.num_layers},
+                          {"bidirectional", layer.bidirectional},
+                          {"dropout", layer.dropout},
+                          {"heads", layer.heads},
+                          {"feedforward", layer.feedforward},
+                          {"activation", layer.activation},
+                          {"norm_first", layer.norm_first},
+                          {"mode", layer.mode},
+                          {"max_len", layer.max_len},
+                          {"num_embeddings", layer.num_embeddings},
+                          {"embedding_dim", layer.embedding_dim},
+                          {"padding_idx", layer.padding_idx}};
+  return json;
 }
 
 // An integer, never a float converted to one (1e300 as int64_t would be undefined behaviour).
@@ -41,6 +74,26 @@ int64_t bounded(const Json& object, const char* key, int64_t min, int64_t max) {
     throw std::out_of_range(std::string("'") + key + "' is " + std::to_string(value));
   }
   return value;
+}
+
+// The sequence layers' keys (written by content version 2 checkpoints that have such layers).
+// The model builder checks how they fit together; these are the bounds a sane record keeps.
+void read_sequence_json(const Json& json, LayerSpec& layer) {
+  layer.hidden_size = bounded(json, "hidden_size", 0, kMaxExtent);
+  layer.num_layers = static_cast<int>(bounded(json, "num_layers", 1, 1024));
+  layer.bidirectional = json.at("bidirectional").get<bool>();
+  layer.dropout = json.at("dropout").get<double>();
+  layer.heads = bounded(json, "heads", 1, 1024);
+  layer.feedforward = bounded(json, "feedforward", 0, kMaxExtent);
+  layer.activation = json.at("activation").get<std::string>();
+  layer.norm_first = json.at("norm_first").get<bool>();
+  layer.mode = json.at("mode").get<std::string>();
+  layer.max_len = bounded(json, "max_len", 0, kMaxExtent);
+  layer.num_embeddings = bounded(json, "num_embeddings", 0, kMaxExtent);
+  layer.embedding_dim = bounded(json, "embedding_dim", 0, kMaxExtent);
+  layer.padding_idx = bounded(json, "padding_idx", -1, kMaxExtent);
+  if (!(layer.dropout >= 0 && layer.dropout < 1))
+    throw std::out_of_range("'dropout' is out of range");
 }
 
 LayerSpec layer_from_json(const Json& item) {
@@ -62,6 +115,7 @@ LayerSpec layer_from_json(const Json& item) {
   if (!(layer.p >= 0 && layer.p < 1) || !(layer.eps > 0)) {
     throw std::out_of_range("'p' or 'eps' is out of range");
   }
+  if (item.contains("sequence")) read_sequence_json(item.at("sequence"), layer);
   return layer;
 }
 

@@ -3,6 +3,7 @@
 
 #include "switchyard/checkpoint.h"
 #include "switchyard/train.h"
+#include "train/sequence_builder.h"
 
 namespace switchyard {
 namespace {
@@ -51,13 +52,27 @@ struct Builder {
   }
 
   // out_features 0 (the default model's last layer, never a YAML value) is one output per class.
+  // On sequences [time, features] the layer maps each step's features (as in PyTorch); other
+  // shapes are flattened first.
   Status add_linear(const LayerSpec& layer) {
-    if (shape.size() != 1) add_flatten();
+    if (shape.size() != 1 && shape.size() != 2) add_flatten();
     const int64_t out = layer.out_features > 0 ? layer.out_features : class_count;
-    model.network->add(std::make_shared<Linear>(init, shape[0], out, layer.bias));
-    parts.push_back("linear(" + std::to_string(shape[0]) + "->" + std::to_string(out) +
+    model.network->add(std::make_shared<Linear>(init, shape.back(), out, layer.bias));
+    parts.push_back("linear(" + std::to_string(shape.back()) + "->" + std::to_string(out) +
                     (layer.bias ? ",bias)" : ")"));
-    shape = {out};
+    shape.back() = out;
+    return ok_status();
+  }
+
+  Status add_sequence(const LayerSpec& layer) {
+    auto built = detail::build_sequence_layer(layer, shape, init);
+    if (!built.ok()) return error(built.status().message());
+    for (Module* module : built->module->modules()) {
+      if (auto* dropout = dynamic_cast<Dropout*>(module)) model.dropouts.push_back(dropout);
+    }
+    model.network->add(built->module);
+    shape = built->shape;
+    parts.push_back(built->part);
     return ok_status();
   }
 
@@ -113,10 +128,13 @@ struct Builder {
     parts.push_back(text.str());
   }
 
+  // Over the whole sample, or over each step's features on sequences [time, features].
   void add_layer_norm(const LayerSpec& layer) {
-    model.network->add(std::make_shared<LayerNorm>(init, shape, layer.eps));
+    const std::vector<int64_t> normalized =
+        shape.size() == 2 ? std::vector<int64_t>{shape[1]} : shape;
+    model.network->add(std::make_shared<LayerNorm>(init, normalized, layer.eps));
     std::ostringstream text;
-    text << "layernorm(" << shape_text(shape) << ",eps" << layer.eps << ")";
+    text << "layernorm(" << shape_text(normalized) << ",eps" << layer.eps << ")";
     parts.push_back(text.str());
   }
 
@@ -125,6 +143,7 @@ struct Builder {
     if (type == "linear") return add_linear(layer);
     if (type == "conv2d") return add_conv(layer);
     if (type == "maxpool2d" || type == "avgpool2d") return add_pool(layer);
+    if (detail::is_sequence_layer(type)) return add_sequence(layer);
     if (type == "dropout") {
       add_dropout(layer);
     } else if (type == "layernorm") {

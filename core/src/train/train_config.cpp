@@ -5,6 +5,27 @@
 namespace switchyard {
 namespace {
 
+// The keys of the sequence layers (the schema has checked their types, ranges and which layer
+// takes which).
+Status read_sequence_keys(const ConfigNode& node, LayerSpec& layer) {
+  SY_ASSIGN_OR_RETURN(layer.hidden_size, node.int_or("hidden_size", 0));
+  SY_ASSIGN_OR_RETURN(const int64_t num_layers, node.int_or("num_layers", 1));
+  layer.num_layers = static_cast<int>(num_layers);
+  SY_ASSIGN_OR_RETURN(layer.bidirectional, node.bool_or("bidirectional", false));
+  const double default_dropout = layer.type == "transformer_encoder" ? 0.1 : 0.0;
+  SY_ASSIGN_OR_RETURN(layer.dropout, node.double_or("dropout", default_dropout));
+  SY_ASSIGN_OR_RETURN(layer.heads, node.int_or("heads", 1));
+  SY_ASSIGN_OR_RETURN(layer.feedforward, node.int_or("feedforward", 0));
+  SY_ASSIGN_OR_RETURN(layer.activation, node.string_or("activation", "relu"));
+  SY_ASSIGN_OR_RETURN(layer.norm_first, node.bool_or("norm_first", false));
+  SY_ASSIGN_OR_RETURN(layer.mode, node.string_or("mode", ""));
+  SY_ASSIGN_OR_RETURN(layer.max_len, node.int_or("max_len", 0));
+  SY_ASSIGN_OR_RETURN(layer.num_embeddings, node.int_or("num_embeddings", 0));
+  SY_ASSIGN_OR_RETURN(layer.embedding_dim, node.int_or("embedding_dim", 0));
+  SY_ASSIGN_OR_RETURN(layer.padding_idx, node.int_or("padding_idx", -1));
+  return ok_status();
+}
+
 Result<LayerSpec> read_layer(const ConfigNode& node) {
   LayerSpec layer;
   layer.node = node;
@@ -22,6 +43,7 @@ Result<LayerSpec> read_layer(const ConfigNode& node) {
   SY_ASSIGN_OR_RETURN(layer.bias, node.bool_or("bias", true));
   SY_ASSIGN_OR_RETURN(layer.p, node.double_or("p", 0.5));
   SY_ASSIGN_OR_RETURN(layer.eps, node.double_or("eps", 1e-5));
+  SY_RETURN_IF_ERROR(read_sequence_keys(node, layer));
   const bool needs_out = layer.type == "linear"   ? layer.out_features < 1
                          : layer.type == "conv2d" ? layer.out_channels < 1 || kernel < 1
                                                   : false;
