@@ -12,8 +12,8 @@ namespace {
 
 TrainConfig sequence_config(const std::string& layers, const std::string& shape = "[8, 8]") {
   use_repository_data();
-  const std::string yaml = "data: {dataset: digits, sample_shape: " + shape +
-                           "}\nmodel:\n  layers:\n" + layers;
+  const std::string yaml =
+      "data: {dataset: digits, sample_shape: " + shape + "}\nmodel:\n  layers:\n" + layers;
   const Config config = value_or_throw(Config::load_string(yaml, "seq.yaml"));
   return value_or_throw(TrainConfig::from_config(config));
 }
@@ -56,9 +56,10 @@ TEST_CASE("an LSTM model keeps PyTorch's parameter names and shapes", "[model][s
         "linear(32->10,bias) classes=10 dtype=f32");
 }
 
-TEST_CASE("a Transformer model: per-step linear, positions, encoder, pooling, and BatchNorm's "
-          "buffers in the state",
-          "[model][sequence]") {
+TEST_CASE(
+    "a Transformer model: per-step linear, positions, encoder, pooling, and BatchNorm's "
+    "buffers in the state",
+    "[model][sequence]") {
   const TrainConfig config = sequence_config(
       "    - {type: linear, out_features: 16}\n"
       "    - {type: positional_encoding, mode: learned}\n"
@@ -108,8 +109,8 @@ TEST_CASE("sequence layers on the wrong shape name the layer and how to fix it",
 TEST_CASE("a sequence length that does not divide the row names data.sample_shape",
           "[model][sequence]") {
   use_repository_data();
-  const Config config = value_or_throw(Config::load_string(
-      "data: {dataset: digits, sample_shape: [7, 9]}\n", "seq.yaml"));
+  const Config config = value_or_throw(
+      Config::load_string("data: {dataset: digits, sample_shape: [7, 9]}\n", "seq.yaml"));
   const TrainConfig train = value_or_throw(TrainConfig::from_config(config));
   const Status status = prepare_data(train.data, config.directory()).status();
   CHECK(status.message() ==

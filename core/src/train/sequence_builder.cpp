@@ -9,8 +9,8 @@
 namespace switchyard::detail {
 namespace {
 
-const char* const kSequenceTypes[] = {"embedding",   "lstm",        "gru",
-                                      "positional_encoding", "cls_token", "transformer_encoder",
+const char* const kSequenceTypes[] = {"embedding",           "lstm",        "gru",
+                                      "positional_encoding", "cls_token",   "transformer_encoder",
                                       "sequence_pool",       "batchnorm1d", "batchnorm2d"};
 
 std::string shape_words(const std::vector<int64_t>& shape) {
@@ -34,8 +34,10 @@ Result<BuiltLayer> embedding(const LayerSpec& layer, const std::vector<int64_t>&
   }
   std::optional<int64_t> padding;
   if (layer.padding_idx >= 0) padding = layer.padding_idx;
-  auto module = std::make_shared<Embedding>(init, layer.num_embeddings, layer.embedding_dim, padding);
-  return BuiltLayer{module, {shape[0], layer.embedding_dim},
+  auto module =
+      std::make_shared<Embedding>(init, layer.num_embeddings, layer.embedding_dim, padding);
+  return BuiltLayer{module,
+                    {shape[0], layer.embedding_dim},
                     "embedding(" + std::to_string(layer.num_embeddings) + "x" +
                         std::to_string(layer.embedding_dim) +
                         (padding ? ",pad" + std::to_string(*padding) : std::string()) + ")"};
@@ -79,10 +81,11 @@ Result<BuiltLayer> positional(const LayerSpec& layer, const std::vector<int64_t>
                             " is shorter than the sequence (" + std::to_string(shape[0]) +
                             " steps)");
   }
-  auto module = std::make_shared<PositionalEncoding>(
-      init,
-      kind == "learned" ? PositionalEncoding::Kind::kLearned : PositionalEncoding::Kind::kSinusoidal,
-      shape[1], max_len, true);
+  auto module = std::make_shared<PositionalEncoding>(init,
+                                                     kind == "learned"
+                                                         ? PositionalEncoding::Kind::kLearned
+                                                         : PositionalEncoding::Kind::kSinusoidal,
+                                                     shape[1], max_len, true);
   return BuiltLayer{module, shape,
                     "positional_encoding(" + kind + ",max_len" + std::to_string(max_len) + ")"};
 }
@@ -104,8 +107,8 @@ Result<BuiltLayer> transformer(const LayerSpec& layer, const std::vector<int64_t
   options.layer_norm_eps = layer.eps;
   options.batch_first = true;
   options.norm_first = layer.norm_first;
-  auto module = std::make_shared<TransformerEncoder>(init, options, layer.num_layers,
-                                                     layer.norm_first);
+  auto module =
+      std::make_shared<TransformerEncoder>(init, options, layer.num_layers, layer.norm_first);
   std::ostringstream part;
   part << "transformer_encoder(d" << shape[1] << ",heads" << layer.heads << ",ff"
        << options.dim_feedforward << ",layers" << layer.num_layers << "," << layer.activation
@@ -124,16 +127,18 @@ Result<BuiltLayer> pool(const LayerSpec& layer, const std::vector<int64_t>& shap
   } else if (mode != "mean") {
     return invalid_argument("sequence_pool: mode must be mean, last or first, not '" + mode + "'");
   }
-  return BuiltLayer{std::make_shared<SequencePool>(value), {shape[1]}, "sequence_pool(" + mode + ")"};
+  return BuiltLayer{
+      std::make_shared<SequencePool>(value), {shape[1]}, "sequence_pool(" + mode + ")"};
 }
 
 Result<BuiltLayer> batch_norm(const LayerSpec& layer, const std::vector<int64_t>& shape,
                               InitContext& init) {
   const bool two_d = layer.type == "batchnorm2d";
   if (two_d ? shape.size() != 3 : (shape.empty() || shape.size() > 2)) {
-    return invalid_argument(layer.type + " needs samples shaped " +
-                            (two_d ? "[channels, height, width]" : "[features] or [channels, length]") +
-                            ", but its input is " + shape_words(shape));
+    return invalid_argument(
+        layer.type + " needs samples shaped " +
+        (two_d ? "[channels, height, width]" : "[features] or [channels, length]") +
+        ", but its input is " + shape_words(shape));
   }
   BatchNormOptions options;
   options.epsilon = layer.eps;
@@ -161,7 +166,8 @@ Result<BuiltLayer> build_sequence_layer(const LayerSpec& layer, const std::vecto
   if (type == "batchnorm1d" || type == "batchnorm2d") return batch_norm(layer, shape, init);
   if (type == "cls_token") {
     SY_RETURN_IF_ERROR(needs_sequence(layer, shape));
-    return BuiltLayer{std::make_shared<ClsToken>(init, shape[1]), {shape[0] + 1, shape[1]},
+    return BuiltLayer{std::make_shared<ClsToken>(init, shape[1]),
+                      {shape[0] + 1, shape[1]},
                       "cls_token(" + std::to_string(shape[1]) + ")"};
   }
   return invalid_argument("unknown layer type '" + type + "'");
