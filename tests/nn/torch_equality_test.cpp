@@ -297,3 +297,35 @@ TEST_CASE("a PyTorch state_dict with a missing or misshapen LSTM tensor is refus
   CHECK_THROWS_WITH(lstm.load_state_dict(misshapen),
                     Catch::Contains("'weight_hh_l0'") && Catch::Contains("[16, 4]"));
 }
+
+TEST_CASE("a mask of the wrong shape is refused with the shape it must have", "[nn][attention]") {
+  const auto device = switchyard::testing::test_device();
+  InitContext init{device, InitScheme::kKaimingUniform, 1};
+  TransformerEncoder encoder(init, encoder_layer(false, "relu"), 1);
+  const Tensor x = zeros(Shape{3, 6, 8}, device);
+  AttentionMasks masks;
+  masks.key_padding_mask = zeros(Shape{3, 5}, device, DType::kI64);
+  CHECK_THROWS_WITH(
+      encoder.encode(x, masks),
+      Catch::Contains("key_padding_mask must be [batch, source] = [3, 6], got [3, 5]"));
+  masks.key_padding_mask = Tensor();
+  masks.attn_mask = zeros(Shape{6, 5}, device);
+  CHECK_THROWS_WITH(encoder.encode(x, masks),
+                    Catch::Contains("attn_mask must be [target, source] = [6, 6], got [6, 5]"));
+  SequencePool pool(SequencePool::Mode::kMean);
+  CHECK_THROWS_WITH(pool.pool(x, zeros(Shape{6, 3}, device)),
+                    Catch::Contains("key_padding_mask must be [batch, time] = [3, 6], got [6, 3]"));
+}
+
+TEST_CASE("mean and last pooling leave padded steps out", "[nn][sequence]") {
+  const auto device = switchyard::testing::test_device();
+  // One sequence of 3 steps with 2 features; its last step is padding.
+  const Tensor x = Tensor::from_host({1, 2, 3, 4, 100, 200}, Shape{1, 3, 2}, device);
+  const Tensor mask = Tensor::from_host(std::vector<int64_t>{0, 0, 1}, Shape{1, 3}, device);
+  CHECK(SequencePool(SequencePool::Mode::kMean).pool(x, mask).to_host_float() ==
+        std::vector<float>{2, 3});
+  CHECK(SequencePool(SequencePool::Mode::kLast).pool(x, mask).to_host_float() ==
+        std::vector<float>{3, 4});
+  CHECK(SequencePool(SequencePool::Mode::kLast).pool(x).to_host_float() ==
+        std::vector<float>{100, 200});
+}
