@@ -77,7 +77,17 @@ Json history_json(const std::vector<EpochMetrics>& history) {
                           {"peak_device_memory_bytes", m.memory.peak_allocated_bytes},
                           {"skipped_steps", m.skipped_steps},
                           {"loss_scale", m.loss_scale}});
-    if (m.has_validation) {
+    if (m.regression) {
+      epochs.back()["test_rmse"] = m.test_values.rmse;
+      epochs.back()["test_mae"] = m.test_values.mae;
+      epochs.back()["test_r2"] = m.test_values.r2;
+    }
+    if (m.has_validation && m.regression) {
+      epochs.back()["val_loss"] = m.validation_loss;
+      epochs.back()["val_rmse"] = m.validation_values.rmse;
+      epochs.back()["val_mae"] = m.validation_values.mae;
+      epochs.back()["val_r2"] = m.validation_values.r2;
+    } else if (m.has_validation) {
       epochs.back()["val_loss"] = m.validation_loss;
       epochs.back()["val_accuracy"] = m.validation_accuracy;
       epochs.back()["val_f1_macro"] = m.validation_f1_macro;
@@ -159,12 +169,20 @@ void add_final_metrics(RunContext& c, const TrainSummary& summary, const TrainSe
   for (const SplitEvaluation& e : summary.final_evaluations) {
     const std::string prefix = e.split == "validation" ? "val" : e.split;
     c.metrics[prefix + "_loss"] = e.loss;
-    c.metrics[prefix + "_accuracy"] = e.accuracy;
+    if (e.regression) {
+      c.metrics[prefix + "_rmse"] = e.values.rmse;
+      c.metrics[prefix + "_mae"] = e.values.mae;
+      c.metrics[prefix + "_r2"] = e.values.r2;
+    } else {
+      c.metrics[prefix + "_accuracy"] = e.accuracy;
+    }
   }
   c.metrics["train_samples"] = summary.info.train_samples;
   c.metrics["validation_samples"] = summary.info.validation_samples;
   c.metrics["test_samples"] = summary.info.test_samples;
-  c.metrics["classification"] = final_evaluations_json(summary);
+  const bool regression = !summary.target_names.empty();
+  c.metrics[regression ? "regression" : "classification"] = final_evaluations_json(summary);
+  if (regression) c.metrics["baselines"] = baselines_json(summary.baselines);
   c.metrics["monitor"] = monitor_json(summary, settings);
 }
 
@@ -231,9 +249,13 @@ void run_training(RunContext& c, TrainConfig train_config) {
   print_training_report(std::cout, summary, settings);
   std::cout << "\ntrained " << info.architecture << " (" << info.parameter_count
             << " parameters, batch " << info.batch_size << ")\n"
-            << "epochs " << last.epoch << ": train loss " << last.train_loss << ", train accuracy "
-            << last.train_accuracy << ", test accuracy " << test_accuracy << ", median epoch "
-            << median * 1e3 << " ms\n"
+            << "epochs " << last.epoch << ": train loss " << last.train_loss;
+  if (last.regression) {
+    std::cout << ", test " << regression_text(summary.final_evaluations.front().values);
+  } else {
+    std::cout << ", train accuracy " << last.train_accuracy << ", test accuracy " << test_accuracy;
+  }
+  std::cout << ", median epoch " << median * 1e3 << " ms\n"
             << "weights fnv1a64: " << checksum << "\n";
   if (!summary.last_checkpoint.empty())
     std::cout << "checkpoint: " << summary.last_checkpoint << "\n";
@@ -243,9 +265,11 @@ void run_training(RunContext& c, TrainConfig train_config) {
   add_common_metrics(c);
   c.metrics["epochs"] = last.epoch;
   c.metrics["train_loss"] = last.train_loss;
-  c.metrics["train_accuracy"] = last.train_accuracy;
   c.metrics["test_loss"] = last.test_loss;
-  c.metrics["test_accuracy"] = last.test_accuracy;
+  if (!last.regression) {
+    c.metrics["train_accuracy"] = last.train_accuracy;
+    c.metrics["test_accuracy"] = last.test_accuracy;
+  }
   c.metrics["epoch_seconds_median"] = median;
   c.metrics["samples_per_second"] =
       median > 0 ? static_cast<double>(info.train_samples) / median : 0;
@@ -275,7 +299,9 @@ void check_against_checkpoint(const Config& config, const std::filesystem::path&
 void report_predictions(RunContext& c, const std::string& input_name,
                         const Predictions& predictions) {
   c.log << c.task << " " << input_name << ": " << predictions.samples << " samples";
-  if (predictions.labeled) {
+  if (predictions.labeled && predictions.regression) {
+    c.log << ", " << regression_text(predictions.metrics) << ", loss " << predictions.loss;
+  } else if (predictions.labeled) {
     c.log << ", accuracy " << predictions.accuracy << ", loss " << predictions.loss;
   } else {
     c.log << " without labels (no accuracy)";
@@ -306,7 +332,7 @@ void run_inference(RunContext& c, const TrainConfig& train_config) {
   report_predictions(c, input_name, predictions);
   // Per-class figures need labels; unlabeled rows have none to compare with.
   std::optional<ClassificationReport> report;
-  if (predictions.labeled) {
+  if (predictions.labeled && !predictions.regression) {
     ConfusionMatrix matrix(static_cast<int64_t>(predictions.class_names.size()));
     matrix.add_all(predictions.labels, predictions.predicted);
     report = classification_report(matrix);
@@ -330,7 +356,16 @@ void run_inference(RunContext& c, const TrainConfig& train_config) {
   c.metrics["labeled"] = predictions.labeled;
   if (predictions.labeled) {
     c.metrics["test_loss"] = predictions.loss;
-    c.metrics["test_accuracy"] = predictions.accuracy;
+    if (predictions.regression) {
+      c.metrics["test_rmse"] = predictions.metrics.rmse;
+      c.metrics["test_mae"] = predictions.metrics.mae;
+      c.metrics["test_r2"] = predictions.metrics.r2;
+      c.metrics["regression"] =
+          Json{{"input",
+                regression_json(predictions.metrics, predictions.loss, predictions.target_names)}};
+    } else {
+      c.metrics["test_accuracy"] = predictions.accuracy;
+    }
   }
   c.metrics["seconds"] = predictions.seconds;
   c.metrics["samples_per_second"] = predictions.samples_per_second;

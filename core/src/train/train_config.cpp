@@ -200,6 +200,32 @@ Status check_monitor_has_data(const ConfigNode& root, const TrainConfig& c) {
                                                 ", or name another metric in train.early_stopping");
 }
 
+// `loss:` and `loss_options:`. Regression data (data.targets, data.series) has no classes for
+// cross_entropy, the default: that is an error naming the key rather than a silent switch.
+Result<LossSettings> read_loss(const ConfigNode& root, const DataSettings& data) {
+  SY_ASSIGN_OR_RETURN(const std::string name, root.string_or("loss", "cross_entropy"));
+  auto kind = parse_loss_kind(name);
+  if (!kind.ok()) return root["loss"].error(kind.status().message());
+  LossSettings loss(*kind);
+  const ConfigNode options = root["loss_options"];
+  SY_ASSIGN_OR_RETURN(loss.beta, options.double_or("beta", loss.beta));
+  SY_ASSIGN_OR_RETURN(loss.delta, options.double_or("delta", loss.delta));
+  if (options["beta"].valid() && loss.kind != LossKind::kSmoothL1) {
+    return options["beta"].error("beta is smooth_l1's; the loss is " + name);
+  }
+  if (options["delta"].valid() && loss.kind != LossKind::kHuber) {
+    return options["delta"].error("delta is huber's; the loss is " + name);
+  }
+  if (data.is_regression() && loss.kind == LossKind::kCrossEntropy) {
+    const std::string why = "cross_entropy needs classes, but " +
+                            std::string(data.series.enabled ? "data.series" : "data.targets") +
+                            " asks for numbers (regression): set loss: mse, l1, smooth_l1 or huber";
+    if (root["loss"].valid()) return root["loss"].error(why);
+    return invalid_argument(root["data"].location().to_string() + ": loss is not set, and " + why);
+  }
+  return loss;
+}
+
 }  // namespace
 
 Result<std::string> configured_task(const Config& config) {
@@ -276,13 +302,7 @@ Result<TrainConfig> TrainConfig::from_config(const Config& config) {
                             "; training needs a model, e.g. layers: [{type: linear, "
                             "out_features: 10}]");
   }
-  SY_ASSIGN_OR_RETURN(const std::string loss, root.string_or("loss", "cross_entropy"));
-  if (loss == "cross_entropy")
-    c.loss = LossKind::kCrossEntropy;
-  else if (loss == "mse")
-    c.loss = LossKind::kMse;
-  else
-    return root["loss"].error("unknown loss '" + loss + "' (expected cross_entropy, mse)");
+  SY_ASSIGN_OR_RETURN(c.loss, read_loss(root, c.data));
   SY_ASSIGN_OR_RETURN(c.optimizer, read_optimizer(root["optimizer"]));
   SY_ASSIGN_OR_RETURN(c.schedule, read_schedule(root["schedule"]));
   SY_ASSIGN_OR_RETURN(c.train, read_train(root["train"], c.base_dir));

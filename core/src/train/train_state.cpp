@@ -101,6 +101,15 @@ std::string describe_data(const DataSettings& settings) {
   if (settings.label_order != LabelOrder::kSorted) {
     text << " label_order=" << label_order_name(settings.label_order);
   }
+  for (const std::string& column : settings.targets) text << " targets=" << column;
+  if (settings.is_regression()) text << " target_scale=" << scale_mode_name(settings.target_scale);
+  if (const SeriesSettings& series = settings.series; series.enabled) {
+    text << " series=" << series.column << " window=" << series.window
+         << " target=" << (series.target == SeriesTarget::kNext ? "next" : "input")
+         << " horizon=" << series.horizon
+         << " gaps=" << (series.gaps == GapPolicy::kDrop ? "drop" : "interpolate")
+         << " offset=" << (series.relative_to_last ? "last" : "none");
+  }
   return text.str();
 }
 
@@ -116,7 +125,40 @@ void put_data_layout(Checkpoint& checkpoint, const DataLayout& layout) {
   checkpoint.put_floats("data/scaler/offset", layout.scaler.offset);
   checkpoint.put_floats("data/scaler/factor", layout.scaler.factor);
   if (layout.has_table) put_table(checkpoint, layout.table, layout.settings);
+  if (!layout.target_names.empty()) {
+    checkpoint.put_string("data/target_names", join_lines(layout.target_names));
+    checkpoint.put_string("data/target_scaler/mode", scale_mode_name(layout.target_scaler.mode));
+    checkpoint.put_floats("data/target_scaler/offset", layout.target_scaler.offset);
+    checkpoint.put_floats("data/target_scaler/factor", layout.target_scaler.factor);
+  }
 }
+
+namespace {
+
+// "data/target_names" and "data/target_scaler/...", when the model is a regression's.
+Status get_targets(const Checkpoint& checkpoint, DataLayout& layout) {
+  if (!checkpoint.contains("data/target_names")) return ok_status();
+  SY_ASSIGN_OR_RETURN(const std::string names, checkpoint.get_string("data/target_names"));
+  layout.target_names = split_lines(names);
+  SY_ASSIGN_OR_RETURN(const std::string mode, checkpoint.get_string("data/target_scaler/mode"));
+  auto parsed = parse_scale_mode(mode);
+  if (!parsed.ok()) {
+    return checkpoint.corrupt("record 'data/target_scaler/mode': " + parsed.status().message());
+  }
+  layout.target_scaler.mode = *parsed;
+  SY_ASSIGN_OR_RETURN(layout.target_scaler.offset,
+                      checkpoint.get_floats("data/target_scaler/offset"));
+  SY_ASSIGN_OR_RETURN(layout.target_scaler.factor,
+                      checkpoint.get_floats("data/target_scaler/factor"));
+  const size_t fitted = layout.target_scaler.factor.size();
+  if (layout.target_names.empty() || layout.target_scaler.offset.size() != fitted ||
+      (*parsed != ScaleMode::kNone && fitted != layout.target_names.size())) {
+    return checkpoint.corrupt("the regression target records are inconsistent");
+  }
+  return ok_status();
+}
+
+}  // namespace
 
 Result<DataLayout> get_data_layout(const Checkpoint& checkpoint) {
   DataLayout layout;
@@ -135,7 +177,9 @@ Result<DataLayout> get_data_layout(const Checkpoint& checkpoint) {
   const bool positive =
       std::all_of(layout.sample_shape.begin(), layout.sample_shape.end(),
                   [](int64_t extent) { return extent >= 1 && extent < (1 << 30); });
-  if (layout.sample_shape.empty() || !positive || layout.class_names.empty() ||
+  SY_RETURN_IF_ERROR(get_targets(checkpoint, layout));
+  if (layout.sample_shape.empty() || !positive ||
+      layout.class_names.empty() == layout.target_names.empty() ||
       layout.scaler.offset.size() != layout.scaler.factor.size()) {
     return checkpoint.corrupt("the data layout records are inconsistent");
   }
