@@ -64,14 +64,25 @@ TEST_CASE("diabetes-regression: test R^2 of at least 0.40 beside the least-squar
   CHECK(contains(predicted.output, "diabetes.csv: 442 samples, rmse "));
   const std::string rows = read_text(dir / "p.csv");
   CHECK(rows.rfind("line,progression,predicted_progression\n2,151,", 0) == 0);
+  // New patients without the target column: values only, no metrics.
+  write_text(dir / "new.csv",
+             "age,sex,bmi,bp,s1,s2,s3,s4,s5,s6\n59,2,32.1,101.0,157,93.2,38.0,4.0,4.8598,87\n");
+  const CommandResult unlabeled = run_command(
+      "cd " + dir.path().string() +
+      " && SWITCHYARD_BACKENDS=reference SWITCHYARD_PLUGIN_PATH=" + SWITCHYARD_TEST_PLUGIN_DIR +
+      " " + cli() + " predict runs/diabetes-regression/model.ckpt new.csv -o new-p.csv");
+  INFO(unlabeled.output);
+  REQUIRE(unlabeled.exit_code == 0);
+  CHECK(contains(unlabeled.output, "1 samples without labels"));
+  const std::string values = read_text(dir / "new-p.csv");
+  CHECK(values.rfind("line,predicted_progression\n2,", 0) == 0);
 }
 
 TEST_CASE("co2-forecast: next-week RMSE of at most 0.45 ppm, better than the last value",
           "[cli][regression][series]") {
   TempDir dir;
   std::string output;
-  const Json metrics =
-      train_config(dir, "co2-forecast.yaml", "--set train.checkpoint=none", output);
+  const Json metrics = train_config(dir, "co2-forecast.yaml", "", output);
   INFO(output);
   const double rmse = metrics.at("test_rmse").get<double>();
   const double last_value = baseline(metrics, "last_value").at("rmse").get<double>();
@@ -79,6 +90,28 @@ TEST_CASE("co2-forecast: next-week RMSE of at most 0.45 ppm, better than the las
   CHECK(rmse <= 0.45);
   CHECK(rmse < last_value);
   CHECK(contains(output, "baseline last_value (the window's last value"));
+
+  // The checkpoint predicts the test part of the series its YAML data section describes, each
+  // sample named by the week it forecasts; a file alone does not say how to cut windows.
+  const std::string run =
+      "cd " + dir.path().string() +
+      " && SWITCHYARD_BACKENDS=reference SWITCHYARD_PLUGIN_PATH=" + SWITCHYARD_TEST_PLUGIN_DIR +
+      " " + cli();
+  const CommandResult alone = run_command(run + " predict runs/co2-forecast/model.ckpt " +
+                                          SWITCHYARD_SOURCE_DIR "/data/co2.csv");
+  CHECK(alone.exit_code != 0);
+  CHECK(contains(alone.output, "predict with a YAML file whose data section has the data.series"));
+  const CommandResult predicted =
+      run_command(run +
+                  " run " SWITCHYARD_SOURCE_DIR
+                  "/configs/co2-forecast.yaml --set task=predict"
+                  " --set predict.checkpoint=" +
+                  dir.path().string() + "/runs/co2-forecast/model.ckpt --set predict.output=p.csv");
+  INFO(predicted.output);
+  REQUIRE(predicted.exit_code == 0);
+  CHECK(contains(predicted.output, "co2.csv: 405 samples, rmse "));
+  const std::string rows = read_text(dir / "p.csv");
+  CHECK(rows.rfind("date,co2[t+1],predicted_co2[t+1]\n19940402,360.6,", 0) == 0);
 }
 
 TEST_CASE("co2-autoencoder: the held-out reconstruction RMSE is reported in ppm",

@@ -74,7 +74,8 @@ class Predictor {
   // under NoGradGuard. Throws Error when the feature count or classes do not fit the model.
   Predictions predict(Dataset data, int64_t batch_size);
 
-  const std::vector<std::string>& class_names() const;
+  const std::vector<std::string>& class_names() const;   // empty for a regression model
+  const std::vector<std::string>& target_names() const;  // regression: one per output
   const BuiltModel& built_model() const;
   // How the training table was read, and the data keys that trained the model; null for a
   // checkpoint written before it kept them (content version 1) and for a weights file.

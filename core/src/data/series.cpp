@@ -17,6 +17,8 @@ struct SeriesColumn {
   std::vector<float> values;
   std::vector<int64_t> lines;
   std::vector<std::string> ids;  // data.id's value per line; empty without data.id
+  std::vector<std::string> column_names;
+  int64_t id_column = -1;
 };
 
 Result<size_t> column_index(const std::vector<std::string>& names, const std::string& name,
@@ -57,7 +59,9 @@ Result<SeriesColumn> read_series_column(const DataSettings& settings,
   size_t id_column = names.size();
   if (!settings.id.empty()) {
     SY_ASSIGN_OR_RETURN(id_column, column_index(names, settings.id, node, series.where));
+    series.id_column = static_cast<int64_t>(id_column);
   }
+  series.column_names = names;
   for (size_t i = 1; i < lines.size(); ++i) {
     SY_ASSIGN_OR_RETURN(const auto fields,
                         detail::split_csv_fields(lines[i], delimiter, series.where));
@@ -124,6 +128,8 @@ Dataset part_windows(const SeriesColumn& series, const Stretch& stretch,
   Dataset part;
   part.name = series.where;
   part.sample_shape = {settings.window};
+  part.table.column_names = series.column_names;  // names the id column in predictions
+  part.table.id_column = series.id_column;
   for (size_t o = 0; o < outputs; ++o) {
     part.target_names.push_back(settings.column + (forecast ? "[t+" : "[t-") +
                                 std::to_string(forecast ? o + 1 : outputs - 1 - o) + "]");

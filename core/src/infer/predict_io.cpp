@@ -82,6 +82,14 @@ Result<Dataset> load_prediction_input(const PredictSettings& predict, const Data
     SY_ASSIGN_OR_RETURN(DataSplit split, load_series_split(data, base_dir));
     return std::move(split.test);
   }
+  const bool regression = !predictor.target_names().empty();
+  if (regression && predictor.trained_table() == nullptr && data.targets.empty()) {
+    // A series model's checkpoint keeps no table layout: its windows are cut by data.series.
+    return failed_precondition(
+        "the model predicts " + std::to_string(predictor.target_names().size()) +
+        " values from windows of a series (data.series); predict with a YAML file whose data "
+        "section has the data.series it was trained with (its test part is predicted)");
+  }
   const TableOptions options = prediction_options(data, predictor);
   if (!predict.input.empty()) return load_dataset(predict.input, base_dir, options);
   if (data.dataset.empty()) {

@@ -102,6 +102,9 @@ Predictor::~Predictor() = default;
 const std::vector<std::string>& Predictor::class_names() const {
   return state_->layout.class_names;
 }
+const std::vector<std::string>& Predictor::target_names() const {
+  return state_->layout.target_names;
+}
 const BuiltModel& Predictor::built_model() const {
   return state_->built;
 }
