@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "cli_common.h"
 #include "json/json_io.h"
@@ -209,6 +210,21 @@ void choose_checkpoint(const Config& config, TrainSettings& train) {
   }
 }
 
+// What the run's last line says after the train loss: ", train accuracy 0.99, test accuracy
+// 0.98", or for regression ", test rmse 0.38, mae 0.29, r2 0.99" (the final weights' test split).
+std::string final_scores_text(const TrainSummary& summary, const EpochMetrics& last) {
+  std::ostringstream text;
+  if (last.regression && !summary.final_evaluations.empty()) {
+    text << ", test " << regression_text(summary.final_evaluations.front().values);
+    return text.str();
+  }
+  const double test_accuracy = summary.final_evaluations.empty()
+                                   ? last.test_accuracy
+                                   : summary.final_evaluations.front().accuracy;
+  text << ", train accuracy " << last.train_accuracy << ", test accuracy " << test_accuracy;
+  return text.str();
+}
+
 void run_training(RunContext& c, TrainConfig train_config) {
   const DType precision = train_config.train.precision;
   const TrainSettings settings = train_config.train;
@@ -242,20 +258,12 @@ void run_training(RunContext& c, TrainConfig train_config) {
   }
   const double median = median_of(seconds);
   const EpochMetrics last = summary.history.empty() ? EpochMetrics{} : summary.history.back();
-  const double test_accuracy = summary.final_evaluations.empty()
-                                   ? last.test_accuracy
-                                   : summary.final_evaluations.front().accuracy;
   const std::string checksum = weights_fnv1a64(trainer.model());
   print_training_report(std::cout, summary, settings);
   std::cout << "\ntrained " << info.architecture << " (" << info.parameter_count
             << " parameters, batch " << info.batch_size << ")\n"
-            << "epochs " << last.epoch << ": train loss " << last.train_loss;
-  if (last.regression) {
-    std::cout << ", test " << regression_text(summary.final_evaluations.front().values);
-  } else {
-    std::cout << ", train accuracy " << last.train_accuracy << ", test accuracy " << test_accuracy;
-  }
-  std::cout << ", median epoch " << median * 1e3 << " ms\n"
+            << "epochs " << last.epoch << ": train loss " << last.train_loss
+            << final_scores_text(summary, last) << ", median epoch " << median * 1e3 << " ms\n"
             << "weights fnv1a64: " << checksum << "\n";
   if (!summary.last_checkpoint.empty())
     std::cout << "checkpoint: " << summary.last_checkpoint << "\n";
@@ -309,6 +317,20 @@ void report_predictions(RunContext& c, const std::string& input_name,
   c.log << ", " << predictions.samples_per_second << " samples/s" << std::endl;
 }
 
+// The figures of a labeled input: its loss, and its accuracy or RMSE, MAE and R^2.
+void add_labeled_metrics(RunContext& c, const Predictions& predictions) {
+  c.metrics["test_loss"] = predictions.loss;
+  if (!predictions.regression) {
+    c.metrics["test_accuracy"] = predictions.accuracy;
+    return;
+  }
+  c.metrics["test_rmse"] = predictions.metrics.rmse;
+  c.metrics["test_mae"] = predictions.metrics.mae;
+  c.metrics["test_r2"] = predictions.metrics.r2;
+  c.metrics["regression"] = Json{
+      {"input", regression_json(predictions.metrics, predictions.loss, predictions.target_names)}};
+}
+
 void run_inference(RunContext& c, const TrainConfig& train_config) {
   const PredictSettings settings = value_or_throw(PredictSettings::from_config(c.config));
   if (c.task == "predict" && !settings.output.empty()) {
@@ -354,19 +376,7 @@ void run_inference(RunContext& c, const TrainConfig& train_config) {
   c.metrics["epochs"] = 0;
   c.metrics["samples"] = predictions.samples;
   c.metrics["labeled"] = predictions.labeled;
-  if (predictions.labeled) {
-    c.metrics["test_loss"] = predictions.loss;
-    if (predictions.regression) {
-      c.metrics["test_rmse"] = predictions.metrics.rmse;
-      c.metrics["test_mae"] = predictions.metrics.mae;
-      c.metrics["test_r2"] = predictions.metrics.r2;
-      c.metrics["regression"] =
-          Json{{"input",
-                regression_json(predictions.metrics, predictions.loss, predictions.target_names)}};
-    } else {
-      c.metrics["test_accuracy"] = predictions.accuracy;
-    }
-  }
+  if (predictions.labeled) add_labeled_metrics(c, predictions);
   c.metrics["seconds"] = predictions.seconds;
   c.metrics["samples_per_second"] = predictions.samples_per_second;
   c.metrics["peak_device_memory_bytes"] = peak;

@@ -145,50 +145,10 @@ void predict_values(const Predictor::State& s, const Dataset& data, int64_t batc
   }
 }
 
-}  // namespace
-
-Predictions Predictor::predict(Dataset data, int64_t batch_size) {
-  State& s = *state_;
+// Classification: every batch's argmax and softmax, and the accuracy and loss when labeled.
+void predict_classes(const Predictor::State& s, const Dataset& data, int64_t batch_size,
+                     Predictions& out) {
   const auto class_count = static_cast<int64_t>(s.layout.class_names.size());
-  int64_t expected_features = 1;
-  for (const int64_t extent : s.layout.sample_shape) expected_features *= extent;
-  if (data.feature_count() != expected_features) {
-    throw_error(invalid_argument(data.name + " has " + std::to_string(data.feature_count()) +
-                                 " features per sample, but the model was trained on " +
-                                 std::to_string(expected_features)));
-  }
-  throw_if_error(s.layout.scaler.apply(data));
-  throw_if_error(data.reshape_samples(s.layout.sample_shape));
-  const bool regression = !s.layout.target_names.empty();
-  if (regression != data.is_regression()) {
-    throw_error(invalid_argument(
-        data.name + (regression ? " has classes, but the model predicts numbers (regression)"
-                                : " has numbers to predict, but the model predicts classes")));
-  }
-  if (regression && data.labeled) throw_if_error(s.layout.target_scaler.apply_to_targets(data));
-  if (!regression && data.labeled) throw_if_error(check_class_range(data, class_count));
-  NoGradGuard no_grad;
-  const AutocastGuard autocast(s.precision);
-  Predictions out;
-  out.class_names = s.layout.class_names;
-  out.labeled = data.labeled;
-  if (data.labeled) out.labels = data.labels;
-  out.samples = data.sample_count;
-  out.ids = data.ids;
-  out.source_lines = data.source_lines;
-  if (data.table.id_column >= 0 && !data.ids.empty()) {
-    out.id_name = data.table.column_label(data.table.id_column);
-    if (data.table.id_column < static_cast<int64_t>(data.table.column_names.size())) {
-      out.id_name = data.table.column_names[static_cast<size_t>(data.table.id_column)];
-    }
-  }
-  const auto start = std::chrono::steady_clock::now();
-  if (regression) {
-    predict_values(s, data, batch_size, out);
-    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    out.samples_per_second = out.seconds > 0 ? static_cast<double>(out.samples) / out.seconds : 0;
-    return out;
-  }
   double loss_sum = 0;
   int64_t correct = 0;
   std::vector<int64_t> order(static_cast<size_t>(data.sample_count));
@@ -208,11 +168,57 @@ Predictions Predictor::predict(Dataset data, int64_t batch_size) {
     out.predicted.insert(out.predicted.end(), predicted.begin(), predicted.end());
     out.probabilities.insert(out.probabilities.end(), probabilities.begin(), probabilities.end());
   }
-  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (out.samples > 0 && data.labeled) {
     out.loss = loss_sum / static_cast<double>(out.samples);
     out.accuracy = static_cast<double>(correct) / static_cast<double>(out.samples);
   }
+}
+
+}  // namespace
+
+Predictions Predictor::predict(Dataset data, int64_t batch_size) {
+  State& s = *state_;
+  int64_t expected_features = 1;
+  for (const int64_t extent : s.layout.sample_shape) expected_features *= extent;
+  if (data.feature_count() != expected_features) {
+    throw_error(invalid_argument(data.name + " has " + std::to_string(data.feature_count()) +
+                                 " features per sample, but the model was trained on " +
+                                 std::to_string(expected_features)));
+  }
+  throw_if_error(s.layout.scaler.apply(data));
+  throw_if_error(data.reshape_samples(s.layout.sample_shape));
+  const bool regression = !s.layout.target_names.empty();
+  if (regression != data.is_regression()) {
+    throw_error(invalid_argument(
+        data.name + (regression ? " has classes, but the model predicts numbers (regression)"
+                                : " has numbers to predict, but the model predicts classes")));
+  }
+  if (regression && data.labeled) throw_if_error(s.layout.target_scaler.apply_to_targets(data));
+  if (!regression && data.labeled) {
+    throw_if_error(check_class_range(data, static_cast<int64_t>(s.layout.class_names.size())));
+  }
+  NoGradGuard no_grad;
+  const AutocastGuard autocast(s.precision);
+  Predictions out;
+  out.class_names = s.layout.class_names;
+  out.labeled = data.labeled;
+  if (data.labeled) out.labels = data.labels;
+  out.samples = data.sample_count;
+  out.ids = data.ids;
+  out.source_lines = data.source_lines;
+  if (data.table.id_column >= 0 && !data.ids.empty()) {
+    out.id_name = data.table.column_label(data.table.id_column);
+    if (data.table.id_column < static_cast<int64_t>(data.table.column_names.size())) {
+      out.id_name = data.table.column_names[static_cast<size_t>(data.table.id_column)];
+    }
+  }
+  const auto start = std::chrono::steady_clock::now();
+  if (regression) {
+    predict_values(s, data, batch_size, out);
+  } else {
+    predict_classes(s, data, batch_size, out);
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   out.samples_per_second = out.seconds > 0 ? static_cast<double>(out.samples) / out.seconds : 0;
   return out;
 }
