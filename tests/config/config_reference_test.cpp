@@ -325,7 +325,7 @@ void check_dependent_defaults(std::set<std::string>& checked) {
           .value();
   check_default(checked, "train.early_stopping.metric", early.train.monitor.metric);
   CHECK(fields.at("train.early_stopping.mode")->doc.default_value ==
-        "min for losses, max otherwise");
+        "min for losses, rmse and mae, max otherwise");
   CHECK(early.train.monitor.mode == MonitorMode::kMin);  // val_loss is a loss
   checked.insert("train.early_stopping.mode");
   check_default(checked, "train.early_stopping.min_delta", text(early.train.monitor.min_delta));

@@ -4,12 +4,17 @@
 #include <cmath>
 
 #include "switchyard/data.h"
+#include "switchyard/train.h"
 #include "test_support.h"
+#include "train/train_state.h"
 #include "train/train_test_support.h"
+#include "train/trainer_test_support.h"
 
 using namespace switchyard;
 using switchyard::testing::contains;
+using switchyard::testing::reference_device;
 using switchyard::testing::TempDir;
+using switchyard::testing::train_config_from;
 using switchyard::testing::write_text;
 
 namespace {
@@ -255,4 +260,53 @@ TEST_CASE("the baselines: least squares recovers a linear law, last value repeat
   CHECK(ramp.baselines[1].name == "last_value");
   CHECK(ramp.baselines[1].test.rmse == Approx(1.0));  // a ramp's next value is one more
   CHECK(ramp.baselines[1].test.mae == Approx(1.0));
+}
+
+TEST_CASE("a regression run monitors val_rmse, and its checkpoint keeps the regression history",
+          "[train][regression]") {
+  const std::string yaml = "data:\n  dataset: " SWITCHYARD_SOURCE_DIR
+                           "/data/diabetes.csv\n  targets: [progression]\n  scale: standard\n"
+                           "  validation_fraction: 0.2\nloss: huber\nloss_options: {delta: 0.5}\n"
+                           "model: {layers: [{type: linear, out_features: 1}]}\n"
+                           "optimizer: {type: adam, lr: 0.01}\n"
+                           "train: {epochs: 6, early_stopping: {metric: val_rmse, patience: 50}}\n";
+  Trainer trainer(train_config_from(yaml), reference_device());
+  const TrainSummary summary = trainer.run();
+  REQUIRE(summary.history.size() == 6);
+  CHECK(summary.monitor.metric == "val_rmse");
+  double best = 1e300;
+  for (const EpochMetrics& m : summary.history) {
+    CHECK(m.regression);
+    CHECK(m.validation_values.rmse > 0);
+    best = std::min(best, m.validation_values.rmse);
+  }
+  CHECK(summary.monitor.best_value == best);  // lower is better for an error
+  const Checkpoint checkpoint = trainer.make_checkpoint();
+  const auto history = value_or_throw(detail::get_history(checkpoint));
+  REQUIRE(history.size() == 6);
+  CHECK(history.back().regression);
+  CHECK(history.back().test_values.r2 == summary.history.back().test_values.r2);
+  CHECK(history.back().validation_values.mae == summary.history.back().validation_values.mae);
+  const LossSettings loss = value_or_throw(detail::get_loss(checkpoint));
+  CHECK(loss.kind == LossKind::kHuber);
+  CHECK(loss.delta == 0.5);
+}
+
+TEST_CASE("a metric of the other task is a configuration error", "[train][regression]") {
+  const auto status = [](const std::string& yaml) {
+    const Config config = value_or_throw(Config::load_string(yaml, "test.yaml"));
+    return TrainConfig::from_config(config).status();
+  };
+  const Status regression = status(
+      "data: {dataset: d.csv, targets: [y], validation_fraction: 0.2}\nloss: mse\n"
+      "model: {layers: [{type: linear, out_features: 1}]}\n"
+      "train: {early_stopping: {metric: val_accuracy, patience: 2}}\n");
+  CHECK(contains(regression.message(),
+                 "key 'train.early_stopping.metric': val_accuracy is "
+                 "measured on classes"));
+  const Status classes = status(
+      "data: {dataset: iris, validation_fraction: 0.2}\n"
+      "model: {layers: [{type: linear, out_features: 3}]}\n"
+      "train: {early_stopping: {metric: val_r2, patience: 2}}\n");
+  CHECK(contains(classes.message(), "val_r2 is measured on numbers to predict"));
 }

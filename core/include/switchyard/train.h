@@ -143,7 +143,8 @@ struct ScheduleSettings {
 };
 
 // What "the best epoch" means: a metric of EpochMetrics (train_loss, train_accuracy, val_loss,
-// val_accuracy, val_f1_macro), whether lower or higher is better, and by how much a value must
+// val_accuracy, val_f1_macro; for regression val_rmse, val_mae, val_r2), whether lower or higher
+// is better, and by how much a value must
 // beat the best so far to count as an improvement (Keras' min_delta).
 enum class MonitorMode { kMin, kMax };
 struct MonitorSettings {

@@ -120,8 +120,13 @@ Status read_early_stopping(const ConfigNode& node, TrainSettings& t) {
   if (!node.valid() || !node.is_map()) return ok_status();
   t.early_stopping.enabled = true;
   SY_ASSIGN_OR_RETURN(t.monitor.metric, node.string_or("metric", t.monitor.metric));
-  const bool is_loss = t.monitor.metric.size() >= 5 &&
-                       t.monitor.metric.compare(t.monitor.metric.size() - 5, 5, "_loss") == 0;
+  // Losses and errors (val_rmse, val_mae) are better lower; accuracy, F1 and R^2 higher.
+  const auto ends_with = [&](const std::string& suffix) {
+    const std::string& metric = t.monitor.metric;
+    return metric.size() >= suffix.size() &&
+           metric.compare(metric.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  const bool is_loss = ends_with("_loss") || ends_with("_rmse") || ends_with("_mae");
   SY_ASSIGN_OR_RETURN(const std::string mode, node.string_or("mode", is_loss ? "min" : "max"));
   t.monitor.mode = mode == "max" ? MonitorMode::kMax : MonitorMode::kMin;
   SY_ASSIGN_OR_RETURN(t.monitor.min_delta, node.double_or("min_delta", 0.0));
@@ -226,6 +231,22 @@ Result<LossSettings> read_loss(const ConfigNode& root, const DataSettings& data)
   return loss;
 }
 
+// Regression has no accuracy and classification no RMSE: a metric the run never measures would
+// never improve, so early stopping would end the run after `patience` epochs for nothing.
+Status check_monitor_fits_task(const ConfigNode& root, const TrainConfig& c) {
+  const std::string& metric = c.train.monitor.metric;
+  const bool value_metric = metric == "val_rmse" || metric == "val_mae" || metric == "val_r2";
+  const bool class_metric =
+      metric == "val_accuracy" || metric == "val_f1_macro" || metric == "train_accuracy";
+  if (c.data.is_regression() ? !class_metric : !value_metric) return ok_status();
+  const std::string why = c.data.is_regression()
+                              ? " is measured on classes, and this run predicts numbers "
+                                "(regression): monitor val_loss, val_rmse, val_mae or val_r2"
+                              : " is measured on numbers to predict (data.targets, data.series), "
+                                "and this run predicts classes";
+  return root["train"]["early_stopping"]["metric"].error(metric + why);
+}
+
 }  // namespace
 
 Result<std::string> configured_task(const Config& config) {
@@ -307,6 +328,7 @@ Result<TrainConfig> TrainConfig::from_config(const Config& config) {
   SY_ASSIGN_OR_RETURN(c.schedule, read_schedule(root["schedule"]));
   SY_ASSIGN_OR_RETURN(c.train, read_train(root["train"], c.base_dir));
   SY_RETURN_IF_ERROR(check_monitor_has_data(root, c));
+  SY_RETURN_IF_ERROR(check_monitor_fits_task(root, c));
   return c;
 }
 

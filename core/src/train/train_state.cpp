@@ -70,6 +70,42 @@ Status get_validation_history(const Checkpoint& checkpoint, std::vector<EpochMet
   return ok_status();
 }
 
+constexpr size_t kRegressionFields = 7;  // regression, test and validation RMSE, MAE, R^2
+
+void put_regression_history(Checkpoint& checkpoint, const std::vector<EpochMetrics>& history) {
+  std::vector<uint8_t> bytes;
+  for (const EpochMetrics& m : history) {
+    const double fields[kRegressionFields] = {
+        m.regression ? 1.0 : 0.0, m.test_values.rmse,      m.test_values.mae,     m.test_values.r2,
+        m.validation_values.rmse, m.validation_values.mae, m.validation_values.r2};
+    append_bytes(bytes, fields, sizeof(fields));
+  }
+  checkpoint.put_bytes("progress/history_regression", std::move(bytes));
+}
+
+// The record "progress/history_regression" into `history`, when present (regression runs only):
+// a resumed run replays val_rmse, val_mae and val_r2 like the validation loss.
+Status get_regression_history(const Checkpoint& checkpoint, std::vector<EpochMetrics>& history) {
+  if (!checkpoint.contains("progress/history_regression")) return ok_status();
+  SY_ASSIGN_OR_RETURN(const auto bytes, checkpoint.get_bytes("progress/history_regression"));
+  constexpr size_t kRowBytes = kRegressionFields * sizeof(double);
+  if (bytes.size() != history.size() * kRowBytes) {
+    return checkpoint.corrupt("record 'progress/history_regression' does not match the history");
+  }
+  for (size_t i = 0; i < history.size(); ++i) {
+    double f[kRegressionFields];
+    std::memcpy(f, bytes.data() + i * kRowBytes, kRowBytes);
+    if (f[0] != 0.0 && f[0] != 1.0) {
+      return checkpoint.corrupt("record 'progress/history_regression' is damaged");
+    }
+    EpochMetrics& m = history[i];
+    m.regression = f[0] == 1.0;
+    m.test_values = {f[1], f[2], f[3], 0, 0};
+    m.validation_values = {f[4], f[5], f[6], 0, 0};
+  }
+  return ok_status();
+}
+
 // A count stored as a double (epoch, bytes, steps) that converts to an integer: converting NaN or
 // a value out of range is undefined behaviour, and a damaged file must not reach it.
 bool is_count(double value) {
@@ -329,6 +365,9 @@ void put_history(Checkpoint& checkpoint, const std::vector<EpochMetrics>& histor
     append_bytes(validation, fields, sizeof(fields));
   }
   checkpoint.put_bytes("progress/history_validation", std::move(validation));
+  const bool regression = std::any_of(history.begin(), history.end(),
+                                      [](const EpochMetrics& m) { return m.regression; });
+  if (regression) put_regression_history(checkpoint, history);
 }
 
 Result<std::vector<EpochMetrics>> get_history(const Checkpoint& checkpoint) {
@@ -373,6 +412,7 @@ Result<std::vector<EpochMetrics>> get_history(const Checkpoint& checkpoint) {
     }
   }
   SY_RETURN_IF_ERROR(get_validation_history(checkpoint, history));
+  SY_RETURN_IF_ERROR(get_regression_history(checkpoint, history));
   return history;
 }
 
