@@ -30,3 +30,13 @@ for beta in (1.0, 0.5, 2.0):
 for delta in (1.0, 0.5, 2.0):
     print("huber delta %g mean %.9g sum %.9g" % (delta, huber(delta).mean(), huber(delta).sum()))
 print("bce mean %.9g sum %.9g (naive %.9g)" % (bce_stable.mean(), bce_stable.sum(), bce.mean()))
+
+try:  # the same numbers from PyTorch itself, when python3-torch is installed
+    import torch
+    import torch.nn.functional as F
+    p, t = torch.tensor(prediction), torch.tensor(target)
+    print("torch l1 %.9g smooth_l1(0.5) %.9g huber(2) %.9g bce %.9g" % (
+        F.l1_loss(p, t), F.smooth_l1_loss(p, t, beta=0.5), F.huber_loss(p, t, delta=2.0),
+        F.binary_cross_entropy_with_logits(torch.tensor(logits), torch.tensor(labels))))
+except ImportError:
+    pass

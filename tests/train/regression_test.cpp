@@ -116,6 +116,11 @@ TEST_CASE("series windows: exact inputs and targets, and no window crosses the s
   CHECK(test.targets == std::vector<float>{18, 19});
   CHECK(test.source_lines == std::vector<int64_t>{20, 21});  // the lines of the values predicted
   CHECK(train.target_names == std::vector<std::string>{"value[t+1]"});
+  // data.image_shape shapes the windows for sequence layers: [window, 1].
+  const PreparedData shaped = value_or_throw(prepare(
+      dir, series_yaml("{column: value, window: 3, horizon: 1}", "  image_shape: [3, 1]\n")));
+  CHECK(shaped.split.train.sample_shape == std::vector<int64_t>{3, 1});
+  CHECK(shaped.split.test.sample_shape == std::vector<int64_t>{3, 1});
 
   const PreparedData with_validation = value_or_throw(prepare(
       dir, series_yaml("{column: value, window: 3, horizon: 2}", "  validation_fraction: 0.4\n")));

@@ -161,18 +161,23 @@ TableOptions DataSettings::table_options() const {
 
 namespace {
 
+// data.image_shape, when given: the shape each sample's features take ([C, H, W] for conv2d; a
+// series window may be shaped [window, 1] for sequence layers).
+Status apply_sample_shape(const DataSettings& settings, Dataset& data) {
+  if (settings.image_shape.empty() || data.sample_count == 0) return ok_status();
+  const Status reshaped = data.reshape_samples(settings.image_shape);
+  if (!reshaped.ok() && settings.image_shape_node.valid()) {
+    return settings.image_shape_node.error(reshaped.message());
+  }
+  return reshaped;
+}
+
 // The table of data.dataset, split at random (stratified by class for classification).
 Result<DataSplit> load_table_split(const DataSettings& settings,
                                    const std::filesystem::path& base_dir, PreparedData& prepared) {
   SY_ASSIGN_OR_RETURN(Dataset all,
                       load_dataset(settings.dataset, base_dir, settings.table_options()));
-  if (!settings.image_shape.empty()) {
-    const Status reshaped = all.reshape_samples(settings.image_shape);
-    if (!reshaped.ok() && settings.image_shape_node.valid()) {
-      return settings.image_shape_node.error(reshaped.message());
-    }
-    SY_RETURN_IF_ERROR(reshaped);
-  }
+  SY_RETURN_IF_ERROR(apply_sample_shape(settings, all));
   prepared.dropped_rows = all.dropped_rows;
   prepared.notes = all.notes;
   SY_ASSIGN_OR_RETURN(DataSplit split,
@@ -200,6 +205,10 @@ Result<PreparedData> prepare_data(const DataSettings& settings,
   PreparedData prepared;
   if (settings.series.enabled) {
     SY_ASSIGN_OR_RETURN(prepared.split, load_series_split(settings, base_dir));
+    for (Dataset* part :
+         {&prepared.split.train, &prepared.split.validation, &prepared.split.test}) {
+      SY_RETURN_IF_ERROR(apply_sample_shape(settings, *part));
+    }
   } else {
     SY_ASSIGN_OR_RETURN(prepared.split, load_table_split(settings, base_dir, prepared));
   }
