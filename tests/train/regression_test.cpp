@@ -274,7 +274,8 @@ TEST_CASE("a regression run monitors val_rmse, and its checkpoint keeps the regr
                            "  validation_fraction: 0.2\nloss: huber\nloss_options: {delta: 0.5}\n"
                            "model: {layers: [{type: linear, out_features: 1}]}\n"
                            "optimizer: {type: adam, lr: 0.01}\n"
-                           "train: {epochs: 6, early_stopping: {metric: val_rmse, patience: 50}}\n";
+                           "train: {epochs: 6, progress: none,\n"
+                           "        early_stopping: {metric: val_rmse, patience: 50}}\n";
   Trainer trainer(train_config_from(yaml), reference_device());
   const TrainSummary summary = trainer.run();
   REQUIRE(summary.history.size() == 6);
