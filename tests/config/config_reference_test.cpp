@@ -165,6 +165,10 @@ TEST_CASE("every documented example is a valid value of its key", "[config][refe
       if (key.rfind("train.early_stopping.", 0) == 0) {
         overrides.push_back("train.early_stopping.patience=2");
       }
+      if (key.rfind("data.series.", 0) == 0) {  // the series' required keys
+        overrides.push_back("data.series.column=co2");
+        overrides.push_back("data.series.window=52");
+      }
       overrides.push_back(key + "=" + field->doc.example);
     }
     CHECK(testing::config_status("", overrides).message() == "");
@@ -206,7 +210,10 @@ void check_runtime_defaults(std::set<std::string>& checked, const Config& config
 }
 
 void check_data_defaults(std::set<std::string>& checked, const TrainConfig& c) {
-  check_default(checked, "loss", c.loss == LossKind::kCrossEntropy ? "cross_entropy" : "mse");
+  check_default(checked, "loss", loss_kind_name(c.loss.kind));
+  check_default(checked, "loss_options.beta", text(c.loss.beta));
+  check_default(checked, "loss_options.delta", text(c.loss.delta));
+  check_default(checked, "data.target_scale", scale_mode_name(c.data.target_scale));
   check_default(checked, "data.format", c.data.format);
   check_default(checked, "data.header", c.data.header == HeaderMode::kDetect ? "detected" : "set");
   check_default(checked, "data.delimiter", c.data.delimiter == '\0' ? "detected" : "set");
@@ -346,13 +353,26 @@ void check_dependent_defaults(std::set<std::string>& checked) {
   CHECK(optimizer("adam").weight_decay == 0.0);
   CHECK_FALSE(optimizer("adamw").weight_decay_given);  // AdamW's 0.01 applies (optim.h)
 
+  // data.series' keys, in a series with only its required ones.
+  const SeriesSettings series =
+      TrainConfig::from_config(load("data: {dataset: co2.csv, series: {column: co2, window: 5}}\n"
+                                    "loss: mse\n"))
+          .value()
+          .data.series;
+  check_default(checked, "data.series.horizon", std::to_string(series.horizon));
+  check_default(checked, "data.series.target",
+                series.target == SeriesTarget::kNext ? "next" : "input");
+  check_default(checked, "data.series.gaps",
+                series.gaps == GapPolicy::kInterpolate ? "interpolate" : "drop");
+  check_default(checked, "data.series.offset", series.relative_to_last ? "last" : "none");
+
   const TrainConfig early =
       TrainConfig::from_config(load("data: {dataset: iris, validation_fraction: 0.1}\n"
                                     "train: {early_stopping: {patience: 2}}\n"))
           .value();
   check_default(checked, "train.early_stopping.metric", early.train.monitor.metric);
   CHECK(fields.at("train.early_stopping.mode")->doc.default_value ==
-        "min for losses, max otherwise");
+        "min for losses, rmse and mae, max otherwise");
   CHECK(early.train.monitor.mode == MonitorMode::kMin);  // val_loss is a loss
   checked.insert("train.early_stopping.mode");
   check_default(checked, "train.early_stopping.min_delta", text(early.train.monitor.min_delta));

@@ -49,7 +49,7 @@ TEST_CASE("a training checkpoint keeps the layers, the loss and the table layout
   CHECK(detail::model_spec_summary(spec) ==
         "[{\"type\":\"linear\",\"out_features\":4}, {\"type\":\"tanh\"}, "
         "{\"type\":\"dropout\",\"p\":0.25}, {\"type\":\"linear\",\"out_features\":2}]");
-  CHECK(value_or_throw(detail::get_loss(checkpoint)) == LossKind::kMse);
+  CHECK(value_or_throw(detail::get_loss(checkpoint)).kind == LossKind::kMse);
   const detail::DataLayout layout = value_or_throw(detail::get_data_layout(checkpoint));
   REQUIRE(layout.has_table);
   CHECK(layout.class_names == std::vector<std::string>{"small", "big"});

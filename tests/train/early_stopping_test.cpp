@@ -278,8 +278,9 @@ TEST_CASE(
   const auto unknown =
       Config::load_string(base + "  early_stopping: {metric: test_loss, patience: 1}\n", "t");
   REQUIRE_FALSE(unknown.ok());
-  CHECK(unknown.status().message().find("val_loss, val_accuracy, val_f1_macro, train_loss, "
-                                        "train_accuracy") != std::string::npos);
+  CHECK(unknown.status().message().find("val_loss, val_accuracy, val_f1_macro, val_rmse, "
+                                        "val_mae, val_r2, train_loss, train_accuracy") !=
+        std::string::npos);
 }
 
 TEST_CASE(

@@ -1,5 +1,7 @@
 #include "run_report.h"
 
+#include <sstream>
+
 namespace switchyard::cli {
 namespace {
 
@@ -41,10 +43,36 @@ Json classification_json(const ClassificationReport& report, double loss,
               {"confusion_matrix", std::move(matrix)}};
 }
 
+Json regression_json(const RegressionMetrics& metrics, double loss,
+                     const std::vector<std::string>& target_names) {
+  return Json{{"samples", metrics.samples}, {"loss", loss},     {"rmse", metrics.rmse},
+              {"mae", metrics.mae},         {"r2", metrics.r2}, {"targets", target_names}};
+}
+
+Json baselines_json(const std::vector<BaselineScore>& baselines) {
+  Json list = Json::array();
+  for (const BaselineScore& b : baselines) {
+    list.push_back(Json{{"name", b.name},
+                        {"description", b.description},
+                        {"test", Json{{"samples", b.test.samples},
+                                      {"rmse", b.test.rmse},
+                                      {"mae", b.test.mae},
+                                      {"r2", b.test.r2}}}});
+  }
+  return list;
+}
+
+std::string regression_text(const RegressionMetrics& metrics) {
+  std::ostringstream text;
+  text << "rmse " << metrics.rmse << ", mae " << metrics.mae << ", r2 " << metrics.r2;
+  return text.str();
+}
+
 Json final_evaluations_json(const TrainSummary& summary) {
   Json splits = Json::object();
   for (const SplitEvaluation& e : summary.final_evaluations) {
-    splits[e.split] = classification_json(e.report, e.loss, summary.class_names);
+    splits[e.split] = e.regression ? regression_json(e.values, e.loss, summary.target_names)
+                                   : classification_json(e.report, e.loss, summary.class_names);
   }
   return splits;
 }
@@ -94,10 +122,19 @@ void print_training_report(std::ostream& out, const TrainSummary& summary,
   }
   for (const SplitEvaluation& e : summary.final_evaluations) {
     out << "\n";
+    if (e.regression) {
+      out << e.split << ": " << e.values.samples << " samples, loss " << e.loss << ", "
+          << regression_text(e.values) << " (in the targets' units)\n";
+      continue;
+    }
     print_classification(out,
                          e.split + ": " + std::to_string(e.report.samples) + " samples, loss " +
                              std::to_string(e.loss) + ", accuracy " + std::to_string(e.accuracy),
                          e.report, summary.class_names);
+  }
+  for (const BaselineScore& b : summary.baselines) {
+    out << "baseline " << b.name << " (" << b.description << "): test " << b.test.samples
+        << " samples, " << regression_text(b.test) << "\n";
   }
 }
 

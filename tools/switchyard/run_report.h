@@ -18,7 +18,19 @@ namespace switchyard::cli {
 detail::Json classification_json(const ClassificationReport& report, double loss,
                                  const std::vector<std::string>& class_names);
 
-// {"test": ..., "validation": ...} from the final evaluations of a training run.
+// {"samples", "loss", "rmse", "mae", "r2", "targets": [names]}: regression's counterpart, in the
+// targets' units.
+detail::Json regression_json(const RegressionMetrics& metrics, double loss,
+                             const std::vector<std::string>& target_names);
+
+// [{"name", "description", "test": {"samples", "rmse", "mae", "r2"}}...] (PreparedData::baselines).
+detail::Json baselines_json(const std::vector<BaselineScore>& baselines);
+
+// "rmse 0.41, mae 0.32, r2 0.870", for report lines.
+std::string regression_text(const RegressionMetrics& metrics);
+
+// {"test": ..., "validation": ...} from the final evaluations of a training run (classification
+// or regression JSON, whichever the model does).
 detail::Json final_evaluations_json(const TrainSummary& summary);
 
 // The monitored metric: best epoch and value, early stopping, best checkpoint, final weights.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "switchyard/config.h"
+#include "switchyard/metrics.h"
 #include "switchyard/status.h"
 
 namespace switchyard {
@@ -42,6 +43,8 @@ struct TableLayout {
   int64_t column_count = 0;
   std::vector<std::string> column_names;  // empty without a header of names
   int64_t target_column = -1;
+  // Regression: every target column (the first is also target_column); empty for classes.
+  std::vector<int64_t> value_columns;
   int64_t id_column = -1;                // -1: no id column
   std::vector<int64_t> feature_columns;  // in the order of the model's inputs
   std::vector<int64_t> dropped_columns;
@@ -56,8 +59,11 @@ struct TableLayout {
 struct TableOptions {
   NonFinitePolicy non_finite = NonFinitePolicy::kError;
   HeaderMode header = HeaderMode::kDetect;
-  char delimiter = '\0';          // '\0': detected among ',', tab and ';'
-  std::string target;             // a column name or number (1 = first, -1 = last); "": the last
+  char delimiter = '\0';  // '\0': detected among ',', tab and ';'
+  std::string target;     // a column name or number (1 = first, -1 = last); "": the last
+  // Regression (data.targets): columns of numbers to predict, one model output each, instead of
+  // the class column `target`. Empty: classification.
+  std::vector<std::string> targets;
   std::string id;                 // a column kept per row for the output, never a feature
   std::vector<std::string> drop;  // columns that are neither features nor the target
   LabelOrder label_order = LabelOrder::kSorted;
@@ -86,8 +92,21 @@ struct Dataset {
   // took, the class order): one line each, printed by `switchyard run` and `predict`.
   std::vector<std::string> notes;
 
+  // Regression (data.targets, data.series): the numbers to predict, sample_count x
+  // target_count(), row-major, and a name per output; both empty for classification, whose
+  // samples have `labels` instead. In a split, targets are scaled like features (PreparedData).
+  std::vector<float> targets;
+  std::vector<std::string> target_names;
+  // data.series.offset: last: per sample, the level (its last input value) that was subtracted
+  // from its inputs and targets; a prediction adds it back. Empty when nothing was subtracted.
+  std::vector<float> target_offsets;
+
   int64_t feature_count() const;
   int64_t class_count() const { return static_cast<int64_t>(class_names.size()); }
+  bool is_regression() const { return !target_names.empty(); }
+  int64_t target_count() const { return static_cast<int64_t>(target_names.size()); }
+  // The model's output width: one per target for regression, one per class otherwise.
+  int64_t output_count() const { return is_regression() ? target_count() : class_count(); }
   // The samples at `indices`, in that order (same names, shape and classes).
   Dataset subset(const std::vector<int64_t>& indices) const;
   // Changes sample_shape to `shape` (with the same element count), for conv nets.
@@ -131,8 +150,14 @@ struct FeatureScaler {
 
   // `divisor` is used by kDivide only and must be non-zero.
   static Result<FeatureScaler> fit(ScaleMode mode, double divisor, const Dataset& train);
+  // The same fitted on the regression targets of `train` (one column per target).
+  static Result<FeatureScaler> fit_targets(ScaleMode mode, const Dataset& train);
   // INVALID_ARGUMENT when the feature count differs from the fitted one.
   Status apply(Dataset& data) const;
+  // Scales data.targets (a scaler from fit_targets).
+  Status apply_to_targets(Dataset& data) const;
+  // The inverse map, x = x' / factor + offset, on rows of factor.size() values (predictions).
+  void unscale(std::vector<float>& rows) const;
 };
 
 struct DataSplit {
@@ -157,6 +182,46 @@ Status carve_validation(DataSplit& split, double validation_fraction, uint64_t s
 // so a resumed run sees the very batches an uninterrupted one would have seen.
 std::vector<int64_t> epoch_permutation(int64_t count, uint64_t seed, int64_t epoch);
 
+// data.series.gaps: what an empty value of the series does. kInterpolate fills it linearly between
+// its neighbours (the nearest value at either end); kDrop leaves out every window that touches it.
+enum class GapPolicy { kInterpolate, kDrop };
+// data.series.target: kNext forecasts the `horizon` values after each window; kInput reconstructs
+// the window itself (an autoencoder).
+enum class SeriesTarget { kNext, kInput };
+
+// data.series: one numeric column of a table, in time order, cut into samples of `window`
+// consecutive values. The split is chronological (train, then validation, then test, each a
+// contiguous stretch of the series) and no window crosses from one part into the next.
+struct SeriesSettings {
+  bool enabled = false;
+  std::string column;
+  int64_t window = 0;
+  int64_t horizon = 1;  // kNext only
+  GapPolicy gaps = GapPolicy::kInterpolate;
+  SeriesTarget target = SeriesTarget::kNext;
+  // offset: last subtracts each window's last value from its inputs and targets, so that the
+  // model sees (and predicts) changes rather than levels; predictions add it back.
+  bool relative_to_last = false;
+  ConfigNode node;  // data.series in the YAML file, for errors
+};
+
+// What a run compares a regression model with: a simple predictor fitted on the training part
+// (least squares on the features, or the window's last value), scored on the test split.
+struct BaselineScore {
+  std::string name;         // "linear_least_squares", "last_value"
+  std::string description;  // one line for the report
+  RegressionMetrics test;
+};
+
+struct DataSettings;
+struct DataSplit;
+// The baselines of a regression split, fitted on its unscaled training part and scored on its
+// test part in the targets' units: least squares on the features with an intercept (tabular
+// targets and forecasts), and for a forecast (data.series, target: next) the window's last value
+// repeated over the horizon. None for an autoencoder (a linear map would copy its input).
+std::vector<BaselineScore> regression_baselines(const DataSettings& settings,
+                                                const DataSplit& split);
+
 // The `data:` section of a configuration.
 struct DataSettings {
   std::string dataset;  // built-in name or CSV path; required to train (no silent default)
@@ -177,6 +242,13 @@ struct DataSettings {
   std::string id;
   std::vector<std::string> drop;
   LabelOrder label_order = LabelOrder::kSorted;
+  // Regression: data.targets (columns of numbers) or data.series, and how the targets are scaled
+  // (data.target_scale, fitted on the training part; predictions and metrics are unscaled).
+  std::vector<std::string> targets;
+  SeriesSettings series;
+  ScaleMode target_scale = ScaleMode::kStandard;
+
+  bool is_regression() const { return !targets.empty() || series.enabled; }
 
   // Reads the section (an absent node gives the defaults); errors carry the YAML location.
   static Result<DataSettings> from_config(const ConfigNode& data_section);
@@ -184,15 +256,24 @@ struct DataSettings {
 
  private:
   Status read_table_keys(const ConfigNode& data_section);
+  Status read_regression_keys(const ConfigNode& data_section);
 };
+
+// The train, validation and test parts of data.series, cut in time order from the column of
+// `settings.dataset` (DataSettings::series), unscaled. INVALID_ARGUMENT naming the YAML key for a
+// missing column or a window longer than a part, and the file and line for a malformed value.
+Result<DataSplit> load_series_split(const DataSettings& settings,
+                                    const std::filesystem::path& base_dir);
 
 // A data set ready for training: loaded, split (test, then validation from the rest), scaled
 // (fitted on the training part only, never on validation or test samples) and reshaped.
 struct PreparedData {
   DataSplit split;
   FeatureScaler scaler;
-  int64_t dropped_rows = 0;        // left out by data.non_finite: drop_rows
-  std::vector<std::string> notes;  // Dataset::notes of the loaded file
+  FeatureScaler target_scaler;  // regression: fitted on the training targets (data.target_scale)
+  std::vector<BaselineScore> baselines;  // regression: computed before any scaling
+  int64_t dropped_rows = 0;              // left out by data.non_finite: drop_rows
+  std::vector<std::string> notes;        // Dataset::notes of the loaded file
 };
 Result<PreparedData> prepare_data(const DataSettings& settings,
                                   const std::filesystem::path& base_dir);

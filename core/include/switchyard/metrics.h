@@ -1,5 +1,6 @@
 // Classification metrics computed on the host from predicted and true classes: a confusion
-// matrix and, from it, per-class precision, recall and F1 with their macro and weighted averages.
+// matrix and, from it, per-class precision, recall and F1 with their macro and weighted averages;
+// and regression metrics (RMSE, MAE, R^2) from predicted and true values.
 //
 // The definitions are scikit-learn's (precision_recall_fscore_support and confusion_matrix with
 // labels = every class of the model and zero_division = 0): a class nothing was predicted as has
@@ -63,5 +64,22 @@ ClassificationReport classification_report(const ConfusionMatrix& matrix);
 std::string format_classification_report(const ClassificationReport& report,
                                          const std::vector<std::string>& class_names = {},
                                          int64_t max_matrix_classes = 20);
+
+// Regression metrics over `outputs` targets per sample, computed in double on the host from values
+// in the targets' own units (never scaled). Each metric is computed per output and then averaged
+// with equal weights: scikit-learn's root_mean_squared_error, mean_absolute_error and r2_score
+// with multioutput="uniform_average". R^2 of an output whose true values are all equal is 1 when
+// predicted exactly and 0 otherwise (scikit-learn's force_finite). Ownership: plain values.
+struct RegressionMetrics {
+  double rmse = 0;
+  double mae = 0;
+  double r2 = 0;
+  int64_t samples = 0;
+  int64_t outputs = 0;
+};
+
+// `truth` and `predicted` are samples x outputs, row-major, of the same length.
+RegressionMetrics regression_metrics(const std::vector<float>& truth,
+                                     const std::vector<float>& predicted, int64_t outputs);
 
 }  // namespace switchyard

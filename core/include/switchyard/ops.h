@@ -98,6 +98,26 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& labels,
 // Mean (or sum) of (prediction - target)^2 over all elements -> scalar loss.
 Tensor mse_loss(const Tensor& prediction, const Tensor& target,
                 Reduction reduction = Reduction::kMean);
+// The regression and multi-label losses below follow PyTorch's definitions (torch.nn.functional)
+// and are composed of the ops above, so autograd and every backend come with them. Each takes
+// a prediction and a target of the same shape and returns the mean (or sum) over all elements.
+//
+// Mean (or sum) of |prediction - target|.
+Tensor l1_loss(const Tensor& prediction, const Tensor& target,
+               Reduction reduction = Reduction::kMean);
+// With d = |prediction - target|: 0.5 d^2 / beta where d < beta, else d - 0.5 beta. Quadratic near
+// zero, linear beyond beta, so a few large errors do not dominate; beta 0 is l1_loss. beta >= 0.
+Tensor smooth_l1_loss(const Tensor& prediction, const Tensor& target, double beta = 1.0,
+                      Reduction reduction = Reduction::kMean);
+// delta * smooth_l1_loss(beta = delta): 0.5 d^2 where d < delta, else delta (d - 0.5 delta), so its
+// linear part has slope delta whatever delta is. delta > 0.
+Tensor huber_loss(const Tensor& prediction, const Tensor& target, double delta = 1.0,
+                  Reduction reduction = Reduction::kMean);
+// Binary cross-entropy of sigmoid(logits) against targets in [0, 1], element by element (one
+// independent yes/no per output: multi-label), in the stable form max(x, 0) - x y + log(1 +
+// exp(-|x|)), which never takes the log of 0 or the exp of a large positive number.
+Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& target,
+                                        Reduction reduction = Reduction::kMean);
 // Fraction of rows whose argmax equals the label; a host read, so call it outside hot loops.
 double accuracy(const Tensor& logits, const Tensor& labels);
 

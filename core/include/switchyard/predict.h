@@ -40,7 +40,14 @@ struct Predictions {
   std::vector<std::string> ids;       // the id column's values; empty without one
   std::string id_name;                // the id column's name ("" without one)
   std::vector<int64_t> source_lines;  // each sample's line in its file; may be empty
-  double loss = 0;                    // mean loss against the labels (0 when unlabeled)
+  // Regression: one name per output, the predicted values (samples x outputs, in the targets'
+  // units), the input's true values when labeled, and RMSE, MAE and R^2 against them.
+  bool regression = false;
+  std::vector<std::string> target_names;
+  std::vector<float> values;
+  std::vector<float> true_values;
+  RegressionMetrics metrics;
+  double loss = 0;  // mean loss against the labels (0 when unlabeled)
   double accuracy = 0;
   int64_t samples = 0;
   double seconds = 0;  // batched inference, uploads and read-backs included
@@ -67,15 +74,18 @@ class Predictor {
   // under NoGradGuard. Throws Error when the feature count or classes do not fit the model.
   Predictions predict(Dataset data, int64_t batch_size);
 
-  const std::vector<std::string>& class_names() const;
+  const std::vector<std::string>& class_names() const;   // empty for a regression model
+  const std::vector<std::string>& target_names() const;  // regression: one per output
   const BuiltModel& built_model() const;
   // How the training table was read, and the data keys that trained the model; null for a
   // checkpoint written before it kept them (content version 1) and for a weights file.
   const TableLayout* trained_table() const;
   const DataSettings* trained_settings() const;
 
- private:
+  // The private state; public only as a name, so that predictor.cpp's helpers can take it.
   struct State;
+
+ private:
   std::unique_ptr<State> state_;
 };
 
@@ -89,7 +99,9 @@ Result<Dataset> load_prediction_input(const PredictSettings& predict, const Data
 
 // One row per sample: the id column (named as in the file) or "line" (the row's line in its file),
 // then "label" (when the input had labels), "predicted" (the class name), "probability" (the
-// predicted class's) and "p_<class>" for every class. Fields are quoted as CSV needs.
+// predicted class's) and "p_<class>" for every class. For regression, after the id or line: per
+// target, its true value "<name>" (when the input had it) and "predicted_<name>". Fields are
+// quoted as CSV needs.
 void write_predictions(std::ostream& out, const Predictions& predictions);
 // The same into a file, atomically (a temporary file renamed into place, like checkpoints).
 Status write_predictions_csv(const std::filesystem::path& path, const Predictions& predictions);

@@ -118,7 +118,21 @@ Result<BuiltModel> build_model(const ModelSpec& spec, const std::vector<int64_t>
 // ---- Settings
 // ------------------------------------------------------------------------------------
 
-enum class LossKind { kCrossEntropy, kMse };
+// The `loss:` key. cross_entropy needs classes; the others (ops.h) compare the model's outputs with
+// regression targets, or with one-hot class labels (mse, as before; bce_with_logits: one
+// independent yes/no per output).
+enum class LossKind { kCrossEntropy, kMse, kL1, kSmoothL1, kHuber, kBceWithLogits };
+Result<LossKind> parse_loss_kind(const std::string& text);  // "cross_entropy", "mse", "l1", ...
+const char* loss_kind_name(LossKind kind);
+
+// A loss and its parameters (the `loss_options:` section). Converts from a LossKind, so that code
+// naming only the kind keeps the default parameters.
+struct LossSettings {
+  LossSettings(LossKind loss_kind = LossKind::kCrossEntropy) : kind(loss_kind) {}  // NOLINT
+  LossKind kind;
+  double beta = 1.0;   // smooth_l1: where the quadratic part ends
+  double delta = 1.0;  // huber: where the quadratic part ends, and the linear part's slope
+};
 enum class OptimizerKind { kSgd, kAdam, kAdamW };
 enum class ScheduleKind { kNone, kStep, kCosine };
 enum class ProgressMode { kAuto, kBar, kLog, kNone };
@@ -143,7 +157,8 @@ struct ScheduleSettings {
 };
 
 // What "the best epoch" means: a metric of EpochMetrics (train_loss, train_accuracy, val_loss,
-// val_accuracy, val_f1_macro), whether lower or higher is better, and by how much a value must
+// val_accuracy, val_f1_macro; for regression val_rmse, val_mae, val_r2), whether lower or higher
+// is better, and by how much a value must
 // beat the best so far to count as an improvement (Keras' min_delta).
 enum class MonitorMode { kMin, kMax };
 struct MonitorSettings {
@@ -193,7 +208,7 @@ Result<std::string> configured_task(const Config& config);
 struct TrainConfig {
   DataSettings data;
   ModelSpec model;
-  LossKind loss = LossKind::kCrossEntropy;
+  LossSettings loss;
   OptimizerSettings optimizer;
   ScheduleSettings schedule;
   TrainSettings train;
@@ -220,6 +235,11 @@ struct EpochMetrics {
   double validation_loss = 0;
   double validation_accuracy = 0;
   double validation_f1_macro = 0;
+  // Regression (no accuracy): the test and validation splits' RMSE, MAE and R^2 in the targets'
+  // units.
+  bool regression = false;
+  RegressionMetrics test_values;
+  RegressionMetrics validation_values;
   double learning_rate = 0;  // used during this epoch
   double epoch_seconds = 0;  // training steps only (evaluation excluded)
   double samples_per_second = 0;
@@ -255,7 +275,9 @@ struct SplitEvaluation {
   std::string split;  // "test" or "validation"
   double loss = 0;
   double accuracy = 0;
-  ClassificationReport report;
+  ClassificationReport report;  // classification only
+  bool regression = false;
+  RegressionMetrics values;  // regression only: RMSE, MAE, R^2 in the targets' units
 };
 
 // What the monitored metric did over the run (train.early_stopping, train.best_checkpoint).
@@ -276,6 +298,10 @@ struct MonitorOutcome {
 struct TrainSummary {
   RunInfo info;
   std::vector<std::string> class_names;
+  std::vector<std::string> target_names;  // regression: one per output
+  // Regression: simple models fitted on the training part, scored on the test split
+  // (PreparedData::baselines), for the run's report beside the model's figures.
+  std::vector<BaselineScore> baselines;
   // The test split, then the validation split when there is one, evaluated with the final weights
   // (the last epoch's, or the best epoch's with restore_best_weights).
   std::vector<SplitEvaluation> final_evaluations;
@@ -336,7 +362,10 @@ class Trainer {
 // architectures when the checkpoint was written for another model.
 Status check_architecture(const Checkpoint& checkpoint, const BuiltModel& model);
 
-// Loss of a batch for `kind`: cross-entropy on logits and labels, or MSE against one-hot labels.
-Tensor compute_loss(LossKind kind, const Tensor& logits, const Tensor& labels, int64_t class_count);
+// Loss of a batch. With integer class labels [N]: cross-entropy on the logits, or the other losses
+// against one-hot labels. With float regression targets [N, outputs] (scaled as in training):
+// the loss of the outputs against them; cross_entropy is then INVALID_ARGUMENT (thrown).
+Tensor compute_loss(const LossSettings& loss, const Tensor& outputs,
+                    const Tensor& labels_or_targets, int64_t class_count);
 
 }  // namespace switchyard

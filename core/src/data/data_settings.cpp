@@ -48,6 +48,7 @@ Result<DataSettings> DataSettings::from_config(const ConfigNode& data_section) {
   if (!policy.ok()) return data_section["non_finite"].error(policy.status().message());
   settings.non_finite = *policy;
   SY_RETURN_IF_ERROR(settings.read_table_keys(data_section));
+  SY_RETURN_IF_ERROR(settings.read_regression_keys(data_section));
   const ConfigNode sample_shape = data_section["sample_shape"];
   if (sample_shape.valid() && data_section["image_shape"].valid()) {
     return sample_shape.error("give data.sample_shape or data.image_shape, not both");
@@ -98,6 +99,57 @@ Status DataSettings::read_table_keys(const ConfigNode& section) {
   return ok_status();
 }
 
+namespace {
+
+Status read_series(const ConfigNode& node, SeriesSettings& series) {
+  series.enabled = true;
+  series.node = node;
+  SY_ASSIGN_OR_RETURN(series.column, node.string_or("column", ""));
+  if (series.column.empty())
+    return node.error("data.series needs the column to read (column: co2)");
+  if (!node["window"].valid()) return node.error("data.series needs a window (window: 52)");
+  SY_ASSIGN_OR_RETURN(series.window, node.int_or("window", 0));
+  SY_ASSIGN_OR_RETURN(series.horizon, node.int_or("horizon", 1));
+  SY_ASSIGN_OR_RETURN(const std::string gaps, node.string_or("gaps", "interpolate"));
+  series.gaps = gaps == "drop" ? GapPolicy::kDrop : GapPolicy::kInterpolate;
+  SY_ASSIGN_OR_RETURN(const std::string target, node.string_or("target", "next"));
+  series.target = target == "input" ? SeriesTarget::kInput : SeriesTarget::kNext;
+  if (series.target == SeriesTarget::kInput && node["horizon"].valid()) {
+    return node["horizon"].error(
+        "target: input reconstructs the window itself; a horizon "
+        "belongs to target: next");
+  }
+  SY_ASSIGN_OR_RETURN(const std::string offset, node.string_or("offset", "none"));
+  series.relative_to_last = offset == "last";
+  return ok_status();
+}
+
+}  // namespace
+
+Status DataSettings::read_regression_keys(const ConfigNode& section) {
+  for (const ConfigNode& item : section["targets"].items()) {
+    SY_ASSIGN_OR_RETURN(std::string column, item.as_string());
+    targets.push_back(std::move(column));
+  }
+  const ConfigNode series_node = section["series"];
+  if (series_node.valid()) SY_RETURN_IF_ERROR(read_series(series_node, series));
+  if (!targets.empty() && series.enabled) {
+    return section["targets"].error(
+        "data.targets and data.series exclude each other: a series "
+        "predicts its own column");
+  }
+  if (is_regression() && section["target"].valid()) {
+    return section["target"].error("data.target names the class column; with " +
+                                   std::string(series.enabled ? "data.series" : "data.targets") +
+                                   " the values to predict are given there (regression)");
+  }
+  SY_ASSIGN_OR_RETURN(const std::string target_mode, section.string_or("target_scale", "standard"));
+  auto mode = parse_scale_mode(target_mode);
+  if (!mode.ok()) return section["target_scale"].error(mode.status().message());
+  target_scale = *mode;
+  return ok_status();
+}
+
 TableOptions DataSettings::table_options() const {
   TableOptions options;
   options.non_finite = non_finite;
@@ -107,39 +159,76 @@ TableOptions DataSettings::table_options() const {
   options.id = id;
   options.drop = drop;
   options.label_order = label_order;
+  options.targets = targets;
   return options;
 }
 
-Result<PreparedData> prepare_data(const DataSettings& settings,
-                                  const std::filesystem::path& base_dir) {
+namespace {
+
+// data.sample_shape (or image_shape), when given: the shape each sample's features take ([C, H, W]
+// for conv2d, [time, features] for sequence layers; a
+// series window may be shaped [window, 1] for sequence layers).
+Status apply_sample_shape(const DataSettings& settings, Dataset& data) {
+  if (settings.image_shape.empty() || data.sample_count == 0) return ok_status();
+  const Status reshaped = data.reshape_samples(settings.image_shape);
+  if (!reshaped.ok() && settings.image_shape_node.valid()) {
+    return settings.image_shape_node.error(reshaped.message());
+  }
+  return reshaped;
+}
+
+// The table of data.dataset, split at random (stratified by class for classification).
+Result<DataSplit> load_table_split(const DataSettings& settings,
+                                   const std::filesystem::path& base_dir, PreparedData& prepared) {
   SY_ASSIGN_OR_RETURN(Dataset all,
                       load_dataset(settings.dataset, base_dir, settings.table_options()));
-  if (!settings.image_shape.empty()) {
-    const Status reshaped = all.reshape_samples(settings.image_shape);
-    if (!reshaped.ok() && settings.image_shape_node.valid()) {
-      return settings.image_shape_node.error(reshaped.message());
-    }
-    SY_RETURN_IF_ERROR(reshaped);
-  }
-  PreparedData prepared;
+  SY_RETURN_IF_ERROR(apply_sample_shape(settings, all));
   prepared.dropped_rows = all.dropped_rows;
   prepared.notes = all.notes;
-  SY_ASSIGN_OR_RETURN(prepared.split,
+  SY_ASSIGN_OR_RETURN(DataSplit split,
                       stratified_split(all, settings.test_fraction, settings.split_seed));
   if (settings.validation_fraction > 0) {
     const Status carved =
-        carve_validation(prepared.split, settings.validation_fraction, settings.split_seed);
+        carve_validation(split, settings.validation_fraction, settings.split_seed);
     if (!carved.ok()) return carved.with_context("data.validation_fraction");
   }
+  return split;
+}
+
+Status scale_split(const FeatureScaler& scaler, bool targets, DataSplit& split) {
+  for (Dataset* part : {&split.train, &split.validation, &split.test}) {
+    if (part->sample_count == 0) continue;
+    SY_RETURN_IF_ERROR(targets ? scaler.apply_to_targets(*part) : scaler.apply(*part));
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Result<PreparedData> prepare_data(const DataSettings& settings,
+                                  const std::filesystem::path& base_dir) {
+  PreparedData prepared;
+  if (settings.series.enabled) {
+    SY_ASSIGN_OR_RETURN(prepared.split, load_series_split(settings, base_dir));
+    for (Dataset* part :
+         {&prepared.split.train, &prepared.split.validation, &prepared.split.test}) {
+      SY_RETURN_IF_ERROR(apply_sample_shape(settings, *part));
+    }
+  } else {
+    SY_ASSIGN_OR_RETURN(prepared.split, load_table_split(settings, base_dir, prepared));
+  }
+  DataSplit& split = prepared.split;
+  if (split.train.is_regression()) prepared.baselines = regression_baselines(settings, split);
   // Fitted after the validation split is carved out, so that no statistic of a held-out sample
   // shapes the training inputs.
   SY_ASSIGN_OR_RETURN(prepared.scaler,
-                      FeatureScaler::fit(settings.scale, settings.divisor, prepared.split.train));
-  SY_RETURN_IF_ERROR(prepared.scaler.apply(prepared.split.train));
-  if (prepared.split.has_validation()) {
-    SY_RETURN_IF_ERROR(prepared.scaler.apply(prepared.split.validation));
+                      FeatureScaler::fit(settings.scale, settings.divisor, split.train));
+  SY_RETURN_IF_ERROR(scale_split(prepared.scaler, false, split));
+  if (split.train.is_regression()) {
+    SY_ASSIGN_OR_RETURN(prepared.target_scaler,
+                        FeatureScaler::fit_targets(settings.target_scale, split.train));
+    SY_RETURN_IF_ERROR(scale_split(prepared.target_scaler, true, split));
   }
-  SY_RETURN_IF_ERROR(prepared.scaler.apply(prepared.split.test));
   return prepared;
 }
 

@@ -49,14 +49,23 @@ Dataset Dataset::subset(const std::vector<int64_t>& indices) const {
   out.class_names = class_names;
   out.labeled = labeled;
   out.table = table;
+  out.target_names = target_names;
   out.sample_count = static_cast<int64_t>(indices.size());
   const int64_t width = feature_count();
+  const int64_t outputs = target_count();
   out.features.reserve(indices.size() * static_cast<size_t>(width));
   out.labels.reserve(indices.size());
   for (const int64_t index : indices) {
     const auto row = features.begin() + index * width;
     out.features.insert(out.features.end(), row, row + width);
     out.labels.push_back(labels[static_cast<size_t>(index)]);
+    if (!targets.empty()) {  // unlabeled rows to predict have target names but no targets
+      const auto values = targets.begin() + index * outputs;
+      out.targets.insert(out.targets.end(), values, values + outputs);
+    }
+    if (!target_offsets.empty()) {
+      out.target_offsets.push_back(target_offsets[static_cast<size_t>(index)]);
+    }
     if (!source_lines.empty()) out.source_lines.push_back(source_lines[static_cast<size_t>(index)]);
     if (!ids.empty()) out.ids.push_back(ids[static_cast<size_t>(index)]);
   }

@@ -8,6 +8,15 @@
 namespace switchyard::detail {
 namespace {
 
+bool is_one_of(int64_t column, const std::vector<int64_t>& columns) {
+  return std::find(columns.begin(), columns.end(), column) != columns.end();
+}
+
+// The class column, or one of the regression targets.
+bool is_target(const TableLayout& layout, int64_t column) {
+  return column == layout.target_column || is_one_of(column, layout.value_columns);
+}
+
 // More features than any line could hold: a header announcing more is malformed.
 constexpr int64_t kMaxFeatures = int64_t{1} << 31;
 
@@ -109,7 +118,7 @@ void note_ignored_columns(const std::vector<std::string>& names, const TableLayo
   std::string ignored;
   for (size_t i = 0; i < names.size(); ++i) {
     const auto column = static_cast<int64_t>(i);
-    const bool used = column == layout.target_column || column == layout.id_column ||
+    const bool used = is_target(layout, column) || column == layout.id_column ||
                       std::find(layout.feature_columns.begin(), layout.feature_columns.end(),
                                 column) != layout.feature_columns.end();
     bool dropped = false;
@@ -165,7 +174,17 @@ Result<TableLayout> resolve_training_columns(const FirstLine& first, int64_t col
   layout.column_count = column_count;
   layout.column_names = first.column_names;
   const auto& names = layout.column_names;
-  if (options.target.empty()) {
+  for (const std::string& spec : options.targets) {
+    SY_ASSIGN_OR_RETURN(const int64_t column,
+                        find_column(spec, "data.targets", names, column_count, where));
+    if (is_one_of(column, layout.value_columns)) {
+      return invalid_argument("data.targets: column '" + spec + "' is named twice");
+    }
+    layout.value_columns.push_back(column);
+  }
+  if (!layout.value_columns.empty()) {
+    layout.target_column = layout.value_columns.front();
+  } else if (options.target.empty()) {
     layout.target_column = column_count - 1;
     if (!names.empty()) {
       notes.push_back("data.target not set: the target is the last column, '" + names.back() + "'");
@@ -177,14 +196,14 @@ Result<TableLayout> resolve_training_columns(const FirstLine& first, int64_t col
   if (!options.id.empty()) {
     SY_ASSIGN_OR_RETURN(layout.id_column,
                         find_column(options.id, "data.id", names, column_count, where));
-    if (layout.id_column == layout.target_column) {
+    if (is_target(layout, layout.id_column)) {
       return invalid_argument("data.id: column '" + options.id + "' is the target (data.target)");
     }
   }
   for (const std::string& spec : options.drop) {
     SY_ASSIGN_OR_RETURN(const int64_t column,
                         find_column(spec, "data.drop", names, column_count, where));
-    if (column == layout.target_column) {
+    if (is_target(layout, column)) {
       return invalid_argument("data.drop: column '" + spec + "' is the target (data.target)");
     }
     layout.dropped_columns.push_back(column);
@@ -192,7 +211,7 @@ Result<TableLayout> resolve_training_columns(const FirstLine& first, int64_t col
   for (int64_t c = 0; c < column_count; ++c) {
     const bool dropped = std::find(layout.dropped_columns.begin(), layout.dropped_columns.end(),
                                    c) != layout.dropped_columns.end();
-    if (c != layout.target_column && c != layout.id_column && !dropped) {
+    if (!is_target(layout, c) && c != layout.id_column && !dropped) {
       layout.feature_columns.push_back(c);
     }
   }
@@ -231,6 +250,14 @@ Result<TableLayout> resolve_prediction_columns(const FirstLine& first, int64_t c
     };
     layout.target_column = named(trained.target_column);
     layout.id_column = named(trained.id_column);
+    layout.value_columns.clear();
+    for (const int64_t column : trained.value_columns) {
+      const int64_t found = named(column);
+      // A file without every target column is read unlabeled: predictions only.
+      if (found < 0) layout.target_column = -1;
+      layout.value_columns.push_back(found);
+    }
+    if (layout.target_column < 0) layout.value_columns.clear();
     if (trained.id_column >= 0 && layout.id_column < 0) {
       notes.push_back(where + " has no id column '" +
                       trained.column_names[static_cast<size_t>(trained.id_column)] +
@@ -245,6 +272,13 @@ Result<TableLayout> resolve_prediction_columns(const FirstLine& first, int64_t c
                     "the training file's (" + list_columns(trained.column_names, 0) + ")");
   }
   if (column_count == trained.column_count) return layout;
+  if (trained.value_columns.size() > 1) {
+    return invalid_argument(where + ": " + std::to_string(column_count) +
+                            " columns without a header of names, but the model's data had " +
+                            std::to_string(trained.column_count) +
+                            "; several targets are found by name only");
+  }
+  layout.value_columns.clear();
   if (column_count != trained.column_count - 1) {
     return invalid_argument(
         where + ": " + std::to_string(column_count) + " columns, but the model's data had " +

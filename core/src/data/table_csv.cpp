@@ -30,9 +30,37 @@ struct TableReader {
   std::vector<RawLabel> labels;
   std::vector<float> row;
   std::string expected_fields;  // "as the header", for messages
+  std::vector<float> row_targets;
 
   Status read(const detail::CsvLine& line);
+  // Appends the number in fields[column] to `out`; `finite` turns false for a non-finite value
+  // that data.non_finite lets through (the row is then dropped). `role` names the column's use.
+  Status read_number(const std::vector<std::string>& fields, int64_t column, const std::string& at,
+                     const char* role, std::vector<float>& out, bool& finite) const;
 };
+
+Status TableReader::read_number(const std::vector<std::string>& fields, int64_t column,
+                                const std::string& at, const char* role, std::vector<float>& out,
+                                bool& finite) const {
+  const std::string& field = fields[static_cast<size_t>(column)];
+  const std::string place = at + ":" + std::to_string(column + 1) + ": ";
+  float value = 0;
+  const detail::ParsedNumber parsed = detail::parse_csv_float(field, value);
+  if (parsed == detail::ParsedNumber::kNotANumber) {
+    return invalid_argument(place + detail::quote_input(field) + " is not a number" +
+                            (layout.header == "names" ? " (" + std::string(role) + " " +
+                                                            layout.column_label(column) + ")"
+                                                      : ""));
+  }
+  if (parsed == detail::ParsedNumber::kNonFinite && non_finite == NonFinitePolicy::kError) {
+    return invalid_argument(place + detail::quote_input(field) +
+                            " is not a finite number (data.non_finite: drop_rows would drop "
+                            "such rows)");
+  }
+  finite = finite && parsed == detail::ParsedNumber::kNumber;
+  out.push_back(value);
+  return ok_status();
+}
 
 Status TableReader::read(const detail::CsvLine& line) {
   SY_ASSIGN_OR_RETURN(const auto fields, detail::split_csv_fields(line, layout.delimiter, where));
@@ -42,26 +70,15 @@ Status TableReader::read(const detail::CsvLine& line) {
                             expected_fields + ", found " + std::to_string(fields.size()));
   }
   row.clear();
+  row_targets.clear();
   bool finite = true;
   for (const int64_t column : layout.feature_columns) {
-    const std::string& field = fields[static_cast<size_t>(column)];
-    const std::string place = at + ":" + std::to_string(column + 1) + ": ";
-    float value = 0;
-    const detail::ParsedNumber parsed = detail::parse_csv_float(field, value);
-    if (parsed == detail::ParsedNumber::kNotANumber) {
-      return invalid_argument(
-          place + detail::quote_input(field) + " is not a number" +
-          (layout.header == "names" ? " (feature " + layout.column_label(column) + ")" : ""));
-    }
-    if (parsed == detail::ParsedNumber::kNonFinite && non_finite == NonFinitePolicy::kError) {
-      return invalid_argument(place + detail::quote_input(field) +
-                              " is not a finite number (data.non_finite: drop_rows would drop "
-                              "such rows)");
-    }
-    finite = finite && parsed == detail::ParsedNumber::kNumber;
-    row.push_back(value);
+    SY_RETURN_IF_ERROR(read_number(fields, column, at, "feature", row, finite));
   }
-  if (layout.target_column >= 0) {
+  for (const int64_t column : layout.value_columns) {
+    SY_RETURN_IF_ERROR(read_number(fields, column, at, "target", row_targets, finite));
+  }
+  if (layout.target_column >= 0 && layout.value_columns.empty()) {
     labels.push_back({fields[static_cast<size_t>(layout.target_column)],
                       at + ":" + std::to_string(layout.target_column + 1), finite});
   }
@@ -70,9 +87,18 @@ Status TableReader::read(const detail::CsvLine& line) {
     return ok_status();
   }
   data.features.insert(data.features.end(), row.begin(), row.end());
+  data.targets.insert(data.targets.end(), row_targets.begin(), row_targets.end());
   data.source_lines.push_back(line.number);
   if (layout.id_column >= 0) data.ids.push_back(fields[static_cast<size_t>(layout.id_column)]);
   return ok_status();
+}
+
+// A target's name for outputs and messages: the header's name, else "column 3".
+std::string column_name(const TableLayout& layout, int64_t column) {
+  if (column >= 0 && column < static_cast<int64_t>(layout.column_names.size())) {
+    return layout.column_names[static_cast<size_t>(column)];
+  }
+  return "column " + std::to_string(column + 1);
 }
 
 bool is_number(const std::string& text) {
@@ -150,6 +176,16 @@ Status assign_training_labels(const std::vector<RawLabel>& raw, LabelOrder order
 
 Status assign_labels(const std::vector<RawLabel>& raw, const detail::FirstLine& first,
                      const TableOptions& options, Dataset& data) {
+  const std::vector<int64_t>& values =
+      options.trained != nullptr ? options.trained->value_columns : data.table.value_columns;
+  if (!values.empty()) {
+    // Regression: the targets are numbers read with the features; labels stay 0.
+    const TableLayout& named = options.trained != nullptr ? *options.trained : data.table;
+    for (const int64_t column : values) data.target_names.push_back(column_name(named, column));
+    data.labeled = !data.table.value_columns.empty();
+    data.labels.assign(static_cast<size_t>(data.sample_count), 0);
+    return ok_status();
+  }
   if (data.table.target_column < 0) {
     data.labeled = false;
     data.labels.assign(static_cast<size_t>(data.sample_count), 0);
@@ -217,7 +253,7 @@ Status read_table(const std::vector<detail::CsvLine>& lines, char delimiter,
                                                                      where, data.notes));
   }
   data.table.delimiter = delimiter;
-  TableReader reader{where, options.non_finite, data.table, data, {}, {}, ""};
+  TableReader reader{where, options.non_finite, data.table, data, {}, {}, "", {}};
   reader.expected_fields = first.kind == "names" ? "(as the header has)"
                            : first.kind == "counts" && options.trained == nullptr
                                ? "(features then class)"

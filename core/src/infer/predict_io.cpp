@@ -72,6 +72,24 @@ std::string csv_field(const std::string& text) {
 Result<Dataset> load_prediction_input(const PredictSettings& predict, const DataSettings& data,
                                       const std::filesystem::path& base_dir,
                                       const Predictor& predictor) {
+  if (data.series.enabled) {
+    // A series model predicts the test part of its data section's series: its windows need the
+    // values before them, which a file of new rows alone does not say how to cut.
+    if (!predict.input.empty()) {
+      return invalid_argument("predict.input: a data.series model predicts the test part of " +
+                              data.dataset + "; leave predict.input out");
+    }
+    SY_ASSIGN_OR_RETURN(DataSplit split, load_series_split(data, base_dir));
+    return std::move(split.test);
+  }
+  const bool regression = !predictor.target_names().empty();
+  if (regression && predictor.trained_table() == nullptr && data.targets.empty()) {
+    // A series model's checkpoint keeps no table layout: its windows are cut by data.series.
+    return failed_precondition(
+        "the model predicts " + std::to_string(predictor.target_names().size()) +
+        " values from windows of a series (data.series); predict with a YAML file whose data "
+        "section has the data.series it was trained with (its test part is predicted)");
+  }
   const TableOptions options = prediction_options(data, predictor);
   if (!predict.input.empty()) return load_dataset(predict.input, base_dir, options);
   if (data.dataset.empty()) {
@@ -83,6 +101,7 @@ Result<Dataset> load_prediction_input(const PredictSettings& predict, const Data
   DataSettings merged = data;
   if (const DataSettings* trained = predictor.trained_settings(); trained != nullptr) {
     if (merged.target.empty()) merged.target = trained->target;
+    if (merged.targets.empty()) merged.targets = trained->targets;
     if (merged.id.empty()) merged.id = trained->id;
     if (merged.drop.empty()) merged.drop = trained->drop;
     if (merged.delimiter == '\0') merged.delimiter = trained->delimiter;
@@ -97,7 +116,40 @@ Result<Dataset> load_prediction_input(const PredictSettings& predict, const Data
   return std::move(split.test);
 }
 
+namespace {
+
+// The id column's value, or the sample's line in its file.
+void write_row_name(std::ostream& out, const Predictions& predictions, size_t i) {
+  if (!predictions.ids.empty()) {
+    out << csv_field(predictions.ids[i]);
+  } else {
+    out << (i < predictions.source_lines.size() ? predictions.source_lines[i]
+                                                : static_cast<int64_t>(i + 1));
+  }
+}
+
+void write_value_predictions(std::ostream& out, const Predictions& predictions) {
+  out << csv_field(predictions.ids.empty() ? "line" : predictions.id_name);
+  for (const std::string& name : predictions.target_names) {
+    if (predictions.labeled) out << "," << csv_field(name);
+    out << "," << csv_field("predicted_" + name);
+  }
+  out << "\n" << std::setprecision(7);
+  const size_t outputs = predictions.target_names.size();
+  for (size_t i = 0; i * outputs < predictions.values.size(); ++i) {
+    write_row_name(out, predictions, i);
+    for (size_t o = 0; o < outputs; ++o) {
+      if (predictions.labeled) out << "," << predictions.true_values[i * outputs + o];
+      out << "," << predictions.values[i * outputs + o];
+    }
+    out << "\n";
+  }
+}
+
+}  // namespace
+
 void write_predictions(std::ostream& out, const Predictions& predictions) {
+  if (predictions.regression) return write_value_predictions(out, predictions);
   const bool ids = !predictions.ids.empty();
   out << csv_field(ids ? predictions.id_name : "line") << (predictions.labeled ? ",label" : "")
       << ",predicted,probability";
@@ -105,12 +157,7 @@ void write_predictions(std::ostream& out, const Predictions& predictions) {
   out << "\n" << std::setprecision(6);
   const size_t classes = predictions.class_names.size();
   for (size_t i = 0; i < predictions.predicted.size(); ++i) {
-    if (ids) {
-      out << csv_field(predictions.ids[i]);
-    } else {
-      out << (i < predictions.source_lines.size() ? predictions.source_lines[i]
-                                                  : static_cast<int64_t>(i + 1));
-    }
+    write_row_name(out, predictions, i);
     if (predictions.labeled) {
       const auto label = static_cast<size_t>(predictions.labels[i]);
       out << "," << csv_field(predictions.class_names[label]);

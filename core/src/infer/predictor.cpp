@@ -14,7 +14,7 @@ namespace switchyard {
 
 struct Predictor::State {
   std::shared_ptr<Device> device;
-  LossKind loss = LossKind::kCrossEntropy;
+  LossSettings loss;
   DType precision = DType::kF32;
   detail::DataLayout layout;
   BuiltModel built;
@@ -33,6 +33,8 @@ detail::DataLayout layout_from_config(const TrainConfig& config) {
   layout.sample_shape = data.split.train.sample_shape;
   layout.class_names = data.split.train.class_names;
   layout.scaler = data.scaler;
+  layout.target_names = data.split.train.target_names;
+  layout.target_scaler = data.target_scaler;
   layout.description = detail::describe_data(config.data);
   return layout;
 }
@@ -80,8 +82,10 @@ Predictor::Predictor(const TrainConfig& config, const std::filesystem::path& wei
   // The initial values do not matter (the weights overwrite them); the seed is fixed anyway.
   // Parameters are f32 (both files hold f32 weights); `precision` applies autocast.
   InitContext init{s.device, model.init, 0, 0, DType::kF32};
-  s.built = value_or_throw(build_model(model, s.layout.sample_shape,
-                                       static_cast<int64_t>(s.layout.class_names.size()), init));
+  const size_t outputs =
+      s.layout.target_names.empty() ? s.layout.class_names.size() : s.layout.target_names.size();
+  s.built = value_or_throw(
+      build_model(model, s.layout.sample_shape, static_cast<int64_t>(outputs), init));
   if (is_safetensors(weights)) {
     const SafetensorsFile file = value_or_throw(read_safetensors(weights));
     throw_if_error(
@@ -98,6 +102,9 @@ Predictor::~Predictor() = default;
 const std::vector<std::string>& Predictor::class_names() const {
   return state_->layout.class_names;
 }
+const std::vector<std::string>& Predictor::target_names() const {
+  return state_->layout.target_names;
+}
 const BuiltModel& Predictor::built_model() const {
   return state_->built;
 }
@@ -108,39 +115,44 @@ const DataSettings* Predictor::trained_settings() const {
   return state_->layout.has_table ? &state_->layout.settings : nullptr;
 }
 
-Predictions Predictor::predict(Dataset data, int64_t batch_size) {
-  State& s = *state_;
+namespace {
+
+// Regression: every batch's outputs in the targets' units, and RMSE, MAE and R^2 when labeled.
+void predict_values(const Predictor::State& s, const Dataset& data, int64_t batch_size,
+                    Predictions& out) {
+  out.regression = true;
+  out.target_names = s.layout.target_names;
+  std::vector<int64_t> order(static_cast<size_t>(data.sample_count));
+  for (int64_t i = 0; i < data.sample_count; ++i) order[i] = i;
+  double loss_sum = 0;
+  for (int64_t begin = 0; begin < data.sample_count; begin += batch_size) {
+    const int64_t count = std::min(batch_size, data.sample_count - begin);
+    const auto batch = detail::gather_batch(data, order.data() + begin, static_cast<size_t>(count),
+                                            s.device, s.precision);
+    const Tensor outputs = s.built.network->forward(batch.features);
+    const std::vector<float> values =
+        detail::unscaled_outputs(outputs, batch, s.layout.target_scaler);
+    out.values.insert(out.values.end(), values.begin(), values.end());
+    if (!data.labeled) continue;
+    loss_sum += compute_loss(s.loss, outputs, batch.targets, 0).item() * static_cast<double>(count);
+    const std::vector<float> truth = detail::unscaled_truth(batch, s.layout.target_scaler);
+    out.true_values.insert(out.true_values.end(), truth.begin(), truth.end());
+  }
+  if (data.labeled && out.samples > 0) {
+    out.loss = loss_sum / static_cast<double>(out.samples);
+    out.metrics = regression_metrics(out.true_values, out.values,
+                                     static_cast<int64_t>(out.target_names.size()));
+  }
+}
+
+// Classification: every batch's argmax and softmax, and the accuracy and loss when labeled.
+void predict_classes(const Predictor::State& s, const Dataset& data, int64_t batch_size,
+                     Predictions& out) {
   const auto class_count = static_cast<int64_t>(s.layout.class_names.size());
-  int64_t expected_features = 1;
-  for (const int64_t extent : s.layout.sample_shape) expected_features *= extent;
-  if (data.feature_count() != expected_features) {
-    throw_error(invalid_argument(data.name + " has " + std::to_string(data.feature_count()) +
-                                 " features per sample, but the model was trained on " +
-                                 std::to_string(expected_features)));
-  }
-  throw_if_error(s.layout.scaler.apply(data));
-  throw_if_error(data.reshape_samples(s.layout.sample_shape));
-  if (data.labeled) throw_if_error(check_class_range(data, class_count));
-  NoGradGuard no_grad;
-  const AutocastGuard autocast(s.precision);
-  Predictions out;
-  out.class_names = s.layout.class_names;
-  out.labeled = data.labeled;
-  if (data.labeled) out.labels = data.labels;
-  out.samples = data.sample_count;
-  out.ids = data.ids;
-  out.source_lines = data.source_lines;
-  if (data.table.id_column >= 0 && !data.ids.empty()) {
-    out.id_name = data.table.column_label(data.table.id_column);
-    if (data.table.id_column < static_cast<int64_t>(data.table.column_names.size())) {
-      out.id_name = data.table.column_names[static_cast<size_t>(data.table.id_column)];
-    }
-  }
   double loss_sum = 0;
   int64_t correct = 0;
   std::vector<int64_t> order(static_cast<size_t>(data.sample_count));
   for (int64_t i = 0; i < data.sample_count; ++i) order[i] = i;
-  const auto start = std::chrono::steady_clock::now();
   for (int64_t begin = 0; begin < data.sample_count; begin += batch_size) {
     const int64_t count = std::min(batch_size, data.sample_count - begin);
     const auto batch = detail::gather_batch(data, order.data() + begin, static_cast<size_t>(count),
@@ -156,11 +168,57 @@ Predictions Predictor::predict(Dataset data, int64_t batch_size) {
     out.predicted.insert(out.predicted.end(), predicted.begin(), predicted.end());
     out.probabilities.insert(out.probabilities.end(), probabilities.begin(), probabilities.end());
   }
-  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (out.samples > 0 && data.labeled) {
     out.loss = loss_sum / static_cast<double>(out.samples);
     out.accuracy = static_cast<double>(correct) / static_cast<double>(out.samples);
   }
+}
+
+}  // namespace
+
+Predictions Predictor::predict(Dataset data, int64_t batch_size) {
+  State& s = *state_;
+  int64_t expected_features = 1;
+  for (const int64_t extent : s.layout.sample_shape) expected_features *= extent;
+  if (data.feature_count() != expected_features) {
+    throw_error(invalid_argument(data.name + " has " + std::to_string(data.feature_count()) +
+                                 " features per sample, but the model was trained on " +
+                                 std::to_string(expected_features)));
+  }
+  throw_if_error(s.layout.scaler.apply(data));
+  throw_if_error(data.reshape_samples(s.layout.sample_shape));
+  const bool regression = !s.layout.target_names.empty();
+  if (regression != data.is_regression()) {
+    throw_error(invalid_argument(
+        data.name + (regression ? " has classes, but the model predicts numbers (regression)"
+                                : " has numbers to predict, but the model predicts classes")));
+  }
+  if (regression && data.labeled) throw_if_error(s.layout.target_scaler.apply_to_targets(data));
+  if (!regression && data.labeled) {
+    throw_if_error(check_class_range(data, static_cast<int64_t>(s.layout.class_names.size())));
+  }
+  NoGradGuard no_grad;
+  const AutocastGuard autocast(s.precision);
+  Predictions out;
+  out.class_names = s.layout.class_names;
+  out.labeled = data.labeled;
+  if (data.labeled) out.labels = data.labels;
+  out.samples = data.sample_count;
+  out.ids = data.ids;
+  out.source_lines = data.source_lines;
+  if (data.table.id_column >= 0 && !data.ids.empty()) {
+    out.id_name = data.table.column_label(data.table.id_column);
+    if (data.table.id_column < static_cast<int64_t>(data.table.column_names.size())) {
+      out.id_name = data.table.column_names[static_cast<size_t>(data.table.id_column)];
+    }
+  }
+  const auto start = std::chrono::steady_clock::now();
+  if (regression) {
+    predict_values(s, data, batch_size, out);
+  } else {
+    predict_classes(s, data, batch_size, out);
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   out.samples_per_second = out.seconds > 0 ? static_cast<double>(out.samples) / out.seconds : 0;
   return out;
 }

@@ -432,11 +432,90 @@ std::vector<SchemaField> data_split_fields() {
   };
 }
 
+// data.series: a column of a table in time order, cut into windows.
+SchemaNode series_schema() {
+  return map_of({
+      {"column",
+       string_value("a column name"),
+       kRequired,
+       {"The column that holds the series, in time order (an empty field is a gap).", "required",
+        "co2"}},
+      {"window",
+       int_in(1, kMaxWidth),
+       kRequired,
+       {"Consecutive values per sample: the model's inputs.", "required", "52"}},
+      {"horizon",
+       int_in(1, kMaxWidth),
+       kOptional,
+       {"With target: next, how many values after the window are predicted (one output each).", "1",
+        "4"}},
+      {"target",
+       one_of({"next", "input"}),
+       kOptional,
+       {"What a sample predicts: the values after its window (a forecast), or the window itself "
+        "(an autoencoder).",
+        "next", "input"}},
+      {"gaps",
+       one_of({"interpolate", "drop"}),
+       kOptional,
+       {"What empty values do: filled linearly within their part of the split, or every window "
+        "touching one is left out.",
+        "interpolate", "drop"}},
+      {"offset",
+       one_of({"none", "last"}),
+       kOptional,
+       {"last: each window's last value is subtracted from its inputs and targets (the model "
+        "learns changes) and added back to its predictions.",
+        "none", "last"}},
+  });
+}
+
+// data: regression, whose targets are numbers rather than classes.
+std::vector<SchemaField> data_regression_fields() {
+  return {
+      {"targets",
+       sequence_of(string_value("a column name or number"),
+                   "a sequence of column names or numbers, such as [progression]", 1),
+       kOptional,
+       {"Columns of numbers to predict (regression, one model output each), instead of "
+        "target's classes.",
+        "none", "[progression]"}},
+      {"series",
+       series_schema(),
+       kOptional,
+       {"Samples cut from one column in time order (regression); the split is then "
+        "chronological, and no window crosses from one part into the next.",
+        "none", "{column: co2, window: 52}"}},
+      {"target_scale",
+       one_of({"none", "standard", "minmax"}),
+       kOptional,
+       {"How regression targets are scaled while training, fitted on the training split; "
+        "predictions and metrics are in the targets' units.",
+        "standard", "none"}},
+  };
+}
+
 SchemaNode data_schema() {
   std::vector<SchemaField> fields = data_table_fields();
   std::vector<SchemaField> split = data_split_fields();
+  std::vector<SchemaField> regression = data_regression_fields();
   fields.insert(fields.end(), split.begin(), split.end());
+  fields.insert(fields.end(), regression.begin(), regression.end());
   return map_of(std::move(fields));
+}
+
+SchemaNode loss_options_schema() {
+  return map_of({
+      {"beta",
+       number_from_to(0.0, 1e9),
+       kOptional,
+       {"smooth_l1: where the loss turns from quadratic to linear (0: the L1 loss).", "1", "0.5"}},
+      {"delta",
+       number_above_to(0.0, 1e9),
+       kOptional,
+       {"huber: where the loss turns from quadratic to linear, and the linear part's slope.", "1",
+        "2"}},
+  });
 }
 
 SchemaNode optimizer_schema() {
@@ -467,13 +546,16 @@ SchemaNode optimizer_schema() {
 SchemaNode early_stopping_schema() {
   return map_of({
       {"metric",
-       one_of({"val_loss", "val_accuracy", "val_f1_macro", "train_loss", "train_accuracy"}),
+       one_of({"val_loss", "val_accuracy", "val_f1_macro", "val_rmse", "val_mae", "val_r2",
+               "train_loss", "train_accuracy"}),
        kOptional,
-       {"The metric watched after each epoch.", "val_loss", "val_accuracy"}},
+       {"The metric watched after each epoch (val_rmse, val_mae and val_r2 for regression).",
+        "val_loss", "val_accuracy"}},
       {"mode",
        one_of({"min", "max"}),
        kOptional,
-       {"Whether lower or higher is better.", "min for losses, max otherwise", "max"}},
+       {"Whether lower or higher is better.", "min for losses, rmse and mae, max otherwise",
+        "max"}},
       {"patience",
        int_in(1, kMaxEpochs),
        kRequired,
@@ -660,9 +742,14 @@ SchemaNode make_root_schema() {
       {"data", data_schema(), kOptional, {"The data set and how to read and split it.", "", ""}},
       {"model", model_schema(), kOptional, {"The network.", "", ""}},
       {"loss",
-       one_of({"cross_entropy", "mse"}),
+       one_of({"cross_entropy", "mse", "l1", "smooth_l1", "huber", "bce_with_logits"}),
        kOptional,
-       {"The loss minimised while training.", "cross_entropy", "mse"}},
+       {"The loss minimised while training (regression needs one other than cross_entropy).",
+        "cross_entropy", "mse"}},
+      {"loss_options",
+       loss_options_schema(),
+       kOptional,
+       {"The parameters of smooth_l1 and huber.", "", ""}},
       {"optimizer", optimizer_schema(), kOptional, {"How the weights are updated.", "", ""}},
       {"schedule",
        schedule_schema(),

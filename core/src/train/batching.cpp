@@ -8,6 +8,46 @@
 
 namespace switchyard::detail {
 
+namespace {
+
+void gather_targets(const Dataset& data, const int64_t* indices, size_t count,
+                    const std::shared_ptr<Device>& device, DeviceBatch& batch) {
+  const int64_t outputs = data.target_count();
+  batch.host_targets.resize(count * static_cast<size_t>(outputs));
+  batch.host_offsets.assign(count, 0.0f);
+  for (size_t i = 0; i < count; ++i) {
+    const auto row = data.targets.begin() + indices[i] * outputs;
+    std::copy(row, row + outputs, batch.host_targets.begin() + static_cast<int64_t>(i) * outputs);
+    if (!data.target_offsets.empty()) {
+      batch.host_offsets[i] = data.target_offsets[static_cast<size_t>(indices[i])];
+    }
+  }
+  batch.targets =
+      Tensor::from_host(batch.host_targets, Shape{static_cast<int64_t>(count), outputs}, device);
+}
+
+// Rows of a batch in the targets' units: the scaling undone and the sample's offset added.
+std::vector<float> in_target_units(std::vector<float> rows, const DeviceBatch& batch,
+                                   const FeatureScaler& target_scaler) {
+  target_scaler.unscale(rows);
+  const size_t width = batch.host_offsets.empty() ? 1 : rows.size() / batch.host_offsets.size();
+  for (size_t i = 0; i < rows.size() && !batch.host_offsets.empty(); ++i) {
+    rows[i] += batch.host_offsets[i / width];
+  }
+  return rows;
+}
+
+}  // namespace
+
+std::vector<float> unscaled_outputs(const Tensor& outputs, const DeviceBatch& batch,
+                                    const FeatureScaler& target_scaler) {
+  return in_target_units(outputs.to(DType::kF32).to_host_float(), batch, target_scaler);
+}
+
+std::vector<float> unscaled_truth(const DeviceBatch& batch, const FeatureScaler& target_scaler) {
+  return in_target_units(batch.host_targets, batch, target_scaler);
+}
+
 DeviceBatch gather_batch(const Dataset& data, const int64_t* indices, size_t count,
                          const std::shared_ptr<Device>& device, DType dtype) {
   const int64_t width = data.feature_count();
@@ -23,6 +63,8 @@ DeviceBatch gather_batch(const Dataset& data, const int64_t* indices, size_t cou
   shape.insert(shape.end(), data.sample_shape.begin(), data.sample_shape.end());
   batch.features = Tensor::from_host(features, Shape(shape), device, dtype);
   batch.labels = Tensor::from_host(batch.host_labels, Shape{static_cast<int64_t>(count)}, device);
+  if (data.is_regression() && !data.targets.empty())
+    gather_targets(data, indices, count, device, batch);
   return batch;
 }
 
@@ -71,7 +113,7 @@ void forward_backward(const StepRecipe& recipe, const DeviceBatch& batch, Runnin
   {
     const AutocastGuard autocast(recipe.precision);
     logits = recipe.network->forward(batch.features);
-    loss = compute_loss(recipe.loss, logits, batch.labels, recipe.class_count);
+    loss = compute_loss(recipe.loss, logits, batch.truth(), recipe.class_count);
   }
   Tensor objective = recipe.accumulation_steps > 1
                          ? loss * (1.0 / static_cast<double>(recipe.accumulation_steps))
@@ -80,9 +122,11 @@ void forward_backward(const StepRecipe& recipe, const DeviceBatch& batch, Runnin
   objective.backward();
   const Tensor value = loss.detach();
   const Tensor weighted = value * static_cast<double>(batch.size());
-  const Tensor correct = correct_count(logits.detach(), batch.labels);
   totals.loss_sum = totals.loss_sum.defined() ? totals.loss_sum + weighted : weighted;
-  totals.correct_sum = totals.correct_sum.defined() ? totals.correct_sum + correct : correct;
+  if (!batch.targets.defined()) {  // regression has no accuracy
+    const Tensor correct = correct_count(logits.detach(), batch.labels);
+    totals.correct_sum = totals.correct_sum.defined() ? totals.correct_sum + correct : correct;
+  }
   // x * 0 is 0 for a finite x and NaN otherwise, and NaN equals nothing: 1 exactly when finite.
   // Kept on the device like the sums, so that finding the first bad pass costs no host read.
   const Tensor zero = value * 0.0;
@@ -92,8 +136,9 @@ void forward_backward(const StepRecipe& recipe, const DeviceBatch& batch, Runnin
       totals.finite_steps.defined() ? totals.finite_steps + totals.all_finite : totals.all_finite;
 }
 
-Evaluation evaluate(Module& model, const std::vector<DeviceBatch>& batches, LossKind loss,
-                    int64_t class_count) {
+Evaluation evaluate(Module& model, const std::vector<DeviceBatch>& batches,
+                    const LossSettings& loss, int64_t class_count,
+                    const FeatureScaler& target_scaler) {
   const bool was_training = model.is_training();
   model.eval();
   NoGradGuard no_grad;
@@ -101,18 +146,31 @@ Evaluation evaluate(Module& model, const std::vector<DeviceBatch>& batches, Loss
   result.matrix = ConfusionMatrix(class_count);
   double loss_sum = 0;
   int64_t correct = 0;
+  std::vector<float> truth;
+  std::vector<float> predicted_values;
   for (const DeviceBatch& batch : batches) {
-    const Tensor logits = model.forward(batch.features);
-    loss_sum += compute_loss(loss, logits, batch.labels, class_count).item() *
+    const Tensor outputs = model.forward(batch.features);
+    loss_sum += compute_loss(loss, outputs, batch.truth(), class_count).item() *
                 static_cast<double>(batch.size());
-    const std::vector<int64_t> predicted = argmax(logits, 1).to_host_int64();
+    result.samples += batch.size();
+    if (batch.targets.defined()) {
+      const std::vector<float> values = unscaled_outputs(outputs, batch, target_scaler);
+      const std::vector<float> true_values = unscaled_truth(batch, target_scaler);
+      predicted_values.insert(predicted_values.end(), values.begin(), values.end());
+      truth.insert(truth.end(), true_values.begin(), true_values.end());
+      continue;
+    }
+    const std::vector<int64_t> predicted = argmax(outputs, 1).to_host_int64();
     result.matrix.add_all(batch.host_labels, predicted);
     for (size_t i = 0; i < predicted.size() && i < batch.host_labels.size(); ++i) {
       correct += predicted[i] == batch.host_labels[i] ? 1 : 0;
     }
-    result.samples += batch.size();
   }
   model.train(was_training);
+  if (!batches.empty() && batches.front().targets.defined()) {
+    result.regression = true;
+    result.values = regression_metrics(truth, predicted_values, batches.front().targets.shape()[1]);
+  }
   if (result.samples > 0) {
     result.loss = loss_sum / static_cast<double>(result.samples);
     result.accuracy = static_cast<double>(correct) / static_cast<double>(result.samples);

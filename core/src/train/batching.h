@@ -17,7 +17,14 @@ struct DeviceBatch {
   Tensor features;  // [n, sample_shape...] in the run's precision
   Tensor labels;    // [n] i32
   std::vector<int32_t> host_labels;
+  // Regression with targets: [n, outputs] f32 as the data set holds them (scaled in training),
+  // and the same on the host with each sample's target offset (Dataset::target_offsets, else 0).
+  Tensor targets;
+  std::vector<float> host_targets;
+  std::vector<float> host_offsets;
   int64_t size() const { return static_cast<int64_t>(host_labels.size()); }
+  // What the loss compares the outputs with: the targets, or else the class labels.
+  const Tensor& truth() const { return targets.defined() ? targets : labels; }
 };
 
 // The samples `indices[0..count)` of `data`, copied to `device`.
@@ -33,11 +40,22 @@ struct Evaluation {
   double accuracy = 0;  // fraction of argmax == label
   int64_t samples = 0;
   ConfusionMatrix matrix;  // labels against argmax predictions, class_count x class_count
+  // Regression: RMSE, MAE and R^2 in the targets' units (unscaled, offsets added back).
+  bool regression = false;
+  RegressionMetrics values;
 };
 
+// The model's outputs of one batch in the targets' units: `target_scaler` undone and each
+// sample's offset added back (samples x outputs, row-major); the truth likewise.
+std::vector<float> unscaled_outputs(const Tensor& outputs, const DeviceBatch& batch,
+                                    const FeatureScaler& target_scaler);
+std::vector<float> unscaled_truth(const DeviceBatch& batch, const FeatureScaler& target_scaler);
+
 // Runs `model` in eval mode without autograd over `batches` and restores its training flag.
-Evaluation evaluate(Module& model, const std::vector<DeviceBatch>& batches, LossKind loss,
-                    int64_t class_count);
+// Regression batches (with targets) need the scaler fitted on the training targets.
+Evaluation evaluate(Module& model, const std::vector<DeviceBatch>& batches,
+                    const LossSettings& loss, int64_t class_count,
+                    const FeatureScaler& target_scaler = {});
 
 // Number of predictions equal to the labels, from argmax tensors read back to the host.
 int64_t count_correct(const Tensor& argmax_indices, const std::vector<int32_t>& labels);
@@ -50,7 +68,7 @@ Tensor correct_count(const Tensor& logits, const Tensor& labels);
 // allocate what a real step allocates).
 struct StepRecipe {
   Module* network = nullptr;
-  LossKind loss = LossKind::kCrossEntropy;
+  LossSettings loss;
   int64_t class_count = 0;
   DType precision = DType::kF32;       // autocast for the forward pass and the loss (autocast.h)
   int64_t accumulation_steps = 1;      // the loss is divided by it before backward

@@ -138,7 +138,8 @@ Json settings_json(const DataSettings& s) {
               {"id", s.id},
               {"drop", s.drop},
               {"label_order", label_order_name(s.label_order)},
-              {"image_shape", s.image_shape}};
+              {"image_shape", s.image_shape},
+              {"targets", s.targets}};
 }
 
 DataSettings settings_from_json(const Json& json) {
@@ -156,6 +157,8 @@ DataSettings settings_from_json(const Json& json) {
   auto order = parse_label_order(json.at("label_order").get<std::string>());
   if (!order.ok()) throw std::out_of_range(order.status().message());
   s.label_order = *order;
+  // Regression checkpoints only; older ones have no such member.
+  if (json.contains("targets")) s.targets = json.at("targets").get<std::vector<std::string>>();
   for (const Json& extent : json.at("image_shape")) {
     s.image_shape.push_back(integer(extent));
     if (s.image_shape.back() < 1 || s.image_shape.back() > kMaxExtent) {
@@ -180,6 +183,9 @@ TableLayout table_from_json(const Json& json) {
     throw std::out_of_range("'column_names' does not match 'column_count'");
   }
   t.target_column = bounded(json, "target_column", 0, t.column_count - 1);
+  if (json.contains("value_columns")) {
+    t.value_columns = columns_from_json(json.at("value_columns"), t.column_count);
+  }
   t.id_column = bounded(json, "id_column", -1, t.column_count - 1);
   t.feature_columns = columns_from_json(json.at("feature_columns"), t.column_count);
   t.dropped_columns = columns_from_json(json.at("dropped_columns"), t.column_count);
@@ -211,12 +217,16 @@ std::string model_spec_summary(const ModelSpec& spec) {
   return "[" + text + "]";
 }
 
-void put_model_spec(Checkpoint& checkpoint, const ModelSpec& spec, LossKind loss) {
+void put_model_spec(Checkpoint& checkpoint, const ModelSpec& spec, const LossSettings& loss) {
   checkpoint.put_u64("meta/content_version", kCheckpointContentVersion);
   checkpoint.put_string("model/layers", model_spec_text(spec));
   checkpoint.put_string("model/init",
                         spec.init == InitScheme::kXavierUniform ? "xavier" : "kaiming");
-  checkpoint.put_string("model/loss", loss == LossKind::kMse ? "mse" : "cross_entropy");
+  checkpoint.put_string("model/loss", loss_kind_name(loss.kind));
+  if (loss.kind == LossKind::kSmoothL1 || loss.kind == LossKind::kHuber) {
+    checkpoint.put_string("model/loss_options",
+                          json_text(Json{{"beta", loss.beta}, {"delta", loss.delta}}));
+  }
 }
 
 Result<ModelSpec> get_model_spec(const Checkpoint& checkpoint) {
@@ -242,21 +252,35 @@ Result<ModelSpec> get_model_spec(const Checkpoint& checkpoint) {
   return spec;
 }
 
-Result<LossKind> get_loss(const Checkpoint& checkpoint) {
-  if (!checkpoint.contains("model/loss")) return LossKind::kCrossEntropy;  // before version 2
-  SY_ASSIGN_OR_RETURN(const std::string loss, checkpoint.get_string("model/loss"));
-  if (loss == "mse") return LossKind::kMse;
-  if (loss == "cross_entropy") return LossKind::kCrossEntropy;
-  return checkpoint.corrupt("record 'model/loss' is '" + loss + "'");
+Result<LossSettings> get_loss(const Checkpoint& checkpoint) {
+  if (!checkpoint.contains("model/loss")) return LossSettings();  // before version 2
+  SY_ASSIGN_OR_RETURN(const std::string name, checkpoint.get_string("model/loss"));
+  auto kind = parse_loss_kind(name);
+  if (!kind.ok()) return checkpoint.corrupt("record 'model/loss' is '" + name + "'");
+  LossSettings loss(*kind);
+  if (!checkpoint.contains("model/loss_options")) return loss;
+  SY_ASSIGN_OR_RETURN(const std::string text, checkpoint.get_string("model/loss_options"));
+  try {
+    const Json json = parse_strict_json(text);
+    loss.beta = json.at("beta").get<double>();
+    loss.delta = json.at("delta").get<double>();
+  } catch (const std::exception& error) {
+    return checkpoint.corrupt("record 'model/loss_options' is malformed: " +
+                              std::string(error.what()));
+  }
+  if (!(loss.beta >= 0 && loss.beta < 1e9) || !(loss.delta > 0 && loss.delta < 1e9)) {
+    return checkpoint.corrupt("record 'model/loss_options' is out of range");
+  }
+  return loss;
 }
 
 void put_table(Checkpoint& checkpoint, const TableLayout& t, const DataSettings& settings) {
-  const Json json{
-      {"delimiter", std::string(1, t.delimiter)}, {"header", t.header},
-      {"column_count", t.column_count},           {"column_names", t.column_names},
-      {"target_column", t.target_column},         {"id_column", t.id_column},
-      {"feature_columns", t.feature_columns},     {"dropped_columns", t.dropped_columns},
-      {"settings", settings_json(settings)}};
+  Json json{{"delimiter", std::string(1, t.delimiter)}, {"header", t.header},
+            {"column_count", t.column_count},           {"column_names", t.column_names},
+            {"target_column", t.target_column},         {"id_column", t.id_column},
+            {"feature_columns", t.feature_columns},     {"dropped_columns", t.dropped_columns},
+            {"settings", settings_json(settings)}};
+  if (!t.value_columns.empty()) json["value_columns"] = t.value_columns;
   checkpoint.put_string("data/table", json_text(json));
 }
 

@@ -12,6 +12,10 @@ std::optional<double> monitored_value(const EpochMetrics& m, const std::string& 
   if (metric == "val_loss") return m.validation_loss;
   if (metric == "val_accuracy") return m.validation_accuracy;
   if (metric == "val_f1_macro") return m.validation_f1_macro;
+  if (!m.regression) return std::nullopt;
+  if (metric == "val_rmse") return m.validation_values.rmse;
+  if (metric == "val_mae") return m.validation_values.mae;
+  if (metric == "val_r2") return m.validation_values.r2;
   return std::nullopt;
 }
 

@@ -142,8 +142,13 @@ Status read_early_stopping(const ConfigNode& node, TrainSettings& t) {
   if (!node.valid() || !node.is_map()) return ok_status();
   t.early_stopping.enabled = true;
   SY_ASSIGN_OR_RETURN(t.monitor.metric, node.string_or("metric", t.monitor.metric));
-  const bool is_loss = t.monitor.metric.size() >= 5 &&
-                       t.monitor.metric.compare(t.monitor.metric.size() - 5, 5, "_loss") == 0;
+  // Losses and errors (val_rmse, val_mae) are better lower; accuracy, F1 and R^2 higher.
+  const auto ends_with = [&](const std::string& suffix) {
+    const std::string& metric = t.monitor.metric;
+    return metric.size() >= suffix.size() &&
+           metric.compare(metric.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  const bool is_loss = ends_with("_loss") || ends_with("_rmse") || ends_with("_mae");
   SY_ASSIGN_OR_RETURN(const std::string mode, node.string_or("mode", is_loss ? "min" : "max"));
   t.monitor.mode = mode == "max" ? MonitorMode::kMax : MonitorMode::kMin;
   SY_ASSIGN_OR_RETURN(t.monitor.min_delta, node.double_or("min_delta", 0.0));
@@ -222,6 +227,48 @@ Status check_monitor_has_data(const ConfigNode& root, const TrainConfig& c) {
                                                 ", or name another metric in train.early_stopping");
 }
 
+// `loss:` and `loss_options:`. Regression data (data.targets, data.series) has no classes for
+// cross_entropy, the default: that is an error naming the key rather than a silent switch.
+Result<LossSettings> read_loss(const ConfigNode& root, const DataSettings& data) {
+  SY_ASSIGN_OR_RETURN(const std::string name, root.string_or("loss", "cross_entropy"));
+  auto kind = parse_loss_kind(name);
+  if (!kind.ok()) return root["loss"].error(kind.status().message());
+  LossSettings loss(*kind);
+  const ConfigNode options = root["loss_options"];
+  SY_ASSIGN_OR_RETURN(loss.beta, options.double_or("beta", loss.beta));
+  SY_ASSIGN_OR_RETURN(loss.delta, options.double_or("delta", loss.delta));
+  if (options["beta"].valid() && loss.kind != LossKind::kSmoothL1) {
+    return options["beta"].error("beta is smooth_l1's; the loss is " + name);
+  }
+  if (options["delta"].valid() && loss.kind != LossKind::kHuber) {
+    return options["delta"].error("delta is huber's; the loss is " + name);
+  }
+  if (data.is_regression() && loss.kind == LossKind::kCrossEntropy) {
+    const std::string why = "cross_entropy needs classes, but " +
+                            std::string(data.series.enabled ? "data.series" : "data.targets") +
+                            " asks for numbers (regression): set loss: mse, l1, smooth_l1 or huber";
+    if (root["loss"].valid()) return root["loss"].error(why);
+    return invalid_argument(root["data"].location().to_string() + ": loss is not set, and " + why);
+  }
+  return loss;
+}
+
+// Regression has no accuracy and classification no RMSE: a metric the run never measures would
+// never improve, so early stopping would end the run after `patience` epochs for nothing.
+Status check_monitor_fits_task(const ConfigNode& root, const TrainConfig& c) {
+  const std::string& metric = c.train.monitor.metric;
+  const bool value_metric = metric == "val_rmse" || metric == "val_mae" || metric == "val_r2";
+  const bool class_metric =
+      metric == "val_accuracy" || metric == "val_f1_macro" || metric == "train_accuracy";
+  if (c.data.is_regression() ? !class_metric : !value_metric) return ok_status();
+  const std::string why = c.data.is_regression()
+                              ? " is measured on classes, and this run predicts numbers "
+                                "(regression): monitor val_loss, val_rmse, val_mae or val_r2"
+                              : " is measured on numbers to predict (data.targets, data.series), "
+                                "and this run predicts classes";
+  return root["train"]["early_stopping"]["metric"].error(metric + why);
+}
+
 }  // namespace
 
 Result<std::string> configured_task(const Config& config) {
@@ -298,17 +345,12 @@ Result<TrainConfig> TrainConfig::from_config(const Config& config) {
                             "; training needs a model, e.g. layers: [{type: linear, "
                             "out_features: 10}]");
   }
-  SY_ASSIGN_OR_RETURN(const std::string loss, root.string_or("loss", "cross_entropy"));
-  if (loss == "cross_entropy")
-    c.loss = LossKind::kCrossEntropy;
-  else if (loss == "mse")
-    c.loss = LossKind::kMse;
-  else
-    return root["loss"].error("unknown loss '" + loss + "' (expected cross_entropy, mse)");
+  SY_ASSIGN_OR_RETURN(c.loss, read_loss(root, c.data));
   SY_ASSIGN_OR_RETURN(c.optimizer, read_optimizer(root["optimizer"]));
   SY_ASSIGN_OR_RETURN(c.schedule, read_schedule(root["schedule"]));
   SY_ASSIGN_OR_RETURN(c.train, read_train(root["train"], c.base_dir));
   SY_RETURN_IF_ERROR(check_monitor_has_data(root, c));
+  SY_RETURN_IF_ERROR(check_monitor_fits_task(root, c));
   return c;
 }
 

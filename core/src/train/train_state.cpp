@@ -70,6 +70,42 @@ Status get_validation_history(const Checkpoint& checkpoint, std::vector<EpochMet
   return ok_status();
 }
 
+constexpr size_t kRegressionFields = 7;  // regression, test and validation RMSE, MAE, R^2
+
+void put_regression_history(Checkpoint& checkpoint, const std::vector<EpochMetrics>& history) {
+  std::vector<uint8_t> bytes;
+  for (const EpochMetrics& m : history) {
+    const double fields[kRegressionFields] = {
+        m.regression ? 1.0 : 0.0, m.test_values.rmse,      m.test_values.mae,     m.test_values.r2,
+        m.validation_values.rmse, m.validation_values.mae, m.validation_values.r2};
+    append_bytes(bytes, fields, sizeof(fields));
+  }
+  checkpoint.put_bytes("progress/history_regression", std::move(bytes));
+}
+
+// The record "progress/history_regression" into `history`, when present (regression runs only):
+// a resumed run replays val_rmse, val_mae and val_r2 like the validation loss.
+Status get_regression_history(const Checkpoint& checkpoint, std::vector<EpochMetrics>& history) {
+  if (!checkpoint.contains("progress/history_regression")) return ok_status();
+  SY_ASSIGN_OR_RETURN(const auto bytes, checkpoint.get_bytes("progress/history_regression"));
+  constexpr size_t kRowBytes = kRegressionFields * sizeof(double);
+  if (bytes.size() != history.size() * kRowBytes) {
+    return checkpoint.corrupt("record 'progress/history_regression' does not match the history");
+  }
+  for (size_t i = 0; i < history.size(); ++i) {
+    double f[kRegressionFields];
+    std::memcpy(f, bytes.data() + i * kRowBytes, kRowBytes);
+    if (f[0] != 0.0 && f[0] != 1.0) {
+      return checkpoint.corrupt("record 'progress/history_regression' is damaged");
+    }
+    EpochMetrics& m = history[i];
+    m.regression = f[0] == 1.0;
+    m.test_values = {f[1], f[2], f[3], 0, 0};
+    m.validation_values = {f[4], f[5], f[6], 0, 0};
+  }
+  return ok_status();
+}
+
 // A count stored as a double (epoch, bytes, steps) that converts to an integer: converting NaN or
 // a value out of range is undefined behaviour, and a damaged file must not reach it.
 bool is_count(double value) {
@@ -101,6 +137,15 @@ std::string describe_data(const DataSettings& settings) {
   if (settings.label_order != LabelOrder::kSorted) {
     text << " label_order=" << label_order_name(settings.label_order);
   }
+  for (const std::string& column : settings.targets) text << " targets=" << column;
+  if (settings.is_regression()) text << " target_scale=" << scale_mode_name(settings.target_scale);
+  if (const SeriesSettings& series = settings.series; series.enabled) {
+    text << " series=" << series.column << " window=" << series.window
+         << " target=" << (series.target == SeriesTarget::kNext ? "next" : "input")
+         << " horizon=" << series.horizon
+         << " gaps=" << (series.gaps == GapPolicy::kDrop ? "drop" : "interpolate")
+         << " offset=" << (series.relative_to_last ? "last" : "none");
+  }
   return text.str();
 }
 
@@ -116,7 +161,40 @@ void put_data_layout(Checkpoint& checkpoint, const DataLayout& layout) {
   checkpoint.put_floats("data/scaler/offset", layout.scaler.offset);
   checkpoint.put_floats("data/scaler/factor", layout.scaler.factor);
   if (layout.has_table) put_table(checkpoint, layout.table, layout.settings);
+  if (!layout.target_names.empty()) {
+    checkpoint.put_string("data/target_names", join_lines(layout.target_names));
+    checkpoint.put_string("data/target_scaler/mode", scale_mode_name(layout.target_scaler.mode));
+    checkpoint.put_floats("data/target_scaler/offset", layout.target_scaler.offset);
+    checkpoint.put_floats("data/target_scaler/factor", layout.target_scaler.factor);
+  }
 }
+
+namespace {
+
+// "data/target_names" and "data/target_scaler/...", when the model is a regression's.
+Status get_targets(const Checkpoint& checkpoint, DataLayout& layout) {
+  if (!checkpoint.contains("data/target_names")) return ok_status();
+  SY_ASSIGN_OR_RETURN(const std::string names, checkpoint.get_string("data/target_names"));
+  layout.target_names = split_lines(names);
+  SY_ASSIGN_OR_RETURN(const std::string mode, checkpoint.get_string("data/target_scaler/mode"));
+  auto parsed = parse_scale_mode(mode);
+  if (!parsed.ok()) {
+    return checkpoint.corrupt("record 'data/target_scaler/mode': " + parsed.status().message());
+  }
+  layout.target_scaler.mode = *parsed;
+  SY_ASSIGN_OR_RETURN(layout.target_scaler.offset,
+                      checkpoint.get_floats("data/target_scaler/offset"));
+  SY_ASSIGN_OR_RETURN(layout.target_scaler.factor,
+                      checkpoint.get_floats("data/target_scaler/factor"));
+  const size_t fitted = layout.target_scaler.factor.size();
+  if (layout.target_names.empty() || layout.target_scaler.offset.size() != fitted ||
+      (*parsed != ScaleMode::kNone && fitted != layout.target_names.size())) {
+    return checkpoint.corrupt("the regression target records are inconsistent");
+  }
+  return ok_status();
+}
+
+}  // namespace
 
 Result<DataLayout> get_data_layout(const Checkpoint& checkpoint) {
   DataLayout layout;
@@ -135,7 +213,9 @@ Result<DataLayout> get_data_layout(const Checkpoint& checkpoint) {
   const bool positive =
       std::all_of(layout.sample_shape.begin(), layout.sample_shape.end(),
                   [](int64_t extent) { return extent >= 1 && extent < (1 << 30); });
-  if (layout.sample_shape.empty() || !positive || layout.class_names.empty() ||
+  SY_RETURN_IF_ERROR(get_targets(checkpoint, layout));
+  if (layout.sample_shape.empty() || !positive ||
+      layout.class_names.empty() == layout.target_names.empty() ||
       layout.scaler.offset.size() != layout.scaler.factor.size()) {
     return checkpoint.corrupt("the data layout records are inconsistent");
   }
@@ -285,6 +365,9 @@ void put_history(Checkpoint& checkpoint, const std::vector<EpochMetrics>& histor
     append_bytes(validation, fields, sizeof(fields));
   }
   checkpoint.put_bytes("progress/history_validation", std::move(validation));
+  const bool regression = std::any_of(history.begin(), history.end(),
+                                      [](const EpochMetrics& m) { return m.regression; });
+  if (regression) put_regression_history(checkpoint, history);
 }
 
 Result<std::vector<EpochMetrics>> get_history(const Checkpoint& checkpoint) {
@@ -329,6 +412,7 @@ Result<std::vector<EpochMetrics>> get_history(const Checkpoint& checkpoint) {
     }
   }
   SY_RETURN_IF_ERROR(get_validation_history(checkpoint, history));
+  SY_RETURN_IF_ERROR(get_regression_history(checkpoint, history));
   return history;
 }
 

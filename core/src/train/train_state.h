@@ -26,8 +26,12 @@ inline constexpr uint64_t kCheckpointContentVersion = 2;
 // The data layout a model was trained on, and the scaler fitted on its training split.
 struct DataLayout {
   std::vector<int64_t> sample_shape;
-  std::vector<std::string> class_names;
+  std::vector<std::string> class_names;  // empty for regression
   FeatureScaler scaler;
+  // Regression ("data/target_names", "data/target_scaler/..."): one name per output, and the
+  // scaler fitted on the training targets, undone on predictions. Empty for classification.
+  std::vector<std::string> target_names;
+  FeatureScaler target_scaler;
   std::string description;  // dataset, split and scaling, to detect a changed data section
   // Content version 2 ("data/table"): where the training file's columns were, and the table keys
   // and image_shape of the data section that trained the model. False for older checkpoints.
@@ -52,11 +56,12 @@ std::string model_spec_text(const ModelSpec& spec);
 // "out_features":16}).
 std::string model_spec_summary(const ModelSpec& spec);
 // "model/layers", "model/init", "model/loss", and "meta/content_version".
-void put_model_spec(Checkpoint& checkpoint, const ModelSpec& spec, LossKind loss);
+void put_model_spec(Checkpoint& checkpoint, const ModelSpec& spec, const LossSettings& loss);
 // FAILED_PRECONDITION saying what is missing for a checkpoint written before version 2; DATA_LOSS
 // for a malformed record.
 Result<ModelSpec> get_model_spec(const Checkpoint& checkpoint);
-Result<LossKind> get_loss(const Checkpoint& checkpoint);  // cross_entropy before version 2
+// cross_entropy before version 2; "model/loss_options" (beta, delta) when the loss has them.
+Result<LossSettings> get_loss(const Checkpoint& checkpoint);
 
 // Parameters as "param/<name>" records.
 void put_named_tensors(Checkpoint& checkpoint, const std::string& prefix,

@@ -90,7 +90,7 @@ EpochTotals train_one_epoch(Trainer::State& s, int64_t epoch, detail::ProgressRe
   progress.start_epoch(epoch, steps);
   s.built.network->train();
   const detail::StepRecipe recipe = detail::make_step_recipe(s.config, s.built.network.get(),
-                                                             train.class_count(), s.scaler.get());
+                                                             train.output_count(), s.scaler.get());
   detail::RunningTotals running;
   EpochTotals totals;
   if (s.scaler) totals.skipped_before = s.scaler->skipped_steps();
@@ -115,7 +115,8 @@ EpochTotals train_one_epoch(Trainer::State& s, int64_t epoch, detail::ProgressRe
                      " (its last), although every loss was finite" + checkpoint_note(s)});
   }
   totals.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  totals.correct = static_cast<int64_t>(running.correct_sum.item());
+  totals.correct =
+      running.correct_sum.defined() ? static_cast<int64_t>(running.correct_sum.item()) : 0;
   totals.samples = train.sample_count;
   return totals;
 }
@@ -135,17 +136,20 @@ EpochMetrics finish_epoch(Trainer::State& s, int64_t epoch, const EpochTotals& t
       totals.seconds > 0 ? static_cast<double>(totals.samples) / totals.seconds : 0;
   const ProfileSpan eval_span = profile_span("evaluate");
   const AutocastGuard autocast(s.config.train.precision);
-  const int64_t classes = s.data.split.train.class_count();
-  s.last_test = detail::evaluate(*s.built.network, s.test_batches, s.config.loss, classes);
+  s.last_test = detail::evaluate_split(s, s.test_batches);
   m.test_loss = s.last_test.loss;
   m.test_accuracy = s.last_test.accuracy;
+  m.regression = s.last_test.regression;
+  m.test_values = s.last_test.values;
   if (!s.validation_batches.empty()) {
-    s.last_validation =
-        detail::evaluate(*s.built.network, s.validation_batches, s.config.loss, classes);
+    s.last_validation = detail::evaluate_split(s, s.validation_batches);
     m.has_validation = true;
     m.validation_loss = s.last_validation->loss;
     m.validation_accuracy = s.last_validation->accuracy;
-    m.validation_f1_macro = classification_report(s.last_validation->matrix).macro.f1;
+    m.validation_values = s.last_validation->values;
+    if (!m.regression) {
+      m.validation_f1_macro = classification_report(s.last_validation->matrix).macro.f1;
+    }
   }
   if (auto stats = s.device->memory_stats(); stats.ok()) {
     m.memory = *stats;

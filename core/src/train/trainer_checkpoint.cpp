@@ -114,7 +114,11 @@ Checkpoint Trainer::make_checkpoint() const {
   layout.class_names = s.data.split.train.class_names;
   layout.scaler = s.data.scaler;
   layout.description = detail::describe_data(s.config.data);
-  layout.has_table = true;
+  layout.target_names = s.data.split.train.target_names;
+  layout.target_scaler = s.data.target_scaler;
+  // A series is read by data.series, not by the table layout that predicting from a file alone
+  // needs; such a checkpoint predicts with its YAML data section.
+  layout.has_table = !s.config.data.series.enabled;
   layout.table = s.data.split.train.table;
   layout.settings = s.config.data;
   detail::put_data_layout(checkpoint, layout);

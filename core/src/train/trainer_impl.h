@@ -66,6 +66,12 @@ void replay_monitor(Trainer::State& s, const Checkpoint& restored);
 // splits with the final weights and fills summary.monitor and summary.final_evaluations.
 void finish_monitoring(Trainer::State& s, TrainSummary& summary);
 
+namespace detail {
+// The model (in eval mode, under the run's autocast) on one split's batches: loss, accuracy and
+// confusion matrix, or for regression RMSE, MAE and R^2 in the targets' units.
+Evaluation evaluate_split(Trainer::State& s, const std::vector<DeviceBatch>& batches);
+}  // namespace detail
+
 // Names used in checkpoints and messages.
 const char* optimizer_kind_name(OptimizerKind kind);
 const char* schedule_kind_name(ScheduleKind kind);

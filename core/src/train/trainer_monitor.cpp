@@ -40,7 +40,9 @@ void find_best_state(Trainer::State& s, const Checkpoint& restored) {
 }
 
 SplitEvaluation split_evaluation(const std::string& split, const detail::Evaluation& e) {
-  return {split, e.loss, e.accuracy, classification_report(e.matrix)};
+  SplitEvaluation evaluation{split, e.loss, e.accuracy, {}, e.regression, e.values};
+  if (!e.regression) evaluation.report = classification_report(e.matrix);
+  return evaluation;
 }
 
 // Puts back the best epoch's weights when restore_best_weights asks and they differ from the
@@ -119,20 +121,24 @@ void finish_monitoring(Trainer::State& s, TrainSummary& summary) {
   if (outcome.restored_best_weights) outcome.final_weights_epoch = s.best.best_epoch();
   // The last epoch's evaluations hold for the final weights unless they changed or no epoch ran.
   const bool fresh = outcome.restored_best_weights || s.last_test.samples == 0;
-  const AutocastGuard autocast(s.config.train.precision);
-  const int64_t classes = s.data.split.train.class_count();
-  const detail::Evaluation test =
-      fresh ? detail::evaluate(*s.built.network, s.test_batches, s.config.loss, classes)
-            : s.last_test;
+  const detail::Evaluation test = fresh ? detail::evaluate_split(s, s.test_batches) : s.last_test;
   summary.final_evaluations.push_back(split_evaluation("test", test));
   if (!s.validation_batches.empty()) {
-    const detail::Evaluation validation =
-        fresh || !s.last_validation
-            ? detail::evaluate(*s.built.network, s.validation_batches, s.config.loss, classes)
-            : *s.last_validation;
+    const detail::Evaluation validation = fresh || !s.last_validation
+                                              ? detail::evaluate_split(s, s.validation_batches)
+                                              : *s.last_validation;
     summary.final_evaluations.push_back(split_evaluation("validation", validation));
   }
   summary.class_names = s.data.split.train.class_names;
+  summary.target_names = s.data.split.train.target_names;
+  summary.baselines = s.data.baselines;
+}
+
+detail::Evaluation detail::evaluate_split(Trainer::State& s,
+                                          const std::vector<DeviceBatch>& batches) {
+  const AutocastGuard autocast(s.config.train.precision);
+  return evaluate(*s.built.network, batches, s.config.loss, s.data.split.train.output_count(),
+                  s.data.target_scaler);
 }
 
 }  // namespace switchyard

@@ -75,7 +75,7 @@ void choose_batch_size(Trainer::State& s) {
   subject.train = &s.data.split.train;
   subject.test = &s.data.split.test;
   subject.recipe = detail::make_step_recipe(s.config, s.built.network.get(),
-                                            s.data.split.train.class_count(), s.scaler.get());
+                                            s.data.split.train.output_count(), s.scaler.get());
   subject.optimizer = s.optimizer.get();
   subject.device = s.device;
   subject.test_batches = &s.test_batches;
@@ -128,7 +128,7 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<Device> device)
   InitContext init{s.device, s.config.model.init, s.config.seed, 0, DType::kF32};
   const Dataset& train = s.data.split.train;
   s.built =
-      value_or_throw(build_model(s.config.model, train.sample_shape, train.class_count(), init));
+      value_or_throw(build_model(s.config.model, train.sample_shape, train.output_count(), init));
   if (!s.config.model.weights.empty()) {
     Result<SafetensorsFile> weights = read_safetensors(s.config.model.weights);
     throw_if_error(weights.status().with_context("model.weights"));
