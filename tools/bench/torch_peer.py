@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """PyTorch peer for `switchyard bench`: the same workloads, timed the same way, in PyTorch (CPU).
 
-    /usr/bin/python3 tools/bench/torch_peer.py [--threads 2] [--what digits,cnn,step,matmul,add]
-                                               [--seed 0] [--json]
+    /usr/bin/python3 tools/bench/torch_peer.py [--threads 2]
+                                               [--what digits,cnn,step,transformer,lstm,matmul,add]
+                                               [--sequence-mode step|inference] [--seed 0] [--json]
 
 Parts (each timed after a warm-up; medians reported):
   digits  configs/digits-mlp.yaml's run: data/digits.csv.gz, pixels / 16, stratified 80/20 split,
@@ -17,6 +18,14 @@ Parts (each timed after a warm-up; medians reported):
   step    one training step of a 784-2048-2048-10 ReLU MLP at batch 256 on synthetic data
           (forward, cross-entropy, backward, SGD momentum update, zero_grad), like
           `switchyard bench step`.
+  transformer  `switchyard bench sequence --model transformer`: [32, 64, 469] -> Linear(469, 256)
+          -> nn.TransformerEncoder(d_model 256, 4 heads, feed-forward 1024, 2 layers, post-norm,
+          relu, dropout 0.1, batch_first) -> mean over time -> Linear(256, 100); one training step
+          (forward, cross-entropy, backward, SGD momentum update, zero_grad) on synthetic data, or
+          with --sequence-mode inference one batch-1 forward pass in eval mode under
+          torch.inference_mode() (PyTorch's fused encoder fast path applies there).
+  lstm    the same for [64, 50, 128] -> nn.LSTM(128, 256, 2 layers, batch_first) -> last step
+          -> Linear(256, 100).
   matmul  torch.matmul of two 1024x1024 f32 matrices into a preallocated output, GFLOP/s.
   add     latency of torch.add on two 16-element f32 tensors (includes the Python call).
 
@@ -46,7 +55,7 @@ import time
 import torch
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ALL_PARTS = ("digits", "cnn", "step", "matmul", "add", "info")
+ALL_PARTS = ("digits", "cnn", "step", "transformer", "lstm", "matmul", "add", "info")
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
@@ -62,6 +71,12 @@ def parse_args(argv):
     parser.add_argument("--step-repetitions", type=int, default=20)
     parser.add_argument("--step-precision", default="f32", choices=("f32", "bf16"),
                         help="bf16: the forward pass under torch.autocast('cpu', bfloat16)")
+    parser.add_argument("--sequence-mode", default="step", choices=("step", "inference"),
+                        help="transformer and lstm: a training step, or a batch-1 forward pass")
+    parser.add_argument("--sequence-batch", type=int, default=0,
+                        help="transformer and lstm: sequences per pass (default 32 and 64 for a"
+                             " step, 1 for inference)")
+    parser.add_argument("--sequence-repetitions", type=int, default=20)
     parser.add_argument("--matmul-size", type=int, default=1024)
     parser.add_argument("--matmul-dtype", default="f32", choices=("f32", "bf16"))
     parser.add_argument("--add-size", type=int, default=16)
@@ -222,6 +237,81 @@ def bench_step(args):
             "samples_per_second": args.step_batch / median}
 
 
+# ---- sequence models: Transformer encoder and LSTM classifiers -----------------------------------
+
+SEQUENCE_CLASSES = 100
+# model: (training batch, time steps, input features)
+SEQUENCE_SHAPES = {"transformer": (32, 64, 469), "lstm": (64, 50, 128)}
+
+
+class TransformerClassifier(torch.nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        nn = torch.nn
+        self.proj = nn.Linear(features, 256)
+        layer = nn.TransformerEncoderLayer(256, 4, dim_feedforward=1024, dropout=0.1,
+                                           activation="relu", batch_first=True, norm_first=False)
+        self.encoder = nn.TransformerEncoder(layer, 2)
+        self.head = nn.Linear(256, SEQUENCE_CLASSES)
+
+    def forward(self, x):
+        return self.head(self.encoder(self.proj(x)).mean(1))
+
+
+class LstmClassifier(torch.nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(features, 256, num_layers=2, batch_first=True)
+        self.head = torch.nn.Linear(256, SEQUENCE_CLASSES)
+
+    def forward(self, x):
+        return self.head(self.lstm(x)[0][:, -1])
+
+
+def time_repeated(work, warmup, repetitions):
+    for _ in range(warmup):
+        work()
+    seconds = []
+    for _ in range(repetitions):
+        start = time.perf_counter()
+        work()
+        seconds.append(time.perf_counter() - start)
+    return seconds
+
+
+def bench_sequence(args, model_name):
+    """One training step, or one inference pass, of the model `switchyard bench sequence --model
+    model_name` builds, timed like bench_step."""
+    training_batch, steps, features = SEQUENCE_SHAPES[model_name]
+    inference = args.sequence_mode == "inference"
+    batch = args.sequence_batch or (1 if inference else training_batch)
+    torch.manual_seed(args.seed)
+    model = (TransformerClassifier if model_name == "transformer" else LstmClassifier)(features)
+    x = torch.randn(batch, steps, features)
+    if inference:
+        model.eval()
+
+        def work():
+            with torch.inference_mode():
+                model(x)
+    else:
+        model.train()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        y = torch.randint(0, SEQUENCE_CLASSES, (batch,))
+
+        def work():
+            torch.nn.functional.cross_entropy(model(x), y).backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+
+    seconds = time_repeated(work, 3, args.sequence_repetitions)
+    median = statistics.median(seconds)
+    return {"model": model_name, "mode": args.sequence_mode, "batch": batch,
+            "sequence_length": steps, "parameters": sum(p.numel() for p in model.parameters()),
+            "repetitions": len(seconds), "median_ms": median * 1e3, "min_ms": min(seconds) * 1e3,
+            "samples_per_second": batch / median}
+
+
 # ---- matmul and add ------------------------------------------------------------------------------
 
 def bench_matmul(args):
@@ -336,8 +426,9 @@ def main(argv):
     result = {"peer": "pytorch", "torch_version": torch.__version__,
               "threads": torch.get_num_threads(), "environment": environment_report()}
     runners = {"digits": bench_digits, "cnn": lambda a: bench_digits(a, cnn=True),
-               "step": bench_step, "matmul": bench_matmul, "add": bench_add,
-               "info": lambda a: {}}
+               "step": bench_step, "transformer": lambda a: bench_sequence(a, "transformer"),
+               "lstm": lambda a: bench_sequence(a, "lstm"), "matmul": bench_matmul,
+               "add": bench_add, "info": lambda a: {}}
     for part in args.parts:
         result[part] = runners[part](args)
     if args.json:
@@ -358,6 +449,11 @@ def main(argv):
         s = result["step"]
         print("step %s batch %d: median %.2f ms, %.0f samples/s"
               % (s["layers"], s["batch"], s["median_ms"], s["samples_per_second"]))
+    for name in ("transformer", "lstm"):
+        if name in result:
+            s = result[name]
+            print("%s %s batch %d: median %.2f ms, %.0f samples/s"
+                  % (name, s["mode"], s["batch"], s["median_ms"], s["samples_per_second"]))
     if "matmul" in result:
         m = result["matmul"]
         print("matmul %d^3 %s: median %.3f ms, %.1f GFLOP/s"

@@ -19,6 +19,7 @@ int op_bench(const Args& args);          // bench_op.cpp
 int train_bench(const Args& args);       // bench_train.cpp
 int model_bench(const Args& args);       // bench_model.cpp
 int step_bench(const Args& args);        // bench_step.cpp
+int sequence_bench(const Args& args);    // bench_sequence.cpp
 int batch_size_bench(const Args& args);  // bench_batch_size.cpp
 
 }  // namespace switchyard::cli

@@ -2,6 +2,7 @@
 //   bench matmul --m --n --k --dtype    GFLOP/s of one matrix product on the selected device
 //   bench op --name --size              latency of one small op through tensor dispatch
 //   bench step --layers --batch         one MLP training step on synthetic data
+//   bench sequence --model              a Transformer or LSTM training step or inference pass
 //   bench train CONFIG                  median epoch time and samples/s of a training run
 //   bench model CONFIG --batch-size N   inference latency per batch and samples/s of a model
 //   bench batch-size CONFIG [--max N]   the largest training batch that fits the memory cap
@@ -157,7 +158,7 @@ double median_of(std::vector<double> values) {
 
 int bench_command(const Args& args) {
   const std::string usage =
-      "usage: switchyard bench <matmul|op|step|train|model|batch-size> [options]  "
+      "usage: switchyard bench <matmul|op|step|sequence|train|model|batch-size> [options]  "
       "('bench <what> --help' for more)";
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     std::cout << usage << "\n";
@@ -169,6 +170,7 @@ int bench_command(const Args& args) {
   if (args[0] == "train") return train_bench(rest);
   if (args[0] == "model") return model_bench(rest);
   if (args[0] == "step") return step_bench(rest);
+  if (args[0] == "sequence") return sequence_bench(rest);
   if (args[0] == "batch-size") return batch_size_bench(rest);
   std::cerr << "switchyard: unknown benchmark '" << args[0] << "'\n" << usage << "\n";
   return kExitUsage;

@@ -50,6 +50,19 @@ Tensor run_matmul(const Tensor& a, const Tensor& b, const Tensor& bias, bool ta,
   return out;
 }
 
+// [..., rows, cols] -> [batch x rows, cols].
+Tensor fold_batch(const Tensor& x) {
+  return x.reshape(Shape{x.numel() / x.dim(-1), x.dim(-1)});
+}
+
+// The gradient of a matrix b that a batched a shares (a Linear's weight applied to [B, T, in]):
+// one product over all batch x rows, instead of one per batch entry summed afterwards, which
+// wrote a [batch, N, K] temporary and ran products with a short inner dimension.
+Tensor shared_matrix_grad(const Tensor& g, const Tensor& a, bool tb) {
+  const Tensor a2 = fold_batch(a), g2 = fold_batch(g);
+  return tb ? matmul(g2, a2, true, false) : matmul(a2, g2, true, false);
+}
+
 // out = op(a) op(b) (+ bias); dA = g B^T and dB = A^T g, transposed back where a or b was.
 Grads matmul_backward(const Tensor& g, const Node& node, const Tensor& a, const Tensor& b,
                       const Shape& bias_shape, bool ta, bool tb) {
@@ -59,8 +72,12 @@ Grads matmul_backward(const Tensor& g, const Node& node, const Tensor& a, const 
     ga = sum_to_shape(ga, a.shape());
   }
   if (node.needs_grad(1)) {
-    gb = tb ? matmul(g, a, true, ta) : matmul(a, g, !ta, false);
-    gb = sum_to_shape(gb, b.shape());
+    if (b.rank() == 2 && a.rank() > 2 && !ta) {
+      gb = shared_matrix_grad(g, a, tb);
+    } else {
+      gb = tb ? matmul(g, a, true, ta) : matmul(a, g, !ta, false);
+      gb = sum_to_shape(gb, b.shape());
+    }
   }
   if (node.inputs().size() > 2 && node.needs_grad(2)) gbias = sum_to_shape(g, bias_shape);
   return Grads{ga, gb, gbias};

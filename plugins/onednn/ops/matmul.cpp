@@ -3,8 +3,8 @@
 // Transposes are strides in the memory descriptors, batch broadcasting is oneDNN's size-1 batch
 // dims, the bias is the primitive's bias argument. When oneDNN would fall back to its reference
 // kernel for the given strides, the operands are copied to dense scratch first (a copy is O(n^2),
-// the product O(n^3)). f16 runs through f32 scratch tensors: oneDNN 2.6 has no f16 matmul on CPUs
-// without AVX512-FP16.
+// the product O(n^3)). Some transposed `a` are copied row-major first too (kAliasingStride). f16
+// runs through f32 scratch tensors: oneDNN 2.6 has no f16 matmul on CPUs without AVX512-FP16.
 #include <algorithm>
 #include <cstring>
 
@@ -14,6 +14,23 @@
 
 namespace sy_onednn {
 namespace {
+
+// oneDNN 2.6's gemm:jit runs a transposed (column-major) `a` whose leading dimension is a multiple
+// of 1024 floats (4 KiB: its columns alias in the cache) 1.5-1.8x slower than a row-major one once
+// K is long: 1024x3200x256 f32 on one AVX2 core takes 64 ms, against 40 for a tiled-transpose copy
+// and the row-major product. Weight gradients with 1024 outputs, grad^T x over batch x time rows
+// (an LSTM's 4 x 256 gates, a feed-forward layer of 1024), are such products. Other leading
+// dimensions measured 0.8-1.1x either way, so they are left alone.
+constexpr int64_t kTransposedAMinK = 1024;
+constexpr int64_t kAliasingStride = 1024;
+
+// Whether `a`, as oneDNN sees it, is column-major in its last two dimensions with a leading
+// dimension that aliases in the cache.
+bool aliasing_column_major(const TensorView& a) {
+  const int r = a.rank;
+  return a.shape[r - 1] > 1 && a.shape[r - 2] > 1 && a.strides[r - 2] == 1 &&
+         a.strides[r - 1] % kAliasingStride == 0;
+}
 
 struct MatmulShape {
   int64_t m = 0, n = 0, k = 0;
@@ -131,6 +148,7 @@ void run_matmul_f32_bf16(OpContext& ctx) {
 
   TensorView a = matmul_operand(ctx.in[0], p.transpose_a != 0, s.rank);
   TensorView b = matmul_operand(ctx.in[1], p.transpose_b != 0, s.rank);
+  if (s.k >= kTransposedAMinK && aliasing_column_major(a)) a = dense_copy(ctx, a, a.dtype);
   bool describable =
       dnnl_describable(a) && dnnl_describable(b) && (!bias_in || dnnl_describable(bias));
   const double flops = 2.0 * static_cast<double>(s.batch * s.m) * static_cast<double>(s.n * s.k);

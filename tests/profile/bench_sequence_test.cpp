@@ -1,0 +1,75 @@
+// `switchyard bench sequence`: the Transformer and LSTM classifiers of issue 12's speed targets,
+// a training step or a batch-1 inference pass, as JSON, with a trace of the ops they ran.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include "json_test_support.h"
+#include "test_support.h"
+
+using switchyard::testing::cli;
+using switchyard::testing::Json;
+using switchyard::testing::parse_json;
+using switchyard::testing::read_json_file;
+using switchyard::testing::run_command;
+
+namespace {
+
+std::string sequence_command(const std::string& arguments) {
+  return std::string("(SWITCHYARD_BACKENDS=reference SWITCHYARD_PLUGIN_PATH=") +
+         SWITCHYARD_TEST_PLUGIN_DIR + " " + cli() +
+         " bench sequence --repetitions 1 --warmup 0 --json " + arguments + " 2>/dev/null)";
+}
+
+std::set<std::string> op_names(const std::filesystem::path& trace) {
+  std::set<std::string> names;
+  const Json document = read_json_file(trace);
+  for (const Json& e : document.at("traceEvents")) {
+    if (e.contains("cat") && e.at("cat") == "op") names.insert(e.at("name").get<std::string>());
+  }
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("bench sequence times the issue's Transformer and LSTM shapes", "[profile][cli]") {
+  const auto folder = std::filesystem::temp_directory_path() /
+                      ("switchyard-bench-sequence-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(folder);
+  // Parameter counts equal to PyTorch's for the same modules (torch_peer.py reports them too).
+  struct Case {
+    std::string model;
+    int64_t parameters, sequence_length;
+  };
+  for (const Case& c : {Case{"transformer", 1725540, 64}, Case{"lstm", 947300, 50}}) {
+    INFO(c.model);
+    const auto trace = folder / (c.model + ".json");
+    const auto step = run_command(
+        sequence_command("--model " + c.model + " --batch 2 --profile " + trace.string()));
+    INFO(step.output);
+    REQUIRE(step.exit_code == 0);
+    const Json report = parse_json(step.output);
+    CHECK(report.at("bench") == "sequence");
+    CHECK(report.at("mode") == "step");
+    CHECK(report.at("batch") == 2);
+    CHECK(report.at("sequence_length") == c.sequence_length);
+    CHECK(report.at("parameters") == c.parameters);
+    CHECK(report.at("median_ms").get<double>() > 0);
+    const std::set<std::string> ops = op_names(trace);
+    CHECK(ops.count("cross_entropy_backward") == 1);
+    CHECK(ops.count("sgd_update") == 1);
+
+    const auto inference = run_command(sequence_command("--model " + c.model + " --inference"));
+    INFO(inference.output);
+    REQUIRE(inference.exit_code == 0);
+    const Json latency = parse_json(inference.output);
+    CHECK(latency.at("mode") == "inference");
+    CHECK(latency.at("batch") == 1);  // the default with --inference
+  }
+  const auto bad = run_command(sequence_command("--model gru"));
+  CHECK(bad.exit_code == 2);
+  std::filesystem::remove_all(folder);
+}

@@ -1,0 +1,258 @@
+// switchyard bench sequence --model transformer|lstm: one training step (or, with --inference, one
+// forward pass) of a sequence classifier built with the nn API, on the selected device, timed like
+// `bench step`: each timed repetition waits for the device queue, inputs and labels are synthetic
+// (seeded) and stay on the device. The two models are the shapes issue 12 sets targets for, and
+// tools/bench/torch_peer.py builds the same ones in PyTorch:
+//   transformer  [B, 64, 469] -> Linear(469, 256) -> TransformerEncoder(d_model 256, 4 heads,
+//                feed-forward 1024, 2 layers, post-norm, relu, dropout 0.1, batch_first)
+//                -> mean over time -> Linear(256, 100); batch 32
+//   lstm         [B, 50, 128] -> LSTM(128, 256, 2 layers, batch_first) -> last step
+//                -> Linear(256, 100); batch 64
+// A training step is forward, cross-entropy, backward, SGD-with-momentum update, zero_grad; an
+// inference pass (batch 1 unless --batch says otherwise) runs in eval mode under NoGradGuard.
+#include <algorithm>
+#include <iostream>
+#include <optional>
+#include <random>
+
+#include "bench_ops.h"
+#include "cli_common.h"
+#include "json/json_io.h"
+#include "switchyard/autograd.h"
+#include "switchyard/nn.h"
+#include "switchyard/nn_sequence.h"
+#include "switchyard/ops.h"
+#include "switchyard/optim.h"
+#include "switchyard/profile.h"
+#include "switchyard/tensor.h"
+#include "switchyard/train.h"
+
+namespace switchyard::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: switchyard bench sequence --model transformer|lstm [--inference] [--batch N]\n"
+    "                                 [--repetitions R] [--warmup W] [--config FILE]\n"
+    "                                 [--set k=v]... [--json] [--profile FILE]";
+
+// The same optimizer settings as torch_peer.py's sequence parts; the step time does not depend on
+// them, but finite values keep the weights finite over many repetitions.
+constexpr double kLearningRate = 0.01;
+constexpr double kMomentum = 0.9;
+constexpr uint64_t kSeed = 0;
+constexpr int64_t kClasses = 100;
+
+// The shape of one of the two benchmark models.
+struct SequenceShape {
+  std::string model;  // "transformer" or "lstm"
+  int64_t training_batch = 0, steps = 0, features = 0, width = 0;
+  std::string text;  // for the report
+};
+
+Result<SequenceShape> shape_of(const std::string& model) {
+  if (model == "transformer") {
+    return SequenceShape{model,
+                         32,
+                         64,
+                         469,
+                         256,
+                         "Linear(469,256) TransformerEncoder(d256 h4 ff1024 x2 post-norm relu "
+                         "dropout 0.1) mean Linear(256,100)"};
+  }
+  if (model == "lstm") {
+    return SequenceShape{model, 64, 50, 128, 256, "LSTM(128,256 x2) last-step Linear(256,100)"};
+  }
+  return invalid_argument("--model '" + model + "': expected transformer or lstm");
+}
+
+std::shared_ptr<Sequential> build_model(const SequenceShape& shape, InitContext& init) {
+  auto network = std::make_shared<Sequential>();
+  if (shape.model == "transformer") {
+    network->emplace<Linear>(init, shape.features, shape.width);
+    TransformerEncoderOptions layer;
+    layer.d_model = shape.width;
+    layer.nhead = 4;
+    layer.dim_feedforward = 1024;
+    layer.dropout = 0.1;
+    layer.batch_first = true;
+    layer.dropout_seed = kSeed + 7;
+    network->emplace<TransformerEncoder>(init, layer, 2);
+    network->emplace<SequencePool>(SequencePool::Mode::kMean);
+  } else {
+    RecurrentOptions lstm;
+    lstm.input_size = shape.features;
+    lstm.hidden_size = shape.width;
+    lstm.num_layers = 2;
+    lstm.batch_first = true;
+    network->emplace<LSTM>(init, lstm);
+    network->emplace<SequencePool>(SequencePool::Mode::kLast);
+  }
+  network->emplace<Linear>(init, shape.width, kClasses);
+  return network;
+}
+
+Tensor synthetic_labels(int64_t batch, const std::shared_ptr<Device>& device) {
+  std::mt19937 generator(static_cast<uint32_t>(kSeed));
+  std::uniform_int_distribution<int32_t> pick(0, static_cast<int32_t>(kClasses - 1));
+  std::vector<int32_t> labels(static_cast<size_t>(batch));
+  for (auto& label : labels) label = pick(generator);
+  return Tensor::from_host(labels, Shape{batch}, device);
+}
+
+struct SequenceSettings {
+  SequenceShape shape;
+  bool inference = false;
+  int64_t batch = 0;
+  int repetitions = 0;
+  int warmup = 0;
+};
+
+struct SequenceResult {
+  std::vector<double> seconds;
+  int64_t parameter_count = 0;
+};
+
+// Throws Error (the nn API's style).
+SequenceResult time_sequence(const SequenceSettings& settings,
+                             const std::shared_ptr<Device>& device) {
+  InitContext init{device, InitScheme::kKaimingUniform, kSeed, 0, DType::kF32};
+  std::shared_ptr<Sequential> network = build_model(settings.shape, init);
+  const Tensor input =
+      rand_normal(Shape{settings.batch, settings.shape.steps, settings.shape.features}, 0.0, 1.0,
+                  kSeed + 1, 0, device, DType::kF32);
+  SequenceResult result;
+  result.parameter_count = network->parameter_count();
+  Queue& queue = device->default_queue();
+  if (settings.inference) {
+    network->eval();
+    const auto pass = [&] {
+      const NoGradGuard no_grad;
+      (void)network->forward(input);
+      return ok_status();
+    };
+    result.seconds =
+        value_or_throw(time_repeated(pass, queue, settings.warmup, settings.repetitions));
+    return result;
+  }
+  network->train();
+  SgdOptions sgd;
+  sgd.lr = kLearningRate;
+  sgd.momentum = kMomentum;
+  Sgd optimizer(network->parameters(), sgd);
+  const Tensor labels = synthetic_labels(settings.batch, device);
+  const auto step = [&] {
+    cross_entropy(network->forward(input), labels).backward();
+    optimizer.step();
+    optimizer.zero_grad();
+    return ok_status();
+  };
+  result.seconds =
+      value_or_throw(time_repeated(step, queue, settings.warmup, settings.repetitions));
+  return result;
+}
+
+void print_sequence_result(bool json, const SequenceSettings& settings, const Device& device,
+                           const SequenceResult& result) {
+  const double median_ms = median_of(result.seconds) * 1e3;
+  const double min_ms = *std::min_element(result.seconds.begin(), result.seconds.end()) * 1e3;
+  const double samples_per_second =
+      median_ms > 0 ? static_cast<double>(settings.batch) / (median_ms / 1e3) : 0.0;
+  const std::string mode = settings.inference ? "inference" : "step";
+  if (json) {
+    const detail::Json report{{"bench", "sequence"},
+                              {"model", settings.shape.model},
+                              {"mode", mode},
+                              {"layers", settings.shape.text},
+                              {"batch", settings.batch},
+                              {"sequence_length", settings.shape.steps},
+                              {"device", device.id()},
+                              {"device_name", device.info().name},
+                              {"parameters", result.parameter_count},
+                              {"repetitions", result.seconds.size()},
+                              {"median_ms", median_ms},
+                              {"min_ms", min_ms},
+                              {"samples_per_second", samples_per_second}};
+    std::cout << detail::json_text(report) << "\n";
+    return;
+  }
+  std::cout << (settings.inference ? "inference pass" : "training step") << " of "
+            << settings.shape.text << " (" << result.parameter_count << " parameters), batch "
+            << settings.batch << " x " << settings.shape.steps << " steps, on " << device.id()
+            << " (" << device.info().name << "): median " << median_ms << " ms, min " << min_ms
+            << " ms over " << result.seconds.size() << " repetitions; " << samples_per_second
+            << " samples/s at the median\n";
+}
+
+Result<SequenceSettings> read_sequence_settings(const po::variables_map& values) {
+  SequenceSettings settings;
+  SY_ASSIGN_OR_RETURN(settings.shape, shape_of(values["model"].as<std::string>()));
+  settings.inference = values.count("inference") != 0;
+  settings.batch = values.count("batch") != 0 ? values["batch"].as<int64_t>()
+                   : settings.inference       ? 1
+                                              : settings.shape.training_batch;
+  settings.repetitions = values["repetitions"].as<int>();
+  settings.warmup = values["warmup"].as<int>();
+  if (settings.batch < 1 || settings.repetitions < 1 || settings.warmup < 0) {
+    return invalid_argument("--batch and --repetitions must be >= 1 and --warmup >= 0 (got " +
+                            std::to_string(settings.batch) + ", " +
+                            std::to_string(settings.repetitions) + ", " +
+                            std::to_string(settings.warmup) + ")");
+  }
+  return settings;
+}
+
+po::options_description sequence_options() {
+  po::options_description options("options");
+  options.add_options()("model", po::value<std::string>()->default_value("transformer"),
+                        "transformer | lstm")(
+      "inference", "time one forward pass in eval mode without gradients (default batch 1)")(
+      "batch", po::value<int64_t>(),
+      "sequences per step (default: transformer 32, lstm 64; 1 with --inference)")(
+      "repetitions", po::value<int>()->default_value(20), "timed repetitions")(
+      "warmup", po::value<int>()->default_value(3), "untimed repetitions first")(
+      "config", po::value<std::string>(), "YAML file (backends, options)")(
+      "set", po::value<std::vector<std::string>>()->composing(), "override: key=value")(
+      "json", "print JSON")("profile", po::value<std::string>(),
+                            "write a Chrome trace of the timed repetitions to FILE and print "
+                            "per-op totals (profiling adds its own overhead to the times)");
+  return options;
+}
+
+}  // namespace
+
+int sequence_bench(const Args& args) {
+  const po::options_description options = sequence_options();
+  po::variables_map values;
+  if (auto exit = parse_args(args, kUsage, options, values)) return *exit;
+  auto settings = read_sequence_settings(values);
+  const std::vector<std::string> overrides = set_overrides(values);
+  if (!settings.ok()) {
+    print_error(settings.status());
+    return kExitUsage;
+  }
+  std::optional<Config> config = load_config_or_report(values, overrides);
+  if (!config) return kExitUsage;
+  try {
+    const RunDevice run = value_or_throw(open_run_device(config->runtime()));
+    print_selection_messages(run.fallback_note, run.warnings);
+    std::unique_ptr<Profiler> profiler;
+    std::unique_ptr<ProfileScope> scope;
+    if (values.count("profile") != 0) {
+      profiler = std::make_unique<Profiler>();
+      scope = std::make_unique<ProfileScope>(*profiler);
+    }
+    const SequenceResult result = time_sequence(*settings, run.device);
+    scope.reset();
+    print_sequence_result(values.count("json") != 0, *settings, *run.device, result);
+    if (profiler) {
+      std::cerr << profiler->summary_table();
+      throw_if_error(profiler->write_chrome_trace(values["profile"].as<std::string>()));
+    }
+  } catch (const Error& e) {
+    print_error(e.status());
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace switchyard::cli
