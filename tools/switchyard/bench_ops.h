@@ -2,9 +2,13 @@
 #pragma once
 
 #include <functional>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "commands.h"
+#include "switchyard/config.h"
+#include "switchyard/device.h"
 #include "switchyard/queue.h"
 #include "switchyard/status.h"
 
@@ -14,6 +18,12 @@ namespace switchyard::cli {
 Result<std::vector<double>> time_repeated(const std::function<Status()>& work, Queue& queue,
                                           int warmup, int repetitions);
 double median_of(std::vector<double> values);
+
+// Opens the run's device for `config` (printing the selection messages) and calls `body` on it,
+// inside a profiler when `profile_path` is not empty (then prints per-op totals to stderr and
+// writes the Chrome trace there). Returns the exit code; an Error is printed.
+int run_on_device(const Config& config, const std::string& profile_path,
+                  const std::function<void(const std::shared_ptr<Device>&)>& body);
 
 int op_bench(const Args& args);          // bench_op.cpp
 int train_bench(const Args& args);       // bench_train.cpp

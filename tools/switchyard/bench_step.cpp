@@ -219,27 +219,12 @@ int step_bench(const Args& args) {
   }
   std::optional<Config> config = load_config_or_report(values, overrides);
   if (!config) return kExitUsage;
-  try {
-    const RunDevice run = value_or_throw(open_run_device(config->runtime()));
-    print_selection_messages(run.fallback_note, run.warnings);
-    std::unique_ptr<Profiler> profiler;
-    std::unique_ptr<ProfileScope> scope;
-    if (values.count("profile") != 0) {
-      profiler = std::make_unique<Profiler>();
-      scope = std::make_unique<ProfileScope>(*profiler);
-    }
-    const StepResult result = time_steps(*settings, run.device);
-    scope.reset();
-    print_step_result(values.count("json") != 0, *settings, *run.device, result);
-    if (profiler) {
-      std::cerr << profiler->summary_table();
-      throw_if_error(profiler->write_chrome_trace(values["profile"].as<std::string>()));
-    }
-  } catch (const Error& e) {
-    print_error(e.status());
-    return kExitFailure;
-  }
-  return kExitOk;
+  const std::string profile =
+      values.count("profile") != 0 ? values["profile"].as<std::string>() : std::string();
+  return run_on_device(*config, profile, [&](const std::shared_ptr<Device>& device) {
+    const StepResult result = time_steps(*settings, device);
+    print_step_result(values.count("json") != 0, *settings, *device, result);
+  });
 }
 
 }  // namespace switchyard::cli

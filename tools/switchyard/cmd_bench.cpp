@@ -14,7 +14,9 @@
 #include "cli_common.h"
 #include "json/json_io.h"
 #include "switchyard/buffer.h"
+#include "switchyard/profile.h"
 #include "switchyard/queue.h"
+#include "switchyard/train.h"
 
 namespace switchyard::cli {
 namespace {
@@ -147,6 +149,30 @@ Result<std::vector<double>> time_repeated(const std::function<Status()>& work, Q
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   return seconds;
+}
+
+int run_on_device(const Config& config, const std::string& profile_path,
+                  const std::function<void(const std::shared_ptr<Device>&)>& body) {
+  try {
+    const RunDevice run = value_or_throw(open_run_device(config.runtime()));
+    print_selection_messages(run.fallback_note, run.warnings);
+    std::unique_ptr<Profiler> profiler;
+    std::unique_ptr<ProfileScope> scope;
+    if (!profile_path.empty()) {
+      profiler = std::make_unique<Profiler>();
+      scope = std::make_unique<ProfileScope>(*profiler);
+    }
+    body(run.device);
+    scope.reset();
+    if (profiler) {
+      std::cerr << profiler->summary_table();
+      throw_if_error(profiler->write_chrome_trace(profile_path));
+    }
+  } catch (const Error& e) {
+    print_error(e.status());
+    return kExitFailure;
+  }
+  return kExitOk;
 }
 
 double median_of(std::vector<double> values) {
