@@ -15,6 +15,11 @@
 
 namespace switchyard::testing {
 
+// True in the sanitizer build (tools/test --sanitize), where code runs several times slower:
+// long training runs there train briefly to exercise their code and leave the accuracy
+// thresholds to the plain build, which runs them whole.
+inline constexpr bool kSanitized = SWITCHYARD_TEST_SANITIZED != 0;
+
 inline bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }

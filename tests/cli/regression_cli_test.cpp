@@ -82,13 +82,19 @@ TEST_CASE("co2-forecast: next-week RMSE of at most 0.45 ppm, better than the las
           "[cli][regression][series]") {
   TempDir dir;
   std::string output;
-  const Json metrics = train_config(dir, "co2-forecast.yaml", "", output);
+  // Under the sanitizers the LSTM trains 2 epochs (40 take minutes there): the code runs, the
+  // thresholds are the plain build's to check.
+  const bool brief = switchyard::testing::kSanitized;
+  const Json metrics =
+      train_config(dir, "co2-forecast.yaml", brief ? "--set train.epochs=2" : "", output);
   INFO(output);
   const double rmse = metrics.at("test_rmse").get<double>();
   const double last_value = baseline(metrics, "last_value").at("rmse").get<double>();
   INFO("test RMSE " << rmse << " ppm, last value " << last_value);
-  CHECK(rmse <= 0.45);
-  CHECK(rmse < last_value);
+  if (!brief) {
+    CHECK(rmse <= 0.45);
+    CHECK(rmse < last_value);
+  }
   CHECK(contains(output, "baseline last_value (the window's last value"));
 
   // The checkpoint predicts the test part of the series its YAML data section describes, each
