@@ -54,10 +54,7 @@ TEST_CASE("every built backend draws the same initial weights and follows the sa
   const RunResult expected = train_briefly(test_device());
   for (const std::string backend : {"onednn", "vulkan", "cuda"}) {
     const std::shared_ptr<Device> device = optional_device(backend);
-    if (device == nullptr) {
-      WARN("skipped " << backend << ": not built or no usable device here");
-      continue;
-    }
+    if (device == nullptr) continue;
     INFO("backend " << backend << " (" << device->info().name << ")");
     const RunResult got = train_briefly(device);
     REQUIRE(got.initial_weights.size() == expected.initial_weights.size());
