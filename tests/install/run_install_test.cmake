@@ -50,4 +50,24 @@ if(NOT rc EQUAL 0)
 endif()
 expect_output("predictions on standard output" "^id,predicted,probability,p_setosa,p_versicolor,p_virginica\nnew-1,")
 message(STATUS "installed example configs write into the current folder: ok")
+# The C header, and the Python package where it is built: it finds the installed core and plugins
+# from its own folder and predicts with the model the installed CLI just trained.
+if(NOT EXISTS ${prefix}/include/switchyard/switchyard.h)
+  message(FATAL_ERROR "not installed: <prefix>/include/switchyard/switchyard.h")
+endif()
+file(GLOB python_package ${prefix}/lib*/python3*/dist-packages/switchyard/__init__.py)
+if(python_package)
+  get_filename_component(package_dir ${python_package} DIRECTORY)
+  get_filename_component(site_dir ${package_dir} DIRECTORY)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env --unset=SWITCHYARD_PLUGIN_PATH
+    SWITCHYARD_BACKENDS=reference PYTHONPATH=${site_dir} /usr/bin/python3 -c
+    "import numpy, switchyard; m = switchyard.Predictor('runs/iris-species/model.ckpt'); p = m.predict(numpy.array([[5.1, 3.5, 1.4, 0.2]])); print(m.device, switchyard.__file__.startswith('${site_dir}'), p.shape)"
+    WORKING_DIRECTORY ${WORK_DIR}/user RESULT_VARIABLE rc OUTPUT_VARIABLE step_output
+    ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "the installed Python package failed (${rc}):\n${step_output}\n${err}")
+  endif()
+  expect_output("the installed Python package" "^reference:0 True \\(1, 3\\)")
+  message(STATUS "installed Python package: ok")
+endif()
 file(REMOVE_RECURSE ${WORK_DIR})

@@ -36,7 +36,7 @@ TrainSummary run_recorded(Trainer& trainer, Recorded& recorded) {
                            recorded.epochs.push_back(m);
                            recorded.weights[m.epoch] = parameter_bits(trainer.model());
                          },
-                         nullptr});
+                         nullptr, nullptr});
   return trainer.run();
 }
 

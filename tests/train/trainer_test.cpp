@@ -75,7 +75,7 @@ TEST_CASE("an interrupted and resumed run ends exactly like an uninterrupted one
                             [](const EpochMetrics& m) {
                               if (m.epoch == 2) throw std::runtime_error("interrupted");
                             },
-                            nullptr});
+                            nullptr, nullptr});
   CHECK_THROWS_WITH(first_part.run(), "interrupted");
   CHECK(value_or_throw(read_checkpoint(path)).get_u64("progress/epoch").value() == 2);
 
@@ -145,11 +145,29 @@ TEST_CASE("callbacks see the run start, every epoch and the end", "[trainer]") {
   size_t history_at_end = 0;
   trainer.add_callbacks({[&](const RunInfo& info) { backend = info.backend; },
                          [&](const EpochMetrics& m) { epochs.push_back(m.epoch); },
-                         [&](const TrainSummary& s) { history_at_end = s.history.size(); }});
+                         [&](const TrainSummary& s) { history_at_end = s.history.size(); },
+                         nullptr});
   trainer.run();
   CHECK(backend == "reference");
   CHECK(epochs == std::vector<int64_t>{1, 2, 3});
   CHECK(history_at_end == 3);
+}
+
+TEST_CASE("should_stop ends the run after that epoch, with its checkpoint written", "[trainer]") {
+  const TempDir dir;
+  const std::string path = (dir.path() / "stopped.ckpt").string();
+  Trainer trainer(train_config_from(small_run_yaml(5, path)), reference_device());
+  std::vector<int64_t> epochs;
+  TrainCallbacks callbacks;
+  callbacks.on_epoch_end = [&](const EpochMetrics& m) { epochs.push_back(m.epoch); };
+  callbacks.should_stop = [](const EpochMetrics& m) { return m.epoch == 2; };
+  trainer.add_callbacks(std::move(callbacks));
+  const TrainSummary summary = trainer.run();
+  CHECK(summary.stopped_by_callback);
+  CHECK(epochs == std::vector<int64_t>{1, 2});
+  CHECK(summary.history.size() == 2);
+  CHECK_FALSE(summary.final_evaluations.empty());
+  CHECK(value_or_throw(read_checkpoint(path)).get_u64("progress/epoch").value() == 2);
 }
 
 TEST_CASE("mixed precision trains f32 master weights and an f16 run resumes exactly",
@@ -176,7 +194,7 @@ TEST_CASE("mixed precision trains f32 master weights and an f16 run resumes exac
                               [](const EpochMetrics& m) {
                                 if (m.epoch == 2) throw std::runtime_error("interrupted");
                               },
-                              nullptr});
+                              nullptr, nullptr});
     CHECK_THROWS_WITH(first_part.run(), "interrupted");
     const Checkpoint written = value_or_throw(read_checkpoint(path));
     CHECK(written.contains("amp/loss_scale") == (precision == "f16"));

@@ -81,7 +81,7 @@ inline std::string run_with_writes_failing_after(Trainer& trainer, int64_t after
                            limited.rlim_cur = 1024;
                            setrlimit(RLIMIT_FSIZE, &limited);
                          },
-                         nullptr});
+                         nullptr, nullptr});
   std::string message;
   try {
     trainer.run();

@@ -5,13 +5,15 @@ SWITCHYARD_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 # Debian packages the build and the test suite need. python3-torch (the benchmark peer) is large
 # and installed only by tools/bench/compare; python3-sklearn is the peer the per-class metrics are
-# checked against (tests/cli/class_metrics_test.cpp), so CI runs that comparison too.
+# checked against (tests/cli/class_metrics_test.cpp), so CI runs that comparison too. pybind11,
+# NumPy, pytest, Dask (python3-distributed) and DLPack build and test the Python package (python/).
 SWITCHYARD_PACKAGES=(
   cmake ninja-build g++ ccache pkg-config zlib1g-dev clang-format
   libboost-dev libboost-program-options-dev libyaml-cpp-dev nlohmann-json3-dev catch2
   libdnnl-dev ocl-icd-opencl-dev opencl-c-headers
   libvulkan-dev glslc spirv-tools mesa-vulkan-drivers vulkan-validationlayers
   python3-sklearn
+  pybind11-dev python3-dev python3-numpy python3-pytest python3-distributed libdlpack-dev
 )
 
 sy_log() { printf 'switchyard: %s\n' "$*" >&2; }

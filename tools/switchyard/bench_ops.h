@@ -11,13 +11,14 @@
 #include "switchyard/device.h"
 #include "switchyard/queue.h"
 #include "switchyard/status.h"
+#include "train/run_metrics.h"
 
 namespace switchyard::cli {
 
 // Runs `work` `warmup` times, then `repetitions` times, each timed up to queue completion.
 Result<std::vector<double>> time_repeated(const std::function<Status()>& work, Queue& queue,
                                           int warmup, int repetitions);
-double median_of(std::vector<double> values);
+using detail::median_of;  // train/run_metrics.h
 
 // Opens the run's device for `config` (printing the selection messages) and calls `body` on it,
 // inside a profiler when `profile_path` is not empty (then prints per-op totals to stderr and
@@ -31,5 +32,6 @@ int model_bench(const Args& args);       // bench_model.cpp
 int step_bench(const Args& args);        // bench_step.cpp
 int sequence_bench(const Args& args);    // bench_sequence.cpp
 int batch_size_bench(const Args& args);  // bench_batch_size.cpp
+int predict_bench(const Args& args);     // bench_predict.cpp
 
 }  // namespace switchyard::cli

@@ -90,26 +90,6 @@ void print_search_path(std::ostream& out, const Registry& registry,
   }
 }
 
-std::string folder_not_searched_text(const SearchFolder& folder) {
-  return "plugin folder '" + shown_path(folder.path) + "' not searched: " + folder.reason;
-}
-
-std::vector<DeviceRecord> probe_all_isolated(Registry& registry, const RuntimeSettings& settings,
-                                             Result<Choice>* choice) {
-  std::vector<DeviceRecord> devices;
-  std::vector<std::string> names;
-  for (const auto& record : registry.plugins()) {
-    if (record.plugin != nullptr) names.push_back(record.name);
-  }
-  for (const auto& name : names) {
-    auto found = registry.probe_isolated(name, backend_options(settings, name));
-    devices.insert(devices.end(), found.begin(), found.end());
-  }
-  *choice = choose_device(devices, registry.plugins(), settings);
-  if (choice->ok() && (*choice)->index >= 0) devices[(*choice)->index].selected = true;
-  return devices;
-}
-
 OptionList backend_options(const RuntimeSettings& settings, const std::string& backend) {
   return settings.device_options(backend);
 }

@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "switchyard/config.h"
+#include "switchyard/inventory.h"
 #include "switchyard/registry.h"
 
 namespace switchyard::cli {
@@ -49,14 +50,6 @@ Registry discover_isolated(const RuntimeSettings& settings);
 // and, when `hint` is given, a line "    hint: ..." with its advice for the reason.
 void print_search_path(std::ostream& out, const Registry& registry,
                        const std::function<std::string(const std::string&)>& hint = {});
-
-// "plugin folder '/opt/plugins' not searched: does not exist", for the JSON listings.
-std::string folder_not_searched_text(const SearchFolder& folder);
-
-// Probes every loaded plugin in a child process each, and marks the device the settings select.
-// `choice` receives the selection verdict (an error when nothing is usable).
-std::vector<DeviceRecord> probe_all_isolated(Registry& registry, const RuntimeSettings& settings,
-                                             Result<Choice>* choice);
 
 // The options device_create gets for one backend (RuntimeSettings::device_options).
 OptionList backend_options(const RuntimeSettings& settings, const std::string& backend);

@@ -6,6 +6,7 @@
 //   bench train CONFIG                  median epoch time and samples/s of a training run
 //   bench model CONFIG --batch-size N   inference latency per batch and samples/s of a model
 //   bench batch-size CONFIG [--max N]   the largest training batch that fits the memory cap
+//   bench predict MODEL --rows N        throughput of the embedding API's predict (C++)
 #include <algorithm>
 #include <chrono>
 #include <iostream>
@@ -175,16 +176,9 @@ int run_on_device(const Config& config, const std::string& profile_path,
   return kExitOk;
 }
 
-double median_of(std::vector<double> values) {
-  if (values.empty()) return 0.0;
-  std::sort(values.begin(), values.end());
-  const size_t mid = values.size() / 2;
-  return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
-}
-
 int bench_command(const Args& args) {
   const std::string usage =
-      "usage: switchyard bench <matmul|op|step|sequence|train|model|batch-size> [options]  "
+      "usage: switchyard bench <matmul|op|step|sequence|train|model|batch-size|predict> [options]  "
       "('bench <what> --help' for more)";
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     std::cout << usage << "\n";
@@ -198,6 +192,7 @@ int bench_command(const Args& args) {
   if (args[0] == "step") return step_bench(rest);
   if (args[0] == "sequence") return sequence_bench(rest);
   if (args[0] == "batch-size") return batch_size_bench(rest);
+  if (args[0] == "predict") return predict_bench(rest);
   std::cerr << "switchyard: unknown benchmark '" << args[0] << "'\n" << usage << "\n";
   return kExitUsage;
 }

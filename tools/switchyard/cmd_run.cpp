@@ -55,59 +55,7 @@ std::string absolutize_override(const std::string& override_text) {
   return key + "=" + (std::filesystem::current_path() / path).lexically_normal().string();
 }
 
-double median_of(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const size_t mid = values.size() / 2;
-  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
-}
-
 using detail::Json;
-
-Json history_json(const std::vector<EpochMetrics>& history) {
-  Json epochs = Json::array();
-  for (const EpochMetrics& m : history) {
-    epochs.push_back(Json{{"epoch", m.epoch},
-                          {"train_loss", m.train_loss},
-                          {"train_accuracy", m.train_accuracy},
-                          {"test_loss", m.test_loss},
-                          {"test_accuracy", m.test_accuracy},
-                          {"learning_rate", m.learning_rate},
-                          {"epoch_seconds", m.epoch_seconds},
-                          {"samples_per_second", m.samples_per_second},
-                          {"peak_device_memory_bytes", m.memory.peak_allocated_bytes},
-                          {"skipped_steps", m.skipped_steps},
-                          {"loss_scale", m.loss_scale}});
-    if (m.regression) {
-      epochs.back()["test_rmse"] = m.test_values.rmse;
-      epochs.back()["test_mae"] = m.test_values.mae;
-      epochs.back()["test_r2"] = m.test_values.r2;
-    }
-    if (m.has_validation && m.regression) {
-      epochs.back()["val_loss"] = m.validation_loss;
-      epochs.back()["val_rmse"] = m.validation_values.rmse;
-      epochs.back()["val_mae"] = m.validation_values.mae;
-      epochs.back()["val_r2"] = m.validation_values.r2;
-    } else if (m.has_validation) {
-      epochs.back()["val_loss"] = m.validation_loss;
-      epochs.back()["val_accuracy"] = m.validation_accuracy;
-      epochs.back()["val_f1_macro"] = m.validation_f1_macro;
-    }
-  }
-  return epochs;
-}
-
-Json fallbacks_json(const Device& device) {
-  Json fallbacks = Json::array();
-  for (const FallbackCount& f : device.fallback_counts()) {
-    fallbacks.push_back(Json{{"op", f.op},
-                             {"dtype", f.dtype},
-                             {"backend", f.backend},
-                             {"calls", f.calls},
-                             {"copies", f.copies}});
-  }
-  return fallbacks;
-}
 
 // The metrics file: one object, indented, members in the order they were added (NaN and
 // infinite values are written as null).
@@ -132,22 +80,6 @@ struct RunContext {
   bool* set_up = nullptr;
 };
 
-// FNV-1a (64-bit) over the bytes of every parameter, read back as f32, in parameter order: one
-// number that tells whether two runs ended with bit-identical weights (`deterministic: true`).
-std::string weights_fnv1a64(const Module& model) {
-  uint64_t hash = 0xcbf29ce484222325ull;
-  for (const Tensor& parameter : model.parameters()) {
-    const std::vector<float> values = parameter.to_host_float();
-    const auto* bytes = reinterpret_cast<const unsigned char*>(values.data());
-    for (size_t i = 0; i < values.size() * sizeof(float); ++i) {
-      hash = (hash ^ bytes[i]) * 0x100000001b3ull;
-    }
-  }
-  char text[17];
-  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(hash));
-  return text;
-}
-
 // data.non_finite: drop_rows is never silent.
 void report_dropped_rows(const std::string& dataset, int64_t dropped_rows) {
   if (dropped_rows == 0) return;
@@ -156,35 +88,7 @@ void report_dropped_rows(const std::string& dataset, int64_t dropped_rows) {
 }
 
 void add_common_metrics(RunContext& c) {
-  c.metrics["backend"] = c.run.device->backend();
-  c.metrics["device"] = c.run.device->id();
-  c.metrics["device_name"] = c.run.device->info().name;
-  c.metrics["device_settings"] = c.run.device->settings();
-  c.metrics["deterministic"] = c.config.runtime().deterministic;
-  c.metrics["task"] = c.task;
-}
-
-// The final weights' figures: test loss and accuracy, validation when present, per-class metrics
-// and what the monitored metric did.
-void add_final_metrics(RunContext& c, const TrainSummary& summary, const TrainSettings& settings) {
-  for (const SplitEvaluation& e : summary.final_evaluations) {
-    const std::string prefix = e.split == "validation" ? "val" : e.split;
-    c.metrics[prefix + "_loss"] = e.loss;
-    if (e.regression) {
-      c.metrics[prefix + "_rmse"] = e.values.rmse;
-      c.metrics[prefix + "_mae"] = e.values.mae;
-      c.metrics[prefix + "_r2"] = e.values.r2;
-    } else {
-      c.metrics[prefix + "_accuracy"] = e.accuracy;
-    }
-  }
-  c.metrics["train_samples"] = summary.info.train_samples;
-  c.metrics["validation_samples"] = summary.info.validation_samples;
-  c.metrics["test_samples"] = summary.info.test_samples;
-  const bool regression = !summary.target_names.empty();
-  c.metrics[regression ? "regression" : "classification"] = final_evaluations_json(summary);
-  if (regression) c.metrics["baselines"] = baselines_json(summary.baselines);
-  c.metrics["monitor"] = monitor_json(summary, settings);
+  c.metrics.update(detail::device_metrics(*c.run.device, c.config.runtime().deterministic, c.task));
 }
 
 // Without train.checkpoint the model is kept in runs/<config name>/model.ckpt under the current
@@ -252,13 +156,12 @@ void run_training(RunContext& c, TrainConfig train_config) {
   trainer.add_callbacks(std::move(report_auto_batch));
   const TrainSummary summary = trainer.run();
   const RunInfo& info = summary.info;
-  std::vector<double> seconds;
-  for (const auto& e : summary.history) {
-    if (e.epoch >= info.first_epoch) seconds.push_back(e.epoch_seconds);
-  }
-  const double median = median_of(seconds);
   const EpochMetrics last = summary.history.empty() ? EpochMetrics{} : summary.history.back();
-  const std::string checksum = weights_fnv1a64(trainer.model());
+  add_common_metrics(c);
+  const detail::TrainingFigures figures =
+      detail::add_training_metrics(c.metrics, summary, settings, *c.run.device, trainer.model());
+  const double median = figures.median_epoch_seconds;
+  const std::string& checksum = figures.weights_fnv1a64;
   print_training_report(std::cout, summary, settings);
   std::cout << "\ntrained " << info.architecture << " (" << info.parameter_count
             << " parameters, batch " << info.batch_size << ")\n"
@@ -270,31 +173,6 @@ void run_training(RunContext& c, TrainConfig train_config) {
   if (!summary.exported_weights.empty()) {
     std::cout << "weights: " << summary.exported_weights << " (safetensors)\n";
   }
-  add_common_metrics(c);
-  c.metrics["epochs"] = last.epoch;
-  c.metrics["train_loss"] = last.train_loss;
-  c.metrics["test_loss"] = last.test_loss;
-  if (!last.regression) {
-    c.metrics["train_accuracy"] = last.train_accuracy;
-    c.metrics["test_accuracy"] = last.test_accuracy;
-  }
-  c.metrics["epoch_seconds_median"] = median;
-  c.metrics["samples_per_second"] =
-      median > 0 ? static_cast<double>(info.train_samples) / median : 0;
-  c.metrics["batch_size"] = info.batch_size;
-  c.metrics["parameters"] = info.parameter_count;
-  c.metrics["architecture"] = info.architecture;
-  c.metrics["weights_fnv1a64"] = checksum;
-  c.metrics["resumed_from"] = info.resumed_from;
-  c.metrics["dropped_rows"] = info.dropped_rows;
-  c.metrics["peak_device_memory_bytes"] = summary.peak_device_memory_bytes;
-  c.metrics["fallback_ops"] = summary.fallback_ops;
-  c.metrics["precision"] = dtype_name(precision);
-  c.metrics["skipped_steps"] = summary.skipped_steps;
-  c.metrics["loss_scale"] = last.loss_scale;
-  c.metrics["fallbacks"] = fallbacks_json(*c.run.device);
-  c.metrics["history"] = history_json(summary.history);
-  add_final_metrics(c, summary, settings);
 }
 
 // A YAML file that repeats what the checkpoint holds must agree with it.
@@ -327,8 +205,9 @@ void add_labeled_metrics(RunContext& c, const Predictions& predictions) {
   c.metrics["test_rmse"] = predictions.metrics.rmse;
   c.metrics["test_mae"] = predictions.metrics.mae;
   c.metrics["test_r2"] = predictions.metrics.r2;
-  c.metrics["regression"] = Json{
-      {"input", regression_json(predictions.metrics, predictions.loss, predictions.target_names)}};
+  c.metrics["regression"] =
+      Json{{"input", detail::regression_json(predictions.metrics, predictions.loss,
+                                             predictions.target_names)}};
 }
 
 void run_inference(RunContext& c, const TrainConfig& train_config) {
@@ -381,10 +260,10 @@ void run_inference(RunContext& c, const TrainConfig& train_config) {
   c.metrics["samples_per_second"] = predictions.samples_per_second;
   c.metrics["peak_device_memory_bytes"] = peak;
   c.metrics["fallback_ops"] = c.run.device->fallback_calls() - fallbacks_before;
-  c.metrics["fallbacks"] = fallbacks_json(*c.run.device);
+  c.metrics["fallbacks"] = detail::fallbacks_json(*c.run.device);
   if (report) {
-    c.metrics["classification"] =
-        Json{{"input", classification_json(*report, predictions.loss, predictions.class_names)}};
+    c.metrics["classification"] = Json{
+        {"input", detail::classification_json(*report, predictions.loss, predictions.class_names)}};
   }
 }
 

@@ -123,6 +123,10 @@ class Config {
                                   const std::vector<std::string>& overrides = {});
   static Result<Config> load_string(const std::string& text, const std::string& display_name,
                                     const std::vector<std::string>& overrides = {});
+  // The same with relative paths resolved against `directory` instead of the current folder.
+  static Result<Config> load_string(const std::string& text, const std::string& display_name,
+                                    const std::filesystem::path& directory,
+                                    const std::vector<std::string>& overrides);
   // An empty document: defaults everywhere.
   static Config defaults();
 

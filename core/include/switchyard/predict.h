@@ -74,6 +74,17 @@ class Predictor {
   // under NoGradGuard. Throws Error when the feature count or classes do not fit the model.
   Predictions predict(Dataset data, int64_t batch_size);
 
+  // Embedding (the C and Python APIs): raw samples from the caller's memory, no Dataset.
+  // input_width(): floats per sample (the product of the trained sample shape); output_width():
+  // one per class (softmax probabilities) or one per regression target (in the targets' units).
+  int64_t input_width() const;
+  int64_t output_width() const;
+  // Predicts `count` raw (unscaled) samples, row-major at `samples` (count x input_width()), into
+  // `out` (count x output_width()). The caller's arrays are read and written a batch at a time:
+  // only one batch is ever copied (scaled and uploaded), never the whole input. Thread-safe for
+  // one caller at a time per Predictor. Throws Error (INVALID_ARGUMENT for a batch_size < 1).
+  void predict_into(const float* samples, int64_t count, float* out, int64_t batch_size);
+
   const std::vector<std::string>& class_names() const;   // empty for a regression model
   const std::vector<std::string>& target_names() const;  // regression: one per output
   const BuiltModel& built_model() const;

@@ -220,6 +220,8 @@ struct TrainConfig {
   // naming the file and, where the section exists, its line); predict and evaluate take what is
   // missing from the checkpoint.
   static Result<TrainConfig> from_config(const Config& config);
+  // The same for a task given by the caller instead of the file ("train", "predict", "evaluate").
+  static Result<TrainConfig> for_task(const Config& config, const std::string& task);
 };
 
 // ---- Metrics and callbacks ----------------------------------------------------------------------
@@ -308,10 +310,11 @@ struct TrainSummary {
   MonitorOutcome monitor;
   std::vector<EpochMetrics> history;  // every epoch, including those before a resume
   uint64_t peak_device_memory_bytes = 0;
-  uint64_t fallback_ops = 0;     // op calls that ran on the fallback device
-  int64_t skipped_steps = 0;     // f16 loss scaling: steps skipped for overflow, whole run
-  std::string last_checkpoint;   // "" when none was written
-  std::string exported_weights;  // train.export, once written; "" otherwise
+  uint64_t fallback_ops = 0;         // op calls that ran on the fallback device
+  int64_t skipped_steps = 0;         // f16 loss scaling: steps skipped for overflow, whole run
+  std::string last_checkpoint;       // "" when none was written
+  std::string exported_weights;      // train.export, once written; "" otherwise
+  bool stopped_by_callback = false;  // TrainCallbacks::should_stop ended the run
 };
 
 // Hooks for an embedding application. Each may be empty. They run on the training thread; an
@@ -320,6 +323,10 @@ struct TrainCallbacks {
   std::function<void(const RunInfo&)> on_run_start;
   std::function<void(const EpochMetrics&)> on_epoch_end;
   std::function<void(const TrainSummary&)> on_run_end;
+  // Asked after each epoch, before its checkpoint is written: true ends the run there as if it
+  // had no more epochs (the checkpoint is written, the final weights are evaluated and exported)
+  // and sets TrainSummary::stopped_by_callback. A progress bar's "stop" button, for instance.
+  std::function<bool(const EpochMetrics&)> should_stop;
 };
 
 // ---- The trainer

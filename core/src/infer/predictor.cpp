@@ -176,6 +176,78 @@ void predict_classes(const Predictor::State& s, const Dataset& data, int64_t bat
 
 }  // namespace
 
+int64_t Predictor::input_width() const {
+  int64_t width = 1;
+  for (const int64_t extent : state_->layout.sample_shape) width *= extent;
+  return width;
+}
+
+int64_t Predictor::output_width() const {
+  const detail::DataLayout& layout = state_->layout;
+  return static_cast<int64_t>(layout.target_names.empty() ? layout.class_names.size()
+                                                          : layout.target_names.size());
+}
+
+void Predictor::predict_into(const float* samples, int64_t count, float* out, int64_t batch_size) {
+  State& s = *state_;
+  if (batch_size < 1) {
+    throw_error(
+        invalid_argument("batch_size must be at least 1, not " + std::to_string(batch_size)));
+  }
+  if (count < 0) throw_error(invalid_argument("a negative sample count"));
+  if (count > 0 && (samples == nullptr || out == nullptr)) {
+    throw_error(invalid_argument("null input or output array"));
+  }
+  const int64_t width = input_width();
+  const int64_t outputs = output_width();
+  const bool regression = !s.layout.target_names.empty();
+  // data.series with offset: last: the model saw each window minus its last value and predicted
+  // changes; the level is added back to its outputs.
+  const bool relative = s.layout.has_table && s.layout.settings.series.enabled &&
+                        s.layout.settings.series.relative_to_last;
+  const FeatureScaler& scaler = s.layout.scaler;
+  const bool scaled = !scaler.offset.empty();
+  NoGradGuard no_grad;
+  const AutocastGuard autocast(s.precision);
+  std::vector<float> staging;
+  std::vector<float> levels;
+  for (int64_t begin = 0; begin < count; begin += batch_size) {
+    const int64_t rows = std::min(batch_size, count - begin);
+    const float* source = samples + begin * width;
+    staging.assign(source, source + rows * width);
+    levels.assign(static_cast<size_t>(rows), 0.0f);
+    for (int64_t r = 0; r < rows; ++r) {
+      float* row = staging.data() + r * width;
+      if (relative) {
+        levels[static_cast<size_t>(r)] = row[width - 1];
+        for (int64_t f = 0; f < width; ++f) row[f] -= levels[static_cast<size_t>(r)];
+      }
+      if (!scaled) continue;
+      for (int64_t f = 0; f < width; ++f) row[f] = (row[f] - scaler.offset[f]) * scaler.factor[f];
+    }
+    std::vector<int64_t> shape = {rows};
+    shape.insert(shape.end(), s.layout.sample_shape.begin(), s.layout.sample_shape.end());
+    const Tensor input = Tensor::from_host(staging, Shape(shape), s.device, s.precision);
+    const Tensor result = s.built.network->forward(input);
+    std::vector<float> values = regression ? result.to(DType::kF32).to_host_float()
+                                           : softmax(result, 1).to(DType::kF32).to_host_float();
+    if (static_cast<int64_t>(values.size()) != rows * outputs) {
+      throw_error(internal_error("the model produced " + std::to_string(values.size()) +
+                                 " values for " + std::to_string(rows) + " samples of " +
+                                 std::to_string(outputs) + " outputs"));
+    }
+    if (regression) {
+      if (!s.layout.target_scaler.offset.empty()) s.layout.target_scaler.unscale(values);
+      if (relative) {
+        for (int64_t r = 0; r < rows; ++r) {
+          for (int64_t o = 0; o < outputs; ++o) values[r * outputs + o] += levels[r];
+        }
+      }
+    }
+    std::copy(values.begin(), values.end(), out + begin * outputs);
+  }
+}
+
 Predictions Predictor::predict(Dataset data, int64_t batch_size) {
   State& s = *state_;
   int64_t expected_features = 1;

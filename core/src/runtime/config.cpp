@@ -106,6 +106,15 @@ Result<Config> Config::load_string(const std::string& text, const std::string& d
   return load_text(text, display_name, current_directory(), overrides);
 }
 
+Result<Config> Config::load_string(const std::string& text, const std::string& display_name,
+                                   const std::filesystem::path& directory,
+                                   const std::vector<std::string>& overrides) {
+  std::error_code error;
+  std::filesystem::path absolute = std::filesystem::absolute(directory, error);
+  if (error) absolute = directory;
+  return load_text(text, display_name, absolute.lexically_normal(), overrides);
+}
+
 Result<Config> Config::load_file(const std::filesystem::path& path,
                                  const std::vector<std::string>& overrides) {
   SY_ASSIGN_OR_RETURN(const std::string text, read_config_file(path));

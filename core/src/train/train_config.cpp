@@ -314,6 +314,11 @@ Result<ModelSpec> ModelSpec::from_config(const ConfigNode& model_section) {
 }
 
 Result<TrainConfig> TrainConfig::from_config(const Config& config) {
+  SY_ASSIGN_OR_RETURN(const std::string task, configured_task(config));
+  return for_task(config, task);
+}
+
+Result<TrainConfig> TrainConfig::for_task(const Config& config, const std::string& task) {
   TrainConfig c;
   const ConfigNode root = config.root();
   c.base_dir = config.directory();
@@ -326,7 +331,6 @@ Result<TrainConfig> TrainConfig::from_config(const Config& config) {
     c.model.weights = resolve(c.base_dir, weights);
   }
   // Predicting and evaluating take the model (and how to read data) from the checkpoint.
-  SY_ASSIGN_OR_RETURN(const std::string task, configured_task(config));
   if (task == "train" && c.data.dataset.empty()) {
     const ConfigNode data = root["data"];
     return invalid_argument((data.valid() ? data.location().to_string() : config.file()) +

@@ -229,7 +229,11 @@ TrainSummary Trainer::run() {
       if (!current) current = make_checkpoint();
       return *current;
     };
-    const bool stop = monitor_epoch(s, metrics, snapshot);
+    bool stop = monitor_epoch(s, metrics, snapshot);
+    for (const auto& c : s.callbacks) {
+      if (c.should_stop && c.should_stop(metrics)) summary.stopped_by_callback = true;
+    }
+    stop = stop || summary.stopped_by_callback;
     if (checkpoint_due(s, epoch) || (stop && !s.config.train.checkpoint.empty())) {
       const Status written = write_checkpoint(s.config.train.checkpoint, snapshot());
       throw_if_error(written.with_context("after epoch " + std::to_string(epoch)));
@@ -244,6 +248,7 @@ TrainSummary Trainer::run() {
     for (const auto& c : s.callbacks) {
       if (c.on_epoch_end) c.on_epoch_end(metrics);
     }
+    if (summary.stopped_by_callback) break;
   }
   finish_monitoring(s, summary);
   summary.history = s.history;

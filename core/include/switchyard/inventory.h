@@ -1,0 +1,46 @@
+// Inventory: the plugins found, their devices probed and the one the settings select, as data.
+// `switchyard devices --json` and `doctor --json` print it; the C API (switchyard.h) and the Python
+// package return the same documents.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "switchyard/config.h"
+#include "switchyard/registry.h"
+
+namespace switchyard {
+
+struct Inventory {
+  Registry registry;
+  std::vector<DeviceRecord> devices;  // every device of every loaded plugin
+  Result<Choice> choice = Choice{};   // the selection's verdict (an error when nothing is usable)
+};
+
+// Discovers the plugins on the settings' search path and probes every device. With `isolate`, each
+// plugin is loaded and probed in a forked child first, so that a crashing plugin becomes a reason;
+// only safe while the process is single-threaded (the CLI). Embedding hosts (Python, Dask workers)
+// probe in process.
+Inventory take_inventory(const RuntimeSettings& settings, bool isolate);
+
+// `devices --json`: one object per device (backend, id, name, type, memory, usable, reason,
+// settings, selected), then one per plugin without a device to show and one per search folder that
+// could not be searched, so that no reason is lost.
+std::string devices_json(const Inventory& inventory, int indent = 2);
+
+// `doctor --json`: search_path, plugins, devices (each unusable one with a hint), selected and
+// exit_code (doctor_exit_code).
+std::string doctor_json(const Inventory& inventory, const RuntimeSettings& settings,
+                        int indent = 2);
+
+// doctor's exit code: 0 when the first backend of the priority list is usable, 1 when only a
+// lower one is, 2 when nothing is.
+int doctor_exit_code(const Inventory& inventory, const RuntimeSettings& settings);
+
+// Concrete advice for a plugin, device or folder reason ("install the NVIDIA driver ...").
+std::string doctor_hint(const std::string& reason);
+
+// "plugin folder '/opt/plugins' not searched: does not exist".
+std::string folder_not_searched_text(const SearchFolder& folder);
+
+}  // namespace switchyard

@@ -1,0 +1,171 @@
+"""switchyard from Python: devices, training runs and prediction on whatever hardware is there.
+
+    import switchyard
+    switchyard.devices()                       # what `switchyard devices --json` lists
+    metrics = switchyard.run("configs/digits-mlp.yaml", overrides={"train.epochs": 2})
+    model = switchyard.Predictor("runs/digits-mlp/model.ckpt")
+    probabilities = model.predict(x)           # x: float32 array, samples x model.input_width
+
+Configurations are YAML files (a path), YAML text, or a dict (written as YAML). Errors raise
+switchyard.Error with the message the CLI prints and the status name in `.code`.
+"""
+
+import json
+import os
+
+import numpy
+
+from . import _native
+from ._native import Error
+
+__version__ = _native.__version__
+__all__ = ["Error", "Predictor", "Tensor", "devices", "doctor", "from_dlpack", "run", "tensor"]
+
+
+def _runtime(config=None, overrides=None, base_dir="."):
+    """A native Runtime for a path, YAML text, a dict or None (the defaults)."""
+    if config is None:
+        return _native.Runtime.from_yaml("", base_dir, overrides)
+    if isinstance(config, dict):
+        # JSON is YAML: a dict becomes a configuration without a YAML writer.
+        return _native.Runtime.from_yaml(json.dumps(config), base_dir, overrides)
+    if isinstance(config, os.PathLike) or (isinstance(config, str) and "\n" not in config
+                                           and os.path.exists(config)):
+        return _native.Runtime.from_file(os.fspath(config), overrides)
+    if isinstance(config, str) and ("\n" in config or ":" in config):
+        return _native.Runtime.from_yaml(config, base_dir, overrides)
+    raise Error(f"configuration file '{config}' does not exist")
+
+
+def devices(config=None):
+    """Every device of every plugin, probed in this process: a list of dicts with backend, id,
+    name, type, memory_total_bytes, memory_free_bytes, usable, reason, settings and selected (the
+    one `config` selects), and one entry per plugin or folder that has no device to show."""
+    return json.loads(_runtime(config).devices_json())
+
+
+def doctor(config=None):
+    """What `switchyard doctor --json` reports, as a dict: search_path, plugins, devices (each
+    unusable one with a hint), selected and exit_code (0: the first backend of the priority list
+    is usable, 1: only a lower one is, 2: nothing is)."""
+    return json.loads(_runtime(config).doctor_json())
+
+
+def run(config, overrides=None, progress=None):
+    """Trains `config` (path, YAML text or dict) as `switchyard run` does and returns the metrics
+    `switchyard run --metrics` writes, as a dict. `overrides` is a dict or a list of "key=value"
+    strings, like --set. `progress(epoch)` gets each epoch's figures as a dict; returning False
+    stops the run after that epoch (metrics then say stopped_by_callback)."""
+    runtime = _runtime(config, overrides)
+    return json.loads(runtime.train(progress))
+
+
+class Predictor:
+    """A trained model on a device, predicting NumPy arrays.
+
+    `model` is a checkpoint written by a training run, or a .safetensors file whose model and data
+    layout `config` describes. `device` is "auto" (the configuration's choice: the first usable
+    backend of its priority list), a backend ("onednn", "cpu" for the CPU backends) or a device
+    id ("vulkan:0"). The model is loaded once; predict() may be called any number of times.
+    """
+
+    def __init__(self, model, config=None, device="auto", overrides=None):
+        settings = _override_list(overrides)
+        if device not in (None, "auto"):
+            settings.append(f"device={device}")
+        self._runtime = _runtime(config, settings)
+        self._native = self._runtime.load_model(os.fspath(model))
+        self.device = self._runtime.device_id()
+        self.messages = self._runtime.device_messages()
+
+    @property
+    def input_width(self):
+        """Values per sample the model takes."""
+        return self._native.input_width
+
+    @property
+    def output_width(self):
+        """Values per sample it returns: one per class (probabilities) or per regression target."""
+        return self._native.output_width
+
+    @property
+    def class_names(self):
+        return list(self._native.class_names)
+
+    @property
+    def target_names(self):
+        return list(self._native.target_names)
+
+    def predict(self, x, batch_size=256):
+        """Predictions for `x` (samples x input_width, raw values: the model scales them as its
+        training did): class probabilities or regression values, float32, samples x
+        output_width. A C-contiguous float32 array is read in place, without a copy; the GIL is
+        released while the device computes."""
+        array = numpy.asarray(x)
+        if array.ndim == 1 and array.size == self.input_width:
+            array = array.reshape(1, -1)
+        if array.dtype != numpy.float32 or not array.flags.c_contiguous:
+            array = numpy.ascontiguousarray(array, dtype=numpy.float32)
+        return self._native.predict(array, int(batch_size))
+
+    def memory_stats(self):
+        """The device's memory statistics in bytes (allocated, reserved, peak, limit, count)."""
+        return self._runtime.memory_stats()
+
+
+class Tensor:
+    """A switchyard tensor, exchanged with NumPy and PyTorch through DLPack:
+    numpy.from_dlpack(t) and torch.utils.dlpack.from_dlpack(t) read it (without a copy on a CPU
+    device), switchyard.from_dlpack(array) makes one."""
+
+    def __init__(self, native, runtime):
+        self._native = native
+        self._runtime = runtime  # keeps the device open while the tensor lives
+
+    shape = property(lambda self: tuple(self._native.shape))
+    dtype = property(lambda self: self._native.dtype)
+    device = property(lambda self: self._native.device)
+
+    def __dlpack__(self, stream=None):
+        if stream is not None:
+            raise BufferError("switchyard tensors are exported as host memory: stream must be None")
+        return self._native.to_dlpack()
+
+    def __dlpack_device__(self):
+        return (1, 0)  # kDLCPU, device 0: exported tensors are host memory
+
+    def numpy(self):
+        return numpy.from_dlpack(self)
+
+    def __repr__(self):
+        return repr(self._native)
+
+
+def from_dlpack(source, config=None, device="auto"):
+    """A switchyard Tensor with the values of `source` (anything with __dlpack__: a NumPy array,
+    a PyTorch CPU tensor), copied onto the device `config` and `device` select."""
+    settings = [] if device in (None, "auto") else [f"device={device}"]
+    runtime = _runtime(config, settings)
+    capsule = source.__dlpack__() if hasattr(source, "__dlpack__") else source
+    return Tensor(_native.from_dlpack(capsule, runtime), runtime)
+
+
+def tensor(values, config=None, device="auto"):
+    """A switchyard Tensor from anything NumPy can make an array of."""
+    return from_dlpack(numpy.ascontiguousarray(values), config, device)
+
+
+def _override_list(overrides):
+    if overrides is None:
+        return []
+    if isinstance(overrides, dict):
+        return [f"{key}={_yaml_value(value)}" for key, value in overrides.items()]
+    return list(overrides)
+
+
+def _yaml_value(value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, dict)):
+        return json.dumps(value)
+    return str(value)
