@@ -214,3 +214,14 @@ def test_python_m_switchyard_mirrors_the_cli():
     doctor = subprocess.run([sys.executable, "-m", "switchyard", "doctor", "--json"],
                             capture_output=True, text=True)
     assert json.loads(doctor.stdout)["exit_code"] == doctor.returncode
+
+
+def test_a_safetensors_export_predicts_what_its_checkpoint_predicts(tmp_path, digits_data):
+    config = train_config(tmp_path / "m.ckpt", epochs=1)
+    config["train"]["export"] = str(tmp_path / "m.safetensors")
+    switchyard.run(config)
+    x, _ = digits_data
+    from_checkpoint = switchyard.Predictor(tmp_path / "m.ckpt").predict(x[:50])
+    # A weights file carries no data layout: the configuration's model and data sections give it.
+    from_weights = switchyard.Predictor(tmp_path / "m.safetensors", config=config).predict(x[:50])
+    numpy.testing.assert_array_equal(from_checkpoint, from_weights)
