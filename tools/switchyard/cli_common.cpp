@@ -62,20 +62,6 @@ Registry discover_isolated(const RuntimeSettings& settings) {
   return Registry::discover(plugin_search_path(settings.plugin_paths), options);
 }
 
-namespace {
-
-// A path as messages show it: in full up to 300 characters, otherwise its start and end around
-// "...", so that a hostile path cannot flood the terminal.
-std::string shown_path(const std::filesystem::path& path) {
-  constexpr size_t kLimit = 300;
-  const std::string text = path.string();
-  if (text.size() <= kLimit) return text;
-  return text.substr(0, 150) + "..." + text.substr(text.size() - 100) + " (" +
-         std::to_string(text.size()) + " characters)";
-}
-
-}  // namespace
-
 void print_search_path(std::ostream& out, const Registry& registry,
                        const std::function<std::string(const std::string&)>& hint) {
   out << "search path:\n";

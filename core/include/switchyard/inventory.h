@@ -3,6 +3,7 @@
 // package return the same documents.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,10 @@ int doctor_exit_code(const Inventory& inventory, const RuntimeSettings& settings
 
 // Concrete advice for a plugin, device or folder reason ("install the NVIDIA driver ...").
 std::string doctor_hint(const std::string& reason);
+
+// A path as messages show it: in full up to 300 characters, otherwise its start and end around
+// "...", so that a hostile path cannot flood the terminal.
+std::string shown_path(const std::filesystem::path& path);
 
 // "plugin folder '/opt/plugins' not searched: does not exist".
 std::string folder_not_searched_text(const SearchFolder& folder);

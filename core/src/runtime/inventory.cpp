@@ -68,20 +68,18 @@ bool has_device(const std::vector<DeviceRecord>& devices, const std::string& bac
   return false;
 }
 
-// A path as messages show it: in full up to 300 characters, otherwise its start and end around
-// "...", so that a hostile path cannot flood the terminal.
+}  // namespace
+
+std::string doctor_hint(const std::string& reason) {
+  return hint_text(reason);
+}
+
 std::string shown_path(const std::filesystem::path& path) {
   constexpr size_t kLimit = 300;
   const std::string text = path.string();
   if (text.size() <= kLimit) return text;
   return text.substr(0, 150) + "..." + text.substr(text.size() - 100) + " (" +
          std::to_string(text.size()) + " characters)";
-}
-
-}  // namespace
-
-std::string doctor_hint(const std::string& reason) {
-  return hint_text(reason);
 }
 
 std::string folder_not_searched_text(const SearchFolder& folder) {
