@@ -5,13 +5,16 @@ SWITCHYARD_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 # Debian packages the build and the test suite need. python3-torch (the benchmark peer) is large
 # and installed only by tools/bench/compare; python3-sklearn is the peer the per-class metrics are
-# checked against (tests/cli/class_metrics_test.cpp), so CI runs that comparison too.
+# checked against (tests/cli/class_metrics_test.cpp), so CI runs that comparison too. Open MPI
+# builds the MPI communicator and runs tests/distributed under mpirun; without it the core, the
+# CLI and tools/quickstart still build and run (one process), and those tests are not registered.
 SWITCHYARD_PACKAGES=(
   cmake ninja-build g++ ccache pkg-config zlib1g-dev clang-format
   libboost-dev libboost-program-options-dev libyaml-cpp-dev nlohmann-json3-dev catch2
   libdnnl-dev ocl-icd-opencl-dev opencl-c-headers
   libvulkan-dev glslc spirv-tools mesa-vulkan-drivers vulkan-validationlayers
   python3-sklearn
+  openmpi-bin libopenmpi-dev
 )
 
 sy_log() { printf 'switchyard: %s\n' "$*" >&2; }

@@ -128,7 +128,7 @@ void print_text(const Registry& registry, const RuntimeSettings& settings, const
   }
 }
 
-void print_json(const Registry& registry, const Report& report) {
+void print_json(const Registry& registry, const Report& report, const CommunicatorReport& comm) {
   detail::Json plugins = detail::Json::array();
   for (const auto& p : registry.plugins()) {
     plugins.push_back(detail::Json{{"name", p.name},
@@ -163,6 +163,13 @@ void print_json(const Registry& registry, const Report& report) {
                               {"plugins", std::move(plugins)},
                               {"devices", std::move(devices)},
                               {"selected", selected},
+                              {"communicator", detail::Json{{"name", comm.name},
+                                                            {"description", comm.description},
+                                                            {"rank", comm.rank},
+                                                            {"size", comm.size},
+                                                            {"launcher", comm.launcher},
+                                                            {"mpi_library", comm.mpi_library},
+                                                            {"error", comm.error}}},
                               {"exit_code", report.exit_code}};
   std::cout << detail::json_text(document, 2) << "\n";
 }
@@ -184,10 +191,14 @@ int doctor_command(const Args& args) {
   Report report;
   report.devices = probe_all_isolated(registry, settings, &report.choice);
   report.exit_code = exit_code_for(report.choice, report.devices, settings, registry);
+  // After the forking probes: an MPI communicator starts threads.
+  const CommunicatorReport communicator = communicator_report(settings);
   if (values.count("json") != 0) {
-    print_json(registry, report);
+    print_json(registry, report, communicator);
   } else {
     print_text(registry, settings, report);
+    std::cout << "\n";
+    print_communicator(std::cout, communicator);
   }
   return report.exit_code;
 }
