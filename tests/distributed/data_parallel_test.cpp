@@ -3,6 +3,7 @@
 // `deterministic: true`; a rank that dies or hangs makes the other stop within the timeout,
 // naming it, with the last checkpoint intact; and a rerun resumes from that checkpoint.
 // Registered only where MPI was found at configure time (tests/CMakeLists.txt).
+#include <unistd.h>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cmath>
@@ -26,7 +27,8 @@ namespace fs = std::filesystem;
 
 // A fresh folder per test case, so that runs never see each other's files.
 fs::path work_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("switchyard-distributed-" + name);
+  const fs::path dir = fs::temp_directory_path() /
+                       ("switchyard-distributed-" + name + "-" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;

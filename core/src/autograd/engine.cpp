@@ -180,6 +180,7 @@ void run_backward(const Tensor& root, const Tensor& gradient) {
     const auto announce_final_leaves = [&] {
       if (!ready) return;
       for (const Tensor& leaf : final_after[position]) ready(leaf);
+      ready(Tensor());
     };
     auto found = pending.find(node);
     if (found == pending.end()) {

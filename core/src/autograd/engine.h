@@ -9,7 +9,9 @@ namespace switchyard {
 
 // Called by run_backward as soon as a leaf's gradient for this backward pass is complete (every
 // node that feeds it has run), while the rest of the pass goes on: data-parallel training starts
-// the allreduce of a bucket of gradients there (PyTorch's post-accumulate-grad hook).
+// the allreduce of a bucket of gradients there (PyTorch's post-accumulate-grad hook). It is also
+// called with an undefined tensor after every node, so that the caller can drive the progress of
+// what it started (MPI progresses a non-blocking collective only inside MPI calls).
 using LeafGradientReadyHook = std::function<void(const Tensor& leaf)>;
 
 // Installs `hook` on this thread for the scope's lifetime (and restores the previous one).

@@ -59,6 +59,10 @@ void GradientReducer::begin_step(double weight) {
 
 void GradientReducer::gradient_ready(const Tensor& leaf) {
   if (!in_step_) return;
+  if (!leaf.defined()) {  // a node finished: drive the started collectives
+    poll_started_buckets();
+    return;
+  }
   const auto found = index_of_.find(leaf.impl());
   if (found == index_of_.end()) return;  // a leaf that is not a parameter of this model
   const size_t k = found->second;

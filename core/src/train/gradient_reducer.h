@@ -29,6 +29,7 @@ class GradientReducer {
   void begin_step(double weight);
   // The autograd hook: records that `leaf`'s gradient is final and starts every bucket that is
   // complete, in bucket order (so that every rank starts the same collectives in the same order).
+  // An undefined `leaf` (after every node) only polls the buckets in flight.
   void gradient_ready(const Tensor& leaf);
   // Starts the buckets still waiting (gradients that backward did not reach count as zeros),
   // waits for all and writes the summed gradients back, in each gradient's dtype.
