@@ -31,5 +31,6 @@ int model_bench(const Args& args);       // bench_model.cpp
 int step_bench(const Args& args);        // bench_step.cpp
 int sequence_bench(const Args& args);    // bench_sequence.cpp
 int batch_size_bench(const Args& args);  // bench_batch_size.cpp
+int allreduce_bench(const Args& args);   // bench_allreduce.cpp
 
 }  // namespace switchyard::cli

@@ -6,6 +6,7 @@
 //   bench train CONFIG                  median epoch time and samples/s of a training run
 //   bench model CONFIG --batch-size N   inference latency per batch and samples/s of a model
 //   bench batch-size CONFIG [--max N]   the largest training batch that fits the memory cap
+//   bench allreduce --bytes 1M,64M      the communicator's allreduce bus bandwidth (mpirun)
 #include <algorithm>
 #include <chrono>
 #include <iostream>
@@ -184,7 +185,8 @@ double median_of(std::vector<double> values) {
 
 int bench_command(const Args& args) {
   const std::string usage =
-      "usage: switchyard bench <matmul|op|step|sequence|train|model|batch-size> [options]  "
+      "usage: switchyard bench <matmul|op|step|sequence|train|model|batch-size|allreduce> "
+      "[options]  "
       "('bench <what> --help' for more)";
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     std::cout << usage << "\n";
@@ -198,6 +200,7 @@ int bench_command(const Args& args) {
   if (args[0] == "step") return step_bench(rest);
   if (args[0] == "sequence") return sequence_bench(rest);
   if (args[0] == "batch-size") return batch_size_bench(rest);
+  if (args[0] == "allreduce") return allreduce_bench(rest);
   std::cerr << "switchyard: unknown benchmark '" << args[0] << "'\n" << usage << "\n";
   return kExitUsage;
 }
