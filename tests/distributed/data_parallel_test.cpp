@@ -208,3 +208,23 @@ TEST_CASE("a rank that hangs makes the other stop after distributed.timeout_s, n
       switchyard::value_or_throw(switchyard::read_checkpoint(dir / "model.ckpt"));
   CHECK(switchyard::value_or_throw(checkpoint.get_u64("progress/epoch")) == 1);
 }
+
+TEST_CASE("a rank that fails alone ends the job at once, saying which rank and why",
+          "[distributed]") {
+  const fs::path dir = work_dir("alone");
+  const fs::path config = write_config(dir, "train: {epochs: 2, batch_size: 32, progress: none}\n");
+  // Rank 1 alone is asked to resume from a file that does not exist (an MPMD launch: one
+  // command line per rank). Without stopping the job it would wait in MPI_Finalize for rank 0,
+  // which waits for it in a collective until the 60 s default timeout.
+  const std::string run = cli() + " run " + config.string() + " --set train.checkpoint=none";
+  const std::string line = "cd " + dir.string() + " && " + SWITCHYARD_MPIRUN +
+                           " --oversubscribe --allow-run-as-root -np 1 " + run + " : -np 1 " + run +
+                           " --set train.resume=" + (dir / "missing.ckpt").string();
+  const auto start = std::chrono::steady_clock::now();
+  const auto result = run_command(line);
+  const double seconds = seconds_since(start);
+  INFO(result.output);
+  CHECK(result.exit_code != 0);
+  CHECK(seconds < 30);
+  CHECK(contains(result.output, "rank 1 of 2: train.resume"));
+}

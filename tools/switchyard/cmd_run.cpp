@@ -526,6 +526,14 @@ void print_defaults(const Config& config, const std::string& task, std::ostream&
   if (!text.empty()) log << "defaults (not in the file): " << text << std::endl;
 }
 
+// A rank that fails alone must not leave the others waiting in a collective until their deadline
+// (nor wait itself in MPI_Finalize for ranks that wait for it): under mpirun it ends the job.
+int stop_job_on_failure(int exit_code) {
+  const std::shared_ptr<Communicator> communicator = current_communicator();
+  if (communicator->size() > 1) communicator->abort_job(exit_code);
+  return exit_code;
+}
+
 int run_task(const Config& config, const std::string& task, TrainConfig train_config,
              const std::string& metrics_path, const std::string& profile_path) {
   bool set_up = false;
@@ -557,10 +565,10 @@ int run_task(const Config& config, const std::string& task, TrainConfig train_co
   } catch (const Error& error) {
     print_error(error.status());
     const bool config_fault = !set_up && error.status().code() == StatusCode::kInvalidArgument;
-    return config_fault ? kExitUsage : kExitFailure;
+    return stop_job_on_failure(config_fault ? kExitUsage : kExitFailure);
   } catch (const std::exception& error) {
     std::cerr << "switchyard: error: " << error.what() << "\n";
-    return kExitFailure;
+    return stop_job_on_failure(kExitFailure);
   }
   return kExitOk;
 }

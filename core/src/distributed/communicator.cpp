@@ -25,8 +25,13 @@ Status Communicator::wait(CollectiveRequest request, const std::string& what) {
   detail::set_current_collective(what);
   int64_t polls = 0;
   while (true) {
-    SY_ASSIGN_OR_RETURN(const bool done, test(request));
-    if (done) break;
+    const Result<bool> done = test(request);
+    // A library that reports a failed peer (instead of waiting) gets the same account of the
+    // other ranks as a timeout.
+    if (!done.ok()) {
+      return done.status().with_context(what + " failed (" + describe_unresponsive_peers() + ")");
+    }
+    if (*done) break;
     // Spin briefly (a collective between ranks of one machine completes in microseconds), then
     // yield the core: on an oversubscribed machine the peer needs it to make progress.
     if (++polls > 1000) std::this_thread::yield();
