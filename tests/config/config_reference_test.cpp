@@ -189,7 +189,8 @@ Config load_sections_without_keys() {
       "    - {type: avgpool2d, kernel_size: 2}\n"
       "    - {type: dropout}\n"
       "    - {type: layernorm}\n"
-      "optimizer: {}\nschedule: {}\ntrain: {}\npredict: {checkpoint: model.ckpt}\n");
+      "optimizer: {}\nschedule: {}\ntrain: {}\npredict: {checkpoint: model.ckpt}\n"
+      "distributed: {}\n");
 }
 
 void check_runtime_defaults(std::set<std::string>& checked, const Config& config) {
@@ -273,6 +274,8 @@ void check_training_defaults(std::set<std::string>& checked, const TrainConfig& 
   check_default(checked, "train.precision", dtype_name(t.precision));
   check_default(checked, "train.empty_cache_interval", std::to_string(t.empty_cache_interval));
   check_default(checked, "train.progress", t.progress == ProgressMode::kAuto ? "auto" : "other");
+  check_default(checked, "distributed.timeout_s", text(c.distributed.timeout_s));
+  check_default(checked, "distributed.bucket_cap_mb", text(c.distributed.bucket_cap_mb));
 }
 
 // The sequence layers' defaults, each layer given only its required keys. A value the builder

@@ -7,6 +7,9 @@ SWITCHYARD_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # and installed only by tools/bench/compare; python3-sklearn is the peer the per-class metrics are
 # checked against (tests/cli/class_metrics_test.cpp), so CI runs that comparison too. pybind11,
 # NumPy, pytest, Dask (python3-distributed) and DLPack build and test the Python package (python/).
+# Open MPI builds the MPI communicator and runs tests/distributed under mpirun; without it the
+# core, the CLI and tools/quickstart still build and run (one process), and those tests are not
+# registered.
 SWITCHYARD_PACKAGES=(
   cmake ninja-build g++ ccache pkg-config zlib1g-dev clang-format
   libboost-dev libboost-program-options-dev libyaml-cpp-dev nlohmann-json3-dev catch2
@@ -14,6 +17,7 @@ SWITCHYARD_PACKAGES=(
   libvulkan-dev glslc spirv-tools mesa-vulkan-drivers vulkan-validationlayers
   python3-sklearn
   pybind11-dev python3-dev python3-numpy python3-pytest python3-distributed libdlpack-dev
+  openmpi-bin libopenmpi-dev
 )
 
 sy_log() { printf 'switchyard: %s\n' "$*" >&2; }

@@ -33,5 +33,6 @@ int step_bench(const Args& args);        // bench_step.cpp
 int sequence_bench(const Args& args);    // bench_sequence.cpp
 int batch_size_bench(const Args& args);  // bench_batch_size.cpp
 int predict_bench(const Args& args);     // bench_predict.cpp
+int allreduce_bench(const Args& args);   // bench_allreduce.cpp
 
 }  // namespace switchyard::cli

@@ -45,8 +45,8 @@ int run_predict_bench(const po::variables_map& values) {
       predictor->predict_into(input.data(), rows, output.data(), batch_size);
       return ok_status();
     };
-    const std::vector<double> seconds = value_or_throw(
-        time_repeated(work, run.device->default_queue(), warmup, repetitions));
+    const std::vector<double> seconds =
+        value_or_throw(time_repeated(work, run.device->default_queue(), warmup, repetitions));
     const double median = median_of(seconds);
     const double per_second = median > 0 ? static_cast<double>(rows) / median : 0;
     if (values.count("json") != 0) {

@@ -1,5 +1,7 @@
 #include "cli_common.h"
 
+#include "switchyard/communicator.h"
+
 #include <boost/program_options/parsers.hpp>
 #include <cstdio>
 #include <iostream>
@@ -56,6 +58,46 @@ std::optional<Config> load_config_or_report(const po::variables_map& values,
   return std::move(*config);
 }
 
+CommunicatorReport communicator_report(const RuntimeSettings& settings) {
+  CommunicatorReport report;
+  const auto search_path = plugin_search_path(settings.plugin_paths);
+  for (const auto& folder : search_path) {
+    std::error_code error;
+    const auto path = folder / "libswitchyard_comm-mpi.so";
+    if (std::filesystem::exists(path, error)) {
+      report.mpi_library = path.string();
+      break;
+    }
+  }
+  report.launcher = launcher_variable();
+  Result<std::shared_ptr<Communicator>> communicator = world_communicator(search_path);
+  if (!communicator.ok()) {
+    report.name = "none";
+    report.error = communicator.status().message();
+    return report;
+  }
+  report.name = (*communicator)->name();
+  report.description = (*communicator)->description();
+  report.rank = (*communicator)->rank();
+  report.size = (*communicator)->size();
+  return report;
+}
+
+void print_communicator(std::ostream& out, const CommunicatorReport& report) {
+  out << "communicator: " << report.name;
+  if (!report.description.empty()) out << " (" << report.description << ")";
+  out << ", rank " << report.rank << " of " << report.size;
+  out << (report.launcher.empty() ? " (no MPI launcher started this process)"
+                                  : " (launcher: " + report.launcher + " is set)")
+      << "\n";
+  out << "  MPI library: "
+      << (report.mpi_library.empty()
+              ? std::string("not built (configure with openmpi-bin and libopenmpi-dev installed)")
+              : report.mpi_library + " (loaded only under mpirun)")
+      << "\n";
+  if (!report.error.empty()) out << "  error: " << report.error << "\n";
+}
+
 Registry discover_isolated(const RuntimeSettings& settings) {
   DiscoverOptions options;
   options.isolate = true;
@@ -81,7 +123,13 @@ OptionList backend_options(const RuntimeSettings& settings, const std::string& b
 }
 
 void print_error(const Status& status) {
-  std::cerr << "switchyard: error: " << status.message() << "\n";
+  // Under mpirun every rank may fail: say which one.
+  const std::shared_ptr<Communicator> communicator = current_communicator();
+  std::cerr << "switchyard: error: ";
+  if (communicator->size() > 1) {
+    std::cerr << "rank " << communicator->rank() << " of " << communicator->size() << ": ";
+  }
+  std::cerr << status.message() << "\n";
 }
 
 void print_selection_messages(const std::string& fallback_note,

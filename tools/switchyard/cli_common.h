@@ -64,6 +64,23 @@ void print_selection_messages(const std::string& fallback_note,
 
 std::string format_bytes(uint64_t bytes);  // "1.5 GiB"
 
+// The process's communicator as doctor and devices show it: which one, this rank and the number
+// of ranks, where the MPI library is (or that it was not built), and why it could not be opened.
+struct CommunicatorReport {
+  std::string name;         // "single", "mpi"
+  std::string description;  // "Open MPI v4.1.4"
+  int rank = 0;
+  int size = 1;
+  std::string launcher;     // the launcher variable that is set, or ""
+  std::string mpi_library;  // the library's path, or "" when no plugin folder has it
+  std::string error;        // why the communicator could not be opened
+};
+// Opens the communicator (world_communicator): call it after any forking probe, since MPI starts
+// threads.
+CommunicatorReport communicator_report(const RuntimeSettings& settings);
+// "communicator: mpi (Open MPI v4.1.4), rank 0 of 2" and the library line.
+void print_communicator(std::ostream& out, const CommunicatorReport& report);
+
 // Where `run` keeps the model when train.checkpoint is not set, relative to the current folder
 // (not the YAML's, which may be an installed example): runs/<config name>/model.ckpt.
 std::filesystem::path default_checkpoint_path(const Config& config);

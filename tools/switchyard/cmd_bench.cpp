@@ -7,6 +7,7 @@
 //   bench model CONFIG --batch-size N   inference latency per batch and samples/s of a model
 //   bench batch-size CONFIG [--max N]   the largest training batch that fits the memory cap
 //   bench predict MODEL --rows N        throughput of the embedding API's predict (C++)
+//   bench allreduce --bytes 1M,64M      the communicator's allreduce bus bandwidth (mpirun)
 #include <algorithm>
 #include <chrono>
 #include <iostream>
@@ -178,7 +179,8 @@ int run_on_device(const Config& config, const std::string& profile_path,
 
 int bench_command(const Args& args) {
   const std::string usage =
-      "usage: switchyard bench <matmul|op|step|sequence|train|model|batch-size|predict> [options]  "
+      "usage: switchyard bench <matmul|op|step|sequence|train|model|batch-size|predict|"
+      "allreduce> [options]  "
       "('bench <what> --help' for more)";
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     std::cout << usage << "\n";
@@ -193,6 +195,7 @@ int bench_command(const Args& args) {
   if (args[0] == "sequence") return sequence_bench(rest);
   if (args[0] == "batch-size") return batch_size_bench(rest);
   if (args[0] == "predict") return predict_bench(rest);
+  if (args[0] == "allreduce") return allreduce_bench(rest);
   std::cerr << "switchyard: unknown benchmark '" << args[0] << "'\n" << usage << "\n";
   return kExitUsage;
 }

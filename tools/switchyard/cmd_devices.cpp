@@ -56,6 +56,7 @@ int devices_command(const Args& args) {
         std::cout << "selection: " << choice->fallback_note << "\n";
       for (const auto& w : choice->warnings) std::cout << "warning: " << w << "\n";
     }
+    print_communicator(std::cout, communicator_report(config->runtime()));
   }
   return kExitOk;
 }

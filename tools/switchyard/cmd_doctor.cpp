@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli_common.h"
+#include "json/json_io.h"
 
 namespace switchyard::cli {
 namespace {
@@ -54,6 +55,19 @@ void print_text(const RuntimeSettings& settings, const Inventory& report) {
   }
 }
 
+// doctor --json: the core's document (inventory.h) with the communicator before exit_code.
+std::string doctor_json_with(const Inventory& report, const RuntimeSettings& settings,
+                             const CommunicatorReport& comm) {
+  detail::Json document = detail::parse_strict_json(doctor_json(report, settings));
+  const detail::Json exit_code = document["exit_code"];
+  document.erase("exit_code");
+  document["communicator"] = detail::Json{
+      {"name", comm.name},  {"description", comm.description}, {"rank", comm.rank},
+      {"size", comm.size},  {"launcher", comm.launcher},       {"mpi_library", comm.mpi_library},
+      {"error", comm.error}};
+  document["exit_code"] = exit_code;
+  return detail::json_text(document, 2);
+}
 }  // namespace
 
 int doctor_command(const Args& args) {
@@ -68,10 +82,14 @@ int doctor_command(const Args& args) {
   if (!config) return kExitUsage;
   const RuntimeSettings& settings = config->runtime();
   const Inventory report = take_inventory(settings, /*isolate=*/true);
+  // After the forking probes: an MPI communicator starts threads.
+  const CommunicatorReport communicator = communicator_report(settings);
   if (values.count("json") != 0) {
-    std::cout << doctor_json(report, settings) << "\n";
+    std::cout << doctor_json_with(report, settings, communicator) << "\n";
   } else {
     print_text(settings, report);
+    std::cout << "\n";
+    print_communicator(std::cout, communicator);
   }
   return doctor_exit_code(report, settings);
 }

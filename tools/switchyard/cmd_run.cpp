@@ -3,6 +3,7 @@
 // Exit codes: 0 done, 2 the arguments or the configuration are invalid, 1 the run failed (the
 // message says why; RESOURCE_EXHAUSTED names the batch size).
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include "json/json_io.h"
 #include "run_report.h"
 #include "runtime/input_file.h"
+#include "switchyard/communicator.h"
 #include "switchyard/dispatch.h"
 #include "switchyard/predict.h"
 #include "switchyard/profile.h"
@@ -129,6 +131,38 @@ std::string final_scores_text(const TrainSummary& summary, const EpochMetrics& l
   return text.str();
 }
 
+// Every rank's weights checksum, in rank order (one entry for a single process): after a
+// data-parallel run they must all be the same.
+std::vector<std::string> checksums_of_all_ranks(const std::string& mine) {
+  Communicator& communicator = *current_communicator();
+  std::array<char, 16> text{};
+  std::copy_n(mine.begin(), std::min(mine.size(), text.size()), text.begin());
+  std::vector<char> all(text.size() * static_cast<size_t>(communicator.size()));
+  throw_if_error(communicator.wait(
+      value_or_throw(communicator.start_allgather(std::as_bytes(std::span(text)),
+                                                  std::as_writable_bytes(std::span(all)))),
+      "the exchange of the final weights' checksums"));
+  std::vector<std::string> checksums;
+  for (size_t r = 0; r < all.size(); r += text.size()) {
+    checksums.emplace_back(all.data() + r, text.size());
+  }
+  return checksums;
+}
+
+// The run's first lines under mpirun: the ranks, what train.batch_size means and how gradients
+// are averaged.
+void print_distributed(const RunInfo& info) {
+  if (info.ranks == 1) return;
+  std::cout << "distributed: " << info.communicator << ", " << info.ranks << " ranks\n"
+            << "  train.batch_size " << info.batch_size << " is per rank: each optimizer step "
+            << "averages the gradients of " << info.batch_size * info.ranks << " samples ("
+            << info.batch_size << " x " << info.ranks
+            << " ranks); scale optimizer.lr with the global batch (docs/distributed.md)\n"
+            << "  gradients: " << info.gradient_buckets
+            << " averaged as backward finishes each; a rank waits at most " << info.timeout_s
+            << " s for the others (distributed.timeout_s)" << std::endl;
+}
+
 void run_training(RunContext& c, TrainConfig train_config) {
   const DType precision = train_config.train.precision;
   const TrainSettings settings = train_config.train;
@@ -144,6 +178,7 @@ void run_training(RunContext& c, TrainConfig train_config) {
   std::cout.flush();
   TrainCallbacks report_auto_batch;  // says which batch size auto chose, and why, before training
   report_auto_batch.on_run_start = [precision, dataset](const RunInfo& info) {
+    print_distributed(info);
     report_dropped_rows(dataset, info.dropped_rows);
     if (precision != DType::kF32) {
       std::cout << "precision: " << dtype_name(precision) << " (mixed: products in "
@@ -162,12 +197,25 @@ void run_training(RunContext& c, TrainConfig train_config) {
       detail::add_training_metrics(c.metrics, summary, settings, *c.run.device, trainer.model());
   const double median = figures.median_epoch_seconds;
   const std::string& checksum = figures.weights_fnv1a64;
+  const std::vector<std::string> rank_checksums = checksums_of_all_ranks(checksum);
+  const bool ranks_agree = std::all_of(rank_checksums.begin(), rank_checksums.end(),
+                                       [&](const std::string& other) { return other == checksum; });
+  c.metrics["rank_weights_fnv1a64"] = rank_checksums;
   print_training_report(std::cout, summary, settings);
   std::cout << "\ntrained " << info.architecture << " (" << info.parameter_count
-            << " parameters, batch " << info.batch_size << ")\n"
+            << " parameters, batch " << info.batch_size
+            << (info.ranks > 1 ? " per rank x " + std::to_string(info.ranks) + " ranks" : "")
+            << ")\n"
             << "epochs " << last.epoch << ": train loss " << last.train_loss
             << final_scores_text(summary, last) << ", median epoch " << median * 1e3 << " ms\n"
-            << "weights fnv1a64: " << checksum << "\n";
+            << "weights fnv1a64: " << checksum;
+  if (info.ranks > 1) {
+    std::cout << (ranks_agree ? " (the same on every rank)" : " (ranks DIFFER, see the metrics)");
+  }
+  std::cout << "\n";
+  if (!ranks_agree) {
+    std::cerr << "switchyard: warning: the ranks ended with different weights" << std::endl;
+  }
   if (!summary.last_checkpoint.empty())
     std::cout << "checkpoint: " << summary.last_checkpoint << "\n";
   if (!summary.exported_weights.empty()) {
@@ -240,7 +288,7 @@ void run_inference(RunContext& c, const TrainConfig& train_config) {
     c.log << "\n";
     print_classification(c.log, input_name + ":", *report, predictions.class_names);
   }
-  if (c.task == "predict" && !settings.output.empty()) {
+  if (c.task == "predict" && !settings.output.empty() && current_communicator()->rank() == 0) {
     throw_if_error(write_predictions_csv(settings.output, predictions));
     c.log << "predictions: " << settings.output.string() << "\n";
   } else if (c.task == "predict") {
@@ -276,6 +324,12 @@ void print_device(const RunDevice& run, std::ostream& log) {
   if (!run.note.empty()) log << run.note << "\n";
   log.flush();
   print_selection_messages(run.fallback_note, run.warnings);
+}
+
+// Rank 0 writes FILE; rank r > 0 writes FILE.rank<r> (each rank's own profile).
+std::string rank_file(const std::string& path, int rank) {
+  if (path.empty() || rank == 0) return path;
+  return path + ".rank" + std::to_string(rank);
 }
 
 // Reads the task's settings; any error here is the configuration's fault (exit code 2).
@@ -349,6 +403,14 @@ void print_defaults(const Config& config, const std::string& task, std::ostream&
   if (!text.empty()) log << "defaults (not in the file): " << text << std::endl;
 }
 
+// A rank that fails alone must not leave the others waiting in a collective until their deadline
+// (nor wait itself in MPI_Finalize for ranks that wait for it): under mpirun it ends the job.
+int stop_job_on_failure(int exit_code) {
+  const std::shared_ptr<Communicator> communicator = current_communicator();
+  if (communicator->size() > 1) communicator->abort_job(exit_code);
+  return exit_code;
+}
+
 int run_task(const Config& config, const std::string& task, TrainConfig train_config,
              const std::string& metrics_path, const std::string& profile_path) {
   bool set_up = false;
@@ -356,28 +418,34 @@ int run_task(const Config& config, const std::string& task, TrainConfig train_co
   auto output = config.root()["predict"].string_or("output", "");
   std::ostream& log = task == "predict" && output.ok() && output->empty() ? std::cerr : std::cout;
   try {
+    // Under mpirun, join the job first: every rank must, or the others wait for it.
+    const std::shared_ptr<Communicator> communicator =
+        value_or_throw(world_communicator(plugin_search_path(config.runtime().plugin_paths)));
+    if (communicator->rank() != 0) {
+      std::cout.setstate(std::ios::failbit);  // the report comes from rank 0; errors from all
+    }
     RunContext context{config, value_or_throw(open_run_device(config.runtime())), task, log, {},
                        &set_up};
     print_device(context.run, log);
     print_defaults(config, task, log);
-    TaskProfile profile(profile_path, task, log);
+    TaskProfile profile(rank_file(profile_path, communicator->rank()), task, log);
     if (task == "train") {
       run_training(context, std::move(train_config));
     } else {
       run_inference(context, train_config);
     }
     profile.finish();
-    if (!metrics_path.empty()) {
+    if (!metrics_path.empty() && communicator->rank() == 0) {
       throw_if_error(write_metrics(metrics_path, context.metrics));
       log << "metrics: " << metrics_path << "\n";
     }
   } catch (const Error& error) {
     print_error(error.status());
     const bool config_fault = !set_up && error.status().code() == StatusCode::kInvalidArgument;
-    return config_fault ? kExitUsage : kExitFailure;
+    return stop_job_on_failure(config_fault ? kExitUsage : kExitFailure);
   } catch (const std::exception& error) {
     std::cerr << "switchyard: error: " << error.what() << "\n";
-    return kExitFailure;
+    return stop_job_on_failure(kExitFailure);
   }
   return kExitOk;
 }

@@ -126,6 +126,10 @@ class Profiler final : public OpObserver {
   // A named host interval from now until the returned object ends or is destroyed. Spans and the
   // ops inside them nest in the trace.
   ProfileSpan span(std::string name);
+  // A span on a named track of its own instead of the calling thread's: for work in flight that
+  // no host thread is doing while it lasts (an allreduce between start and completion), so that
+  // it may overlap the thread's spans and ops in the trace without nesting.
+  ProfileSpan span_on_track(std::string name, const std::string& track);
 
   // The methods below resolve outstanding device events first, so they wait for the ops already
   // queued on every profiled device.
@@ -194,5 +198,7 @@ Profiler* active_profiler();
 // A span on the active profiler, or an inactive span when none is active, so library code (the
 // trainer, an application) can mark its structure at almost no cost when nobody profiles.
 ProfileSpan profile_span(std::string_view name);
+// profile_span on a named track (Profiler::span_on_track).
+ProfileSpan profile_track_span(std::string_view name, std::string_view track);
 
 }  // namespace switchyard

@@ -11,6 +11,7 @@
 #include "switchyard/autograd.h"
 #include "switchyard/buffer.h"
 #include "switchyard/checkpoint.h"
+#include "switchyard/communicator.h"
 #include "switchyard/config.h"
 #include "switchyard/conformance.h"
 #include "switchyard/data.h"

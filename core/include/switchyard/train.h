@@ -199,6 +199,12 @@ struct TrainSettings {
   ProgressMode progress = ProgressMode::kAuto;
 };
 
+// Data-parallel training (docs/distributed.md): used only when a launcher started several ranks.
+struct DistributedSettings {
+  double timeout_s = 60;      // a collective that takes longer stops the job, naming the ranks
+  double bucket_cap_mb = 25;  // gradient bytes (f32) per allreduce, 1 MB = 10^6 bytes
+};
+
 // The task a configuration runs: its `task` key; without one, "predict" when the file has a
 // predict section and no data, model or train section (a checkpoint holds everything else), else
 // "train". `switchyard run` says which when the file does not.
@@ -212,6 +218,7 @@ struct TrainConfig {
   OptimizerSettings optimizer;
   ScheduleSettings schedule;
   TrainSettings train;
+  DistributedSettings distributed;
   uint64_t seed = 0;
   bool deterministic = false;
   std::filesystem::path base_dir;  // the YAML file's folder
@@ -270,6 +277,13 @@ struct RunInfo {
   int64_t epochs = 0;
   std::string resumed_from;  // the checkpoint, or "" for a fresh run
   int64_t dropped_rows = 0;  // data rows left out for non-finite values (data.non_finite)
+  // Data-parallel runs (docs/distributed.md): train.batch_size is per rank, so each optimizer
+  // step sees batch_size * ranks samples.
+  int ranks = 1;
+  int rank = 0;
+  std::string communicator;      // "mpi (Open MPI v4.1.4)"; "" for one process
+  std::string gradient_buckets;  // "2 buckets (1.05 MB, 0.07 MB)"
+  double timeout_s = 0;
 };
 
 // One split evaluated with the final weights: loss, accuracy and the per-class report.

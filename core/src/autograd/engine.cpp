@@ -16,6 +16,7 @@ namespace switchyard {
 namespace {
 
 thread_local bool t_grad_enabled = true;
+thread_local LeafGradientReadyHook t_leaf_ready_hook;
 
 // Nodes reachable from `root`, each after every node it feeds into (reverse topological order of
 // the data flow), found with an explicit stack so that deep graphs cannot overflow the C++ stack.
@@ -56,7 +57,42 @@ void check_gradient_shape(const Node& node, size_t input, const Tensor& gradient
   }
 }
 
+// For each position in `order`, the leaves whose last contribution comes from that node, so that
+// the ready hook fires for each leaf right after its gradient is final.
+std::vector<std::vector<Tensor>> leaves_final_after(const std::vector<Node*>& order) {
+  const auto for_each_leaf_input = [&](auto&& visit) {
+    for (size_t position = 0; position < order.size(); ++position) {
+      const Node& node = *order[position];
+      for (size_t i = 0; i < node.inputs().size(); ++i) {
+        const Tensor& input = node.inputs()[i];
+        if (node.needs_grad(i) && input.impl()->grad_fn == nullptr) visit(position, input);
+      }
+    }
+  };
+  std::unordered_map<TensorImpl*, size_t> last_user;
+  for_each_leaf_input(
+      [&](size_t position, const Tensor& leaf) { last_user[leaf.impl()] = position; });
+  // Filled in graph order (not the map's), so that every process sees the same sequence.
+  std::vector<std::vector<Tensor>> final_after(order.size());
+  for_each_leaf_input([&](size_t position, const Tensor& leaf) {
+    auto found = last_user.find(leaf.impl());
+    if (found == last_user.end() || found->second != position) return;
+    final_after[position].push_back(leaf);
+    last_user.erase(found);
+  });
+  return final_after;
+}
+
 }  // namespace
+
+LeafGradientReadyScope::LeafGradientReadyScope(LeafGradientReadyHook hook)
+    : previous_(std::move(t_leaf_ready_hook)) {
+  t_leaf_ready_hook = std::move(hook);
+}
+
+LeafGradientReadyScope::~LeafGradientReadyScope() {
+  t_leaf_ready_hook = std::move(previous_);
+}
 
 bool is_grad_enabled() {
   return t_grad_enabled;
@@ -127,15 +163,30 @@ void run_backward(const Tensor& root, const Tensor& gradient) {
                                  " differs from the tensor's " + root_impl.shape.to_string()));
   }
   NoGradGuard no_grad;
+  const LeafGradientReadyHook& ready = t_leaf_ready_hook;
   if (root_impl.grad_fn == nullptr) {
     accumulate_leaf(*root.impl(), gradient);
+    if (ready) ready(root);
     return;
   }
   std::unordered_map<Node*, Tensor> pending;
   pending.emplace(root_impl.grad_fn.get(), gradient);
-  for (Node* node : nodes_in_backward_order(root_impl.grad_fn.get())) {
+  const std::vector<Node*> order = nodes_in_backward_order(root_impl.grad_fn.get());
+  const std::vector<std::vector<Tensor>> final_after =
+      ready ? leaves_final_after(order) : std::vector<std::vector<Tensor>>();
+  for (size_t position = 0; position < order.size(); ++position) {
+    Node* node = order[position];
+    // Runs after this node, whether or not it had a gradient to propagate.
+    const auto announce_final_leaves = [&] {
+      if (!ready) return;
+      for (const Tensor& leaf : final_after[position]) ready(leaf);
+      ready(Tensor());
+    };
     auto found = pending.find(node);
-    if (found == pending.end()) continue;
+    if (found == pending.end()) {
+      announce_final_leaves();
+      continue;
+    }
     const Tensor grad_output = std::move(found->second);
     pending.erase(found);
     const std::vector<Tensor> grads = node->apply(grad_output);
@@ -150,6 +201,7 @@ void run_backward(const Tensor& root, const Tensor& gradient) {
       auto [slot, inserted] = pending.try_emplace(input.grad_fn.get(), grads[i]);
       if (!inserted) slot->second = add(slot->second, grads[i]);
     }
+    announce_final_leaves();
   }
 }
 

@@ -120,8 +120,9 @@ Status Profiler::Impl::write_trace(const std::filesystem::path& path) const {
   };
   add(metadata_event("process_name", kHostPid, 0, "switchyard host"));
   for (size_t t = 0; t < threads.size(); ++t) {
-    add(metadata_event("thread_name", kHostPid, static_cast<uint32_t>(t),
-                       "host thread " + std::to_string(t)));
+    add(metadata_event(
+        "thread_name", kHostPid, static_cast<uint32_t>(t),
+        track_names[t].empty() ? "host thread " + std::to_string(t) : track_names[t]));
   }
   for (size_t d = 0; d < devices.size(); ++d) {
     if (!devices[d].any_measured) continue;

@@ -33,4 +33,10 @@ ProfileSpan profile_span(std::string_view name) {
   return profiler->span(std::string(name));
 }
 
+ProfileSpan profile_track_span(std::string_view name, std::string_view track) {
+  Profiler* profiler = active_profiler();
+  if (profiler == nullptr) return {};
+  return profiler->span_on_track(std::string(name), std::string(track));
+}
+
 }  // namespace switchyard

@@ -51,6 +51,16 @@ uint32_t Profiler::Impl::thread_index() {
     if (threads[i] == id) return static_cast<uint32_t>(i);
   }
   threads.push_back(id);
+  track_names.emplace_back();
+  return static_cast<uint32_t>(threads.size() - 1);
+}
+
+uint32_t Profiler::Impl::track_index(const std::string& name) {
+  for (size_t i = 0; i < track_names.size(); ++i) {
+    if (track_names[i] == name) return static_cast<uint32_t>(i);
+  }
+  threads.emplace_back();  // the default id: no running thread has it
+  track_names.push_back(name);
   return static_cast<uint32_t>(threads.size() - 1);
 }
 
@@ -146,6 +156,17 @@ ProfileSpan Profiler::span(std::string name) {
   RawSpan span;
   span.name = std::move(name);
   span.thread = s.thread_index();
+  span.begin_ns = s.now_ns();
+  s.spans.push_back(std::move(span));
+  return ProfileSpan(impl_.get(), s.generation, s.spans.size() - 1);
+}
+
+ProfileSpan Profiler::span_on_track(std::string name, const std::string& track) {
+  Impl& s = *impl_;
+  std::lock_guard<std::mutex> lock(s.mutex);
+  RawSpan span;
+  span.name = std::move(name);
+  span.thread = s.track_index(track);
   span.begin_ns = s.now_ns();
   s.spans.push_back(std::move(span));
   return ProfileSpan(impl_.get(), s.generation, s.spans.size() - 1);

@@ -113,6 +113,9 @@ struct Profiler::Impl {
   std::array<profile_detail::OverflowStats, profile_detail::kOpKeys> overflow{};
   std::vector<std::string> warnings;
   std::vector<std::thread::id> threads;
+  // Parallel to `threads`: "" for a host thread, else the name of a track that holds intervals
+  // of no thread (an allreduce in flight), whose entry in `threads` is the default id.
+  std::vector<std::string> track_names;
 
   static int64_t steady_ns() {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -123,6 +126,7 @@ struct Profiler::Impl {
 
   // All of the following expect `mutex` to be held.
   uint32_t thread_index();
+  uint32_t track_index(const std::string& name);
   uint16_t device_slot(Device& device);
   // Records an event on `queue` of the device in `slot`; null (and host timing from then on for
   // that device, with a warning) when the plugin fails.

@@ -667,6 +667,23 @@ SchemaNode schedule_schema() {
   });
 }
 
+SchemaNode distributed_schema() {
+  return map_of({
+      {"timeout_s",
+       number_above_to(0.0, 86400.0),
+       kOptional,
+       {"Seconds a rank waits for the others in one collective before it stops the whole job, "
+        "naming the ranks that did not take part (mpirun runs only).",
+        "60", "10"}},
+      {"bucket_cap_mb",
+       number_above_to(0.0, 4096.0),
+       kOptional,
+       {"The most gradient bytes (MB, f32) averaged in one allreduce; smaller buckets start "
+        "earlier during backward, larger ones cost fewer messages.",
+        "25", "4"}},
+  });
+}
+
 SchemaNode predict_schema() {
   return map_of({
       {"checkpoint",
@@ -763,6 +780,11 @@ SchemaNode make_root_schema() {
        predict_schema(),
        kOptional,
        {"Prediction and evaluation with a trained checkpoint.", "", ""}},
+      {"distributed",
+       distributed_schema(),
+       kOptional,
+       {"Data-parallel training across the ranks of `mpirun -np N` (docs/distributed.md).", "",
+        ""}},
   };
   fields.insert(fields.end(), run_fields.begin(), run_fields.end());
   return map_of(std::move(fields));

@@ -115,9 +115,8 @@ void forward_backward(const StepRecipe& recipe, const DeviceBatch& batch, Runnin
     logits = recipe.network->forward(batch.features);
     loss = compute_loss(recipe.loss, logits, batch.truth(), recipe.class_count);
   }
-  Tensor objective = recipe.accumulation_steps > 1
-                         ? loss * (1.0 / static_cast<double>(recipe.accumulation_steps))
-                         : loss;
+  const double factor = recipe.loss_weight / static_cast<double>(recipe.accumulation_steps);
+  Tensor objective = factor != 1.0 ? loss * factor : loss;
   if (recipe.scaler != nullptr) objective = recipe.scaler->scale(objective);
   objective.backward();
   const Tensor value = loss.detach();

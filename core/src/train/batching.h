@@ -73,6 +73,9 @@ struct StepRecipe {
   DType precision = DType::kF32;       // autocast for the forward pass and the loss (autocast.h)
   int64_t accumulation_steps = 1;      // the loss is divided by it before backward
   const LossScaler* scaler = nullptr;  // f16 runs: the loss is scaled before backward
+  // Multiplies the loss before backward (not the reported loss): a data-parallel rank's share of
+  // an uneven global batch. 1 leaves the loss as it is.
+  double loss_weight = 1;
 };
 
 // The recipe a configuration asks for (loss, precision, accumulation) applied to `network`.

@@ -215,6 +215,8 @@ TrainingFigures add_training_metrics(Json& metrics, const TrainSummary& summary,
   metrics["parameters"] = info.parameter_count;
   metrics["architecture"] = info.architecture;
   metrics["weights_fnv1a64"] = checksum;
+  metrics["ranks"] = info.ranks;
+  metrics["global_batch_size"] = info.batch_size * info.ranks;
   metrics["resumed_from"] = info.resumed_from;
   metrics["dropped_rows"] = info.dropped_rows;
   metrics["peak_device_memory_bytes"] = summary.peak_device_memory_bytes;

@@ -353,6 +353,11 @@ Result<TrainConfig> TrainConfig::for_task(const Config& config, const std::strin
   SY_ASSIGN_OR_RETURN(c.optimizer, read_optimizer(root["optimizer"]));
   SY_ASSIGN_OR_RETURN(c.schedule, read_schedule(root["schedule"]));
   SY_ASSIGN_OR_RETURN(c.train, read_train(root["train"], c.base_dir));
+  const ConfigNode distributed = root["distributed"];
+  SY_ASSIGN_OR_RETURN(c.distributed.timeout_s,
+                      distributed.double_or("timeout_s", c.distributed.timeout_s));
+  SY_ASSIGN_OR_RETURN(c.distributed.bucket_cap_mb,
+                      distributed.double_or("bucket_cap_mb", c.distributed.bucket_cap_mb));
   SY_RETURN_IF_ERROR(check_monitor_has_data(root, c));
   SY_RETURN_IF_ERROR(check_monitor_fits_task(root, c));
   return c;

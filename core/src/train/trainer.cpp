@@ -1,8 +1,12 @@
 // The training loop: epochs of shuffled batches, evaluation, checkpoints and callbacks.
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <optional>
+#include <thread>
 
+#include "autograd/engine.h"
 #include "data/seeded_random.h"
 #include "switchyard/autocast.h"
 #include "switchyard/autograd.h"
@@ -81,32 +85,95 @@ bool weights_finite(Module& network) {
   return !total.defined() || std::isfinite(total.item());
 }
 
+// Test-only fault injection (tests/distributed): SWITCHYARD_FAULT_RANK_EXIT=R:K makes rank R
+// exit with status 3 before optimizer step K, SWITCHYARD_FAULT_RANK_HANG=R:K makes it sleep there,
+// as a crashed or hung rank would, so that the others' failure handling can be tested.
+void inject_fault(const Trainer::State& s) {
+  for (const char* variable : {"SWITCHYARD_FAULT_RANK_EXIT", "SWITCHYARD_FAULT_RANK_HANG"}) {
+    const char* value = std::getenv(variable);
+    if (value == nullptr) continue;
+    int rank = -1;
+    long long step = -1;
+    if (std::sscanf(value, "%d:%lld", &rank, &step) != 2) continue;
+    if (rank != s.communicator->rank() || step != s.optimizer_steps + 1) continue;
+    std::fprintf(stderr, "switchyard: %s: rank %d stops at optimizer step %lld\n", variable, rank,
+                 step);
+    if (std::string(variable) == "SWITCHYARD_FAULT_RANK_EXIT") std::_Exit(3);
+    while (true) std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+}
+
+// This rank's part of a global batch of `count` samples starting at `begin`: the ranks split it
+// as evenly as they can, in rank order.
+std::pair<int64_t, int64_t> rank_slice(int64_t begin, int64_t count, int rank, int ranks) {
+  const int64_t first = begin + count * rank / ranks;
+  const int64_t last = begin + count * (rank + 1) / ranks;
+  return {first, last - first};
+}
+
+// Sums the epoch's running totals over the ranks, so that every rank reports the whole epoch.
+void sum_totals_over_ranks(Trainer::State& s, double& loss_sum, double& correct) {
+  if (s.communicator->size() == 1) return;
+  std::vector<float> values = {static_cast<float>(loss_sum), static_cast<float>(correct)};
+  throw_if_error(s.communicator->allreduce_sum_ordered(values, "the sum of the epoch's losses"));
+  loss_sum = values[0];
+  correct = values[1];
+}
+
 EpochTotals train_one_epoch(Trainer::State& s, int64_t epoch, detail::ProgressReporter& progress) {
   const Dataset& train = s.data.split.train;
   const auto order = epoch_permutation(train.sample_count, s.config.seed, epoch);
-  const int64_t steps = (train.sample_count + s.batch_size - 1) / s.batch_size;
+  // Every rank draws the same order; one optimizer step takes batch_size samples per rank.
+  const int ranks = s.communicator->size();
+  const int rank = s.communicator->rank();
+  const int64_t global_batch = s.batch_size * ranks;
+  const int64_t steps = (train.sample_count + global_batch - 1) / global_batch;
   const int64_t accumulate = s.config.train.gradient_accumulation_steps;
   const auto start = std::chrono::steady_clock::now();
   progress.start_epoch(epoch, steps);
   s.built.network->train();
-  const detail::StepRecipe recipe = detail::make_step_recipe(s.config, s.built.network.get(),
-                                                             train.output_count(), s.scaler.get());
+  detail::StepRecipe recipe = detail::make_step_recipe(s.config, s.built.network.get(),
+                                                       train.output_count(), s.scaler.get());
   detail::RunningTotals running;
   EpochTotals totals;
   if (s.scaler) totals.skipped_before = s.scaler->skipped_steps();
   for (int64_t step = 0; step < steps; ++step) {
     const ProfileSpan step_span = profile_span("train_step");
-    const int64_t begin = step * s.batch_size;
-    const int64_t count = std::min(s.batch_size, train.sample_count - begin);
-    const auto batch = detail::gather_batch(train, order.data() + begin, static_cast<size_t>(count),
-                                            s.device, s.config.train.precision);
+    const int64_t global_begin = step * global_batch;
+    const int64_t global_count = std::min(global_batch, train.sample_count - global_begin);
+    const auto [begin, count] = rank_slice(global_begin, global_count, rank, ranks);
+    const bool sync = (step + 1) % accumulate == 0 || step + 1 == steps;
+    if (ranks > 1) inject_fault(s);
+    // The gradients are averaged over the ranks; a rank's share of an uneven last batch is
+    // weighted so that the average is the gradient of the mean loss over the global batch.
+    recipe.loss_weight = static_cast<double>(count * ranks) / static_cast<double>(global_count);
     seed_dropouts(s);
-    detail::forward_backward(recipe, batch, running);
+    if (s.reducer && sync) {
+      s.reducer->begin_step(1.0 / ranks);
+      const LeafGradientReadyScope hook(
+          [&s](const Tensor& leaf) { s.reducer->gradient_ready(leaf); });
+      if (count > 0) {
+        const auto batch =
+            detail::gather_batch(train, order.data() + begin, static_cast<size_t>(count), s.device,
+                                 s.config.train.precision);
+        detail::forward_backward(recipe, batch, running);
+      }
+      s.reducer->finish_step("epoch " + std::to_string(epoch) + ", step " +
+                             std::to_string(step + 1) + " of " + std::to_string(steps));
+    } else if (count > 0) {
+      const auto batch =
+          detail::gather_batch(train, order.data() + begin, static_cast<size_t>(count), s.device,
+                               s.config.train.precision);
+      detail::forward_backward(recipe, batch, running);
+    }
     ++s.micro_steps;
-    if ((step + 1) % accumulate == 0 || step + 1 == steps) optimizer_step(s);
+    if (sync) optimizer_step(s);
     progress.step_done(step + 1);
   }
-  totals.loss_sum = running.loss_sum.item();  // waits for the device, so the time below is complete
+  // Waits for the device, so the time below is complete.
+  totals.loss_sum = running.loss_sum.defined() ? running.loss_sum.item() : 0.0;
+  double correct = running.correct_sum.defined() ? running.correct_sum.item() : 0.0;
+  sum_totals_over_ranks(s, totals.loss_sum, correct);
   if (!std::isfinite(totals.loss_sum)) throw_error(diverged(s, epoch, running, steps));
   if (!weights_finite(*s.built.network)) {
     throw_error({StatusCode::kAborted,
@@ -114,9 +181,10 @@ EpochTotals train_one_epoch(Trainer::State& s, int64_t epoch, detail::ProgressRe
                      std::to_string(epoch) + ", step " + std::to_string(steps) +
                      " (its last), although every loss was finite" + checkpoint_note(s)});
   }
+  // Running statistics (BatchNorm) saw only this rank's samples: every rank takes rank 0's.
+  detail::broadcast_model_state(s);
   totals.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  totals.correct =
-      running.correct_sum.defined() ? static_cast<int64_t>(running.correct_sum.item()) : 0;
+  totals.correct = static_cast<int64_t>(correct);
   totals.samples = train.sample_count;
   return totals;
 }
@@ -185,6 +253,13 @@ RunInfo describe_run(const Trainer::State& s) {
   info.epochs = s.config.train.epochs;
   info.resumed_from = s.resumed_from;
   info.dropped_rows = s.data.dropped_rows;
+  info.ranks = s.communicator->size();
+  info.rank = s.communicator->rank();
+  if (info.ranks > 1) {
+    info.communicator = s.communicator->name() + " (" + s.communicator->description() + ")";
+    info.gradient_buckets = s.reducer->describe();
+    info.timeout_s = s.communicator->timeout_s();
+  }
   return info;
 }
 
@@ -235,8 +310,10 @@ TrainSummary Trainer::run() {
     }
     stop = stop || summary.stopped_by_callback;
     if (checkpoint_due(s, epoch) || (stop && !s.config.train.checkpoint.empty())) {
-      const Status written = write_checkpoint(s.config.train.checkpoint, snapshot());
-      throw_if_error(written.with_context("after epoch " + std::to_string(epoch)));
+      if (s.writes_files) {
+        const Status written = write_checkpoint(s.config.train.checkpoint, snapshot());
+        throw_if_error(written.with_context("after epoch " + std::to_string(epoch)));
+      }
       s.last_checkpoint = s.config.train.checkpoint.string();
       s.checkpoint_epoch = epoch;
     }
@@ -255,7 +332,7 @@ TrainSummary Trainer::run() {
   for (const EpochMetrics& m : s.history) summary.skipped_steps += m.skipped_steps;
   summary.fallback_ops = s.device->fallback_calls() - fallbacks_before;
   summary.last_checkpoint = s.last_checkpoint;
-  if (!s.config.train.export_weights.empty()) {
+  if (!s.config.train.export_weights.empty() && s.writes_files) {
     const Status written =
         write_safetensors(s.config.train.export_weights,
                           detail::export_parameters(s.built, detail::describe_data(s.config.data)));

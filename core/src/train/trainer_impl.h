@@ -9,9 +9,11 @@
 #include <vector>
 
 #include "switchyard/checkpoint.h"
+#include "switchyard/communicator.h"
 #include "switchyard/train.h"
 #include "train/batching.h"
 #include "train/early_stopping.h"
+#include "train/gradient_reducer.h"
 
 namespace switchyard {
 
@@ -26,6 +28,11 @@ struct Trainer::State {
   std::vector<detail::DeviceBatch> test_batches;
   std::vector<detail::DeviceBatch> validation_batches;  // empty without a validation split
   std::vector<TrainCallbacks> callbacks;
+  // Data parallelism: the process's communicator (one rank without a launcher) and, with more
+  // than one rank, the reducer that averages gradients across them.
+  std::shared_ptr<Communicator> communicator;
+  std::unique_ptr<detail::GradientReducer> reducer;
+  bool writes_files = true;  // rank 0 alone writes checkpoints and exported weights
 
   int64_t batch_size = 0;
   std::string batch_size_choice;  // why auto chose batch_size (RunInfo::batch_size_choice)
@@ -67,6 +74,8 @@ void replay_monitor(Trainer::State& s, const Checkpoint& restored);
 void finish_monitoring(Trainer::State& s, TrainSummary& summary);
 
 namespace detail {
+// Copies rank 0's parameters and buffers into every other rank (a no-op with one rank).
+void broadcast_model_state(Trainer::State& s);
 // The model (in eval mode, under the run's autocast) on one split's batches: loss, accuracy and
 // confusion matrix, or for regression RMSE, MAE and R^2 in the targets' units.
 Evaluation evaluate_split(Trainer::State& s, const std::vector<DeviceBatch>& batches);

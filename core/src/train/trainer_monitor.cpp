@@ -70,7 +70,7 @@ bool monitor_epoch(Trainer::State& s, const EpochMetrics& metrics,
   if (s.best.observe(metrics)) {
     const std::filesystem::path& path = s.config.train.best_checkpoint;
     const bool keep = s.config.train.early_stopping.restore_best_weights;
-    if (!path.empty()) {
+    if (!path.empty() && s.writes_files) {
       const Status written = write_checkpoint(path, snapshot());
       throw_if_error(written.with_context("train.best_checkpoint after epoch " +
                                           std::to_string(metrics.epoch)));

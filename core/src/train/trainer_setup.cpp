@@ -2,7 +2,9 @@
 #include <algorithm>
 
 #include "runtime/input_file.h"
+#include "switchyard/autograd.h"
 #include "switchyard/checkpoint.h"
+#include "switchyard/communicator.h"
 #include "train/batch_search.h"
 #include "train/train_state.h"
 #include "train/trainer_impl.h"
@@ -116,6 +118,76 @@ void check_output_files(const TrainSettings& train) {
 
 }  // namespace
 
+namespace detail {
+
+void broadcast_model_state(Trainer::State& s) {
+  Communicator& communicator = *s.communicator;
+  if (communicator.size() == 1) return;
+  const NoGradGuard no_grad;
+  std::vector<Tensor> tensors;
+  for (const auto& [name, tensor] : s.built.network->state_dict()) tensors.push_back(tensor);
+  // One message for every value (as f32, or int64 for integer buffers), then back into place.
+  std::vector<float> floats;
+  std::vector<int64_t> integers;
+  for (const Tensor& tensor : tensors) {
+    if (is_floating(tensor.dtype())) {
+      const std::vector<float> values = tensor.to_host_float();
+      floats.insert(floats.end(), values.begin(), values.end());
+    } else {
+      const std::vector<int64_t> values = tensor.to_host_int64();
+      integers.insert(integers.end(), values.begin(), values.end());
+    }
+  }
+  throw_if_error(communicator.broadcast(std::as_writable_bytes(std::span<float>(floats)), 0,
+                                        "the broadcast of rank 0's parameters"));
+  if (!integers.empty()) {
+    throw_if_error(communicator.broadcast(std::as_writable_bytes(std::span<int64_t>(integers)), 0,
+                                          "the broadcast of rank 0's integer buffers"));
+  }
+  size_t next_float = 0;
+  size_t next_integer = 0;
+  for (Tensor& tensor : tensors) {
+    const auto n = static_cast<size_t>(tensor.numel());
+    if (is_floating(tensor.dtype())) {
+      const std::vector<float> values(floats.begin() + static_cast<ptrdiff_t>(next_float),
+                                      floats.begin() + static_cast<ptrdiff_t>(next_float + n));
+      tensor.copy_(Tensor::from_host(values, tensor.shape(), tensor.device(), tensor.dtype()));
+      next_float += n;
+    } else {
+      const std::vector<int64_t> values(
+          integers.begin() + static_cast<ptrdiff_t>(next_integer),
+          integers.begin() + static_cast<ptrdiff_t>(next_integer + n));
+      tensor.copy_(Tensor::from_host(values, tensor.shape(), tensor.device()));
+      next_integer += n;
+    }
+  }
+}
+
+}  // namespace detail
+
+namespace {
+
+// With several ranks: one model for all (rank 0's weights), one batch size (rank 0's, should
+// train.batch_size: auto differ), gradients averaged in buckets, files and progress from rank 0.
+void join_ranks(Trainer::State& s) {
+  s.communicator = current_communicator();
+  Communicator& communicator = *s.communicator;
+  if (communicator.size() == 1) return;
+  communicator.set_timeout_s(s.config.distributed.timeout_s);
+  s.writes_files = communicator.rank() == 0;
+  if (communicator.rank() != 0) s.config.train.progress = ProgressMode::kNone;
+  int64_t batch_size = s.batch_size;
+  throw_if_error(communicator.broadcast(std::as_writable_bytes(std::span(&batch_size, 1)), 0,
+                                        "the broadcast of rank 0's batch size"));
+  s.batch_size = batch_size;
+  detail::broadcast_model_state(s);
+  const auto cap_bytes = static_cast<size_t>(s.config.distributed.bucket_cap_mb * 1e6);
+  s.reducer = std::make_unique<detail::GradientReducer>(
+      s.communicator, s.built.network->parameters(), cap_bytes, s.config.deterministic);
+}
+
+}  // namespace
+
 Trainer::Trainer(TrainConfig config, std::shared_ptr<Device> device)
     : state_(std::make_unique<State>()) {
   State& s = *state_;
@@ -152,6 +224,7 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<Device> device)
   } else {
     choose_batch_size(s);
   }
+  join_ranks(s);
 }
 
 Trainer::~Trainer() = default;
