@@ -3,6 +3,13 @@
 // output's batch shape (stride 0 where an operand broadcasts) and transposes folded into strides.
 // Bindings: 1 A (t[0]), 2 B (t[1]), 3 bias (t[2]; repeats out when absent), 4 out (t[3]).
 // u[0] has_bias, u[1] M, u[2] N, u[3] K, u[4] batch count, u[5] batch rank.
+//
+// Two strategies, chosen by the host per call (ops_matmul.cpp) and specialised through MODE:
+// - tiled: one 64x64 tile per workgroup (gemm_tile.glsl), for products with large M and N;
+// - per element (SMALL_PRODUCT): each invocation computes whole output elements of the
+//   flattened (batch, m, n) grid with a plain dot product over K, for products whose M or N is
+//   far below a tile (attention's [B*heads, T, T] products, [out, in] weight gradients of
+//   narrow layers): the tiled kernel would pad an 8x8x8 product to 64x64x32, 256 times the work.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
@@ -27,6 +34,9 @@ void store_c(uint m, uint n, float value) {
 #include "gemm_tile.glsl"
 layout(local_size_x = GEMM_TS, local_size_y = GEMM_TS) in;
 
+// ParamBlock::mode bit kSmallProduct in ops_matmul.cpp.
+const bool SMALL_PRODUCT = (MODE & 0x20000u) != 0u;
+
 // Element offset of batch `batch` (row-major over the output's batch shape) in tensor k.
 uint batch_offset(uint k, uint batch) {
   uint offset = P.t[k].offset;
@@ -36,6 +46,24 @@ uint batch_offset(uint k, uint batch) {
     batch /= size;
   }
   return offset;
+}
+
+// One invocation per output element, grid-stride over the flattened (batch, m, n) grid of
+// P.count elements. Neighbouring invocations take neighbouring n, so B's loads are contiguous
+// when its rows are and A's are the same word.
+void small_product(uint M, uint N, uint K) {
+  const uint threads = gl_NumWorkGroups.x * GEMM_THREADS;
+  for (uint i = gl_WorkGroupID.x * GEMM_THREADS + gl_LocalInvocationIndex; i < P.count;
+       i += threads) {
+    const uint n = i % N, m = (i / N) % M, batch = i / (M * N);
+    a_base = batch_offset(0u, batch);
+    b_base = batch_offset(1u, batch);
+    float acc = 0.0;
+    for (uint k = 0u; k < K; ++k) acc += load_a(m, k) * load_b(k, n);
+    c_base = batch_offset(2u, batch);
+    o_base = batch_offset(3u, batch);
+    store_c(m, n, acc);
+  }
 }
 
 void main() {
@@ -49,6 +77,10 @@ void main() {
   c_n = uint(P.t[2].strides[r + 1u]);
   o_m = uint(P.t[3].strides[r]);
   o_n = uint(P.t[3].strides[r + 1u]);
+  if (SMALL_PRODUCT) {
+    small_product(M, N, K);
+    return;
+  }
   for (uint batch = gl_WorkGroupID.z; batch < batches; batch += gl_NumWorkGroups.z) {
     a_base = batch_offset(0u, batch);
     b_base = batch_offset(1u, batch);
