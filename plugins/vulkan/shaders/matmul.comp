@@ -6,8 +6,8 @@
 //
 // Two strategies, chosen by the host per call (ops_matmul.cpp) and specialised through MODE:
 // - tiled: one 64x64 tile per workgroup (gemm_tile.glsl), for products with large M and N;
-// - per element (SMALL_PRODUCT): each invocation computes whole output elements of the
-//   flattened (batch, m, n) grid with a plain dot product over K, for products whose M or N is
+// - per element (SMALL_PRODUCT): each invocation computes up to 8 neighbouring outputs of a row
+//   of the flattened (batch, m, n) grid with plain dot products over K, for products whose M or N is
 //   far below a tile (attention's [B*heads, T, T] products, [out, in] weight gradients of
 //   narrow layers): the tiled kernel would pad an 8x8x8 product to 64x64x32, 256 times the work.
 #version 450
@@ -48,21 +48,38 @@ uint batch_offset(uint k, uint batch) {
   return offset;
 }
 
-// One invocation per output element, grid-stride over the flattened (batch, m, n) grid of
-// P.count elements. Neighbouring invocations take neighbouring n, so B's loads are contiguous
-// when its rows are and A's are the same word.
+// Columns of the output one invocation of the per-element kernel computes (SMALL_COLUMNS in
+// ops_matmul.cpp): the index arithmetic (integer divisions, which CPU drivers run lane by lane)
+// and A's loads are shared by that many outputs.
+#define SMALL_COLUMNS 8u
+
+// Each invocation computes up to SMALL_COLUMNS neighbouring outputs of one row, grid-stride over
+// the P.count (batch, m, column chunk) items. Neighbouring invocations take neighbouring chunks.
 void small_product(uint M, uint N, uint K) {
+  const uint chunks = (N + SMALL_COLUMNS - 1u) / SMALL_COLUMNS;
   const uint threads = gl_NumWorkGroups.x * GEMM_THREADS;
   for (uint i = gl_WorkGroupID.x * GEMM_THREADS + gl_LocalInvocationIndex; i < P.count;
        i += threads) {
-    const uint n = i % N, m = (i / N) % M, batch = i / (M * N);
+    const uint row = i / chunks;
+    const uint n0 = (i - row * chunks) * SMALL_COLUMNS;
+    const uint batch = row / M, m = row - batch * M;
     a_base = batch_offset(0u, batch);
     b_base = batch_offset(1u, batch);
-    float acc = 0.0;
-    for (uint k = 0u; k < K; ++k) acc += load_a(m, k) * load_b(k, n);
+    // Constant trip counts, so that the compiler unrolls them and keeps acc in registers; columns
+    // past N are computed from zeros and not stored.
+    float acc[SMALL_COLUMNS];
+    for (uint j = 0u; j < SMALL_COLUMNS; ++j) acc[j] = 0.0;
+    for (uint k = 0u; k < K; ++k) {
+      const float a_mk = load_a(m, k);
+      for (uint j = 0u; j < SMALL_COLUMNS; ++j) {
+        acc[j] += n0 + j < N ? a_mk * load_b(k, n0 + j) : 0.0;
+      }
+    }
     c_base = batch_offset(2u, batch);
     o_base = batch_offset(3u, batch);
-    store_c(m, n, acc);
+    for (uint j = 0u; j < SMALL_COLUMNS; ++j) {
+      if (n0 + j < N) store_c(m, n0 + j, acc[j]);
+    }
   }
 }
 

@@ -171,12 +171,13 @@ Status run_matmul(const OpContext& ctx) {
   params.u[4] = static_cast<uint32_t>(batch);
   params.u[5] = views[3].rank - 2;
   const std::string module = std::string("matmul.") + float_variant(out.dtype);
-  if (prefer_small_product(batch, M, N, K) && batch * M * N <= int64_t{UINT32_MAX}) {
+  constexpr int64_t kSmallColumns = 8;  // SMALL_COLUMNS in matmul.comp
+  const int64_t small_items = batch * M * ((N + kSmallColumns - 1) / kSmallColumns);
+  if (prefer_small_product(batch, M, N, K) && small_items <= int64_t{UINT32_MAX}) {
     params.mode |= kSmallProduct;
-    params.count = static_cast<uint32_t>(batch * M * N);
+    params.count = static_cast<uint32_t>(small_items);
     constexpr int64_t kGroupSize = 64;  // GEMM_TS * GEMM_TS invocations
-    const auto groups =
-        std::clamp<int64_t>((batch * M * N + kGroupSize - 1) / kGroupSize, 1, 65535);
+    const auto groups = std::clamp<int64_t>((small_items + kGroupSize - 1) / kGroupSize, 1, 65535);
     return run_shader(ctx, module, params, bindings, static_cast<uint32_t>(groups));
   }
   return run_shader(ctx, module, params, bindings, gemm_groups(N), gemm_groups(M),
