@@ -78,6 +78,11 @@ Json history_json(const std::vector<EpochMetrics>& history) {
                           {"peak_device_memory_bytes", m.memory.peak_allocated_bytes},
                           {"skipped_steps", m.skipped_steps},
                           {"loss_scale", m.loss_scale}});
+    if (m.has_kl) {
+      epochs.back()["train_kl"] = m.train_kl;
+      epochs.back()["test_kl"] = m.test_kl;
+      if (m.has_validation) epochs.back()["val_kl"] = m.validation_kl;
+    }
     if (m.regression) {
       epochs.back()["test_rmse"] = m.test_values.rmse;
       epochs.back()["test_mae"] = m.test_values.mae;
@@ -170,6 +175,7 @@ void add_final_metrics(RunContext& c, const TrainSummary& summary, const TrainSe
   for (const SplitEvaluation& e : summary.final_evaluations) {
     const std::string prefix = e.split == "validation" ? "val" : e.split;
     c.metrics[prefix + "_loss"] = e.loss;
+    if (e.has_kl) c.metrics[prefix + "_kl"] = e.kl;
     if (e.regression) {
       c.metrics[prefix + "_rmse"] = e.values.rmse;
       c.metrics[prefix + "_mae"] = e.values.mae;
@@ -215,7 +221,9 @@ void choose_checkpoint(const Config& config, TrainSettings& train) {
 std::string final_scores_text(const TrainSummary& summary, const EpochMetrics& last) {
   std::ostringstream text;
   if (last.regression && !summary.final_evaluations.empty()) {
-    text << ", test " << regression_text(summary.final_evaluations.front().values);
+    const SplitEvaluation& test = summary.final_evaluations.front();
+    text << ", test " << regression_text(test.values);
+    if (test.has_kl) text << ", kl " << test.kl;
     return text.str();
   }
   const double test_accuracy = summary.final_evaluations.empty()
