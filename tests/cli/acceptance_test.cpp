@@ -6,9 +6,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "json_test_support.h"
-#include "test_support.h"
+#include "acceptance_support.h"
 
+using switchyard::testing::backend_unusable_reason;
 using switchyard::testing::cli;
 using switchyard::testing::entry_with;
 using switchyard::testing::Json;
@@ -18,16 +18,6 @@ using switchyard::testing::run_command;
 
 namespace {
 
-// "" when usable, else the reason (so the test can say why it skipped).
-std::string backend_unusable_reason(const std::string& backend) {
-  auto result = run_command("SWITCHYARD_BACKENDS=" + backend + " " + cli() + " devices --json");
-  const Json devices = parse_json(result.output);
-  const Json* device = entry_with(devices, "id", backend + ":0");
-  if (device == nullptr) return "no " + backend + " device found";
-  if (!device->at("usable").get<bool>()) return backend + ":0 is not usable here";
-  return "";
-}
-
 struct Run {
   std::string config;
   double threshold;
@@ -36,7 +26,8 @@ struct Run {
 // Trains run.config on `backend` (with extra `--set` overrides) and returns its test accuracy.
 double train_and_check(const std::string& backend, const Run& run,
                        const std::string& overrides = "") {
-  const std::string metrics = "/tmp/switchyard-acceptance-" + backend + ".json";
+  const std::string metrics =
+      "/tmp/switchyard-acceptance-" + std::to_string(::getpid()) + "-" + backend + ".json";
   std::remove(metrics.c_str());
   const std::string command = "SWITCHYARD_BACKENDS=" + backend + " SWITCHYARD_FALLBACK=error " +
                               cli() + " run " + SWITCHYARD_SOURCE_DIR "/configs/" + run.config +
@@ -101,22 +92,8 @@ TEST_CASE("digits-mlp reaches 0.96 on vulkan", "[acceptance]") {
   train_and_check("vulkan", {"digits-mlp.yaml", 0.96});
 }
 
-// The recurrent sequence models (issue 12) on Vulkan, whole, with their shipped epochs (about
-// 3 minutes on lavapipe). digits-transformer is left out: on lavapipe its matrix products take
-// about 230 ms each on average (94% of an epoch's device time, `switchyard run --profile`; which
-// shapes are slow is not yet known), so an epoch takes 2 minutes; its layers are checked on Vulkan
-// against PyTorch in tests/nn/torch_equality_test.cpp instead. That slow product is an open item
-// (issue 12's note).
-TEST_CASE("digits-lstm and digits-gru reach 0.95 on vulkan", "[acceptance][sequence]") {
-  const std::string why = backend_unusable_reason("vulkan");
-  if (!why.empty()) {
-    WARN("skipped vulkan: " << why);
-    return;
-  }
-  for (const char* config : {"digits-lstm.yaml", "digits-gru.yaml"}) {
-    train_and_check("vulkan", {config, 0.95});
-  }
-}
+// The sequence and regression models on Vulkan are in tests/vulkan/vulkan_acceptance_test.cpp: a
+// CTest test of its own, which CI runs beside this one.
 
 // Mixed precision (issue 7): bf16 within one percentage point of f32 on digits-mlp; f16 (with
 // dynamic loss scaling) reaches the f32 threshold. The reference runs the low-precision products
@@ -136,4 +113,26 @@ TEST_CASE("digits-mlp in bf16 is within 1 point of f32, and f16 trains", "[accep
     CHECK(std::abs(f32 - bf16) <= 0.01);
     train_and_check(backend, run, "--set train.precision=f16");
   }
+}
+
+// The regression configs (issue 12) on onednn, whole: tests/cli/regression_cli_test.cpp runs them
+// on the reference with their predictions and errors.
+TEST_CASE("co2-forecast and diabetes-regression reach their figures on onednn",
+          "[acceptance][regression]") {
+  const std::string why = backend_unusable_reason("onednn");
+  if (!why.empty()) {
+    WARN("skipped onednn: " << why);
+    return;
+  }
+  using switchyard::testing::baseline_figures;
+  using switchyard::testing::train_config_on;
+  const Json co2 = train_config_on("onednn", "co2-forecast.yaml", "");
+  const double rmse = co2.at("test_rmse").get<double>();
+  const double last_value = baseline_figures(co2, "last_value").at("rmse").get<double>();
+  INFO("co2-forecast on onednn: test RMSE " << rmse << " ppm, last value " << last_value);
+  CHECK(rmse <= 0.45);
+  CHECK(rmse < last_value);
+  const Json diabetes = train_config_on("onednn", "diabetes-regression.yaml", "");
+  INFO("diabetes-regression on onednn: test R^2 " << diabetes.at("test_r2").get<double>());
+  CHECK(diabetes.at("test_r2").get<double>() >= 0.40);
 }

@@ -2,6 +2,7 @@
 // its figure (issue 12) and prints its baselines; predict writes values in the targets' units.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <sstream>
 
 #include "json_test_support.h"
 #include "test_support.h"
@@ -157,4 +158,39 @@ TEST_CASE("regression configuration errors name the key", "[cli][regression]") {
   INFO(no_loss.output);
   CHECK(no_loss.exit_code == 2);
   CHECK(contains(no_loss.output, "loss is not set, and cross_entropy needs classes"));
+}
+
+TEST_CASE("co2-vae: a VAE reports its KL and reconstruction RMSE, and predicts from the mean",
+          "[cli][regression][series][vae]") {
+  TempDir dir;
+  std::string output;
+  const Json metrics = train_config(dir, "co2-vae.yaml", "", output);
+  INFO(output);
+  const double rmse = metrics.at("test_rmse").get<double>();
+  const double kl = metrics.at("test_kl").get<double>();
+  INFO("test reconstruction RMSE " << rmse << " ppm, KL " << kl << " nats per window");
+  CHECK(rmse < 1.0);  // through a sampled 8-number code: still well under the seasonal ~6 ppm
+  // The code carries information (KL above 0) and is kept near N(0, 1) (not hundreds of nats).
+  CHECK(kl > 0.5);
+  CHECK(kl < 50.0);
+  const Json& last = metrics.at("history").back();
+  CHECK(last.at("train_kl").get<double>() > 0.0);
+  CHECK(last.at("test_kl").get<double>() == Approx(kl));
+  // Each epoch line has the KL beside the train and test losses.
+  CHECK(contains(output, "epoch 40/40  train loss "));
+  CHECK(contains(output, " kl "));
+  CHECK(contains(output, "vae_latent(32->8,beta0.01)"));
+
+  // predict decodes mu (eval mode): deterministic, and the figures the run's evaluation gave.
+  const CommandResult predicted = run_command(
+      "cd " + dir.path().string() + " && SWITCHYARD_BACKENDS=reference SWITCHYARD_PLUGIN_PATH=" +
+      SWITCHYARD_TEST_PLUGIN_DIR + " " + cli() +
+      " run " SWITCHYARD_SOURCE_DIR
+      "/configs/co2-vae.yaml --set task=predict --set predict.checkpoint=" +
+      dir.path().string() + "/runs/co2-vae/model.ckpt --set predict.output=p.csv");
+  INFO(predicted.output);
+  REQUIRE(predicted.exit_code == 0);
+  std::ostringstream expected;
+  expected << "406 samples, rmse " << rmse;
+  CHECK(contains(predicted.output, expected.str()));
 }

@@ -254,14 +254,14 @@ TEST_CASE("layer maps allow only the keys of their type") {
   require_error("model:\n  layers:\n    - {type: conv3d, out_channels: 4}\n",
                 "cfg.yaml:3:14: key 'model.layers[0].type': unknown value 'conv3d' (did you "
                 "mean 'conv2d'?), expected one of: linear, conv2d, maxpool2d, avgpool2d, "
-                "dropout, layernorm, relu, gelu, tanh, sigmoid, flatten, embedding, lstm, gru, "
-                "positional_encoding, cls_token, transformer_encoder, sequence_pool, "
+                "dropout, layernorm, relu, gelu, tanh, sigmoid, flatten, vae_latent, embedding, "
+                "lstm, gru, positional_encoding, cls_token, transformer_encoder, sequence_pool, "
                 "batchnorm1d, batchnorm2d");
   require_error("model:\n  layers:\n    - {out_features: 4}\n",
                 "cfg.yaml:3:7: key 'model.layers[0].type': missing required key 'type', expected "
                 "one of: linear, conv2d, maxpool2d, avgpool2d, dropout, layernorm, relu, gelu, "
-                "tanh, sigmoid, flatten, embedding, lstm, gru, positional_encoding, cls_token, "
-                "transformer_encoder, sequence_pool, batchnorm1d, batchnorm2d");
+                "tanh, sigmoid, flatten, vae_latent, embedding, lstm, gru, positional_encoding, "
+                "cls_token, transformer_encoder, sequence_pool, batchnorm1d, batchnorm2d");
   require_error("model:\n  layers:\n    - {type: dropout, p: 1.0}\n",
                 "cfg.yaml:3:26: key 'model.layers[0].p': expected a number >= 0 and < 1, got "
                 "'1.0'");

@@ -282,21 +282,22 @@ void check_training_defaults(std::set<std::string>& checked, const TrainConfig& 
 // fills in from the data (0 for feedforward and max_len, "" for the modes) is documented as a
 // phrase or as the builder's choice.
 void check_sequence_layer_defaults(std::set<std::string>& checked) {
-  const TrainConfig c = TrainConfig::from_config(
-                            load("data: {dataset: iris}\n"
-                                 "model:\n"
-                                 "  layers:\n"
-                                 "    - {type: lstm, hidden_size: 4}\n"
-                                 "    - {type: gru, hidden_size: 4}\n"
-                                 "    - {type: transformer_encoder}\n"
-                                 "    - {type: positional_encoding}\n"
-                                 "    - {type: sequence_pool}\n"
-                                 "    - {type: batchnorm1d}\n"
-                                 "    - {type: batchnorm2d}\n"
-                                 "    - {type: embedding, num_embeddings: 3, embedding_dim: 2}\n"))
-                            .value();
+  const TrainConfig c =
+      TrainConfig::from_config(load("data: {dataset: iris}\n"
+                                    "model:\n"
+                                    "  layers:\n"
+                                    "    - {type: lstm, hidden_size: 4}\n"
+                                    "    - {type: gru, hidden_size: 4}\n"
+                                    "    - {type: transformer_encoder}\n"
+                                    "    - {type: positional_encoding}\n"
+                                    "    - {type: sequence_pool}\n"
+                                    "    - {type: batchnorm1d}\n"
+                                    "    - {type: batchnorm2d}\n"
+                                    "    - {type: embedding, num_embeddings: 3, embedding_dim: 2}\n"
+                                    "    - {type: vae_latent, latent: 2}\n"))
+          .value();
   const std::vector<LayerSpec>& layers = c.model.layers;
-  REQUIRE(layers.size() == 8);
+  REQUIRE(layers.size() == 9);
   for (size_t i = 0; i < 2; ++i) {
     const std::string prefix = "layer." + layers[i].type + ".";
     check_default(checked, prefix + "num_layers", std::to_string(layers[i].num_layers));
@@ -322,6 +323,7 @@ void check_sequence_layer_defaults(std::set<std::string>& checked) {
   check_default(checked, "layer.batchnorm1d.eps", text(layers[5].eps));
   check_default(checked, "layer.batchnorm2d.eps", text(layers[6].eps));
   check_default(checked, "layer.embedding.padding_idx", layers[7].padding_idx < 0 ? "none" : "set");
+  check_default(checked, "layer.vae_latent.beta", text(layers[8].beta));
 }
 
 void check_plain_defaults(std::set<std::string>& checked) {

@@ -40,3 +40,10 @@ try:  # the same numbers from PyTorch itself, when python3-torch is installed
         F.binary_cross_entropy_with_logits(torch.tensor(logits), torch.tensor(labels))))
 except ImportError:
     pass
+
+# gaussian_kl_divergence: mu = the prediction, logvar = the target, as [2, 3] (2 samples of a
+# 3-number code), as PyTorch's VAE example writes it: -0.5 * sum(1 + logvar - mu^2 - exp(logvar)).
+mu = prediction.reshape(2, 3)
+logvar = target.reshape(2, 3)
+kl_rows = -0.5 * (1 + logvar - mu ** 2 - np.exp(logvar)).sum(axis=1)
+print("gaussian_kl mean %.9g sum %.9g" % (kl_rows.mean(), kl_rows.sum()))

@@ -64,6 +64,18 @@ TEST_CASE("binary_cross_entropy_with_logits is stable for large logits", "[losse
         Approx(100.0));
 }
 
+TEST_CASE("gaussian_kl_divergence is the KL per sample, summed over the code", "[losses][vae]") {
+  // Two samples of a 3-number code: mu = prediction(), logvar = target().
+  CHECK(gaussian_kl_divergence(prediction(), target()).item() == Approx(5.75968833));
+  CHECK(gaussian_kl_divergence(prediction(), target(), Reduction::kSum).item() ==
+        Approx(11.5193767));
+  // N(0, 1) itself: no divergence.
+  const Tensor zero = tensor_of({0.0f, 0.0f, 0.0f, 0.0f}, {2, 2});
+  CHECK(gaussian_kl_divergence(zero, zero).item() == Approx(0.0).margin(1e-7));
+  CHECK_THROWS_WITH(gaussian_kl_divergence(zero, tensor_of({0.0f, 0.0f}, {2})),
+                    Catch::Contains("gaussian_kl_divergence") && Catch::Contains("differ"));
+}
+
 TEST_CASE("the losses' gradients agree with finite differences", "[losses][gradcheck]") {
   const std::vector<std::pair<std::string, TensorFunction>> losses = {
       {"l1", [](const std::vector<Tensor>& in) { return l1_loss(in[0], in[1]); }},
@@ -79,6 +91,8 @@ TEST_CASE("the losses' gradients agree with finite differences", "[losses][gradc
        [](const std::vector<Tensor>& in) {
          return binary_cross_entropy_with_logits(in[0], sigmoid(in[1]));
        }},
+      {"gaussian_kl (mu, logvar)",
+       [](const std::vector<Tensor>& in) { return gaussian_kl_divergence(in[0], in[1] * 0.5); }},
   };
   for (const auto& [name, function] : losses) {
     INFO(name);

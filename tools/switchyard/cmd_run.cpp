@@ -121,7 +121,9 @@ void choose_checkpoint(const Config& config, TrainSettings& train) {
 std::string final_scores_text(const TrainSummary& summary, const EpochMetrics& last) {
   std::ostringstream text;
   if (last.regression && !summary.final_evaluations.empty()) {
-    text << ", test " << regression_text(summary.final_evaluations.front().values);
+    const SplitEvaluation& test = summary.final_evaluations.front();
+    text << ", test " << regression_text(test.values);
+    if (test.has_kl) text << ", kl " << test.kl;
     return text.str();
   }
   const double test_accuracy = summary.final_evaluations.empty()

@@ -204,6 +204,41 @@ class Dropout : public Module {
   uint64_t offset_ = 0;
 };
 
+// A variational autoencoder's latent layer (Kingma and Welling, 2014), on [batch, in_features]:
+// two linear heads give the mean `mu` and the log-variance `logvar` of a diagonal Gaussian over
+// `latent` numbers. In training it outputs a sample z = mu + exp(0.5 * logvar) * eps, eps ~ N(0, 1)
+// drawn from the counter-based generator at (seed, offset) (the reparameterisation: gradients
+// reach mu and logvar through z); in eval mode it outputs mu, so predictions are deterministic.
+// Each forward keeps the batch's gaussian_kl_divergence(mu, logvar) (the KL per sample, ops.h),
+// which the trainer adds to the loss times `beta` (kl_loss()). Parameters as a PyTorch VAE names
+// its heads: "mu.weight" [latent, in], "mu.bias", "logvar.weight", "logvar.bias".
+class VaeLatent : public Module {
+ public:
+  VaeLatent(InitContext& init, int64_t in_features, int64_t latent, double beta = 1.0,
+            uint64_t seed = 0);
+  Tensor forward(const Tensor& input) override;
+  std::string describe() const override;
+  int64_t latent() const { return latent_; }
+  double beta() const { return beta_; }
+  // The KL per sample of the last forward (recorded for autograd when it was), undefined before
+  // the first; and beta times it, the term the objective adds.
+  const Tensor& last_kl() const { return last_kl_; }
+  Tensor kl_loss() const;
+  // eps of the next training forward comes from (seed, offset); offset then advances by whole
+  // Philox blocks past the batch's batch x latent numbers, like Dropout's.
+  void set_random_state(uint64_t seed, uint64_t offset);
+  uint64_t offset() const { return offset_; }
+
+ private:
+  int64_t latent_;
+  double beta_;
+  uint64_t seed_;
+  uint64_t offset_ = 0;
+  std::shared_ptr<Linear> mu_;
+  std::shared_ptr<Linear> logvar_;
+  Tensor last_kl_;
+};
+
 // Normalises over the trailing axes given by normalized_shape; affine gamma (ones) and beta
 // (zeros) are parameters when elementwise_affine is true.
 class LayerNorm : public Module {

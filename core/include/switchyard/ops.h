@@ -118,6 +118,13 @@ Tensor huber_loss(const Tensor& prediction, const Tensor& target, double delta =
 // exp(-|x|)), which never takes the log of 0 or the exp of a large positive number.
 Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& target,
                                         Reduction reduction = Reduction::kMean);
+// The KL divergence of the diagonal Gaussian N(mu, exp(logvar)) from N(0, 1), a variational
+// autoencoder's regulariser: KL = -0.5 * sum over the last axis of (1 + logvar - mu^2 -
+// exp(logvar)), one value per sample (row); then their mean (kMean, the KL per sample, as
+// `torch.sum(...) / batch_size` in PyTorch's VAE example) or their sum (kSum). mu and logvar have
+// one shape.
+Tensor gaussian_kl_divergence(const Tensor& mu, const Tensor& logvar,
+                              Reduction reduction = Reduction::kMean);
 // Fraction of rows whose argmax equals the label; a host read, so call it outside hot loops.
 double accuracy(const Tensor& logits, const Tensor& labels);
 

@@ -73,6 +73,8 @@ struct LayerSpec {
   int64_t num_embeddings = 0;  // embedding
   int64_t embedding_dim = 0;   // embedding
   int64_t padding_idx = -1;    // embedding; -1: none
+  int64_t latent = 0;          // vae_latent: numbers in the code
+  double beta = 1.0;           // vae_latent: weight of the KL term in the loss
   // Where the layer is in the YAML file (model.layers[i]), so that errors found while building
   // the model point at it; invalid for a layer made in code.
   ConfigNode node;
@@ -102,6 +104,8 @@ std::string describe_default_model();
 struct BuiltModel {
   std::shared_ptr<Sequential> network;
   std::vector<Dropout*> dropouts;  // borrowed from `network`, for seeding per step
+  std::vector<VaeLatent*>
+      latents;  // borrowed from `network`: seeded per step, their KL in the loss
   // A canonical one-line description: input shape, every layer, class count. Two models with the
   // same text have the same parameters (names and shapes).
   std::string architecture;
@@ -249,6 +253,13 @@ struct EpochMetrics {
   bool regression = false;
   RegressionMetrics test_values;
   RegressionMetrics validation_values;
+  // Models with a vae_latent layer: the KL per sample (unweighted, in nats) on the training batches
+  // (sampled z, as trained) and on the test and validation splits (eval mode). The losses above
+  // include beta times it.
+  bool has_kl = false;
+  double train_kl = 0;
+  double test_kl = 0;
+  double validation_kl = 0;
   double learning_rate = 0;  // used during this epoch
   double epoch_seconds = 0;  // training steps only (evaluation excluded)
   double samples_per_second = 0;
@@ -294,6 +305,8 @@ struct SplitEvaluation {
   ClassificationReport report;  // classification only
   bool regression = false;
   RegressionMetrics values;  // regression only: RMSE, MAE, R^2 in the targets' units
+  bool has_kl = false;       // models with a vae_latent layer:
+  double kl = 0;             // the KL per sample (unweighted), mu and logvar in eval mode
 };
 
 // What the monitored metric did over the run (train.early_stopping, train.best_checkpoint).

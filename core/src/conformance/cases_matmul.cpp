@@ -81,6 +81,20 @@ void add_batched_shapes(CaseTable& table, sy_dtype dtype) {
   add_spec(table, dtype, "strided/permuted_a", {.a = {7, 13}, .b = {13, 5}, .permute_a = true});
   add_spec(table, dtype, "strided/sliced_b/batched",
            {.a = {2, 5, 9}, .b = {2, 9, 4}, .slice_b = true});
+  // Shapes of a Transformer on short sequences, which backends may run by other strategies than
+  // a plain product (the Vulkan plugin folds a shared B's batch into rows, and computes products
+  // far smaller than its 64x64 tiles element by element): a Linear layer on [batch, time,
+  // features] large enough for tiles, attention scores per head, a weight gradient with a long K,
+  // and a shared B beside an A whose batch cannot be folded into its rows.
+  add_spec(
+      table, dtype, "batched/rank2_b/transpose_b/bias/tiles",
+      {.a = {4, 32, 40}, .b = {72, 40}, .transpose_b = true, .bias = {72}, .bias_present = true});
+  add_spec(table, dtype, "batched/heads/transpose_b",
+           {.a = {2, 3, 8, 8}, .b = {2, 3, 8, 8}, .transpose_b = true});
+  add_spec(table, dtype, "32x200x16/transpose_a",
+           {.a = {200, 32}, .b = {200, 16}, .transpose_a = true});
+  add_spec(table, dtype, "batched/rank2_b/permuted_a",
+           {.a = {3, 4, 6}, .b = {6, 5}, .permute_a = true});
 }
 
 OpCase build_inner_mismatch(Generator& gen) {

@@ -52,5 +52,6 @@ inline constexpr uint64_t kEpochStream = 0x65706f6368ULL;       // "epoch"
 inline constexpr uint64_t kDropoutStream = 0x64726f70ULL;       // "drop"
 inline constexpr uint64_t kInitStream = 0x696e6974ULL;          // "init"
 inline constexpr uint64_t kValidationStream = 0x76616c6964ULL;  // "valid"
+inline constexpr uint64_t kLatentStream = 0x766165ULL;          // "vae"
 
 }  // namespace switchyard::detail

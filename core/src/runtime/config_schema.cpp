@@ -335,6 +335,20 @@ SchemaNode layer_schema() {
       {"tanh", {}},
       {"sigmoid", {}},
       {"flatten", {}},
+      {"vae_latent",
+       {{"latent",
+         int_in(1, kMaxWidth),
+         kRequired,
+         {"Numbers in the code: linear heads give the mean mu and the log-variance logvar of each, "
+          "and the layer outputs z = mu + exp(logvar / 2) * eps (eps ~ N(0, 1), seeded) while "
+          "training, mu when evaluating and predicting. On [features] samples.",
+          "required", "8"}},
+        {"beta",
+         number_from_to(0.0, 1e6),
+         kOptional,
+         {"Weight of the KL term added to the loss: beta * KL(N(mu, exp(logvar)) || N(0, 1)), "
+          "the KL summed over the code and averaged over the batch's samples.",
+          "1", "0.01"}}}},
   };
   for (auto& [type, fields] : sequence_layer_types()) variants.push_back({type, std::move(fields)});
   return tagged_map_of(

@@ -73,4 +73,17 @@ Tensor binary_cross_entropy_with_logits(const Tensor& logits_in, const Tensor& t
   return reduce(elements, reduction);
 }
 
+Tensor gaussian_kl_divergence(const Tensor& mu_in, const Tensor& logvar_in, Reduction reduction) {
+  require_same_shape(mu_in, logvar_in, "gaussian_kl_divergence");
+  if (mu_in.rank() < 1) {
+    throw_error(invalid_argument("gaussian_kl_divergence: mu and logvar need at least one axis"));
+  }
+  const Tensor mu = autocast_f32(mu_in);
+  const Tensor logvar = autocast_f32(logvar_in);
+  // 1 + logvar - mu^2 - exp(logvar), summed over the latent (last) axis: one KL per sample.
+  const Tensor elements = sub(sub(add(logvar, 1.0), mul(mu, mu)), exp(logvar));
+  const Tensor per_sample = mul(sum(elements, {-1}), -0.5);
+  return reduce(per_sample, reduction);
+}
+
 }  // namespace switchyard

@@ -104,7 +104,33 @@ StepRecipe make_step_recipe(const TrainConfig& config, Module* network, int64_t 
   recipe.precision = config.train.precision;
   recipe.accumulation_steps = config.train.gradient_accumulation_steps;
   recipe.scaler = scaler;
+  if (network != nullptr) recipe.latents = find_latents(*network);
   return recipe;
+}
+
+std::vector<VaeLatent*> find_latents(Module& network) {
+  std::vector<VaeLatent*> latents;
+  for (Module* module : network.modules()) {
+    if (auto* latent = dynamic_cast<VaeLatent*>(module)) latents.push_back(latent);
+  }
+  return latents;
+}
+
+Tensor latent_kl_loss(const std::vector<VaeLatent*>& latents) {
+  Tensor total;
+  for (const VaeLatent* latent : latents) {
+    const Tensor term = latent->kl_loss();
+    total = total.defined() ? total + term : term;
+  }
+  return total;
+}
+
+Tensor latent_kl(const std::vector<VaeLatent*>& latents) {
+  Tensor total;
+  for (const VaeLatent* latent : latents) {
+    total = total.defined() ? total + latent->last_kl() : latent->last_kl();
+  }
+  return total;
 }
 
 void forward_backward(const StepRecipe& recipe, const DeviceBatch& batch, RunningTotals& totals) {
@@ -114,6 +140,7 @@ void forward_backward(const StepRecipe& recipe, const DeviceBatch& batch, Runnin
     const AutocastGuard autocast(recipe.precision);
     logits = recipe.network->forward(batch.features);
     loss = compute_loss(recipe.loss, logits, batch.truth(), recipe.class_count);
+    if (!recipe.latents.empty()) loss = loss + latent_kl_loss(recipe.latents);
   }
   const double factor = recipe.loss_weight / static_cast<double>(recipe.accumulation_steps);
   Tensor objective = factor != 1.0 ? loss * factor : loss;
@@ -122,6 +149,10 @@ void forward_backward(const StepRecipe& recipe, const DeviceBatch& batch, Runnin
   const Tensor value = loss.detach();
   const Tensor weighted = value * static_cast<double>(batch.size());
   totals.loss_sum = totals.loss_sum.defined() ? totals.loss_sum + weighted : weighted;
+  if (!recipe.latents.empty()) {
+    const Tensor kl = latent_kl(recipe.latents).detach() * static_cast<double>(batch.size());
+    totals.kl_sum = totals.kl_sum.defined() ? totals.kl_sum + kl : kl;
+  }
   if (!batch.targets.defined()) {  // regression has no accuracy
     const Tensor correct = correct_count(logits.detach(), batch.labels);
     totals.correct_sum = totals.correct_sum.defined() ? totals.correct_sum + correct : correct;
@@ -144,13 +175,19 @@ Evaluation evaluate(Module& model, const std::vector<DeviceBatch>& batches,
   Evaluation result;
   result.matrix = ConfusionMatrix(class_count);
   double loss_sum = 0;
+  double kl_sum = 0;
+  const std::vector<VaeLatent*> latents = find_latents(model);
   int64_t correct = 0;
   std::vector<float> truth;
   std::vector<float> predicted_values;
   for (const DeviceBatch& batch : batches) {
     const Tensor outputs = model.forward(batch.features);
-    loss_sum += compute_loss(loss, outputs, batch.truth(), class_count).item() *
-                static_cast<double>(batch.size());
+    Tensor batch_loss = compute_loss(loss, outputs, batch.truth(), class_count);
+    if (!latents.empty()) {
+      batch_loss = batch_loss + latent_kl_loss(latents);
+      kl_sum += latent_kl(latents).item() * static_cast<double>(batch.size());
+    }
+    loss_sum += batch_loss.item() * static_cast<double>(batch.size());
     result.samples += batch.size();
     if (batch.targets.defined()) {
       const std::vector<float> values = unscaled_outputs(outputs, batch, target_scaler);
@@ -171,6 +208,8 @@ Evaluation evaluate(Module& model, const std::vector<DeviceBatch>& batches,
     result.values = regression_metrics(truth, predicted_values, batches.front().targets.shape()[1]);
   }
   if (result.samples > 0) {
+    result.has_kl = !latents.empty();
+    result.kl = kl_sum / static_cast<double>(result.samples);
     result.loss = loss_sum / static_cast<double>(result.samples);
     result.accuracy = static_cast<double>(correct) / static_cast<double>(result.samples);
   }

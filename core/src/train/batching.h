@@ -43,6 +43,10 @@ struct Evaluation {
   // Regression: RMSE, MAE and R^2 in the targets' units (unscaled, offsets added back).
   bool regression = false;
   RegressionMetrics values;
+  // VAE models: the KL per sample (unweighted; mu and logvar of the eval-mode forward), averaged
+  // over samples. `loss` includes beta times it.
+  bool has_kl = false;
+  double kl = 0;
 };
 
 // The model's outputs of one batch in the targets' units: `target_scaler` undone and each
@@ -76,7 +80,17 @@ struct StepRecipe {
   // Multiplies the loss before backward (not the reported loss): a data-parallel rank's share of
   // an uneven global batch. 1 leaves the loss as it is.
   double loss_weight = 1;
+  // VAE latent layers in `network` (found by make_step_recipe): beta * their KL joins the loss.
+  std::vector<VaeLatent*> latents;
 };
+
+// The VAE latent layers of `network`, depth first.
+std::vector<VaeLatent*> find_latents(Module& network);
+// The sum of beta * KL of each latent layer's last forward; undefined when there are none.
+Tensor latent_kl_loss(const std::vector<VaeLatent*>& latents);
+// The sum of the unweighted KL per sample of each latent layer's last forward; undefined when
+// there are none.
+Tensor latent_kl(const std::vector<VaeLatent*>& latents);
 
 // The recipe a configuration asks for (loss, precision, accumulation) applied to `network`.
 StepRecipe make_step_recipe(const TrainConfig& config, Module* network, int64_t class_count,
@@ -89,6 +103,7 @@ struct RunningTotals {
   Tensor correct_sum;   // correct predictions
   Tensor all_finite;    // 1 while every loss so far was finite, then 0
   Tensor finite_steps;  // passes before the first non-finite loss: read only when the sum is not
+  Tensor kl_sum;        // VAE models: the KL per sample (unweighted) * batch size
 };
 
 // One pass: forward and loss under autocast, backward (gradients accumulate into the parameters'

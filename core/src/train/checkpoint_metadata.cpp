@@ -31,7 +31,8 @@ const char* const kLayerTypes[] = {"linear",
                                    "transformer_encoder",
                                    "sequence_pool",
                                    "batchnorm1d",
-                                   "batchnorm2d"};
+                                   "batchnorm2d",
+                                   "vae_latent"};
 
 Json layer_json(const LayerSpec& layer) {
   Json json{{"type", layer.type},
@@ -44,6 +45,8 @@ Json layer_json(const LayerSpec& layer) {
             {"bias", layer.bias},
             {"p", layer.p},
             {"eps", layer.eps}};
+  if (layer.type == "vae_latent")
+    json["vae"] = Json{{"latent", layer.latent}, {"beta", layer.beta}};
   if (!detail::is_sequence_layer(layer.type)) return json;
   json["sequence"] = Json{{"hidden_size", layer.hidden_size},
                           {"num_layers", layer.num_layers},
@@ -116,6 +119,12 @@ LayerSpec layer_from_json(const Json& item) {
     throw std::out_of_range("'p' or 'eps' is out of range");
   }
   if (item.contains("sequence")) read_sequence_json(item.at("sequence"), layer);
+  if (item.contains("vae")) {
+    const Json& vae = item.at("vae");
+    layer.latent = bounded(vae, "latent", 1, kMaxExtent);
+    layer.beta = vae.at("beta").get<double>();
+    if (!(layer.beta >= 0 && layer.beta <= 1e6)) throw std::out_of_range("'beta' is out of range");
+  }
   return layer;
 }
 

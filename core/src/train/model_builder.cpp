@@ -119,6 +119,19 @@ struct Builder {
     return ok_status();
   }
 
+  // On [features] samples (flattened first otherwise, as linear does): the code has `latent`
+  // numbers per sample.
+  void add_vae_latent(const LayerSpec& layer) {
+    if (shape.size() != 1) add_flatten();
+    auto module = std::make_shared<VaeLatent>(init, shape[0], layer.latent, layer.beta, init.seed);
+    model.latents.push_back(module.get());
+    model.network->add(module);
+    std::ostringstream text;
+    text << "vae_latent(" << shape[0] << "->" << layer.latent << ",beta" << layer.beta << ")";
+    parts.push_back(text.str());
+    shape = {layer.latent};
+  }
+
   void add_dropout(const LayerSpec& layer) {
     auto dropout = std::make_shared<Dropout>(layer.p, init.seed);
     model.dropouts.push_back(dropout.get());
@@ -146,6 +159,8 @@ struct Builder {
     if (detail::is_sequence_layer(type)) return add_sequence(layer);
     if (type == "dropout") {
       add_dropout(layer);
+    } else if (type == "vae_latent") {
+      add_vae_latent(layer);
     } else if (type == "layernorm") {
       add_layer_norm(layer);
     } else if (type == "flatten") {

@@ -76,13 +76,21 @@ void ProgressReporter::end_epoch(const EpochMetrics& m) {
     std::snprintf(train_accuracy, sizeof(train_accuracy), " acc %.4f", m.train_accuracy);
   char test_accuracy[32] = "";
   std::snprintf(test_accuracy, sizeof(test_accuracy), "acc %.4f", m.test_accuracy);
+  // VAE models: the KL per sample beside each loss (which includes beta times it).
+  char train_kl[32] = "";
+  char test_kl[32] = "";
+  if (m.has_kl) {
+    std::snprintf(train_kl, sizeof(train_kl), " kl %.4g", m.train_kl);
+    std::snprintf(test_kl, sizeof(test_kl), " kl %.4g", m.test_kl);
+  }
   std::fprintf(out_,
-               "%sepoch %lld/%lld  train loss %.4f%s%s  test loss %.4f %s  "
+               "%sepoch %lld/%lld  train loss %.4f%s%s%s  test loss %.4f%s %s  "
                "lr %.4g  %.1f ms (%.0f samples/s)\n",
                mode_ == ProgressMode::kBar ? "\r\033[K" : "", static_cast<long long>(m.epoch),
-               static_cast<long long>(total_epochs_), m.train_loss, train_accuracy, validation,
-               m.test_loss, m.regression ? value_scores(m.test_values).c_str() : test_accuracy,
-               m.learning_rate, m.epoch_seconds * 1e3, m.samples_per_second);
+               static_cast<long long>(total_epochs_), m.train_loss, train_kl, train_accuracy,
+               validation, m.test_loss, test_kl,
+               m.regression ? value_scores(m.test_values).c_str() : test_accuracy, m.learning_rate,
+               m.epoch_seconds * 1e3, m.samples_per_second);
   if (m.loss_scale > 0) {
     std::fprintf(out_, "  f16 loss scale %g, %lld step(s) skipped for inf/NaN gradients\n",
                  m.loss_scale, static_cast<long long>(m.skipped_steps));

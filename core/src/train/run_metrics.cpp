@@ -114,6 +114,11 @@ Json history_json(const std::vector<EpochMetrics>& history) {
                           {"peak_device_memory_bytes", m.memory.peak_allocated_bytes},
                           {"skipped_steps", m.skipped_steps},
                           {"loss_scale", m.loss_scale}});
+    if (m.has_kl) {
+      epochs.back()["train_kl"] = m.train_kl;
+      epochs.back()["test_kl"] = m.test_kl;
+      if (m.has_validation) epochs.back()["val_kl"] = m.validation_kl;
+    }
     if (m.regression) {
       epochs.back()["test_rmse"] = m.test_values.rmse;
       epochs.back()["test_mae"] = m.test_values.mae;
@@ -173,6 +178,7 @@ void add_final_metrics(Json& metrics, const TrainSummary& summary, const TrainSe
   for (const SplitEvaluation& e : summary.final_evaluations) {
     const std::string prefix = e.split == "validation" ? "val" : e.split;
     metrics[prefix + "_loss"] = e.loss;
+    if (e.has_kl) metrics[prefix + "_kl"] = e.kl;
     if (e.regression) {
       metrics[prefix + "_rmse"] = e.values.rmse;
       metrics[prefix + "_mae"] = e.values.mae;

@@ -23,6 +23,8 @@ Status read_sequence_keys(const ConfigNode& node, LayerSpec& layer) {
   SY_ASSIGN_OR_RETURN(layer.num_embeddings, node.int_or("num_embeddings", 0));
   SY_ASSIGN_OR_RETURN(layer.embedding_dim, node.int_or("embedding_dim", 0));
   SY_ASSIGN_OR_RETURN(layer.padding_idx, node.int_or("padding_idx", -1));
+  SY_ASSIGN_OR_RETURN(layer.latent, node.int_or("latent", 0));
+  SY_ASSIGN_OR_RETURN(layer.beta, node.double_or("beta", 1.0));
   return ok_status();
 }
 
@@ -44,9 +46,10 @@ Result<LayerSpec> read_layer(const ConfigNode& node) {
   SY_ASSIGN_OR_RETURN(layer.p, node.double_or("p", 0.5));
   SY_ASSIGN_OR_RETURN(layer.eps, node.double_or("eps", 1e-5));
   SY_RETURN_IF_ERROR(read_sequence_keys(node, layer));
-  const bool needs_out = layer.type == "linear"   ? layer.out_features < 1
-                         : layer.type == "conv2d" ? layer.out_channels < 1 || kernel < 1
-                                                  : false;
+  const bool needs_out = layer.type == "linear"       ? layer.out_features < 1
+                         : layer.type == "conv2d"     ? layer.out_channels < 1 || kernel < 1
+                         : layer.type == "vae_latent" ? layer.latent < 1
+                                                      : false;
   if (needs_out) return node.error("layer '" + layer.type + "' lacks its size");
   if ((layer.type == "maxpool2d" || layer.type == "avgpool2d") && kernel < 1) {
     return node.error("layer '" + layer.type + "' needs kernel_size >= 1");

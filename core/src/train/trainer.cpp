@@ -22,20 +22,24 @@
 namespace switchyard {
 namespace {
 
-// Each Dropout layer gets masks that depend only on (seed, layer, step), so that a resumed run
-// draws the masks an uninterrupted one would have drawn.
+// Each Dropout layer gets masks, and each VAE latent layer its eps, that depend only on (seed,
+// layer, step), so that a resumed run draws the numbers an uninterrupted one would have drawn.
 void seed_dropouts(Trainer::State& s) {
+  const auto step = static_cast<uint64_t>(s.micro_steps);
   for (size_t i = 0; i < s.built.dropouts.size(); ++i) {
     s.built.dropouts[i]->set_random_state(
-        detail::derive_seed(s.config.seed, detail::kDropoutStream + i,
-                            static_cast<uint64_t>(s.micro_steps)),
-        0);
+        detail::derive_seed(s.config.seed, detail::kDropoutStream + i, step), 0);
+  }
+  for (size_t i = 0; i < s.built.latents.size(); ++i) {
+    s.built.latents[i]->set_random_state(
+        detail::derive_seed(s.config.seed, detail::kLatentStream + i, step), 0);
   }
 }
 
 struct EpochTotals {
   int64_t skipped_before = 0;  // the loss scaler's skipped-step count when the epoch began
   double loss_sum = 0;
+  double kl_sum = 0;  // VAE models: the KL per sample * batch size, summed
   int64_t correct = 0;
   int64_t samples = 0;
   double seconds = 0;
@@ -184,6 +188,7 @@ EpochTotals train_one_epoch(Trainer::State& s, int64_t epoch, detail::ProgressRe
   // Running statistics (BatchNorm) saw only this rank's samples: every rank takes rank 0's.
   detail::broadcast_model_state(s);
   totals.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  totals.kl_sum = running.kl_sum.defined() ? running.kl_sum.item() : 0.0;
   totals.correct = static_cast<int64_t>(correct);
   totals.samples = train.sample_count;
   return totals;
@@ -209,12 +214,16 @@ EpochMetrics finish_epoch(Trainer::State& s, int64_t epoch, const EpochTotals& t
   m.test_accuracy = s.last_test.accuracy;
   m.regression = s.last_test.regression;
   m.test_values = s.last_test.values;
+  m.has_kl = s.last_test.has_kl;
+  m.train_kl = totals.kl_sum / static_cast<double>(totals.samples);
+  m.test_kl = s.last_test.kl;
   if (!s.validation_batches.empty()) {
     s.last_validation = detail::evaluate_split(s, s.validation_batches);
     m.has_validation = true;
     m.validation_loss = s.last_validation->loss;
     m.validation_accuracy = s.last_validation->accuracy;
     m.validation_values = s.last_validation->values;
+    m.validation_kl = s.last_validation->kl;
     if (!m.regression) {
       m.validation_f1_macro = classification_report(s.last_validation->matrix).macro.f1;
     }

@@ -40,7 +40,7 @@ void find_best_state(Trainer::State& s, const Checkpoint& restored) {
 }
 
 SplitEvaluation split_evaluation(const std::string& split, const detail::Evaluation& e) {
-  SplitEvaluation evaluation{split, e.loss, e.accuracy, {}, e.regression, e.values};
+  SplitEvaluation evaluation{split, e.loss, e.accuracy, {}, e.regression, e.values, e.has_kl, e.kl};
   if (!e.regression) evaluation.report = classification_report(e.matrix);
   return evaluation;
 }

@@ -3,6 +3,13 @@
 // output's batch shape (stride 0 where an operand broadcasts) and transposes folded into strides.
 // Bindings: 1 A (t[0]), 2 B (t[1]), 3 bias (t[2]; repeats out when absent), 4 out (t[3]).
 // u[0] has_bias, u[1] M, u[2] N, u[3] K, u[4] batch count, u[5] batch rank.
+//
+// Two strategies, chosen by the host per call (ops_matmul.cpp) and specialised through MODE:
+// - tiled: one 64x64 tile per workgroup (gemm_tile.glsl), for products with large M and N;
+// - per element (SMALL_PRODUCT): each invocation computes up to 8 neighbouring outputs of a row
+//   of the flattened (batch, m, n) grid with plain dot products over K, for products whose M or N is
+//   far below a tile (attention's [B*heads, T, T] products, [out, in] weight gradients of
+//   narrow layers): the tiled kernel would pad an 8x8x8 product to 64x64x32, 256 times the work.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
@@ -27,6 +34,9 @@ void store_c(uint m, uint n, float value) {
 #include "gemm_tile.glsl"
 layout(local_size_x = GEMM_TS, local_size_y = GEMM_TS) in;
 
+// ParamBlock::mode bit kSmallProduct in ops_matmul.cpp.
+const bool SMALL_PRODUCT = (MODE & 0x20000u) != 0u;
+
 // Element offset of batch `batch` (row-major over the output's batch shape) in tensor k.
 uint batch_offset(uint k, uint batch) {
   uint offset = P.t[k].offset;
@@ -36,6 +46,41 @@ uint batch_offset(uint k, uint batch) {
     batch /= size;
   }
   return offset;
+}
+
+// Columns of the output one invocation of the per-element kernel computes (SMALL_COLUMNS in
+// ops_matmul.cpp): the index arithmetic (integer divisions, which CPU drivers run lane by lane)
+// and A's loads are shared by that many outputs.
+#define SMALL_COLUMNS 8u
+
+// Each invocation computes up to SMALL_COLUMNS neighbouring outputs of one row, grid-stride over
+// the P.count (batch, m, column chunk) items. Neighbouring invocations take neighbouring chunks.
+void small_product(uint M, uint N, uint K) {
+  const uint chunks = (N + SMALL_COLUMNS - 1u) / SMALL_COLUMNS;
+  const uint threads = gl_NumWorkGroups.x * GEMM_THREADS;
+  for (uint i = gl_WorkGroupID.x * GEMM_THREADS + gl_LocalInvocationIndex; i < P.count;
+       i += threads) {
+    const uint row = i / chunks;
+    const uint n0 = (i - row * chunks) * SMALL_COLUMNS;
+    const uint batch = row / M, m = row - batch * M;
+    a_base = batch_offset(0u, batch);
+    b_base = batch_offset(1u, batch);
+    // Constant trip counts, so that the compiler unrolls them and keeps acc in registers; columns
+    // past N are computed from zeros and not stored.
+    float acc[SMALL_COLUMNS];
+    for (uint j = 0u; j < SMALL_COLUMNS; ++j) acc[j] = 0.0;
+    for (uint k = 0u; k < K; ++k) {
+      const float a_mk = load_a(m, k);
+      for (uint j = 0u; j < SMALL_COLUMNS; ++j) {
+        acc[j] += n0 + j < N ? a_mk * load_b(k, n0 + j) : 0.0;
+      }
+    }
+    c_base = batch_offset(2u, batch);
+    o_base = batch_offset(3u, batch);
+    for (uint j = 0u; j < SMALL_COLUMNS; ++j) {
+      if (n0 + j < N) store_c(m, n0 + j, acc[j]);
+    }
+  }
 }
 
 void main() {
@@ -49,6 +94,10 @@ void main() {
   c_n = uint(P.t[2].strides[r + 1u]);
   o_m = uint(P.t[3].strides[r]);
   o_n = uint(P.t[3].strides[r + 1u]);
+  if (SMALL_PRODUCT) {
+    small_product(M, N, K);
+    return;
+  }
   for (uint batch = gl_WorkGroupID.z; batch < batches; batch += gl_NumWorkGroups.z) {
     a_base = batch_offset(0u, batch);
     b_base = batch_offset(1u, batch);

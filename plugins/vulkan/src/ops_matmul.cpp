@@ -1,5 +1,6 @@
 // MATMUL: batched, broadcast over leading axes, transposes folded into strides, optional bias.
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include "ops.h"
@@ -75,6 +76,67 @@ Status check_matmul(const OpContext& ctx, sy_tensor_desc* a, sy_tensor_desc* b, 
   return check_same_shape(ctx, out, "out", expected, "the product");
 }
 
+// Whether the batch axes of `view` (rank R, batch rank R - 2) and its row axis (R - 2) are one
+// strided axis: each batch axis steps over whole copies of the axes after it. True for a
+// contiguous [B, T, F] activation and for a view that broadcasts over all of them (strides 0).
+bool rows_fold(const sy_tensor_desc& view) {
+  for (int d = static_cast<int>(view.rank) - 3; d >= 0; --d) {
+    if (view.strides[d] != view.strides[d + 1] * view.shape[d + 1]) return false;
+  }
+  return true;
+}
+
+// Folds the batch axes into the rows when B is the same matrix for every batch (a Linear layer on
+// [batch, time, features]: x @ W^T): one [batch * M, K] @ [K, N] product, which the tiled kernel
+// fills with full tiles, instead of `batch` products of M rows each padded to a 64-row tile
+// (8-step sequences: 8 of 64 rows used). Returns false, changing nothing, when the views do not
+// allow it.
+bool fold_batch_into_rows(sy_tensor_desc* views, bool has_bias, int64_t* M, int64_t* batch) {
+  const uint32_t rank = views[3].rank;
+  if (rank <= 2 || *batch <= 1) return false;
+  for (uint32_t d = 0; d + 2 < rank; ++d) {
+    if (views[1].strides[d] != 0) return false;
+  }
+  for (int i : {0, 2, 3}) {
+    if ((i != 2 || has_bias) && !rows_fold(views[i])) return false;
+  }
+  for (int i = 0; i < 4; ++i) {
+    sy_tensor_desc& v = views[i];
+    const int64_t rows = i == 1 ? v.shape[rank - 2] : *M * *batch;
+    const int64_t cols = v.shape[rank - 1];
+    const int64_t row_stride = v.strides[rank - 2], col_stride = v.strides[rank - 1];
+    v.rank = 2;
+    v.shape[0] = rows;
+    v.shape[1] = cols;
+    v.strides[0] = row_stride;
+    v.strides[1] = col_stride;
+  }
+  *M *= *batch;
+  *batch = 1;
+  return true;
+}
+
+// ParamBlock::mode bit: SMALL_PRODUCT in shaders/matmul.comp.
+constexpr uint32_t kSmallProduct = 1u << 17;
+
+// Whether the per-element kernel beats the tiled one for this product. The tiled kernel computes
+// whole 64x64 tiles over K in steps of 32, padding included, so its work is the padded volume; the
+// per-element kernel does the product's own M*N*K multiply-adds but reads both operands from
+// memory for each, taken as kSmallCostFactor times slower per multiply-add (an estimate, not a
+// per-shape measurement: it sends attention's [B*heads, 8, 8] products and narrow layers' short
+// products to the per-element kernel and leaves 64x96x80 and larger on the tiles).
+bool prefer_small_product(int64_t batch, int64_t M, int64_t N, int64_t K) {
+  constexpr int64_t kTile = 64, kDepth = 32;  // GEMM_BM = GEMM_BN, GEMM_BK (gemm_tile.glsl)
+  constexpr double kSmallCostFactor = 4.0;
+  const auto round_up = [](int64_t v, int64_t to) { return (v + to - 1) / to * to; };
+  const double tiled = static_cast<double>(batch) * static_cast<double>(round_up(M, kTile)) *
+                       static_cast<double>(round_up(N, kTile)) *
+                       static_cast<double>(round_up(std::max<int64_t>(K, 1), kDepth));
+  const double small = kSmallCostFactor * static_cast<double>(batch) * static_cast<double>(M) *
+                       static_cast<double>(N) * static_cast<double>(std::max<int64_t>(K, 1));
+  return small < tiled;
+}
+
 }  // namespace
 
 Status run_matmul(const OpContext& ctx) {
@@ -93,21 +155,32 @@ Status run_matmul(const OpContext& ctx) {
         broadcast_view(ctx, ctx.call.inputs[2], "bias", out.shape, out.rank, &views[2]));
   }
   views[3] = out;
+  int64_t batch = element_count(batch_part(out));
+  const bool empty = M == 0 || N == 0 || batch == 0;
+  if (!empty) fold_batch_into_rows(views, p.has_bias, &M, &batch);
   const char* roles[] = {"a", "b", "bias", "out"};
   std::vector<BufferBinding> bindings(4);
   for (int i = 0; i < 4; ++i) {
     SY_VK_RETURN_IF_ERROR(bind_tensor(ctx, views[i], roles[i], &bindings[i], &params.t[i]));
   }
-  const int64_t batch = element_count(batch_part(out));
-  if (M == 0 || N == 0 || batch == 0) return ok_status();
+  if (empty) return ok_status();
   params.u[0] = p.has_bias ? 1u : 0u;
   params.u[1] = static_cast<uint32_t>(M);
   params.u[2] = static_cast<uint32_t>(N);
   params.u[3] = static_cast<uint32_t>(K);
   params.u[4] = static_cast<uint32_t>(batch);
-  params.u[5] = out.rank - 2;
-  return run_shader(ctx, std::string("matmul.") + float_variant(out.dtype), params, bindings,
-                    gemm_groups(N), gemm_groups(M),
+  params.u[5] = views[3].rank - 2;
+  const std::string module = std::string("matmul.") + float_variant(out.dtype);
+  constexpr int64_t kSmallColumns = 8;  // SMALL_COLUMNS in matmul.comp
+  const int64_t small_items = batch * M * ((N + kSmallColumns - 1) / kSmallColumns);
+  if (prefer_small_product(batch, M, N, K) && small_items <= int64_t{UINT32_MAX}) {
+    params.mode |= kSmallProduct;
+    params.count = static_cast<uint32_t>(small_items);
+    constexpr int64_t kGroupSize = 64;  // GEMM_TS * GEMM_TS invocations
+    const auto groups = std::clamp<int64_t>((small_items + kGroupSize - 1) / kGroupSize, 1, 65535);
+    return run_shader(ctx, module, params, bindings, static_cast<uint32_t>(groups));
+  }
+  return run_shader(ctx, module, params, bindings, gemm_groups(N), gemm_groups(M),
                     static_cast<uint32_t>(std::min<int64_t>(batch, 65535)));
 }
 
