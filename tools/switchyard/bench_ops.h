@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_common.h"
 #include "commands.h"
 #include "switchyard/config.h"
 #include "switchyard/device.h"
@@ -25,6 +26,14 @@ using detail::median_of;  // train/run_metrics.h
 // writes the Chrome trace there). Returns the exit code; an Error is printed.
 int run_on_device(const Config& config, const std::string& profile_path,
                   const std::function<void(const std::shared_ptr<Device>&)>& body);
+
+// The command of a benchmark that times synthetic work on the selected device (bench step, bench
+// sequence): parses `args` against `options` (which have --config, --set, --json and --profile),
+// lets `read_settings` take its own options (an error there is a usage error, exit 2), loads the
+// configuration with the --set overrides, and runs `body(json, device)` through run_on_device.
+int run_synthetic_bench(const Args& args, const char* usage, const po::options_description& options,
+                        const std::function<Status(const po::variables_map&)>& read_settings,
+                        const std::function<void(bool, const std::shared_ptr<Device>&)>& body);
 
 int op_bench(const Args& args);          // bench_op.cpp
 int train_bench(const Args& args);       // bench_train.cpp

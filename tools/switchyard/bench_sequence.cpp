@@ -221,23 +221,18 @@ po::options_description sequence_options() {
 }  // namespace
 
 int sequence_bench(const Args& args) {
-  const po::options_description options = sequence_options();
-  po::variables_map values;
-  if (auto exit = parse_args(args, kUsage, options, values)) return *exit;
-  auto settings = read_sequence_settings(values);
-  const std::vector<std::string> overrides = set_overrides(values);
-  if (!settings.ok()) {
-    print_error(settings.status());
-    return kExitUsage;
-  }
-  std::optional<Config> config = load_config_or_report(values, overrides);
-  if (!config) return kExitUsage;
-  const std::string profile =
-      values.count("profile") != 0 ? values["profile"].as<std::string>() : std::string();
-  return run_on_device(*config, profile, [&](const std::shared_ptr<Device>& device) {
-    const SequenceResult result = time_sequence(*settings, device);
-    print_sequence_result(values.count("json") != 0, *settings, *device, result);
-  });
+  std::optional<SequenceSettings> settings;
+  return run_synthetic_bench(
+      args, kUsage, sequence_options(),
+      [&](const po::variables_map& values) {
+        auto read = read_sequence_settings(values);
+        if (!read.ok()) return read.status();
+        settings = *std::move(read);
+        return ok_status();
+      },
+      [&](bool json, const std::shared_ptr<Device>& device) {
+        print_sequence_result(json, *settings, *device, time_sequence(*settings, device));
+      });
 }
 
 }  // namespace switchyard::cli

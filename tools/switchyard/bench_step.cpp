@@ -209,22 +209,18 @@ int step_bench(const Args& args) {
       "json", "print JSON")("profile", po::value<std::string>(),
                             "write a Chrome trace of the timed steps to FILE and print per-op "
                             "totals (profiling adds its own overhead to the times)");
-  po::variables_map values;
-  if (auto exit = parse_args(args, kUsage, options, values)) return *exit;
-  auto settings = read_step_settings(values);
-  const std::vector<std::string> overrides = set_overrides(values);
-  if (!settings.ok()) {
-    print_error(settings.status());
-    return kExitUsage;
-  }
-  std::optional<Config> config = load_config_or_report(values, overrides);
-  if (!config) return kExitUsage;
-  const std::string profile =
-      values.count("profile") != 0 ? values["profile"].as<std::string>() : std::string();
-  return run_on_device(*config, profile, [&](const std::shared_ptr<Device>& device) {
-    const StepResult result = time_steps(*settings, device);
-    print_step_result(values.count("json") != 0, *settings, *device, result);
-  });
+  std::optional<StepSettings> settings;
+  return run_synthetic_bench(
+      args, kUsage, options,
+      [&](const po::variables_map& values) {
+        auto read = read_step_settings(values);
+        if (!read.ok()) return read.status();
+        settings = *std::move(read);
+        return ok_status();
+      },
+      [&](bool json, const std::shared_ptr<Device>& device) {
+        print_step_result(json, *settings, *device, time_steps(*settings, device));
+      });
 }
 
 }  // namespace switchyard::cli

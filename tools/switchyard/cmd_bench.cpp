@@ -177,6 +177,25 @@ int run_on_device(const Config& config, const std::string& profile_path,
   return kExitOk;
 }
 
+int run_synthetic_bench(const Args& args, const char* usage, const po::options_description& options,
+                        const std::function<Status(const po::variables_map&)>& read_settings,
+                        const std::function<void(bool, const std::shared_ptr<Device>&)>& body) {
+  po::variables_map values;
+  if (auto exit = parse_args(args, usage, options, values)) return *exit;
+  const Status settings = read_settings(values);
+  if (!settings.ok()) {
+    print_error(settings);
+    return kExitUsage;
+  }
+  std::optional<Config> config = load_config_or_report(values, set_overrides(values));
+  if (!config) return kExitUsage;
+  const std::string profile =
+      values.count("profile") != 0 ? values["profile"].as<std::string>() : std::string();
+  const bool json = values.count("json") != 0;
+  return run_on_device(*config, profile,
+                       [&](const std::shared_ptr<Device>& device) { body(json, device); });
+}
+
 int bench_command(const Args& args) {
   const std::string usage =
       "usage: switchyard bench <matmul|op|step|sequence|train|model|batch-size|predict|"
