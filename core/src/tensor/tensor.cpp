@@ -168,6 +168,7 @@ int64_t Tensor::storage_offset() const {
 
 bool Tensor::is_contiguous() const {
   const TensorImpl& impl = checked_impl(*this, "Tensor::is_contiguous");
+  if (impl.shape.numel() == 0) return true;  // no elements: any strides describe them
   int64_t expected = 1;
   for (int i = impl.shape.rank() - 1; i >= 0; --i) {
     if (impl.shape[i] == 1) continue;
