@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "switchyard/buffer.h"
+#include "switchyard/onnx.h"
 #include "switchyard/queue.h"
 #include "switchyard/runtime.h"
 #include "switchyard/tensor.h"
@@ -196,6 +197,74 @@ FloatArray predict(Predictor& predictor, const py::array& input, int64_t batch_s
   return output;
 }
 
+// Runs an ONNX model on NumPy arrays: float arrays as f32, integer and bool arrays as i64; the
+// outputs come back as float32 (bool outputs 0/1) or int64 arrays. The GIL is released while the
+// graph runs.
+py::list run_onnx(OnnxModel& model, const py::list& arrays) {
+  std::vector<Tensor> inputs;
+  for (const py::handle& item : arrays) {
+    const py::array array = py::array::ensure(item);
+    if (!array) throw_error(invalid_argument("OnnxModel.run: every input must be an array"));
+    const std::vector<int64_t> shape(array.shape(), array.shape() + array.ndim());
+    const char kind = array.dtype().kind();
+    if (kind == 'f') {
+      const auto values =
+          py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(array);
+      inputs.push_back(
+          Tensor::from_host_bytes(values.data(), Shape(shape), DType::kF32, model.device()));
+    } else if (kind == 'i' || kind == 'u' || kind == 'b') {
+      const auto values =
+          py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(array);
+      inputs.push_back(
+          Tensor::from_host_bytes(values.data(), Shape(shape), DType::kI64, model.device()));
+    } else {
+      throw_error(invalid_argument("OnnxModel.run: arrays of dtype " +
+                                   std::string(py::str(array.dtype())) + " are not supported"));
+    }
+  }
+  std::vector<Tensor> outputs;
+  {
+    py::gil_scoped_release release;
+    outputs = model.run(inputs);
+  }
+  py::list result;
+  for (const Tensor& t : outputs) {
+    const std::vector<int64_t> shape(t.shape().begin(), t.shape().end());
+    if (is_floating(t.dtype())) {
+      const std::vector<float> values = t.to_host_float();
+      py::array_t<float> array(shape);
+      std::copy(values.begin(), values.end(), array.mutable_data());
+      result.append(array);
+    } else {
+      const std::vector<int64_t> values = t.to_host_int64();
+      py::array_t<int64_t> array(shape);
+      std::copy(values.begin(), values.end(), array.mutable_data());
+      result.append(array);
+    }
+  }
+  return result;
+}
+
+py::list value_infos(const std::vector<OnnxValueInfo>& infos) {
+  py::list list;
+  for (const OnnxValueInfo& info : infos) {
+    py::dict d;
+    d["name"] = info.name;
+    d["type"] = info.element_type;
+    py::list shape;
+    for (size_t k = 0; k < info.shape.size(); ++k) {
+      if (info.shape[k] >= 0)
+        shape.append(info.shape[k]);
+      else
+        shape.append(info.dim_names[k].empty() ? py::object(py::none())
+                                               : py::str(info.dim_names[k]));
+    }
+    d["shape"] = shape;
+    list.append(d);
+  }
+  return list;
+}
+
 std::vector<std::string> override_list(const py::object& overrides) {
   std::vector<std::string> list;
   if (overrides.is_none()) return list;
@@ -308,6 +377,20 @@ PYBIND11_MODULE(_native, m) {
       .def_property_readonly("class_names", &Predictor::class_names)
       .def_property_readonly("target_names", &Predictor::target_names)
       .def("predict", &predict, py::arg("x"), py::arg("batch_size"));
+
+  py::class_<OnnxModel>(m, "NativeOnnxModel")
+      .def_static(
+          "load",
+          [](const std::string& path, Runtime& runtime) {
+            return OnnxModel::load(path, runtime.device().device);
+          },
+          py::arg("path"), py::arg("runtime"))
+      .def_property_readonly("inputs", [](const OnnxModel& m) { return value_infos(m.inputs()); })
+      .def_property_readonly("outputs", [](const OnnxModel& m) { return value_infos(m.outputs()); })
+      .def_property_readonly("opset", &OnnxModel::opset)
+      .def("describe", &OnnxModel::describe)
+      .def("execution_summary", &OnnxModel::execution_summary)
+      .def("run", &run_onnx, py::arg("inputs"));
 
   py::class_<Tensor>(m, "NativeTensor")
       .def_property_readonly(

@@ -19,7 +19,8 @@ from . import _native
 from ._native import Error
 
 __version__ = _native.__version__
-__all__ = ["Error", "Predictor", "Tensor", "devices", "doctor", "from_dlpack", "run", "tensor"]
+__all__ = ["Error", "OnnxModel", "Predictor", "Tensor", "devices", "doctor", "from_dlpack", "run",
+           "tensor"]
 
 
 def _runtime(config=None, overrides=None, base_dir="."):
@@ -111,6 +112,49 @@ class Predictor:
     def memory_stats(self):
         """The device's memory statistics in bytes (allocated, reserved, peak, limit, count)."""
         return self._runtime.memory_stats()
+
+
+class OnnxModel:
+    """An ONNX model (torch.onnx.export's, opsets 13-17) on a device, run on NumPy arrays.
+
+        model = switchyard.OnnxModel("model.onnx", device="onednn")
+        (logits,) = model.run(x)               # x: float32 [batch, ...] as the model declares
+
+    `device` and `config` choose the device as for Predictor. `inputs` and `outputs` list each
+    value's name, element type and shape (a dynamic axis by its name, e.g. "batch"). run() takes
+    the graph's inputs in order (float arrays as float32, integer and bool arrays as int64) and
+    returns its outputs as float32 or int64 arrays; the GIL is released while the graph runs.
+    docs/onnx.md has what is supported.
+    """
+
+    def __init__(self, path, config=None, device="auto", overrides=None):
+        settings = _override_list(overrides)
+        if device not in (None, "auto"):
+            settings.append(f"device={device}")
+        self._runtime = _runtime(config, settings)
+        self._native = _native.NativeOnnxModel.load(os.fspath(path), self._runtime)
+        self.device = self._runtime.device_id()
+        self.messages = self._runtime.device_messages()
+
+    @property
+    def inputs(self):
+        return self._native.inputs
+
+    @property
+    def outputs(self):
+        return self._native.outputs
+
+    @property
+    def opset(self):
+        return self._native.opset
+
+    def describe(self):
+        """The file's producer, opset and size; after a run, which ops ran where."""
+        return self._native.describe() + "\n" + self._native.execution_summary()
+
+    def run(self, *inputs):
+        """The outputs for `inputs` (one array per graph input, in order), as a list."""
+        return list(self._native.run([numpy.asarray(x) for x in inputs]))
 
 
 class Tensor:

@@ -1,9 +1,11 @@
 // switchyard bench model CONFIG --batch-size N: inference latency of the YAML file's model on the
-// selected device. The model is the trained one when predict.checkpoint exists, otherwise freshly
-// initialised (latency does not depend on the weights). A batch of N synthetic samples of the
-// model's input shape goes through the model under NoGradGuard in eval mode: warm-up passes, then
-// timed repetitions, each up to queue completion; reports mean and median latency per batch and
-// samples per second at the median. --profile FILE also writes a trace of the timed repetitions.
+// selected device; `switchyard bench model MODEL.onnx --batch-size N` times an ONNX model instead
+// (switchyard/onnx.h), its dynamic batch axis set to N, on the device --set device=... selects. The
+// model is the trained one when predict.checkpoint exists, otherwise freshly initialised (latency
+// does not depend on the weights). A batch of N synthetic samples of the model's input shape goes
+// through the model under NoGradGuard in eval mode: warm-up passes, then timed repetitions, each up
+// to queue completion; reports mean and median latency per batch and samples per second at the
+// median. --profile FILE also writes a trace of the timed repetitions.
 #include <algorithm>
 #include <filesystem>
 #include <functional>
@@ -15,6 +17,7 @@
 #include "json/json_io.h"
 #include "switchyard/autocast.h"
 #include "switchyard/autograd.h"
+#include "switchyard/onnx.h"
 #include "switchyard/ops.h"
 #include "switchyard/predict.h"
 #include "switchyard/profile.h"
@@ -25,8 +28,8 @@ namespace switchyard::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: switchyard bench model CONFIG --batch-size N [--repetitions R] [--warmup W]\n"
-    "                              [--set key=value]... [--profile FILE] [--json]";
+    "usage: switchyard bench model CONFIG|MODEL.onnx --batch-size N [--repetitions R]\n"
+    "                              [--warmup W] [--set key=value]... [--profile FILE] [--json]";
 
 // The model under test and where its weights came from.
 struct BenchModel {
@@ -190,6 +193,115 @@ int run_model_bench(const po::variables_map& values, const Config& config) {
   return kExitOk;
 }
 
+bool is_onnx_path(const std::string& path) {
+  return path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
+}
+
+// Inputs of the model's declared shapes with the first dynamic axis set to the batch size: floats
+// drawn from N(0, 1), integers 0 (a valid index for any table). Another dynamic axis is an error.
+std::vector<Tensor> onnx_inputs(const OnnxModel& model, int64_t batch_size,
+                                const std::shared_ptr<Device>& device) {
+  std::vector<Tensor> inputs;
+  for (const OnnxValueInfo& info : model.inputs()) {
+    std::vector<int64_t> shape;
+    bool batch_taken = false;
+    for (size_t axis = 0; axis < info.shape.size(); ++axis) {
+      if (info.shape[axis] >= 0) {
+        shape.push_back(info.shape[axis]);
+      } else if (!batch_taken) {
+        shape.push_back(batch_size);
+        batch_taken = true;
+      } else {
+        throw_error(invalid_argument(model.path().string() + ": input '" + info.name + "' axis " +
+                                     std::to_string(axis) + " ('" + info.dim_names[axis] +
+                                     "') is dynamic besides the batch axis; bench model sets "
+                                     "only the batch"));
+      }
+    }
+    if (info.element_type == "float" || info.element_type == "double" ||
+        info.element_type == "float16" || info.element_type == "bfloat16") {
+      inputs.push_back(rand_normal(Shape(shape), 0.0, 1.0, 0, 0, device));
+    } else if (info.element_type == "bool") {
+      inputs.push_back(zeros(Shape(shape), device));
+    } else {
+      inputs.push_back(zeros(Shape(shape), device, DType::kI64));
+    }
+  }
+  return inputs;
+}
+
+int run_onnx_bench(const po::variables_map& values, const Config& config, const std::string& path) {
+  const int64_t batch_size = values["batch-size"].as<int64_t>();
+  const int repetitions = values["repetitions"].as<int>();
+  const int warmup = values["warmup"].as<int>();
+  if (batch_size < 1 || repetitions < 1 || warmup < 0) {
+    print_error(invalid_argument("--batch-size and --repetitions must be >= 1, --warmup >= 0"));
+    return kExitUsage;
+  }
+  try {
+    const RunDevice run = value_or_throw(open_run_device(config.runtime()));
+    print_selection_messages(run.fallback_note, run.warnings);
+    const std::unique_ptr<OnnxModel> model = OnnxModel::load(path, run.device);
+    const std::vector<Tensor> inputs = onnx_inputs(*model, batch_size, run.device);
+    Queue& queue = run.device->default_queue();
+    const auto forward = [&] {
+      ProfileSpan span = profile_span("forward");
+      model->run(inputs);
+      return ok_status();
+    };
+    for (int i = 0; i < warmup; ++i) throw_if_error(forward());
+    throw_if_error(queue.finish());
+    std::unique_ptr<Profiler> profiler;
+    if (values.count("profile") != 0) profiler = std::make_unique<Profiler>();
+    std::vector<double> seconds;
+    if (profiler == nullptr) {
+      seconds = value_or_throw(time_repeated(forward, queue, 0, repetitions));
+    } else {
+      profiler->clear();
+      ProfileScope scope(*profiler);
+      seconds = value_or_throw(time_repeated(forward, queue, 0, repetitions));
+    }
+    const LatencyStats stats = latency_stats(seconds);
+    const double samples_per_second =
+        stats.median_seconds > 0 ? static_cast<double>(batch_size) / stats.median_seconds : 0.0;
+    if (values.count("json") != 0) {
+      const detail::Json report{{"bench", "model"},
+                                {"format", "onnx"},
+                                {"model", path},
+                                {"describe", model->describe()},
+                                {"execution", model->execution_summary()},
+                                {"device", run.device->id()},
+                                {"device_name", run.device->info().name},
+                                {"batch_size", batch_size},
+                                {"repetitions", seconds.size()},
+                                {"mean_ms", stats.mean_seconds * 1e3},
+                                {"median_ms", stats.median_seconds * 1e3},
+                                {"min_ms", stats.min_seconds * 1e3},
+                                {"samples_per_second", samples_per_second}};
+      std::cout << detail::json_text(report) << "\n";
+    } else {
+      std::cout << model->describe() << "\n"
+                << "ran: " << model->execution_summary() << "\n"
+                << "device " << run.device->id() << " (" << run.device->info().name << ")\n"
+                << "batch " << batch_size << ", " << seconds.size() << " repetitions: mean "
+                << stats.mean_seconds * 1e3 << " ms, median " << stats.median_seconds * 1e3
+                << " ms, min " << stats.min_seconds * 1e3 << " ms per batch; " << samples_per_second
+                << " samples/s at the median\n";
+    }
+    if (profiler != nullptr) {
+      const std::string trace = values["profile"].as<std::string>();
+      throw_if_error(profiler->write_chrome_trace(trace));
+      std::ostream& out = values.count("json") != 0 ? std::cerr : std::cout;
+      out << profiler->summary_table() << "trace written to " << trace
+          << " (the timings above include the profiler's overhead)\n";
+    }
+  } catch (const Error& e) {
+    print_error(e.status());
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int model_bench(const Args& args) {
@@ -212,6 +324,21 @@ int model_bench(const Args& args) {
     return kExitUsage;
   }
   const std::vector<std::string> overrides = set_overrides(values);
+  const std::string model = values["config"].as<std::string>();
+  if (is_onnx_path(model)) {
+    // No YAML file: the device comes from --set and the SWITCHYARD_* variables.
+    Result<Config> config = Config::load_string("", "<--set>", overrides);
+    if (config.ok())
+      config = [&]() -> Result<Config> {
+        SY_RETURN_IF_ERROR(config->runtime().apply_environment());
+        return std::move(*config);
+      }();
+    if (!config.ok()) {
+      print_error(config.status());
+      return kExitUsage;
+    }
+    return run_onnx_bench(values, *config, model);
+  }
   std::optional<Config> config = load_config_or_report(values, overrides);
   if (!config) return kExitUsage;
   return run_model_bench(values, *config);

@@ -16,6 +16,7 @@
 #include "runtime/input_file.h"
 #include "switchyard/communicator.h"
 #include "switchyard/dispatch.h"
+#include "switchyard/onnx.h"
 #include "switchyard/predict.h"
 #include "switchyard/profile.h"
 #include "switchyard/train.h"
@@ -35,9 +36,9 @@ constexpr const char* kUsage =
 
 // Keys whose values are paths: a relative path typed on the command line means the current
 // directory, not the YAML file's folder, so it is made absolute before the file sees it.
-const char* const kPathKeys[] = {"train.checkpoint",   "train.resume",   "train.best_checkpoint",
-                                 "predict.checkpoint", "predict.output", "predict.input",
-                                 "data.dataset"};
+const char* const kPathKeys[] = {"train.checkpoint",   "train.resume",  "train.best_checkpoint",
+                                 "predict.checkpoint", "predict.model", "predict.output",
+                                 "predict.input",      "data.dataset"};
 
 std::string absolutize_override(const std::string& override_text) {
   const size_t equals = override_text.find('=');
@@ -260,6 +261,46 @@ void add_labeled_metrics(RunContext& c, const Predictions& predictions) {
                                              predictions.target_names)}};
 }
 
+// The model's predictions of the predict section's rows: from a checkpoint (or weights), or from
+// an ONNX model, whose rows are read as they come (docs/onnx.md).
+struct InferenceResult {
+  Predictions predictions;
+  std::string input_name;
+};
+
+InferenceResult infer(RunContext& c, const TrainConfig& train_config,
+                      const PredictSettings& settings) {
+  InferenceResult result;
+  Dataset input;
+  std::unique_ptr<OnnxModel> onnx;
+  std::unique_ptr<Predictor> predictor;
+  if (settings.is_onnx()) {
+    onnx = OnnxModel::load(settings.checkpoint, c.run.device);
+    c.log << "model: " << onnx->describe() << "\n";
+    const std::vector<int64_t>& out = onnx->outputs().at(0).shape;
+    const int64_t classes = out.size() == 2 && out[1] >= 2 ? out[1] : 0;
+    input = value_or_throw(load_onnx_prediction_input(settings, train_config.data,
+                                                      train_config.base_dir, *onnx, classes));
+  } else {
+    check_against_checkpoint(c.config, settings.checkpoint);
+    predictor = std::make_unique<Predictor>(train_config, settings.checkpoint, c.run.device);
+    input = value_or_throw(
+        load_prediction_input(settings, train_config.data, train_config.base_dir, *predictor));
+  }
+  result.input_name = input.name;
+  for (const std::string& note : input.notes) c.log << "data: " << note << "\n";
+  report_dropped_rows(result.input_name, input.dropped_rows);
+  if (c.task == "evaluate" && !input.labeled) {
+    throw_error(invalid_argument("evaluate needs labels, and " + result.input_name +
+                                 " has no target column; use task: predict"));
+  }
+  result.predictions = onnx ? predict_onnx(*onnx, input, settings.batch_size)
+                            : predictor->predict(std::move(input), settings.batch_size);
+  for (const std::string& note : result.predictions.notes) c.log << "model: " << note << "\n";
+  if (onnx) c.log << "model: ran " << onnx->execution_summary() << "\n";
+  return result;
+}
+
 void run_inference(RunContext& c, const TrainConfig& train_config) {
   const PredictSettings settings = value_or_throw(PredictSettings::from_config(c.config));
   if (c.task == "predict" && !settings.output.empty()) {
@@ -268,18 +309,9 @@ void run_inference(RunContext& c, const TrainConfig& train_config) {
   }
   (void)c.run.device->reset_peak_memory();
   const uint64_t fallbacks_before = c.run.device->fallback_calls();
-  check_against_checkpoint(c.config, settings.checkpoint);
-  Predictor predictor(train_config, settings.checkpoint, c.run.device);
-  Dataset input = value_or_throw(
-      load_prediction_input(settings, train_config.data, train_config.base_dir, predictor));
-  const std::string input_name = input.name;
-  for (const std::string& note : input.notes) c.log << "data: " << note << "\n";
-  report_dropped_rows(input_name, input.dropped_rows);
-  if (c.task == "evaluate" && !input.labeled) {
-    throw_error(invalid_argument("evaluate needs labels, and " + input_name +
-                                 " has no target column; use task: predict"));
-  }
-  const Predictions predictions = predictor.predict(std::move(input), settings.batch_size);
+  InferenceResult inference = infer(c, train_config, settings);
+  const std::string& input_name = inference.input_name;
+  const Predictions& predictions = inference.predictions;
   report_predictions(c, input_name, predictions);
   // Per-class figures need labels; unlabeled rows have none to compare with.
   std::optional<ClassificationReport> report;

@@ -21,12 +21,17 @@
 
 namespace switchyard {
 
+class OnnxModel;
+
 // The `predict:` section.
 struct PredictSettings {
-  std::filesystem::path checkpoint;  // required
-  std::string input;                 // dataset name or CSV path; "" = the data section's test split
-  std::filesystem::path output;      // predictions CSV (task: predict); "" = none
-  int64_t batch_size = 256;          // auto also means 256
+  // predict.model or predict.checkpoint (one of them is required): a checkpoint, a .safetensors
+  // file, or an .onnx model.
+  std::filesystem::path checkpoint;
+  bool is_onnx() const { return checkpoint.extension() == ".onnx"; }
+  std::string input;             // dataset name or CSV path; "" = the data section's test split
+  std::filesystem::path output;  // predictions CSV (task: predict); "" = none
+  int64_t batch_size = 256;      // auto also means 256
 
   static Result<PredictSettings> from_config(const Config& config);
 };
@@ -52,6 +57,7 @@ struct Predictions {
   int64_t samples = 0;
   double seconds = 0;  // batched inference, uploads and read-backs included
   double samples_per_second = 0;
+  std::vector<std::string> notes;  // choices made for the caller (an ONNX model's probabilities)
 };
 
 class Predictor {
@@ -107,6 +113,18 @@ class Predictor {
 Result<Dataset> load_prediction_input(const PredictSettings& predict, const DataSettings& data,
                                       const std::filesystem::path& base_dir,
                                       const Predictor& predictor);
+
+// ONNX models (switchyard/onnx.h). The rows of predict.input as an ONNX model takes them: the
+// first F columns (after the YAML's data.id and data.drop) are the features, F the product of the
+// model's input extents besides its batch axis; one more column is the label, a class index when
+// `classes` > 0 (the model's output [batch, classes]), else a value.
+Result<Dataset> load_onnx_prediction_input(const PredictSettings& predict, const DataSettings& data,
+                                           const std::filesystem::path& base_dir,
+                                           const OnnxModel& model, int64_t classes);
+// Runs `model` on the samples in batches. An output [batch, C >= 2] gives classes (its rows as
+// probabilities when they already sum to 1, else their softmax: `notes` says which); any other
+// output gives values (regression), one per output element.
+Predictions predict_onnx(OnnxModel& model, const Dataset& data, int64_t batch_size);
 
 // One row per sample: the id column (named as in the file) or "line" (the row's line in its file),
 // then "label" (when the input had labels), "predicted" (the class name), "probability" (the

@@ -27,8 +27,14 @@ Result<PredictSettings> PredictSettings::from_config(const Config& config) {
                             "predict.checkpoint (the trained model)");
   }
   SY_ASSIGN_OR_RETURN(const std::string checkpoint, node.string_or("checkpoint", ""));
-  if (checkpoint.empty()) return node.error("predict.checkpoint is required");
-  settings.checkpoint = resolve(config.directory(), checkpoint);
+  SY_ASSIGN_OR_RETURN(const std::string model, node.string_or("model", ""));
+  if (!checkpoint.empty() && !model.empty()) {
+    return node["model"].error("give predict.model or predict.checkpoint, not both");
+  }
+  if (checkpoint.empty() && model.empty()) {
+    return node.error("predict.model (or predict.checkpoint) is required");
+  }
+  settings.checkpoint = resolve(config.directory(), model.empty() ? checkpoint : model);
   SY_ASSIGN_OR_RETURN(settings.input, node.string_or("input", ""));
   SY_ASSIGN_OR_RETURN(const std::string output, node.string_or("output", ""));
   settings.output = resolve(config.directory(), output);

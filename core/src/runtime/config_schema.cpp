@@ -703,7 +703,15 @@ SchemaNode predict_schema() {
       {"checkpoint",
        path_value(),
        kOptional,
-       {"The trained model (required by task: predict and evaluate).", "none", "runs/iris.ckpt"}},
+       {"The trained model (required by task: predict and evaluate, or predict.model).", "none",
+        "runs/iris.ckpt"}},
+      {"model",
+       path_value(),
+       kOptional,
+       {"The model, instead of predict.checkpoint: a checkpoint, a .safetensors file, or an ONNX "
+        "model (.onnx, docs/onnx.md), whose rows are read as they come: its input's features "
+        "by position, then an optional label.",
+        "none", "model.onnx"}},
       {"input",
        string_value("a dataset name or a path to a CSV file"),
        kOptional,

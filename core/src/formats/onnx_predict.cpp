@@ -1,0 +1,201 @@
+// Predictions from an ONNX model (predict.model: x.onnx, `switchyard predict x.onnx rows.csv`).
+//
+// The file says nothing of how its inputs were read or scaled, so the rows are taken as they come:
+// the first F columns (after data.id and data.drop) are the features, F being the product of the
+// model's input extents besides the batch axis, reshaped to the input's shape; one more column is
+// the label. An output [batch, C] with C >= 2 is read as class scores (probabilities when every
+// row already sums to 1, otherwise their softmax, and the run says which); any other output gives
+// one value per element, as a regression model's predictions.
+#include <chrono>
+#include <cmath>
+
+#include "switchyard/data.h"
+#include "switchyard/metrics.h"
+#include "switchyard/onnx.h"
+#include "switchyard/ops.h"
+#include "switchyard/predict.h"
+
+namespace switchyard {
+namespace {
+
+// The features per sample and the input's shape for a batch of `batch` samples.
+struct OnnxInputLayout {
+  int64_t features = 1;
+  std::vector<int64_t> shape;  // with the batch axis at `batch_axis`
+  size_t batch_axis = 0;
+  bool integer = false;
+};
+
+OnnxInputLayout input_layout(const OnnxModel& model) {
+  const std::string& source = model.path().string();
+  if (model.inputs().size() != 1) {
+    throw_error(invalid_argument(source + ": the model takes " +
+                                 std::to_string(model.inputs().size()) +
+                                 " inputs; predicting from a table needs a model with one"));
+  }
+  const OnnxValueInfo& info = model.inputs()[0];
+  OnnxInputLayout layout;
+  layout.shape = info.shape;
+  layout.integer = info.element_type != "float" && info.element_type != "double" &&
+                   info.element_type != "float16" && info.element_type != "bfloat16";
+  bool batch_found = false;
+  for (size_t axis = 0; axis < info.shape.size(); ++axis) {
+    if (info.shape[axis] < 0 && !batch_found) {
+      layout.batch_axis = axis;
+      batch_found = true;
+    } else if (info.shape[axis] < 0) {
+      throw_error(invalid_argument(source + ": input '" + info.name + "' has a dynamic axis " +
+                                   std::to_string(axis) + " besides the batch axis; a table's " +
+                                   "rows need every other extent fixed"));
+    } else {
+      layout.features *= info.shape[axis];
+    }
+  }
+  if (!batch_found && (info.shape.empty() || info.shape[0] != 1)) {
+    throw_error(invalid_argument(source + ": input '" + info.name +
+                                 "' has no dynamic batch axis and a first extent other than 1"));
+  }
+  if (!batch_found) layout.batch_axis = 0;
+  return layout;
+}
+
+}  // namespace
+
+Result<Dataset> load_onnx_prediction_input(const PredictSettings& predict, const DataSettings& data,
+                                           const std::filesystem::path& base_dir,
+                                           const OnnxModel& model, int64_t classes) {
+  const OnnxInputLayout layout = input_layout(model);
+  if (predict.input.empty()) {
+    return invalid_argument(
+        "predict.input is missing: an ONNX model needs the rows to predict "
+        "(predict.input: rows.csv)");
+  }
+  // The rows' layout: features by position, then an optional label column.
+  TableLayout trained;
+  trained.header = "none";
+  trained.column_count = layout.features + 1;
+  for (int64_t k = 0; k < layout.features; ++k) trained.feature_columns.push_back(k);
+  trained.target_column = layout.features;
+  TableOptions options = data.table_options();
+  options.target = options.id = "";
+  options.drop.clear();
+  options.trained = &trained;
+  for (int64_t c = 0; c < classes; ++c) options.model_classes.push_back(std::to_string(c));
+  if (classes == 0) trained.value_columns = {layout.features};
+  return load_dataset(predict.input, base_dir, options);
+}
+
+Predictions predict_onnx(OnnxModel& model, const Dataset& data, int64_t batch_size) {
+  if (batch_size < 1) throw_error(invalid_argument("batch size must be >= 1"));
+  const OnnxInputLayout layout = input_layout(model);
+  if (data.feature_count() != layout.features) {
+    throw_error(invalid_argument(data.name + " has " + std::to_string(data.feature_count()) +
+                                 " features per row, and " + model.path().string() + " takes " +
+                                 std::to_string(layout.features)));
+  }
+  Predictions out;
+  out.samples = data.sample_count;
+  out.ids = data.ids;
+  out.source_lines = data.source_lines;
+  if (data.table.id_column >= 0 && !data.ids.empty()) {
+    out.id_name = data.table.column_label(data.table.id_column);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const auto& device = model.device();
+  std::vector<float> scores;
+  int64_t width = 0;
+  bool classes = false;
+  for (int64_t begin = 0; begin < data.sample_count; begin += batch_size) {
+    const int64_t count = std::min(batch_size, data.sample_count - begin);
+    std::vector<int64_t> shape = layout.shape;
+    shape[layout.batch_axis] = count;
+    const auto first = data.features.begin() + begin * layout.features;
+    const std::vector<float> rows(first, first + count * layout.features);
+    Tensor input;
+    if (layout.integer) {
+      std::vector<int64_t> values(rows.size());
+      for (size_t k = 0; k < rows.size(); ++k)
+        values[k] = static_cast<int64_t>(std::llround(rows[k]));
+      input = Tensor::from_host(values, Shape(shape), device);
+    } else {
+      input = Tensor::from_host(rows, Shape(shape), device);
+    }
+    const Tensor output = model.run({input})[0];
+    if (begin == 0) {
+      classes = output.rank() == 2 && output.dim(1) >= 2;
+      width = output.numel() / std::max<int64_t>(count, 1);
+    }
+    if (output.numel() != count * width) {
+      throw_error(invalid_argument(model.path().string() +
+                                   ": the output's size per sample changes with the batch"));
+    }
+    const std::vector<float> values =
+        (is_floating(output.dtype()) ? output : output.to(DType::kF32)).to_host_float();
+    scores.insert(scores.end(), values.begin(), values.end());
+  }
+  if (classes) {
+    bool probabilities = true;
+    for (int64_t i = 0; i < data.sample_count && probabilities; ++i) {
+      double total = 0;
+      for (int64_t c = 0; c < width; ++c) {
+        const float p = scores[static_cast<size_t>(i * width + c)];
+        probabilities = probabilities && p >= 0.0F && p <= 1.0F;
+        total += static_cast<double>(p);
+      }
+      probabilities = probabilities && std::fabs(total - 1.0) < 1e-4;
+    }
+    out.notes.push_back(probabilities ? "probabilities: the model's output (its rows sum to 1)"
+                                      : "probabilities: the softmax of the model's output");
+    for (int64_t c = 0; c < width; ++c) out.class_names.push_back(std::to_string(c));
+    out.probabilities = scores;
+    for (int64_t i = 0; i < data.sample_count; ++i) {
+      float* row = out.probabilities.data() + i * width;
+      if (!probabilities) {
+        const float top = *std::max_element(row, row + width);
+        double total = 0;
+        for (int64_t c = 0; c < width; ++c) total += std::exp(static_cast<double>(row[c] - top));
+        for (int64_t c = 0; c < width; ++c)
+          row[c] = static_cast<float>(std::exp(static_cast<double>(row[c] - top)) / total);
+      }
+      out.predicted.push_back(std::max_element(row, row + width) - row);
+    }
+    out.labeled = data.labeled && !data.labels.empty();
+    if (out.labeled) {
+      out.labels = data.labels;
+      int64_t right = 0;
+      double loss = 0;
+      for (int64_t i = 0; i < data.sample_count; ++i) {
+        const int32_t label = data.labels[static_cast<size_t>(i)];
+        right += out.predicted[static_cast<size_t>(i)] == label ? 1 : 0;
+        loss -= std::log(std::max(
+            1e-30, static_cast<double>(out.probabilities[static_cast<size_t>(i * width + label)])));
+      }
+      out.accuracy =
+          static_cast<double>(right) / static_cast<double>(std::max<int64_t>(data.sample_count, 1));
+      out.loss = loss / static_cast<double>(std::max<int64_t>(data.sample_count, 1));
+    }
+  } else {
+    out.regression = true;
+    const std::string name = model.outputs()[0].name;
+    for (int64_t o = 0; o < width; ++o)
+      out.target_names.push_back(width == 1 ? name : name + "_" + std::to_string(o));
+    out.values = scores;
+    out.labeled =
+        data.labeled && width == 1 && data.targets.size() == static_cast<size_t>(data.sample_count);
+    if (out.labeled) {
+      out.true_values = data.targets;
+      out.metrics = regression_metrics(out.true_values, out.values, 1);
+      double mse = 0;
+      for (size_t k = 0; k < out.values.size(); ++k) {
+        const double d = static_cast<double>(out.values[k] - out.true_values[k]);
+        mse += d * d;
+      }
+      out.loss = mse / static_cast<double>(std::max<size_t>(out.values.size(), 1));
+    }
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  out.samples_per_second = out.seconds > 0 ? static_cast<double>(out.samples) / out.seconds : 0;
+  return out;
+}
+
+}  // namespace switchyard

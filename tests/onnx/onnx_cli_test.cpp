@@ -1,0 +1,105 @@
+// The CLI on ONNX models: `switchyard predict model.onnx rows.csv` (and predict.model in a YAML
+// file) and `switchyard bench model model.onnx`.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <sstream>
+
+#include "onnx/onnx_test_support.h"
+#include "switchyard/onnx.h"
+#include "test_support.h"
+
+using namespace switchyard;
+using namespace switchyard::testing;
+
+namespace {
+
+const std::string kEnv = "SWITCHYARD_PLUGIN_PATH= SWITCHYARD_BACKENDS=reference ";
+
+// The CNN's batch-7 input as CSV rows (432 features each), and PyTorch's outputs for them.
+std::string cnn_rows(std::vector<float>& expected) {
+  const auto device = test_device();
+  const auto set = models_dir() / "cnn" / "test_data_set_1";
+  const std::vector<float> x = load_onnx_tensor(set / "input_0.pb", device).to_host_float();
+  expected = load_onnx_tensor(set / "output_0.pb", device).to_host_float();
+  std::ostringstream text;
+  text.precision(9);
+  for (size_t row = 0; row < 7; ++row) {
+    for (size_t k = 0; k < 432; ++k) text << (k ? "," : "") << x[row * 432 + k];
+    text << "\n";
+  }
+  return text.str();
+}
+
+}  // namespace
+
+TEST_CASE("switchyard predict takes an ONNX model: PyTorch's classes and softmax", "[onnx][cli]") {
+  TempDir dir;
+  std::vector<float> logits;
+  write_text(dir / "rows.csv", cnn_rows(logits));
+  const std::string model = (models_dir() / "cnn" / "model.onnx").string();
+  const CommandResult result =
+      run_command(kEnv + cli() + " predict " + model + " " + (dir / "rows.csv").string() + " -o " +
+                  (dir / "p.csv").string());
+  INFO(result.output);
+  REQUIRE(result.exit_code == 0);
+  CHECK_THAT(result.output, Catch::Contains("probabilities: the softmax of the model's output"));
+  CHECK_THAT(result.output, Catch::Contains("7 samples without labels"));
+  std::ifstream in(dir / "p.csv");
+  std::string line;
+  std::getline(in, line);
+  CHECK(line == "line,predicted,probability,p_0,p_1,p_2,p_3,p_4,p_5");
+  for (size_t row = 0; row < 7; ++row) {
+    REQUIRE(std::getline(in, line));
+    std::vector<double> fields;
+    std::stringstream items(line);
+    for (std::string item; std::getline(items, item, ',');) fields.push_back(std::stod(item));
+    const float* z = logits.data() + row * 6;
+    const double top = *std::max_element(z, z + 6);
+    double total = 0;
+    for (int c = 0; c < 6; ++c) total += std::exp(static_cast<double>(z[c]) - top);
+    CHECK(fields[1] == static_cast<double>(std::max_element(z, z + 6) - z));
+    for (int c = 0; c < 6; ++c) {
+      CHECK(fields[3 + static_cast<size_t>(c)] ==
+            Approx(std::exp(static_cast<double>(z[c]) - top) / total).epsilon(1e-4));
+    }
+  }
+  // predict.model in a YAML file, with labels: the accuracy is printed.
+  std::string labeled;
+  std::istringstream rows(cnn_rows(logits));
+  for (std::string row; std::getline(rows, row);) labeled += row + ",2\n";
+  write_text(dir / "labeled.csv", labeled);
+  write_text(dir / "p.yaml", "task: predict\npredict:\n  model: " + model +
+                                 "\n  input: labeled.csv\n  output: out.csv\n");
+  const CommandResult yaml = run_command(kEnv + cli() + " run " + (dir / "p.yaml").string());
+  INFO(yaml.output);
+  CHECK(yaml.exit_code == 0);
+  CHECK_THAT(yaml.output, Catch::Contains("accuracy 1"));
+  // Both keys: refused naming them.
+  write_text(dir / "both.yaml", "task: predict\npredict:\n  model: " + model +
+                                    "\n  checkpoint: x.ckpt\n  input: labeled.csv\n");
+  const CommandResult both = run_command(kEnv + cli() + " run " + (dir / "both.yaml").string());
+  CHECK(both.exit_code == 2);
+  CHECK_THAT(both.output, Catch::Contains("predict.model or predict.checkpoint, not both"));
+  // Rows of another width: named.
+  write_text(dir / "narrow.csv", "1,2,3\n4,5,6\n");
+  const CommandResult narrow =
+      run_command(kEnv + cli() + " predict " + model + " " + (dir / "narrow.csv").string());
+  CHECK(narrow.exit_code != 0);
+  CHECK_THAT(narrow.output, Catch::Contains("433"));
+}
+
+TEST_CASE("switchyard bench model times an ONNX model at a batch size", "[onnx][cli]") {
+  const std::string model = (models_dir() / "transformer_mask" / "model.onnx").string();
+  const CommandResult result = run_command(kEnv + cli() + " bench model " + model +
+                                           " --batch-size 3 --repetitions 2 --warmup 1 --json");
+  INFO(result.output);
+  REQUIRE(result.exit_code == 0);
+  CHECK_THAT(result.output, Catch::Contains("\"format\":\"onnx\"") &&
+                                Catch::Contains("\"batch_size\":3") &&
+                                Catch::Contains("\"device\":\"reference:0\""));
+  const CommandResult bad =
+      run_command(kEnv + cli() + " bench model /nonexistent.onnx --batch-size 1");
+  CHECK(bad.exit_code == 1);
+  CHECK_THAT(bad.output, Catch::Contains("/nonexistent.onnx"));
+}
