@@ -624,6 +624,13 @@ Tensor finite_branch(NodeContext& c, size_t k) {
 
 void device_matmul(NodeContext& c) {
   Tensor a = dev_float(c, 0), b = dev_float(c, 1);
+  if (a.rank() > 2 && b.rank() == 2) {  // a shared matrix: fold a's leading axes into rows
+    Ints shape = a.shape().to_vector();
+    const Tensor y = matmul(a.reshape(Shape{-1, shape.back()}), b);
+    shape.back() = b.dim(1);
+    c.set_device(0, reshaped(c, y, shape), kFloat);
+    return;
+  }
   const bool vec_a = a.rank() == 1, vec_b = b.rank() == 1;
   if (vec_a) a = a.unsqueeze(0);
   if (vec_b) b = b.unsqueeze(1);
@@ -637,6 +644,17 @@ struct LinearWeights {
   Tensor weight, bias;
 };
 
+// x @ weight^T + bias with x's leading axes folded into rows: one [rows, K] product, whatever
+// x's strides (a [T, B, E] view of a transposed sequence would otherwise be T products of B rows).
+Tensor folded_linear(const NodeContext& c, const Tensor& x, const Tensor& weight,
+                     const Tensor& bias) {
+  if (x.rank() <= 2) return linear(x, weight, bias);
+  Ints shape = x.shape().to_vector();
+  const Tensor y = linear(x.reshape(Shape{-1, shape.back()}), weight, bias);
+  shape.back() = weight.dim(0);
+  return reshaped(c, y, shape);
+}
+
 // MatMul + Add fused at load: x @ W + b with W [K, N] kept transposed as [N, K].
 void device_linear(NodeContext& c) {
   auto w = c.cached<LinearWeights>("linear", [&] {
@@ -647,7 +665,7 @@ void device_linear(NodeContext& c) {
     out->bias = c.dev(2);
     return out;
   });
-  c.set_device(0, linear(dev_float(c, 0), w->weight, w->bias), kFloat);
+  c.set_device(0, folded_linear(c, dev_float(c, 0), w->weight, w->bias), kFloat);
 }
 
 void device_gemm(NodeContext& c) {
