@@ -9,7 +9,8 @@ SWITCHYARD_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # NumPy, pytest, Dask (python3-distributed) and DLPack build and test the Python package (python/).
 # Open MPI builds the MPI communicator and runs tests/distributed under mpirun; without it the
 # core, the CLI and tools/quickstart still build and run (one process), and those tests are not
-# registered.
+# registered. ONNX import and export (core/src/formats) build on Debian's protobuf and the onnx.proto
+# classes of libonnx-dev; python3-onnx's checker validates our exports in tests/onnx.
 SWITCHYARD_PACKAGES=(
   cmake ninja-build g++ ccache pkg-config zlib1g-dev clang-format
   libboost-dev libboost-program-options-dev libyaml-cpp-dev nlohmann-json3-dev catch2
@@ -18,6 +19,7 @@ SWITCHYARD_PACKAGES=(
   python3-sklearn
   pybind11-dev python3-dev python3-numpy python3-pytest python3-distributed libdlpack-dev
   openmpi-bin libopenmpi-dev
+  libonnx-dev libprotobuf-dev python3-onnx
 )
 
 sy_log() { printf 'switchyard: %s\n' "$*" >&2; }

@@ -1,0 +1,97 @@
+// ONNX models (https://onnx.ai): run a graph exported by PyTorch (torch.onnx.export) or another
+// framework on any switchyard device, and write switchyard's own models as ONNX.
+//
+// Import parses the file with Debian's protobuf and the onnx.proto classes of libonnx-dev (no
+// parser of our own), checks the whole graph before anything runs (opset, every op and attribute,
+// every tensor's size against the bytes that hold it, dangling inputs, cycles, external data that
+// would leave the model's folder), then runs it on switchyard's ops, so every backend runs it with
+// the usual per-op fallback. Shape computations (Shape, Gather on shapes, Concat, Unsqueeze,
+// Slice, Reshape, ConstantOfShape, Range, Where, ...) and anything else that depends only on
+// constants and input shapes run on the host once per input shape and are cached; a dynamic batch
+// axis works. Supported: the default domain, opsets 13 to 17; onnx_supported_ops() lists the ops.
+//
+// Errors are switchyard::Error with a message naming the file: DATA_LOSS for a file that is not a
+// readable ONNX model (truncated, damaged, sizes that do not match their bytes), INVALID_ARGUMENT
+// for a well-formed model this importer refuses (an unsupported op names the node, its op type,
+// the opset and the supported ops), NOT_FOUND for a missing file.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "switchyard/tensor.h"
+
+namespace switchyard {
+
+class Device;
+class Module;
+
+// An input or output of the graph: its name, ONNX element type ("float", "int64", "bool", ...)
+// and shape, where a dynamic extent is -1 and keeps its symbolic name ("batch") in dim_names.
+struct OnnxValueInfo {
+  std::string name;
+  std::string element_type;
+  std::vector<int64_t> shape;
+  std::vector<std::string> dim_names;
+};
+
+class OnnxModel {
+ public:
+  // Reads, checks and prepares `path` for `device` (weights are uploaded on first use). Throws
+  // Error as the file comment says.
+  static std::unique_ptr<OnnxModel> load(const std::filesystem::path& path,
+                                         std::shared_ptr<Device> device);
+  // The same from bytes already in memory; `source` names them in messages, `base_dir` is where
+  // external data files are looked for (empty: external data is refused).
+  static std::unique_ptr<OnnxModel> load_bytes(const std::vector<uint8_t>& bytes,
+                                               const std::string& source,
+                                               const std::filesystem::path& base_dir,
+                                               std::shared_ptr<Device> device);
+  ~OnnxModel();
+  OnnxModel(const OnnxModel&) = delete;
+  OnnxModel& operator=(const OnnxModel&) = delete;
+
+  // Runs the graph. `inputs` are the graph's inputs in order (those with an initializer of the
+  // same name may be left out at the end); float inputs are f32, integer ones i32 or i64 (bool
+  // inputs are given as integers or floats 0/1). Returns the outputs in order, on the model's
+  // device: float outputs f32, integer ones i64, bool ones f32 0/1. Throws Error
+  // (INVALID_ARGUMENT) for inputs whose count, dtype or static extents do not fit, naming them.
+  // Runs without recording gradients. Thread-safe for one caller at a time.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs);
+
+  const std::vector<OnnxValueInfo>& inputs() const;
+  const std::vector<OnnxValueInfo>& outputs() const;
+  int64_t opset() const;
+  const std::filesystem::path& path() const;
+  const std::shared_ptr<Device>& device() const;
+  // What the file says it is: producer name and version, graph name, node count.
+  std::string describe() const;
+  // Node counts by how they ran in the last run: "MatMul 12 device, Shape 4 host, ...", and which
+  // patterns were fused (Erf-based GELU into one gelu op, MatMul + Add into linear).
+  std::string execution_summary() const;
+
+  struct Impl;
+
+ private:
+  explicit OnnxModel(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// A serialized onnx.TensorProto file (the input_0.pb / output_0.pb of ONNX's test data sets) as
+// a tensor on `device`: float types as f32, integers as i64, bool as f32 0/1. Throws Error
+// (DATA_LOSS naming the file for a damaged one).
+Tensor load_onnx_tensor(const std::filesystem::path& path, const std::shared_ptr<Device>& device);
+// Writes `tensor` as a serialized onnx.TensorProto named `name` (f32 as FLOAT, integers as INT64).
+void save_onnx_tensor(const std::filesystem::path& path, const Tensor& tensor, const std::string& name);
+
+// The op types the importer runs (default domain), sorted.
+const std::vector<std::string>& onnx_supported_ops();
+// The opsets the importer accepts, inclusive.
+constexpr int64_t kOnnxMinOpset = 13;
+constexpr int64_t kOnnxMaxOpset = 17;
+
+}  // namespace switchyard

@@ -1,0 +1,144 @@
+// The ONNX importer's graph: nodes in topological order over numbered values, each value known on
+// the host (a constant, or computed from constants and input shapes), on the device, or both.
+// onnx_model.cpp loads and checks a file into this form and runs it; onnx_ops.cpp holds each op's
+// host and device implementation. Private to the core.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "formats/onnx_proto.h"
+#include "formats/onnx_tensor.h"
+#include "switchyard/onnx.h"
+#include "switchyard/tensor.h"
+
+namespace switchyard::onnx_detail {
+
+// A host value and its device copy, made on first use and kept as long as the value is.
+struct HostSlot {
+  HostTensor tensor;
+  Tensor uploaded;
+};
+
+struct Value {
+  int32_t type = kUndefined;  // ONNX element type; kUndefined: not computed (yet)
+  std::vector<int64_t> shape;
+  std::shared_ptr<HostSlot> host;  // set when the values are known on the host
+  bool cacheable = false;  // depends only on constants and input shapes: kept per input shape
+  Tensor device;           // float and bool values as f32 (bool 0/1), integers as i64
+
+  bool known() const { return type != kUndefined; }
+};
+
+struct Node {
+  std::string name;  // the node's name, or "#<index>" when it has none
+  std::string op;    // op type; "switchyard.Gelu" / "switchyard.Linear" after fusion
+  std::vector<int> inputs;   // value ids, -1 for an omitted optional input
+  std::vector<int> outputs;  // value ids, -1 for an omitted optional output
+  const onnx::NodeProto* proto = nullptr;
+  bool skipped = false;      // folded at load or fused into a later node
+  std::string ran;           // "host", "device", "cached" in the last run
+};
+
+class NodeContext;
+struct OpDef {
+  std::function<void(NodeContext&)> host;    // all inputs known on the host (may be empty)
+  std::function<void(NodeContext&)> device;  // otherwise (may be empty: host only)
+  bool integers_on_host = false;  // integer (not bool) inputs take the host path
+};
+const std::map<std::string, OpDef>& op_table();
+
+}  // namespace switchyard::onnx_detail
+
+namespace switchyard {
+
+struct OnnxModel::Impl {
+  std::filesystem::path path;
+  std::string source;  // the file, as messages name it
+  std::filesystem::path base_dir;
+  std::shared_ptr<Device> device;
+  onnx::ModelProto model;
+  int64_t opset = 0;
+
+  std::vector<std::string> value_names;
+  std::vector<onnx_detail::Node> nodes;  // topological order
+  std::vector<int> input_ids, output_ids;
+  std::vector<OnnxValueInfo> inputs, outputs;
+  std::vector<int32_t> input_types;
+  std::vector<onnx_detail::Value> constants;  // initializers and Constant nodes; empty elsewhere
+  std::map<std::string, std::vector<onnx_detail::Value>> plans;  // by input signature
+  std::map<std::string, std::shared_ptr<void>> node_cache;      // prepared weights by node
+  std::vector<std::string> fusions;
+  std::mutex mutex;
+};
+
+namespace onnx_detail {
+
+// What an op implementation sees: its node, its inputs' values, and where its outputs go.
+class NodeContext {
+ public:
+  NodeContext(OnnxModel::Impl& model, Node& node, std::vector<Value>& values)
+      : model_(model), node_(node), values_(values) {}
+
+  const Node& node() const { return node_; }
+  OnnxModel::Impl& model() { return model_; }
+  size_t input_count() const { return node_.inputs.size(); }
+  bool has(size_t k) const { return k < node_.inputs.size() && node_.inputs[k] >= 0; }
+  const Value& value(size_t k) const;
+  const std::vector<int64_t>& shape(size_t k) const { return value(k).shape; }
+  int32_t type(size_t k) const { return value(k).type; }
+  // The host values of input k, or null when it is known only on the device.
+  const HostTensor* host(size_t k) const;
+  // Input k's host values; a device-only input is read back (and the result is then not cached).
+  const HostTensor& host_values(size_t k);
+  // Input k's integer values (any integer type, or whole floats), for shapes, axes, sizes.
+  std::vector<int64_t> ints(size_t k);
+  // Input k on the device (a host value is uploaded once and kept).
+  Tensor dev(size_t k);
+  // The scalar value of input k when it is a one-element host tensor.
+  bool host_scalar(size_t k, double& out) const;
+
+  // shape_only: computed from input shapes alone (Shape, Size), so kept per input shape.
+  void set_host(size_t k, HostTensor tensor, bool shape_only = false);
+  void set_device(size_t k, Tensor tensor, int32_t type);
+  bool output_used(size_t k) const { return k < node_.outputs.size() && node_.outputs[k] >= 0; }
+  size_t output_count() const { return node_.outputs.size(); }
+
+  const onnx::AttributeProto* attr(const char* name) const;
+  int64_t attr_int(const char* name, int64_t fallback) const;
+  float attr_float(const char* name, float fallback) const;
+  std::string attr_string(const char* name, const std::string& fallback) const;
+  std::vector<int64_t> attr_ints(const char* name) const;
+  std::vector<float> attr_floats(const char* name) const;
+  std::vector<std::string> attr_strings(const char* name) const;
+
+  // A per-node cache of prepared weights (made once, kept with the model).
+  template <typename T>
+  std::shared_ptr<T> cached(const std::string& key, const std::function<std::shared_ptr<T>()>& make) {
+    auto& slot = model_.node_cache[node_.name + "|" + key];
+    if (!slot) slot = make();
+    return std::static_pointer_cast<T>(slot);
+  }
+
+  // INVALID_ARGUMENT naming the node; the caller adds the file.
+  [[noreturn]] void fail(const std::string& message) const;
+
+ private:
+  bool inputs_cacheable() const;
+
+  OnnxModel::Impl& model_;
+  Node& node_;
+  std::vector<Value>& values_;
+};
+
+// Normalises an ONNX axis for `rank`, or fails naming the node.
+int normalize(const NodeContext& context, int64_t axis, size_t rank);
+
+}  // namespace onnx_detail
+}  // namespace switchyard

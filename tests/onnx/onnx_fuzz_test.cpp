@@ -1,0 +1,225 @@
+// The ONNX importer under mutated input: the committed PyTorch exports, damaged byte by byte (most
+// no longer parse) and field by field (they parse, and the graph, sizes, names, attributes, opset
+// or external data are wrong). Each mutant is loaded and, when it loads, run on inputs of its
+// declared shapes: it must run or be refused with an Error naming the file; never a crash (the
+// sanitizer build runs this too), never another exception, never a load and run over 2 s.
+#include <chrono>
+
+#include "fuzz/fuzz_support.h"
+#include "onnx/onnx_test_support.h"
+#include "switchyard/device.h"
+#include "switchyard/onnx.h"
+#include "switchyard/ops.h"
+
+using namespace switchyard;
+using namespace switchyard::testing;
+
+namespace {
+
+constexpr int kByteMutants = 1000;
+constexpr int kFieldMutants = 1500;
+
+class FieldMutator {
+ public:
+  explicit FieldMutator(uint64_t seed) : random_(seed, {}) {}
+
+  void mutate(onnx::ModelProto& model) {
+    onnx::GraphProto& graph = *model.mutable_graph();
+    const int edits = 1 + static_cast<int>(random_.below(3));
+    for (int e = 0; e < edits; ++e) edit(model, graph);
+  }
+
+ private:
+  int64_t extreme() {
+    static const int64_t values[] = {0, 1, -1, 2, 7, 64, -64, int64_t{1} << 31, int64_t{1} << 40,
+                                     std::numeric_limits<int64_t>::max(),
+                                     std::numeric_limits<int64_t>::min()};
+    return values[random_.below(std::size(values))];
+  }
+  std::string some_value_name(const onnx::GraphProto& graph) {
+    if (graph.node_size() == 0 || random_.below(8) == 0) return "dangling";
+    const auto& node = graph.node(static_cast<int>(random_.below(static_cast<size_t>(graph.node_size()))));
+    if (node.output_size() == 0) return "";
+    return node.output(static_cast<int>(random_.below(static_cast<size_t>(node.output_size()))));
+  }
+
+  void edit(onnx::ModelProto& model, onnx::GraphProto& graph) {
+    const int nodes = graph.node_size(), inits = graph.initializer_size();
+    switch (random_.below(11)) {
+      case 0:  // an initializer's extent
+        if (inits > 0) {
+          auto* t = graph.mutable_initializer(static_cast<int>(random_.below(static_cast<size_t>(inits))));
+          if (t->dims_size() > 0) t->set_dims(static_cast<int>(random_.below(static_cast<size_t>(t->dims_size()))), extreme());
+          else t->add_dims(extreme());
+        }
+        break;
+      case 1:  // an initializer's bytes cut
+        if (inits > 0) {
+          auto* t = graph.mutable_initializer(static_cast<int>(random_.below(static_cast<size_t>(inits))));
+          if (t->has_raw_data()) t->mutable_raw_data()->resize(random_.below(t->raw_data().size() + 1));
+          else t->set_data_type(static_cast<int32_t>(random_.below(18)));
+        }
+        break;
+      case 2: {  // another op type
+        if (nodes == 0) break;
+        const auto& ops = onnx_supported_ops();
+        graph.mutable_node(static_cast<int>(random_.below(static_cast<size_t>(nodes))))
+            ->set_op_type(random_.below(10) == 0 ? "Loop" : ops[random_.below(ops.size())]);
+        break;
+      }
+      case 3: {  // an input rewired (cycles, dangling names, omitted inputs)
+        if (nodes == 0) break;
+        auto* node = graph.mutable_node(static_cast<int>(random_.below(static_cast<size_t>(nodes))));
+        if (node->input_size() == 0) break;
+        node->set_input(static_cast<int>(random_.below(static_cast<size_t>(node->input_size()))), some_value_name(graph));
+        break;
+      }
+      case 4: {  // an attribute's integers
+        if (nodes == 0) break;
+        auto* node = graph.mutable_node(static_cast<int>(random_.below(static_cast<size_t>(nodes))));
+        if (node->attribute_size() == 0) break;
+        auto* a = node->mutable_attribute(static_cast<int>(random_.below(static_cast<size_t>(node->attribute_size()))));
+        if (a->ints_size() > 0) a->set_ints(static_cast<int>(random_.below(static_cast<size_t>(a->ints_size()))), extreme());
+        else a->set_i(extreme());
+        if (random_.below(4) == 0) a->set_type(static_cast<onnx::AttributeProto_AttributeType>(random_.below(14)));
+        break;
+      }
+      case 5:  // external data
+        if (inits > 0) {
+          auto* t = graph.mutable_initializer(static_cast<int>(random_.below(static_cast<size_t>(inits))));
+          t->clear_raw_data();
+          t->set_data_location(onnx::TensorProto::EXTERNAL);
+          auto* entry = t->add_external_data();
+          static const char* locations[] = {"../escape.bin", "/etc/passwd", "weights.bin", "", "a/../../b"};
+          entry->set_key(random_.below(5) == 0 ? "offset" : "location");
+          entry->set_value(locations[random_.below(std::size(locations))]);
+        }
+        break;
+      case 6:  // the opset
+        if (model.opset_import_size() > 0) model.mutable_opset_import(0)->set_version(extreme() % 40);
+        break;
+      case 7:  // a node removed
+        if (nodes > 0) {
+          graph.mutable_node()->DeleteSubrange(static_cast<int>(random_.below(static_cast<size_t>(nodes))), 1);
+        }
+        break;
+      case 8:  // an input's declared shape
+        if (graph.input_size() > 0) {
+          auto* shape = graph.mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+          if (shape->dim_size() > 0) shape->mutable_dim(static_cast<int>(random_.below(static_cast<size_t>(shape->dim_size()))))->set_dim_value(extreme());
+          else shape->add_dim()->set_dim_value(3);
+        }
+        break;
+      case 9:  // an output renamed onto another value (defined twice)
+        if (nodes > 1) {
+          auto* node = graph.mutable_node(static_cast<int>(random_.below(static_cast<size_t>(nodes))));
+          if (node->output_size() > 0) node->set_output(0, some_value_name(graph));
+        }
+        break;
+      default: {  // an extra input or output name on a node
+        if (nodes == 0) break;
+        auto* node = graph.mutable_node(static_cast<int>(random_.below(static_cast<size_t>(nodes))));
+        if (random_.below(2) == 0) node->add_input(some_value_name(graph));
+        else node->add_output("extra" + std::to_string(random_.below(4)));
+        break;
+      }
+    }
+  }
+
+  Mutator random_;
+};
+
+// Inputs of the declared shapes (dynamic extents 2), or an empty list when the declared shapes
+// are beyond what a test should allocate (the model is then only loaded).
+bool make_inputs(const OnnxModel& model, const std::shared_ptr<Device>& device, std::vector<Tensor>& out) {
+  for (const OnnxValueInfo& info : model.inputs()) {
+    std::vector<int64_t> shape;
+    int64_t numel = 1;
+    for (const int64_t extent : info.shape) {
+      const int64_t e = extent < 0 ? 2 : extent;
+      if (e > 4096 || numel * std::max<int64_t>(e, 1) > (1 << 20)) return false;
+      numel *= std::max<int64_t>(e, 1);
+      shape.push_back(e);
+    }
+    if (shape.size() > 8) return false;
+    if (info.element_type == "float") out.push_back(full(Shape(shape), 0.5, device));
+    else if (info.element_type == "bool") out.push_back(zeros(Shape(shape), device));
+    else out.push_back(Tensor::from_host(std::vector<int64_t>(static_cast<size_t>(numel), 1), Shape(shape), device));
+  }
+  return true;
+}
+
+struct Outcome {
+  int ran = 0, refused = 0;
+};
+
+void try_mutant(const std::filesystem::path& path, const std::vector<uint8_t>& bytes,
+                const std::shared_ptr<Device>& device, Outcome& outcome, const std::string& label) {
+  std::filesystem::remove(path);
+  write_bytes(path, bytes);
+  const auto start = std::chrono::steady_clock::now();
+  std::string problem;
+  try {
+    const auto model = OnnxModel::load(path, device);
+    std::vector<Tensor> inputs;
+    if (make_inputs(*model, device, inputs)) model->run(inputs);
+    ++outcome.ran;
+  } catch (const Error& error) {
+    ++outcome.refused;
+    if (std::string(error.what()).find(path.string()) == std::string::npos) problem = "no file named";
+    if (std::string(error.what()).size() > 3000) problem = "a message of " + std::to_string(std::string(error.what()).size());
+    if (error.status().code() == StatusCode::kInternal) problem = "INTERNAL";
+  } catch (const std::exception& error) {
+    problem = std::string("not a switchyard::Error: ") + error.what();
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (seconds > kMaxSecondsPerLoad) problem = "took " + std::to_string(seconds) + " s";
+  if (!problem.empty()) FAIL_CHECK(label << " (" << bytes.size() << " bytes): " << problem);
+}
+
+std::vector<std::filesystem::path> seed_files() {
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(models_dir())) {
+    if (std::filesystem::exists(entry.path() / "model.onnx")) files.push_back(entry.path() / "model.onnx");
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace
+
+TEST_CASE("mutated PyTorch exports are run or refused naming the file, never a crash or hang",
+          "[onnx][fuzz]") {
+  const std::shared_ptr<Device> device = test_device();
+  // Mutants may declare huge tensors: a cap turns those into RESOURCE_EXHAUSTED at once.
+  throw_if_error(device->set_memory_limit(uint64_t{256} << 20));
+  TempDir dir;
+  const auto path = dir / "mutant.onnx";
+  std::vector<std::vector<uint8_t>> seeds;
+  std::vector<onnx::ModelProto> models;
+  for (const auto& file : seed_files()) {
+    seeds.push_back(read_bytes(file));
+    models.push_back(read_model(file));
+  }
+  REQUIRE(seeds.size() >= 7);
+
+  Outcome bytes_outcome, fields_outcome;
+  Mutator bytes_mutator(17, {"\x08", "\x12", "\x1a", "\x22", "\x3a", "\xff\xff\xff\xff\x0f", "Gemm", "LSTM", "Reshape"});
+  for (int i = 0; i < kByteMutants; ++i) {
+    try_mutant(path, bytes_mutator.mutate(seeds), device, bytes_outcome, "byte mutant " + std::to_string(i));
+  }
+  FieldMutator fields(29);
+  for (int i = 0; i < kFieldMutants; ++i) {
+    onnx::ModelProto model = models[static_cast<size_t>(i) % models.size()];
+    fields.mutate(model);
+    try_mutant(path, model_bytes(model), device, fields_outcome, "field mutant " + std::to_string(i));
+  }
+  throw_if_error(device->set_memory_limit(0));
+  std::cout << "onnx fuzz: " << kByteMutants << " byte mutants (" << bytes_outcome.ran << " ran, "
+            << bytes_outcome.refused << " refused), " << kFieldMutants << " field mutants ("
+            << fields_outcome.ran << " ran, " << fields_outcome.refused << " refused)\n";
+  // Both kinds reach both outcomes: the mutations are neither all harmless nor all fatal.
+  CHECK(fields_outcome.ran > 0);
+  CHECK(fields_outcome.refused > kFieldMutants / 4);
+  CHECK(bytes_outcome.refused > 0);
+}

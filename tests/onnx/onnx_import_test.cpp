@@ -1,0 +1,271 @@
+// ONNX import (switchyard/onnx.h): models exported by PyTorch predict what PyTorch predicted, on
+// every backend built here, and models this importer refuses are refused with a message naming the
+// file and what is wrong.
+//
+// The models and their expected outputs are in tests/onnx/models/<name>/ (model.onnx plus ONNX's
+// own test-data layout, test_data_set_<k>/input_<i>.pb and output_<i>.pb: batch 1 and batch 7),
+// written by tools/onnx/make_test_models.py with PyTorch; the "torch" case below re-runs that
+// script's --verify against PyTorch where python3-torch is installed.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "nn/nn_test_support.h"
+#include "onnx/onnx_test_support.h"
+#include "switchyard/onnx.h"
+#include "switchyard/ops.h"
+
+using namespace switchyard;
+using namespace switchyard::testing;
+
+namespace {
+
+// Every model folder, with its data sets.
+std::vector<std::filesystem::path> model_folders() {
+  std::vector<std::filesystem::path> folders;
+  for (const auto& entry : std::filesystem::directory_iterator(models_dir())) {
+    if (std::filesystem::exists(entry.path() / "model.onnx")) folders.push_back(entry.path());
+  }
+  std::sort(folders.begin(), folders.end());
+  return folders;
+}
+
+std::vector<std::filesystem::path> data_sets(const std::filesystem::path& folder) {
+  std::vector<std::filesystem::path> sets;
+  for (const auto& entry : std::filesystem::directory_iterator(folder)) {
+    if (entry.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(entry.path());
+  }
+  std::sort(sets.begin(), sets.end());
+  return sets;
+}
+
+std::vector<Tensor> load_set(const std::filesystem::path& set, const std::string& prefix,
+                             const std::shared_ptr<Device>& device) {
+  std::vector<Tensor> tensors;
+  for (int k = 0;; ++k) {
+    const auto file = set / (prefix + "_" + std::to_string(k) + ".pb");
+    if (!std::filesystem::exists(file)) break;
+    tensors.push_back(load_onnx_tensor(file, device));
+  }
+  return tensors;
+}
+
+// |ours - torch| <= 1e-4 + 1e-4 |torch| element by element (the f32 bound, absolute and
+// relative); returns the largest absolute difference.
+double check_close(const Tensor& ours, const Tensor& expected, const std::string& what) {
+  INFO(what);
+  REQUIRE(ours.shape() == expected.shape());
+  const std::vector<float> a = ours.to_host_float(), b = expected.to_host_float();
+  double worst = 0;
+  for (size_t k = 0; k < a.size(); ++k) {
+    const double diff = std::fabs(static_cast<double>(a[k]) - static_cast<double>(b[k]));
+    worst = std::max(worst, diff);
+    if (!(diff <= 1e-4 + 1e-4 * std::fabs(static_cast<double>(b[k])))) {
+      FAIL_CHECK("element " << k << ": " << a[k] << " against PyTorch's " << b[k]);
+      return diff;
+    }
+  }
+  return worst;
+}
+
+void on_every_backend(const std::function<void(const std::shared_ptr<Device>&)>& body) {
+  body(test_device());
+  for (const std::string backend : {"onednn", "vulkan", "cuda"}) {
+    const std::shared_ptr<Device> device = optional_device(backend);
+    if (device != nullptr) body(device);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("models exported by PyTorch predict PyTorch's outputs on every backend", "[onnx][torch]") {
+  const auto folders = model_folders();
+  REQUIRE(folders.size() >= 7);
+  on_every_backend([&](const std::shared_ptr<Device>& device) {
+    for (const auto& folder : folders) {
+      const std::string name = folder.filename().string();
+      INFO(name << " on " << device->backend());
+      const auto model = OnnxModel::load(folder / "model.onnx", device);
+      CHECK(model->opset() == 17);
+      const auto sets = data_sets(folder);
+      REQUIRE(sets.size() == 2);
+      for (const auto& set : sets) {
+        const std::vector<Tensor> inputs = load_set(set, "input", device);
+        const std::vector<Tensor> expected = load_set(set, "output", device);
+        const std::vector<Tensor> outputs = model->run(inputs);
+        REQUIRE(outputs.size() == expected.size());
+        for (size_t k = 0; k < outputs.size(); ++k) {
+          const double worst = check_close(outputs[k], expected[k], set.filename().string());
+          std::cout << "onnx " << name << " " << set.filename().string() << " on "
+                    << device->backend() << ": max |diff| " << worst << "\n";
+        }
+      }
+      // The same model again at the first shape: the cached plan gives the same numbers.
+      const std::vector<Tensor> again = model->run(load_set(sets[0], "input", device));
+      check_close(again[0], load_set(sets[0], "output", device)[0], "second run");
+      INFO(model->execution_summary());
+      CHECK(model->execution_summary().find("device") != std::string::npos);
+    }
+  });
+}
+
+TEST_CASE("shape subgraphs run on the host once per input shape, and GELU and linear are fused",
+          "[onnx]") {
+  const auto device = test_device();
+  const auto model = OnnxModel::load(models_dir() / "lstm2" / "model.onnx", device);
+  const auto set = models_dir() / "lstm2" / "test_data_set_1";
+  model->run(load_set(set, "input", device));
+  CHECK_THAT(model->execution_summary(), Catch::Contains("Shape 2 host") || Catch::Contains("Shape 1 host"));
+  model->run(load_set(set, "input", device));
+  CHECK_THAT(model->execution_summary(), Catch::Contains("cached"));
+  CHECK_THAT(model->execution_summary(), !Catch::Contains("Shape 1 host") && !Catch::Contains("Shape 2 host"));
+
+  const auto mlp = OnnxModel::load(models_dir() / "mlp_gelu" / "model.onnx", device);
+  mlp->run(load_set(models_dir() / "mlp_gelu" / "test_data_set_0", "input", device));
+  CHECK_THAT(mlp->execution_summary(), Catch::Contains("fused 2 Erf-based GELU into gelu"));
+  const auto transformer = OnnxModel::load(models_dir() / "transformer2" / "model.onnx", device);
+  transformer->run(load_set(models_dir() / "transformer2" / "test_data_set_0", "input", device));
+  CHECK_THAT(transformer->execution_summary(), Catch::Contains("MatMul + Add into linear"));
+}
+
+TEST_CASE("inputs that do not fit the model are refused naming the input", "[onnx][errors]") {
+  const auto device = test_device();
+  const auto path = models_dir() / "mlp_gelu" / "model.onnx";
+  const auto model = OnnxModel::load(path, device);
+  REQUIRE(model->inputs().size() == 1);
+  CHECK(model->inputs()[0].shape == std::vector<int64_t>{-1, 20});
+  CHECK(model->inputs()[0].dim_names[0] == "batch");
+  const auto refused = [&](const std::vector<Tensor>& inputs, const std::string& words) {
+    try {
+      model->run(inputs);
+      FAIL("accepted");
+    } catch (const Error& error) {
+      CHECK(error.status().code() == StatusCode::kInvalidArgument);
+      CHECK_THAT(error.what(), Catch::Contains(path.string()) && Catch::Contains(words));
+    }
+  };
+  refused({zeros(Shape{3, 21}, device)}, "has shape [batch, 20], got [3, 21]");
+  refused({}, "takes 1 input(s), got 0");
+  refused({Tensor::from_host(std::vector<int64_t>{1, 2}, Shape{1, 2}, device)}, "is float, got i64");
+  // A dynamic batch: any batch size runs.
+  CHECK(model->run({zeros(Shape{5, 20}, device)})[0].shape() == Shape{5, 5});
+}
+
+TEST_CASE("damaged and hostile ONNX files are refused with the file named", "[onnx][errors]") {
+  const auto device = test_device();
+  TempDir dir;
+  const auto seed = read_model(models_dir() / "mlp_gelu" / "model.onnx");
+  const auto expect = [&](const onnx::ModelProto& model, StatusCode code, const std::string& words) {
+    const auto path = dir / "bad.onnx";
+    write_model(path, model);
+    try {
+      OnnxModel::load(path, device)->run({zeros(Shape{2, 20}, device)});
+      FAIL("accepted: " << words);
+    } catch (const Error& error) {
+      INFO(error.what());
+      CHECK(error.status().code() == code);
+      CHECK_THAT(error.what(), Catch::Contains(path.string()) && Catch::Contains(words));
+    }
+  };
+  SECTION("an unsupported op names the node, the op type, the opset and what is supported") {
+    onnx::ModelProto model = seed;
+    model.mutable_graph()->mutable_node(0)->set_op_type("NonMaxSuppression");
+    expect(model, StatusCode::kInvalidArgument, "op type 'NonMaxSuppression' is not supported at opset 17; supported: Abs, Add");
+  }
+  SECTION("another domain") {
+    onnx::ModelProto model = seed;
+    model.mutable_graph()->mutable_node(0)->set_domain("com.microsoft");
+    expect(model, StatusCode::kInvalidArgument, "is in domain 'com.microsoft'");
+  }
+  SECTION("an opset outside 13-17") {
+    onnx::ModelProto model = seed;
+    model.mutable_opset_import(0)->set_version(9);
+    expect(model, StatusCode::kInvalidArgument, "opset 9 is not supported (supported: 13 to 17");
+  }
+  SECTION("a dangling input") {
+    onnx::ModelProto model = seed;
+    model.mutable_graph()->mutable_node(1)->set_input(0, "nowhere");
+    expect(model, StatusCode::kInvalidArgument, "reads 'nowhere', which no node, input or initializer defines");
+  }
+  SECTION("a cycle") {
+    onnx::ModelProto model = seed;
+    auto* graph = model.mutable_graph();
+    const int last = graph->node_size() - 1;
+    graph->mutable_node(1)->set_input(0, graph->node(last).output(0));
+    expect(model, StatusCode::kInvalidArgument, "the graph has a cycle through node");
+  }
+  SECTION("an initializer whose declared size is not its bytes") {
+    onnx::ModelProto model = seed;
+    auto* tensor = model.mutable_graph()->mutable_initializer(0);
+    tensor->set_dims(0, int64_t{1} << 40);
+    expect(model, StatusCode::kInvalidArgument, "has more than 2^31 elements");
+    tensor->set_dims(0, 3);
+    expect(model, StatusCode::kDataLoss, "needs");
+  }
+  SECTION("external data that leaves the model's folder") {
+    for (const std::string location : {"../secret.bin", "/etc/passwd", "a/../../b.bin"}) {
+      onnx::ModelProto model = seed;
+      auto* tensor = model.mutable_graph()->mutable_initializer(0);
+      tensor->clear_raw_data();
+      tensor->set_data_location(onnx::TensorProto::EXTERNAL);
+      auto* entry = tensor->add_external_data();
+      entry->set_key("location");
+      entry->set_value(location);
+      expect(model, StatusCode::kInvalidArgument, location);
+    }
+  }
+  SECTION("a value defined twice") {
+    onnx::ModelProto model = seed;
+    auto* graph = model.mutable_graph();
+    graph->mutable_node(1)->set_output(0, graph->node(0).output(0));
+    expect(model, StatusCode::kInvalidArgument, "is defined twice");
+  }
+  SECTION("an internal op name is not an op of the file's") {
+    onnx::ModelProto model = seed;
+    model.mutable_graph()->mutable_node(0)->set_op_type("switchyard.Linear");
+    expect(model, StatusCode::kInvalidArgument, "is not supported");
+  }
+}
+
+TEST_CASE("a truncated, empty or missing file is named", "[onnx][errors]") {
+  const auto device = test_device();
+  TempDir dir;
+  const auto bytes = read_bytes(models_dir() / "cnn" / "model.onnx");
+  const auto path = dir / "cut.onnx";
+  write_bytes(path, std::vector<uint8_t>(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(bytes.size() / 2)));
+  try {
+    OnnxModel::load(path, device);
+    FAIL("accepted");
+  } catch (const Error& error) {
+    CHECK(error.status().code() == StatusCode::kDataLoss);
+    CHECK_THAT(error.what(), Catch::Contains(path.string()));
+  }
+  write_bytes(path, {});
+  try {
+    OnnxModel::load(path, device);
+    FAIL("accepted");
+  } catch (const Error& error) {
+    CHECK(error.status().code() == StatusCode::kDataLoss);
+    CHECK_THAT(error.what(), Catch::Contains("no graph"));
+  }
+  try {
+    OnnxModel::load(dir / "missing.onnx", device);
+    FAIL("accepted");
+  } catch (const Error& error) {
+    CHECK(error.status().code() == StatusCode::kNotFound);
+  }
+}
+
+TEST_CASE("the PyTorch script still makes the committed models (where python3-torch is installed)",
+          "[onnx][torch][script]") {
+  if (std::system("/usr/bin/python3 -c 'import torch, onnx' >/dev/null 2>&1") != 0) {
+    WARN("skipped: /usr/bin/python3 cannot import torch and onnx (python3-torch is installed by tools/bench/compare)");
+    return;
+  }
+  const std::string command = "/usr/bin/python3 " + std::string(SWITCHYARD_SOURCE_DIR) +
+                              "/tools/onnx/make_test_models.py --verify --out " + models_dir().string();
+  CHECK(std::system(command.c_str()) == 0);
+}
