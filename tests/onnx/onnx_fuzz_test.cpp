@@ -258,14 +258,18 @@ TEST_CASE("mutated PyTorch exports are run or refused naming the file, never a c
   }
   REQUIRE(seeds.size() >= 7);
 
+  // SWITCHYARD_FUZZ_SEED=N fuzzes with other mutants than CI's (the default seeds are fixed, so a
+  // failure reproduces); SWITCHYARD_FUZZ_KEEP=FILE keeps the last mutant tried.
+  const char* seed_text = std::getenv("SWITCHYARD_FUZZ_SEED");
+  const uint64_t seed = seed_text != nullptr ? std::strtoull(seed_text, nullptr, 10) : 0;
   Outcome bytes_outcome, fields_outcome;
-  Mutator bytes_mutator(17, {"\x08", "\x12", "\x1a", "\x22", "\x3a", "\xff\xff\xff\xff\x0f", "Gemm",
-                             "LSTM", "Reshape"});
+  Mutator bytes_mutator(17 + seed, {"\x08", "\x12", "\x1a", "\x22", "\x3a", "\xff\xff\xff\xff\x0f",
+                                    "Gemm", "LSTM", "Reshape"});
   for (int i = 0; i < kByteMutants; ++i) {
     try_mutant(path, bytes_mutator.mutate(seeds), device, bytes_outcome,
                "byte mutant " + std::to_string(i));
   }
-  FieldMutator fields(29);
+  FieldMutator fields(29 + seed);
   for (int i = 0; i < kFieldMutants; ++i) {
     onnx::ModelProto model = models[static_cast<size_t>(i) % models.size()];
     fields.mutate(model);

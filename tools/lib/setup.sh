@@ -22,6 +22,12 @@ SWITCHYARD_PACKAGES=(
   libonnx-dev libprotobuf-dev python3-onnx
 )
 
+# ccache: paths under the checkout are hashed relative to it, and the build folder is not hashed
+# into the sanitizer build's debug information, so that a fresh clone at another path (CI's) reuses
+# what an earlier build of the same sources compiled.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$SWITCHYARD_ROOT}
+export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true}
+
 sy_log() { printf 'switchyard: %s\n' "$*" >&2; }
 
 sy_as_root() {

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -222,7 +223,10 @@ void run_training(RunContext& c, TrainConfig train_config) {
   if (!summary.last_checkpoint.empty())
     std::cout << "checkpoint: " << summary.last_checkpoint << "\n";
   if (!summary.exported_weights.empty()) {
-    std::cout << "weights: " << summary.exported_weights << " (safetensors)\n";
+    // train.export: a path ending in .onnx holds the whole model, any other the weights.
+    const bool onnx = std::filesystem::path(summary.exported_weights).extension() == ".onnx";
+    std::cout << (onnx ? "model: " : "weights: ") << summary.exported_weights
+              << (onnx ? " (ONNX)\n" : " (safetensors)\n");
   }
 }
 

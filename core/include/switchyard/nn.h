@@ -123,6 +123,7 @@ class Conv2d : public Module {
   std::string describe() const override;
   const Tensor& weight() const { return weight_; }
   const Tensor& bias() const { return bias_; }
+  const Conv2dOptions& options() const { return options_; }
 
  private:
   int64_t in_channels_, out_channels_;
@@ -137,6 +138,7 @@ class MaxPool2d : public Module {
   explicit MaxPool2d(int kernel_size, int stride = 0, int padding = 0);
   Tensor forward(const Tensor& input) override;
   std::string describe() const override;
+  const Pool2dOptions& options() const { return options_; }
 
  private:
   Pool2dOptions options_;
@@ -148,6 +150,7 @@ class AvgPool2d : public Module {
                      bool count_include_pad = true);
   Tensor forward(const Tensor& input) override;
   std::string describe() const override;
+  const Pool2dOptions& options() const { return options_; }
 
  private:
   Pool2dOptions options_;
@@ -159,6 +162,8 @@ class Flatten : public Module {
   explicit Flatten(int start_axis = 1, int end_axis = -1);
   Tensor forward(const Tensor& input) override;
   std::string describe() const override;
+  int start_axis() const { return start_axis_; }
+  int end_axis() const { return end_axis_; }
 
  private:
   int start_axis_, end_axis_;
@@ -247,6 +252,11 @@ class LayerNorm : public Module {
             bool elementwise_affine = true);
   Tensor forward(const Tensor& input) override;
   std::string describe() const override;
+  const std::vector<int64_t>& normalized_shape() const { return normalized_shape_; }
+  double epsilon() const { return epsilon_; }
+  // gamma and beta: the parameters, or the fixed ones and zeros without elementwise_affine.
+  const Tensor& gamma() const { return gamma_; }
+  const Tensor& beta() const { return beta_; }
 
  private:
   std::vector<int64_t> normalized_shape_;
@@ -276,6 +286,9 @@ class BatchNorm : public Module {
   std::string describe() const override;
   const Tensor& running_mean() const { return running_mean_; }
   const Tensor& running_var() const { return running_var_; }
+  const Tensor& weight() const { return weight_; }  // undefined without affine
+  const Tensor& bias() const { return bias_; }
+  const BatchNormOptions& options() const { return options_; }
 
  protected:
   void state_loaded() override;

@@ -115,6 +115,9 @@ class MultiheadAttention : public Module {
   AttentionResult attend(const Tensor& query, const Tensor& key, const Tensor& value,
                          const AttentionMasks& masks = {}, bool need_weights = false);
   std::string describe() const override;
+  int64_t embed_dim() const { return embed_dim_; }
+  int64_t num_heads() const { return num_heads_; }
+  bool batch_first() const { return batch_first_; }
 
  private:
   int64_t embed_dim_, num_heads_;
@@ -145,6 +148,7 @@ class TransformerEncoderLayer : public Module {
   Tensor forward(const Tensor& input) override { return encode(input); }
   Tensor encode(const Tensor& input, const AttentionMasks& masks = {});
   std::string describe() const override;
+  const TransformerEncoderOptions& options() const { return options_; }
 
  private:
   Tensor self_attention_block(const Tensor& x, const AttentionMasks& masks);
@@ -181,6 +185,9 @@ class PositionalEncoding : public Module {
                      bool batch_first = true);
   Tensor forward(const Tensor& input) override;
   std::string describe() const override;
+  bool batch_first() const { return batch_first_; }
+  // [max_len, d_model]: the learned parameter or the fixed sinusoids.
+  const Tensor& table() const { return table_; }
 
  private:
   Kind kind_;
@@ -213,6 +220,7 @@ class SequencePool : public Module {
   // sequence's last unpadded step.
   Tensor pool(const Tensor& input, const Tensor& key_padding_mask = {}) const;
   std::string describe() const override;
+  Mode mode() const { return mode_; }
 
  private:
   Mode mode_;

@@ -1,6 +1,17 @@
 // ONNX models (https://onnx.ai): run a graph exported by PyTorch (torch.onnx.export) or another
 // framework on any switchyard device, and write switchyard's own models as ONNX.
 //
+// Export (export_onnx, and `train.export: model.onnx` in a config) writes a trained model as one
+// self-contained ONNX file, opset 17: the input "features" [batch, width] takes raw rows as
+// `switchyard predict` reads them and the graph scales them as training did; a classifier's outputs
+// are "probabilities" (softmax) and "logits" [batch, classes], a regression's "values" [batch,
+// targets] in the targets' units. The metadata (metadata_props) keeps "switchyard.architecture",
+// "switchyard.data" and "switchyard.class_names" or "switchyard.target_names" (JSON arrays).
+// Every layer type of model.layers exports, as the ops that compute its eval-mode forward in the
+// same order (dropout left out, batch normalisation by its running statistics, a VAE latent layer
+// as its mean), so that this importer gives the same numbers as the model. The graph computes in
+// f32 whatever train.precision was.
+//
 // Import parses the file with Debian's protobuf and the onnx.proto classes of libonnx-dev (no
 // parser of our own), checks the whole graph before anything runs (opset, every op and attribute,
 // every tensor's size against the bytes that hold it, dangling inputs, cycles, external data that
@@ -23,12 +34,14 @@
 #include <string>
 #include <vector>
 
+#include "switchyard/status.h"
 #include "switchyard/tensor.h"
 
 namespace switchyard {
 
 class Device;
 class Module;
+class Predictor;
 
 // An input or output of the graph: its name, ONNX element type ("float", "int64", "bool", ...)
 // and shape, where a dynamic extent is -1 and keeps its symbolic name ("batch") in dim_names.
@@ -89,6 +102,11 @@ Tensor load_onnx_tensor(const std::filesystem::path& path, const std::shared_ptr
 // Writes `tensor` as a serialized onnx.TensorProto named `name` (f32 as FLOAT, integers as INT64).
 void save_onnx_tensor(const std::filesystem::path& path, const Tensor& tensor,
                       const std::string& name);
+
+// Writes `predictor`'s model with its scaling and outputs as an ONNX file (see above), atomically.
+// INVALID_ARGUMENT naming the layer for one that cannot be written (batch normalisation without
+// running statistics); errors naming `path` when it cannot be written.
+Status export_onnx(const std::filesystem::path& path, const Predictor& predictor);
 
 // The op types the importer runs (default domain), sorted.
 const std::vector<std::string>& onnx_supported_ops();

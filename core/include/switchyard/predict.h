@@ -103,6 +103,9 @@ class Predictor {
   struct State;
 
  private:
+  // onnx.h: the model with this predictor's scaling and outputs, as ONNX.
+  friend Status export_onnx(const std::filesystem::path& path, const Predictor& predictor);
+
   std::unique_ptr<State> state_;
 };
 

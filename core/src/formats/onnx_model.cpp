@@ -217,7 +217,7 @@ void NodeContext::fail(const std::string& message) const {
 
 int normalize(const NodeContext& context, int64_t axis, size_t rank) {
   const auto r = static_cast<int64_t>(rank);
-  if (axis < -r || axis >= std::max<int64_t>(r, 1)) {
+  if (r == 0 || axis < -r || axis >= r) {
     context.fail("axis " + std::to_string(axis) + " is out of range for rank " +
                  std::to_string(rank));
   }

@@ -2,9 +2,11 @@
 #include <algorithm>
 #include <chrono>
 
+#include "formats/onnx_export.h"
 #include "switchyard/autocast.h"
 #include "switchyard/autograd.h"
 #include "switchyard/checkpoint.h"
+#include "switchyard/onnx.h"
 #include "switchyard/ops.h"
 #include "switchyard/predict.h"
 #include "train/batching.h"
@@ -246,6 +248,22 @@ void Predictor::predict_into(const float* samples, int64_t count, float* out, in
     }
     std::copy(values.begin(), values.end(), out + begin * outputs);
   }
+}
+
+Status export_onnx(const std::filesystem::path& path, const Predictor& predictor) {
+  const Predictor::State& s = *predictor.state_;
+  detail::OnnxExportSource source;
+  source.model = &s.built;
+  source.sample_shape = s.layout.sample_shape;
+  source.class_names = s.layout.class_names;
+  source.target_names = s.layout.target_names;
+  source.scaler = s.layout.scaler;
+  source.target_scaler = s.layout.target_scaler;
+  // As predict_into decides it.
+  source.relative_to_last = s.layout.has_table && s.layout.settings.series.enabled &&
+                            s.layout.settings.series.relative_to_last;
+  source.data_description = s.layout.description;
+  return detail::write_onnx_model(path, source);
 }
 
 Predictions Predictor::predict(Dataset data, int64_t batch_size) {

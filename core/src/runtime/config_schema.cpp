@@ -623,8 +623,9 @@ SchemaNode train_schema() {
       {"export",
        path_value(),
        kOptional,
-       {"A safetensors file the trained weights are also written to.", "none",
-        "runs/iris.safetensors"}},
+       {"A safetensors file the trained weights are also written to; a path ending in .onnx "
+        "gets the whole model as ONNX (opset 17, input scaling and softmax included).",
+        "none", "runs/iris.onnx"}},
       {"precision",
        one_of({"f32", "bf16", "f16"}),
        kOptional,

@@ -8,6 +8,7 @@
 
 #include "autograd/engine.h"
 #include "data/seeded_random.h"
+#include "formats/onnx_export.h"
 #include "switchyard/autocast.h"
 #include "switchyard/autograd.h"
 #include "switchyard/checkpoint.h"
@@ -290,6 +291,20 @@ EpochMetrics train_and_evaluate(Trainer::State& s, int64_t epoch,
   return metrics;
 }
 
+// The model and what a checkpoint keeps of the data, for train.export: model.onnx.
+detail::OnnxExportSource onnx_source(const Trainer::State& s) {
+  detail::OnnxExportSource source;
+  source.model = &s.built;
+  source.sample_shape = s.data.split.train.sample_shape;
+  source.class_names = s.data.split.train.class_names;
+  source.target_names = s.data.split.train.target_names;
+  source.scaler = s.data.scaler;
+  source.target_scaler = s.data.target_scaler;
+  source.relative_to_last = s.config.data.series.enabled && s.config.data.series.relative_to_last;
+  source.data_description = detail::describe_data(s.config.data);
+  return source;
+}
+
 }  // namespace
 
 TrainSummary Trainer::run() {
@@ -342,11 +357,15 @@ TrainSummary Trainer::run() {
   summary.fallback_ops = s.device->fallback_calls() - fallbacks_before;
   summary.last_checkpoint = s.last_checkpoint;
   if (!s.config.train.export_weights.empty() && s.writes_files) {
-    const Status written =
-        write_safetensors(s.config.train.export_weights,
-                          detail::export_parameters(s.built, detail::describe_data(s.config.data)));
-    throw_if_error(written.with_context("exporting the weights"));
-    summary.exported_weights = s.config.train.export_weights.string();
+    const std::filesystem::path& path = s.config.train.export_weights;
+    if (detail::is_onnx_path(path)) {
+      throw_if_error(detail::write_onnx_model(path, onnx_source(s)).with_context("train.export"));
+    } else {
+      const Status written = write_safetensors(
+          path, detail::export_parameters(s.built, detail::describe_data(s.config.data)));
+      throw_if_error(written.with_context("exporting the weights"));
+    }
+    summary.exported_weights = path.string();
   }
   for (const auto& c : s.callbacks) {
     if (c.on_run_end) c.on_run_end(summary);

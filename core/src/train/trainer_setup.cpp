@@ -1,6 +1,7 @@
 // Building a Trainer: data, model, optimizer, schedule, batch size, and the resume.
 #include <algorithm>
 
+#include "formats/onnx_export.h"
 #include "runtime/input_file.h"
 #include "switchyard/autograd.h"
 #include "switchyard/checkpoint.h"
@@ -111,8 +112,9 @@ void check_output_files(const TrainSettings& train) {
                        .with_context("train.best_checkpoint"));
   }
   if (!train.export_weights.empty()) {
+    const char* what = detail::is_onnx_path(train.export_weights) ? "ONNX model" : "weights";
     throw_if_error(
-        detail::check_output_file(train.export_weights, "weights").with_context("train.export"));
+        detail::check_output_file(train.export_weights, what).with_context("train.export"));
   }
 }
 
