@@ -23,6 +23,7 @@
 #include "switchyard/metrics.h"
 #include "switchyard/nn.h"
 #include "switchyard/nn_sequence.h"
+#include "switchyard/onnx.h"
 #include "switchyard/ops.h"
 #include "switchyard/optim.h"
 #include "switchyard/plugin.h"
