@@ -144,26 +144,14 @@ RawRows raw_test_rows(const TrainConfig& config) {
   return raw;
 }
 
-// What predict gives for raw rows: Predictor::predict_into, and for a series with offset: last the
-// window made relative to its last value first and that value added to the outputs after, as
-// `switchyard predict` does. (predict_into leaves that step to checkpoints that keep their table
-// layout, which series checkpoints do not: the subtraction below is exact, so predict_into doing
-// it as well would change nothing.)
+// What predict gives for raw rows: Predictor::predict_into, which for a series with offset: last
+// reads each window relative to its last value and adds that value back to the outputs, as
+// `switchyard predict` does (the series settings come from the YAML's data.series, since a series
+// checkpoint keeps no table layout).
 std::vector<float> predictor_outputs(Predictor& predictor, const RawRows& raw) {
-  std::vector<float> rows = raw.values;
-  std::vector<float> levels(static_cast<size_t>(raw.rows), 0.0F);
-  if (raw.relative) {
-    for (int64_t r = 0; r < raw.rows; ++r) {
-      levels[r] = rows[r * raw.width + raw.width - 1];
-      for (int64_t f = 0; f < raw.width; ++f) rows[r * raw.width + f] -= levels[r];
-    }
-  }
   const int64_t outputs = predictor.output_width();
   std::vector<float> out(static_cast<size_t>(raw.rows * outputs));
-  predictor.predict_into(rows.data(), raw.rows, out.data(), 64);
-  for (int64_t r = 0; r < raw.rows && raw.relative; ++r) {
-    for (int64_t o = 0; o < outputs; ++o) out[r * outputs + o] += levels[r];
-  }
+  predictor.predict_into(raw.values.data(), raw.rows, out.data(), 64);
   return out;
 }
 

@@ -20,6 +20,10 @@ struct Predictor::State {
   DType precision = DType::kF32;
   detail::DataLayout layout;
   BuiltModel built;
+  // data.series with offset: last: each window is read minus its last value and the level added
+  // back to the outputs. A series checkpoint keeps no table layout, so the YAML's data.series (the
+  // one the model was trained with) says it.
+  bool relative_to_last = false;
 };
 
 namespace {
@@ -97,6 +101,8 @@ Predictor::Predictor(const TrainConfig& config, const std::filesystem::path& wei
     throw_if_error(detail::load_model(checkpoint, s.built));
   }
   s.built.network->eval();
+  const DataSettings& series = s.layout.has_table ? s.layout.settings : config.data;
+  s.relative_to_last = series.series.enabled && series.series.relative_to_last;
 }
 
 Predictor::~Predictor() = default;
@@ -205,8 +211,7 @@ void Predictor::predict_into(const float* samples, int64_t count, float* out, in
   const bool regression = !s.layout.target_names.empty();
   // data.series with offset: last: the model saw each window minus its last value and predicted
   // changes; the level is added back to its outputs.
-  const bool relative = s.layout.has_table && s.layout.settings.series.enabled &&
-                        s.layout.settings.series.relative_to_last;
+  const bool relative = s.relative_to_last;
   const FeatureScaler& scaler = s.layout.scaler;
   const bool scaled = !scaler.offset.empty();
   NoGradGuard no_grad;
@@ -260,8 +265,7 @@ Status export_onnx(const std::filesystem::path& path, const Predictor& predictor
   source.scaler = s.layout.scaler;
   source.target_scaler = s.layout.target_scaler;
   // As predict_into decides it.
-  source.relative_to_last = s.layout.has_table && s.layout.settings.series.enabled &&
-                            s.layout.settings.series.relative_to_last;
+  source.relative_to_last = s.relative_to_last;
   source.data_description = s.layout.description;
   return detail::write_onnx_model(path, source);
 }
