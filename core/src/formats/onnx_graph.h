@@ -36,14 +36,23 @@ struct Value {
   bool known() const { return type != kUndefined; }
 };
 
+struct OpDef;
+
 struct Node {
   std::string name;          // the node's name, or "#<index>" when it has none
   std::string op;            // op type; "switchyard.Gelu" / "switchyard.Linear" after fusion
   std::vector<int> inputs;   // value ids, -1 for an omitted optional input
   std::vector<int> outputs;  // value ids, -1 for an omitted optional output
   const onnx::NodeProto* proto = nullptr;
-  bool skipped = false;  // folded at load or fused into a later node
-  std::string ran;       // "host", "device", "cached" in the last run
+  bool skipped = false;        // folded at load or fused into a later node
+  const OpDef* def = nullptr;  // the op's implementation, resolved once at load
+  std::string ran;             // "host", "device", "cached" in the last run
+};
+
+// The values of one input signature: constants, and what was computed on the host from them and
+// the input shapes, kept between runs; the rest is cleared after each run.
+struct Plan {
+  std::vector<Value> values;
 };
 
 class NodeContext;
@@ -72,8 +81,8 @@ struct OnnxModel::Impl {
   std::vector<OnnxValueInfo> inputs, outputs;
   std::vector<int32_t> input_types;
   std::vector<onnx_detail::Value> constants;  // initializers and Constant nodes; empty elsewhere
-  std::map<std::string, std::vector<onnx_detail::Value>> plans;  // by input signature
-  std::map<std::string, std::shared_ptr<void>> node_cache;       // prepared weights by node
+  std::map<std::string, onnx_detail::Plan> plans;           // by input signature
+  std::map<std::string, std::shared_ptr<void>> node_cache;  // prepared weights by node
   std::vector<std::string> fusions;
   std::mutex mutex;
 };

@@ -635,6 +635,9 @@ std::unique_ptr<OnnxModel> OnnxModel::load_bytes(const std::vector<uint8_t>& byt
   throw_if_error(check_and_build(*impl));
   fuse_gelu(*impl);
   fuse_linear(*impl);
+  for (Node& node : impl->nodes) {
+    if (!node.skipped) node.def = &op_table().at(node.op);
+  }
   return std::unique_ptr<OnnxModel>(new OnnxModel(std::move(impl)));
 }
 
@@ -695,8 +698,18 @@ std::vector<Tensor> OnnxModel::run_checked(const std::vector<Tensor>& given) {
   }
 
   const std::string signature = signature_of(inputs);
-  const auto [plan, first] = m.plans.try_emplace(signature, m.constants);
-  std::vector<Value> values = plan->second;
+  const auto [entry, first] = m.plans.try_emplace(signature);
+  if (first) entry->second.values = m.constants;
+  std::vector<Value>& values = entry->second.values;
+  // After the run (or a failure), only what depends on constants and input shapes alone stays.
+  struct ClearTransient {
+    std::vector<Value>& values;
+    ~ClearTransient() {
+      for (Value& v : values) {
+        if (v.known() && !(v.host && v.cacheable)) v = Value{};
+      }
+    }
+  } clear_transient{values};
   for (size_t k = 0; k < inputs.size(); ++k) {
     Value& v = values[static_cast<size_t>(m.input_ids[k])];
     v.type = m.input_types[k];
@@ -704,7 +717,6 @@ std::vector<Tensor> OnnxModel::run_checked(const std::vector<Tensor>& given) {
     v.device = inputs[k];
     v.cacheable = false;
   }
-  const auto& table = op_table();
   for (Node& node : m.nodes) {
     if (node.skipped) continue;
     bool done = !node.outputs.empty();
@@ -715,7 +727,7 @@ std::vector<Tensor> OnnxModel::run_checked(const std::vector<Tensor>& given) {
       node.ran = "cached";
       continue;
     }
-    const OpDef& def = table.at(node.op);
+    const OpDef& def = *node.def;
     NodeContext context(m, node, values);
     try {
       bool on_host = static_cast<bool>(def.host);
@@ -741,11 +753,6 @@ std::vector<Tensor> OnnxModel::run_checked(const std::vector<Tensor>& given) {
                          m.source + ": " + (named ? message : node_label(node) + ": " + message)));
     } catch (const std::exception& error) {  // a library's exception: still an error, not a crash
       throw_error(invalid_argument(m.source + ": " + node_label(node) + ": " + error.what()));
-    }
-    for (const int out : node.outputs) {
-      if (out < 0) continue;
-      const Value& v = values[static_cast<size_t>(out)];
-      if (first && v.known() && v.host && v.cacheable) plan->second[static_cast<size_t>(out)] = v;
     }
   }
   std::vector<Tensor> outputs;
