@@ -38,6 +38,14 @@ def _runtime(config=None, overrides=None, base_dir="."):
     raise Error(f"configuration file '{config}' does not exist")
 
 
+def _device_runtime(config, device, overrides):
+    """A Runtime for `config` with `device` ("auto", a backend or a device id) and overrides."""
+    settings = _override_list(overrides)
+    if device not in (None, "auto"):
+        settings.append(f"device={device}")
+    return _runtime(config, settings)
+
+
 def devices(config=None):
     """Every device of every plugin, probed in this process: a list of dicts with backend, id,
     name, type, memory_total_bytes, memory_free_bytes, usable, reason, settings and selected (the
@@ -71,10 +79,7 @@ class Predictor:
     """
 
     def __init__(self, model, config=None, device="auto", overrides=None):
-        settings = _override_list(overrides)
-        if device not in (None, "auto"):
-            settings.append(f"device={device}")
-        self._runtime = _runtime(config, settings)
+        self._runtime = _device_runtime(config, device, overrides)
         self._native = self._runtime.load_model(os.fspath(model))
         self.device = self._runtime.device_id()
         self.messages = self._runtime.device_messages()
@@ -128,10 +133,7 @@ class OnnxModel:
     """
 
     def __init__(self, path, config=None, device="auto", overrides=None):
-        settings = _override_list(overrides)
-        if device not in (None, "auto"):
-            settings.append(f"device={device}")
-        self._runtime = _runtime(config, settings)
+        self._runtime = _device_runtime(config, device, overrides)
         self._native = _native.NativeOnnxModel.load(os.fspath(path), self._runtime)
         self.device = self._runtime.device_id()
         self.messages = self._runtime.device_messages()

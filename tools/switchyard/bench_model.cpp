@@ -11,6 +11,7 @@
 #include <functional>
 #include <iostream>
 #include <numeric>
+#include <optional>
 
 #include "bench_ops.h"
 #include "cli_common.h"
@@ -105,23 +106,54 @@ LatencyStats latency_stats(const std::vector<double>& seconds) {
   return stats;
 }
 
-// Runs the warm-up passes, then the timed ones (inside a profiler when `profiler` is set).
-std::vector<double> time_inference(Sequential& network, const Tensor& input, DType precision,
-                                   Queue& queue, int warmup, int repetitions, Profiler* profiler) {
-  NoGradGuard no_grad;
-  const AutocastGuard autocast(precision);  // as the predictor runs it
-  Tensor output;
+// The timing settings of both kinds of model, checked.
+struct TimingSettings {
+  int64_t batch_size = 0;
+  int repetitions = 0;
+  int warmup = 0;
+};
+
+std::optional<TimingSettings> timing_settings(const po::variables_map& values) {
+  const TimingSettings t{values["batch-size"].as<int64_t>(), values["repetitions"].as<int>(),
+                         values["warmup"].as<int>()};
+  if (t.batch_size < 1 || t.repetitions < 1 || t.warmup < 0) {
+    print_error(invalid_argument("--batch-size and --repetitions must be >= 1, --warmup >= 0"));
+    return std::nullopt;
+  }
+  return t;
+}
+
+// Runs `pass` for the warm-up, then the timed repetitions (inside a profiler when `profiler` is
+// set), each up to queue completion.
+std::vector<double> time_passes(const std::function<void()>& pass, Queue& queue,
+                                const TimingSettings& t, Profiler* profiler) {
   const auto forward = [&] {
     ProfileSpan span = profile_span("forward");
-    output = network.forward(input);
+    pass();
     return ok_status();
   };
-  for (int i = 0; i < warmup; ++i) throw_if_error(forward());
+  for (int i = 0; i < t.warmup; ++i) throw_if_error(forward());
   throw_if_error(queue.finish());
-  if (profiler == nullptr) return value_or_throw(time_repeated(forward, queue, 0, repetitions));
+  if (profiler == nullptr) return value_or_throw(time_repeated(forward, queue, 0, t.repetitions));
   profiler->clear();  // the profile's wall time starts here, after the warm-up
   ProfileScope scope(*profiler);
-  return value_or_throw(time_repeated(forward, queue, 0, repetitions));
+  return value_or_throw(time_repeated(forward, queue, 0, t.repetitions));
+}
+
+// The profile's per-op table and trace, after the timings.
+void write_profile(const po::variables_map& values, Profiler& profiler) {
+  const std::string path = values["profile"].as<std::string>();
+  throw_if_error(profiler.write_chrome_trace(path));
+  std::ostream& out = values.count("json") != 0 ? std::cerr : std::cout;
+  out << profiler.summary_table() << "trace written to " << path
+      << " (the timings above include the profiler's overhead)\n";
+}
+
+std::vector<double> time_inference(Sequential& network, const Tensor& input, DType precision,
+                                   Queue& queue, const TimingSettings& t, Profiler* profiler) {
+  NoGradGuard no_grad;
+  const AutocastGuard autocast(precision);  // as the predictor runs it
+  return time_passes([&] { network.forward(input); }, queue, t, profiler);
 }
 
 void print_result(const po::variables_map& values, const BenchModel& model, const Device& device,
@@ -156,13 +188,9 @@ void print_result(const po::variables_map& values, const BenchModel& model, cons
 }
 
 int run_model_bench(const po::variables_map& values, const Config& config) {
-  const int64_t batch_size = values["batch-size"].as<int64_t>();
-  const int repetitions = values["repetitions"].as<int>();
-  const int warmup = values["warmup"].as<int>();
-  if (batch_size < 1 || repetitions < 1 || warmup < 0) {
-    print_error(invalid_argument("--batch-size and --repetitions must be >= 1, --warmup >= 0"));
-    return kExitUsage;
-  }
+  const std::optional<TimingSettings> timing = timing_settings(values);
+  if (!timing) return kExitUsage;
+  const int64_t batch_size = timing->batch_size;
   try {
     const TrainConfig train = value_or_throw(TrainConfig::from_config(config));
     const RunDevice run = value_or_throw(open_run_device(config.runtime()));
@@ -176,16 +204,10 @@ int run_model_bench(const po::variables_map& values, const Config& config) {
     if (values.count("profile") != 0) profiler = std::make_unique<Profiler>();
     const std::vector<double> seconds =
         time_inference(*model.built.network, input, train.train.precision,
-                       run.device->default_queue(), warmup, repetitions, profiler.get());
+                       run.device->default_queue(), *timing, profiler.get());
     print_result(values, model, *run.device, train.train.precision, batch_size, seconds.size(),
                  latency_stats(seconds));
-    if (profiler != nullptr) {
-      const std::string path = values["profile"].as<std::string>();
-      throw_if_error(profiler->write_chrome_trace(path));
-      std::ostream& out = values.count("json") != 0 ? std::cerr : std::cout;
-      out << profiler->summary_table() << "trace written to " << path
-          << " (the timings above include the profiler's overhead)\n";
-    }
+    if (profiler != nullptr) write_profile(values, *profiler);
   } catch (const Error& e) {
     print_error(e.status());
     return kExitFailure;
@@ -231,36 +253,18 @@ std::vector<Tensor> onnx_inputs(const OnnxModel& model, int64_t batch_size,
 }
 
 int run_onnx_bench(const po::variables_map& values, const Config& config, const std::string& path) {
-  const int64_t batch_size = values["batch-size"].as<int64_t>();
-  const int repetitions = values["repetitions"].as<int>();
-  const int warmup = values["warmup"].as<int>();
-  if (batch_size < 1 || repetitions < 1 || warmup < 0) {
-    print_error(invalid_argument("--batch-size and --repetitions must be >= 1, --warmup >= 0"));
-    return kExitUsage;
-  }
+  const std::optional<TimingSettings> timing = timing_settings(values);
+  if (!timing) return kExitUsage;
+  const int64_t batch_size = timing->batch_size;
   try {
     const RunDevice run = value_or_throw(open_run_device(config.runtime()));
     print_selection_messages(run.fallback_note, run.warnings);
     const std::unique_ptr<OnnxModel> model = OnnxModel::load(path, run.device);
     const std::vector<Tensor> inputs = onnx_inputs(*model, batch_size, run.device);
-    Queue& queue = run.device->default_queue();
-    const auto forward = [&] {
-      ProfileSpan span = profile_span("forward");
-      model->run(inputs);
-      return ok_status();
-    };
-    for (int i = 0; i < warmup; ++i) throw_if_error(forward());
-    throw_if_error(queue.finish());
     std::unique_ptr<Profiler> profiler;
     if (values.count("profile") != 0) profiler = std::make_unique<Profiler>();
-    std::vector<double> seconds;
-    if (profiler == nullptr) {
-      seconds = value_or_throw(time_repeated(forward, queue, 0, repetitions));
-    } else {
-      profiler->clear();
-      ProfileScope scope(*profiler);
-      seconds = value_or_throw(time_repeated(forward, queue, 0, repetitions));
-    }
+    const std::vector<double> seconds = time_passes(
+        [&] { model->run(inputs); }, run.device->default_queue(), *timing, profiler.get());
     const LatencyStats stats = latency_stats(seconds);
     const double samples_per_second =
         stats.median_seconds > 0 ? static_cast<double>(batch_size) / stats.median_seconds : 0.0;
@@ -288,13 +292,7 @@ int run_onnx_bench(const po::variables_map& values, const Config& config, const 
                 << " ms, min " << stats.min_seconds * 1e3 << " ms per batch; " << samples_per_second
                 << " samples/s at the median\n";
     }
-    if (profiler != nullptr) {
-      const std::string trace = values["profile"].as<std::string>();
-      throw_if_error(profiler->write_chrome_trace(trace));
-      std::ostream& out = values.count("json") != 0 ? std::cerr : std::cout;
-      out << profiler->summary_table() << "trace written to " << trace
-          << " (the timings above include the profiler's overhead)\n";
-    }
+    if (profiler != nullptr) write_profile(values, *profiler);
   } catch (const Error& e) {
     print_error(e.status());
     return kExitFailure;
