@@ -286,3 +286,17 @@ TEST_CASE("the PyTorch script still makes the committed models (where python3-to
                               models_dir().string();
   CHECK(std::system(command.c_str()) == 0);
 }
+
+TEST_CASE("nodes that share a name (or have none) keep their own prepared weights", "[onnx]") {
+  const auto device = test_device();
+  TempDir dir;
+  for (const std::string name : {"same", ""}) {
+    onnx::ModelProto model = read_model(models_dir() / "lstm2" / "model.onnx");
+    for (auto& node : *model.mutable_graph()->mutable_node()) node.set_name(name);
+    write_model(dir / "renamed.onnx", model);
+    const auto set = models_dir() / "lstm2" / "test_data_set_1";
+    const auto outputs =
+        OnnxModel::load(dir / "renamed.onnx", device)->run(load_set(set, "input", device));
+    check_close(outputs[0], load_set(set, "output", device)[0], "renamed '" + name + "'");
+  }
+}

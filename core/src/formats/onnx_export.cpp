@@ -61,7 +61,7 @@ onnx::NodeProto& GraphWriter::node(const std::string& op, const std::vector<std:
                                    const std::string& hint, int outputs) {
   onnx::NodeProto& node = *graph_.add_node();
   node.set_op_type(op);
-  // Node names are unique too: the importer keeps prepared weights per node name.
+  // Node names are unique too, as ONNX's checker asks.
   node.set_name(fresh(hint + "/" + op));
   for (const std::string& input : inputs) node.add_input(input);
   for (int k = 0; k < outputs; ++k) {

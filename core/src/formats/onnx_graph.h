@@ -81,8 +81,9 @@ struct OnnxModel::Impl {
   std::vector<OnnxValueInfo> inputs, outputs;
   std::vector<int32_t> input_types;
   std::vector<onnx_detail::Value> constants;  // initializers and Constant nodes; empty elsewhere
-  std::map<std::string, onnx_detail::Plan> plans;           // by input signature
-  std::map<std::string, std::shared_ptr<void>> node_cache;  // prepared weights by node
+  std::map<std::string, onnx_detail::Plan> plans;  // by input signature
+  // Prepared weights by node (its address: names may repeat in a file) and kind.
+  std::map<std::pair<const onnx_detail::Node*, std::string>, std::shared_ptr<void>> node_cache;
   std::vector<std::string> fusions;
   std::mutex mutex;
 };
@@ -131,7 +132,7 @@ class NodeContext {
   template <typename T>
   std::shared_ptr<T> cached(const std::string& key,
                             const std::function<std::shared_ptr<T>()>& make) {
-    auto& slot = model_.node_cache[node_.name + "|" + key];
+    auto& slot = model_.node_cache[{&node_, key}];
     if (!slot) slot = make();
     return std::static_pointer_cast<T>(slot);
   }
