@@ -1293,33 +1293,6 @@ Tensor t_not(const Tensor& x) {
 Tensor t_reciprocal(const Tensor& x) {
   return pow(x, -1.0);
 }
-Tensor t_relu(const Tensor& x) {
-  return relu(x);
-}
-Tensor t_gelu(const Tensor& x) {
-  return gelu(x);
-}
-Tensor t_sigmoid(const Tensor& x) {
-  return sigmoid(x);
-}
-Tensor t_tanh(const Tensor& x) {
-  return tanh(x);
-}
-Tensor t_exp(const Tensor& x) {
-  return exp(x);
-}
-Tensor t_log(const Tensor& x) {
-  return log(x);
-}
-Tensor t_sqrt(const Tensor& x) {
-  return sqrt(x);
-}
-Tensor t_neg(const Tensor& x) {
-  return neg(x);
-}
-Tensor t_abs(const Tensor& x) {
-  return abs(x);
-}
 
 Fn device_binary_fn(Tensor (*both)(const Tensor&, const Tensor&),
                     Tensor (*scalar)(const Tensor&, double), bool commutes) {
@@ -1435,17 +1408,17 @@ std::map<std::string, OpDef> make_table() {
       [](NodeContext& c) { c.set_device(0, maximum(dev_float(c, 0), dev_float(c, 1)), kBool); },
       true);
   both("Not", unary_host(d_not), unary_device(t_not, kBool), true);
-  both("Neg", unary_host(d_neg), unary_device(t_neg), true);
-  both("Abs", unary_host(d_abs), unary_device(t_abs), true);
-  both("Sqrt", unary_host(d_sqrt), unary_device(t_sqrt));
+  both("Neg", unary_host(d_neg), unary_device(&switchyard::neg), true);
+  both("Abs", unary_host(d_abs), unary_device(&switchyard::abs), true);
+  both("Sqrt", unary_host(d_sqrt), unary_device(&switchyard::sqrt));
   both("Reciprocal", unary_host(d_reciprocal), unary_device(t_reciprocal));
-  both("Exp", unary_host(d_exp), unary_device(t_exp));
-  both("Log", unary_host(d_log), unary_device(t_log));
-  both("Relu", unary_host(d_relu), unary_device(t_relu));
-  both("Sigmoid", unary_host(d_sigmoid), unary_device(t_sigmoid));
-  both("Tanh", unary_host(d_tanh), unary_device(t_tanh));
+  both("Exp", unary_host(d_exp), unary_device(&switchyard::exp));
+  both("Log", unary_host(d_log), unary_device(&switchyard::log));
+  both("Relu", unary_host(d_relu), unary_device(&switchyard::relu));
+  both("Sigmoid", unary_host(d_sigmoid), unary_device(&switchyard::sigmoid));
+  both("Tanh", unary_host(d_tanh), unary_device(&switchyard::tanh));
   both("Erf", unary_host(d_erf), unary_device(erf_composed));
-  both("switchyard.Gelu", unary_host(d_gelu), unary_device(t_gelu));
+  both("switchyard.Gelu", unary_host(d_gelu), unary_device(&switchyard::gelu));
   both("Floor", unary_host(d_floor), nullptr, true);
   both("Ceil", unary_host(d_ceil), nullptr, true);
   both("LeakyRelu", nullptr, [](NodeContext& c) {
