@@ -81,6 +81,13 @@ TEST_CASE("switchyard predict takes an ONNX model: PyTorch's classes and softmax
   const CommandResult both = run_command(kEnv + cli() + " run " + (dir / "both.yaml").string());
   CHECK(both.exit_code == 2);
   CHECK_THAT(both.output, Catch::Contains("predict.model or predict.checkpoint, not both"));
+  // data.id is refused, not ignored: the rows are read by position.
+  write_text(dir / "id.yaml", "task: predict\ndata: {id: name}\npredict:\n  model: " + model +
+                                  "\n  input: labeled.csv\n");
+  const CommandResult id = run_command(kEnv + cli() + " run " + (dir / "id.yaml").string());
+  CHECK(id.exit_code == 2);
+  CHECK_THAT(id.output,
+             Catch::Contains("data.id and data.drop are not supported with an ONNX model"));
   // Rows of another width: named.
   write_text(dir / "narrow.csv", "1,2,3\n4,5,6\n");
   const CommandResult narrow =

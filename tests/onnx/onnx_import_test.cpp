@@ -300,3 +300,59 @@ TEST_CASE("nodes that share a name (or have none) keep their own prepared weight
     check_close(outputs[0], load_set(set, "output", device)[0], "renamed '" + name + "'");
   }
 }
+
+TEST_CASE("Split sizes that are negative or do not add up are refused on the host and the device",
+          "[onnx][errors]") {
+  const auto device = test_device();
+  TempDir dir;
+  // data [2, 4] (an input, so on the device, or an initializer, so on the host), split on axis 1.
+  for (const bool on_host : {false, true}) {
+    onnx::ModelProto model;
+    model.set_ir_version(8);
+    model.add_opset_import()->set_version(17);
+    onnx::GraphProto& graph = *model.mutable_graph();
+    auto add_input = [&](const std::string& name) {
+      auto* input = graph.add_input();
+      input->set_name(name);
+      auto* type = input->mutable_type()->mutable_tensor_type();
+      type->set_elem_type(onnx::TensorProto::FLOAT);
+      for (const int64_t extent : {2, 4}) type->mutable_shape()->add_dim()->set_dim_value(extent);
+    };
+    add_input("x");
+    if (on_host) {
+      auto* data = graph.add_initializer();
+      data->set_name("data");
+      data->set_data_type(onnx::TensorProto::FLOAT);
+      for (const int64_t extent : {2, 4}) data->add_dims(extent);
+      for (int k = 0; k < 8; ++k) data->add_float_data(static_cast<float>(k));
+    }
+    auto* sizes = graph.add_initializer();
+    sizes->set_name("sizes");
+    sizes->set_data_type(onnx::TensorProto::INT64);
+    sizes->add_dims(2);
+    sizes->add_int64_data(5);
+    sizes->add_int64_data(-1);
+    auto* split = graph.add_node();
+    split->set_op_type("Split");
+    split->add_input(on_host ? "data" : "x");
+    split->add_input("sizes");
+    split->add_output("a");
+    split->add_output("b");
+    auto* axis = split->add_attribute();
+    axis->set_name("axis");
+    axis->set_type(onnx::AttributeProto::INT);
+    axis->set_i(1);
+    graph.add_output()->set_name("a");
+    const auto path = dir / "split.onnx";
+    write_model(path, model);
+    INFO((on_host ? "host" : "device"));
+    try {
+      OnnxModel::load(path, device)->run({zeros(Shape{2, 4}, device)});
+      FAIL("accepted");
+    } catch (const Error& error) {
+      CHECK(error.status().code() == StatusCode::kInvalidArgument);
+      CHECK_THAT(error.what(), Catch::Contains(path.string()) &&
+                                   Catch::Contains("split sizes [5, -1] are not 2 sizes >= 0"));
+    }
+  }
+}

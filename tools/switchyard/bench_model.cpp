@@ -215,10 +215,6 @@ int run_model_bench(const po::variables_map& values, const Config& config) {
   return kExitOk;
 }
 
-bool is_onnx_path(const std::string& path) {
-  return path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
-}
-
 // Inputs of the model's declared shapes with the first dynamic axis set to the batch size: floats
 // drawn from N(0, 1), integers 0 (a valid index for any table). Another dynamic axis is an error.
 std::vector<Tensor> onnx_inputs(const OnnxModel& model, int64_t batch_size,
@@ -240,8 +236,7 @@ std::vector<Tensor> onnx_inputs(const OnnxModel& model, int64_t batch_size,
                                      "only the batch"));
       }
     }
-    if (info.element_type == "float" || info.element_type == "double" ||
-        info.element_type == "float16" || info.element_type == "bfloat16") {
+    if (info.is_float()) {
       inputs.push_back(rand_normal(Shape(shape), 0.0, 1.0, 0, 0, device));
     } else if (info.element_type == "bool") {
       inputs.push_back(zeros(Shape(shape), device));

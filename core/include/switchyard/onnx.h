@@ -50,7 +50,17 @@ struct OnnxValueInfo {
   std::string element_type;
   std::vector<int64_t> shape;
   std::vector<std::string> dim_names;
+
+  // A float type (float, double, float16, bfloat16): given as f32. Otherwise integers or bool.
+  bool is_float() const {
+    return element_type == "float" || element_type == "double" || element_type == "float16" ||
+           element_type == "bfloat16";
+  }
 };
+
+// True for a path ending in ".onnx": what train.export writes as ONNX (safetensors elsewhere) and
+// what predict.model and bench model read as an ONNX model.
+bool is_onnx_path(const std::filesystem::path& path);
 
 class OnnxModel {
  public:

@@ -28,7 +28,7 @@ struct PredictSettings {
   // predict.model or predict.checkpoint (one of them is required): a checkpoint, a .safetensors
   // file, or an .onnx model.
   std::filesystem::path checkpoint;
-  bool is_onnx() const { return checkpoint.extension() == ".onnx"; }
+  bool is_onnx() const;          // an .onnx model (is_onnx_path, switchyard/onnx.h)
   std::string input;             // dataset name or CSV path; "" = the data section's test split
   std::filesystem::path output;  // predictions CSV (task: predict); "" = none
   int64_t batch_size = 256;      // auto also means 256
@@ -118,9 +118,9 @@ Result<Dataset> load_prediction_input(const PredictSettings& predict, const Data
                                       const Predictor& predictor);
 
 // ONNX models (switchyard/onnx.h). The rows of predict.input as an ONNX model takes them: the
-// first F columns (after the YAML's data.id and data.drop) are the features, F the product of the
-// model's input extents besides its batch axis; one more column is the label, a class index when
-// `classes` > 0 (the model's output [batch, classes]), else a value.
+// first F columns are the features (data.id and data.drop are refused: rows are read by position),
+// F the product of the model's input extents besides its batch axis; one more column is the label,
+// a class index when `classes` > 0 (the model's output [batch, classes]), else a value.
 Result<Dataset> load_onnx_prediction_input(const PredictSettings& predict, const DataSettings& data,
                                            const std::filesystem::path& base_dir,
                                            const OnnxModel& model, int64_t classes);

@@ -473,10 +473,6 @@ void add_metadata(onnx::ModelProto& model, const std::string& key, const std::st
 
 }  // namespace
 
-bool is_onnx_path(const std::filesystem::path& path) {
-  return path.extension() == ".onnx";
-}
-
 Result<std::vector<uint8_t>> onnx_model_bytes(const OnnxExportSource& source) {
   if (source.model == nullptr || !source.model->network) {
     return invalid_argument("ONNX export: no model");

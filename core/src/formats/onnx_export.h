@@ -40,9 +40,6 @@ struct OnnxExportSource {
   std::string data_description;           // describe_data(), kept in the metadata
 };
 
-// True for a path ending in ".onnx" (train.export writes ONNX there, safetensors elsewhere).
-bool is_onnx_path(const std::filesystem::path& path);
-
 // The model as the bytes of an ONNX ModelProto; INVALID_ARGUMENT naming a layer the exporter cannot
 // write (UNIMPLEMENTED for a layer type it does not know).
 Result<std::vector<uint8_t>> onnx_model_bytes(const OnnxExportSource& source);

@@ -810,6 +810,10 @@ std::string OnnxModel::describe() const {
   return out.str();
 }
 
+bool is_onnx_path(const std::filesystem::path& path) {
+  return path.extension() == ".onnx";
+}
+
 Tensor load_onnx_tensor(const std::filesystem::path& path, const std::shared_ptr<Device>& device) {
   const std::vector<uint8_t> bytes = value_or_throw(detail::read_input_bytes(path, "ONNX tensor"));
   onnx::TensorProto proto;

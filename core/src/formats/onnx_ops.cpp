@@ -375,22 +375,38 @@ void host_slice(NodeContext& c) {
   c.set_host(0, std::move(x));
 }
 
-void host_split(NodeContext& c) {
-  const HostTensor& x = c.host_values(0);
-  const int axis = normalize(c, c.attr_int("axis", 0), x.shape.size());
-  const int64_t extent = x.shape[static_cast<size_t>(axis)];
-  Ints sizes = c.has(1) ? c.ints(1) : Ints{};
+// Split's axis and one size per output: the split input, or equal parts. Each size >= 0, adding up
+// to the axis extent.
+struct SplitPlan {
+  int axis;
+  Ints sizes;
+};
+
+SplitPlan split_plan(NodeContext& c, const Ints& shape) {
+  SplitPlan plan{normalize(c, c.attr_int("axis", 0), shape.size()), {}};
+  const int64_t extent = shape[static_cast<size_t>(plan.axis)];
   if (c.output_count() == 0) c.fail("no outputs");
-  if (sizes.empty()) {
+  plan.sizes = c.has(1) ? c.ints(1) : Ints{};
+  if (plan.sizes.empty()) {
     const auto n = static_cast<int64_t>(c.output_count());
     if (extent % n != 0)
       c.fail("axis extent " + std::to_string(extent) + " does not split into " + std::to_string(n));
-    sizes.assign(static_cast<size_t>(n), extent / n);
+    plan.sizes.assign(static_cast<size_t>(n), extent / n);
   }
-  if (sizes.size() != c.output_count() ||
-      std::accumulate(sizes.begin(), sizes.end(), int64_t{0}) != extent) {
-    c.fail("split sizes do not add up to the axis extent " + std::to_string(extent));
+  const bool negative =
+      std::any_of(plan.sizes.begin(), plan.sizes.end(), [](int64_t s) { return s < 0; });
+  if (negative || plan.sizes.size() != c.output_count() ||
+      std::accumulate(plan.sizes.begin(), plan.sizes.end(), int64_t{0}) != extent) {
+    c.fail("split sizes " + shape_text(plan.sizes) + " are not " +
+           std::to_string(c.output_count()) + " sizes >= 0 adding up to the axis extent " +
+           std::to_string(extent));
   }
+  return plan;
+}
+
+void host_split(NodeContext& c) {
+  const HostTensor& x = c.host_values(0);
+  const auto [axis, sizes] = split_plan(c, x.shape);
   int64_t start = 0;
   for (size_t k = 0; k < sizes.size(); ++k) {
     Ints picks(static_cast<size_t>(sizes[k]));
@@ -972,23 +988,9 @@ void device_slice(NodeContext& c) {
 
 void device_split(NodeContext& c) {
   const Tensor x = c.dev(0);
-  const int axis = normalize(c, c.attr_int("axis", 0), static_cast<size_t>(x.rank()));
-  const int64_t extent = x.dim(axis);
-  Ints sizes = c.has(1) ? c.ints(1) : Ints{};
-  if (c.output_count() == 0) c.fail("no outputs");
-  if (sizes.empty()) {
-    const auto n = static_cast<int64_t>(c.output_count());
-    if (extent % n != 0)
-      c.fail("axis extent " + std::to_string(extent) + " does not split into " + std::to_string(n));
-    sizes.assign(static_cast<size_t>(n), extent / n);
-  }
-  if (sizes.size() != c.output_count() ||
-      std::accumulate(sizes.begin(), sizes.end(), int64_t{0}) != extent) {
-    c.fail("split sizes do not add up to the axis extent " + std::to_string(extent));
-  }
+  const auto [axis, sizes] = split_plan(c, c.shape(0));
   int64_t start = 0;
   for (size_t k = 0; k < sizes.size(); ++k) {
-    if (sizes[k] < 0) c.fail("a negative split size");
     c.set_device(k, x.narrow(axis, start, sizes[k]), c.type(0));
     start += sizes[k];
   }

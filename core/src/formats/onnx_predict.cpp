@@ -1,11 +1,12 @@
 // Predictions from an ONNX model (predict.model: x.onnx, `switchyard predict x.onnx rows.csv`).
 //
 // The file says nothing of how its inputs were read or scaled, so the rows are taken as they come:
-// the first F columns (after data.id and data.drop) are the features, F being the product of the
-// model's input extents besides the batch axis, reshaped to the input's shape; one more column is
-// the label. An output [batch, C] with C >= 2 is read as class scores (probabilities when every
-// row already sums to 1, otherwise their softmax, and the run says which); any other output gives
-// one value per element, as a regression model's predictions.
+// by position, the first F columns are the features, F being the product of the model's input
+// extents besides the batch axis, reshaped to the input's shape; one more column is the label
+// (data.id and data.drop are refused rather than ignored). An output [batch, C] with C >= 2 is read
+// as class scores (probabilities when every row already sums to 1, otherwise their softmax, and the
+// run says which); any other output gives one value per element, as a regression model's
+// predictions.
 #include <chrono>
 #include <cmath>
 
@@ -36,8 +37,7 @@ OnnxInputLayout input_layout(const OnnxModel& model) {
   const OnnxValueInfo& info = model.inputs()[0];
   OnnxInputLayout layout;
   layout.shape = info.shape;
-  layout.integer = info.element_type != "float" && info.element_type != "double" &&
-                   info.element_type != "float16" && info.element_type != "bfloat16";
+  layout.integer = !info.is_float();
   bool batch_found = false;
   for (size_t axis = 0; axis < info.shape.size(); ++axis) {
     if (info.shape[axis] < 0 && !batch_found) {
@@ -70,6 +70,13 @@ Result<Dataset> load_onnx_prediction_input(const PredictSettings& predict, const
         "predict.input is missing: an ONNX model needs the rows to predict "
         "(predict.input: rows.csv)");
   }
+  if (!data.id.empty() || !data.drop.empty()) {
+    return invalid_argument(
+        "data.id and data.drop are not supported with an ONNX model (" + model.path().string() +
+        "): its rows are read by position, the features first, then an optional label; leave "
+        "those columns out of " +
+        predict.input);
+  }
   // The rows' layout: features by position, then an optional label column.
   TableLayout trained;
   trained.header = "none";
@@ -95,11 +102,7 @@ Predictions predict_onnx(OnnxModel& model, const Dataset& data, int64_t batch_si
   }
   Predictions out;
   out.samples = data.sample_count;
-  out.ids = data.ids;
-  out.source_lines = data.source_lines;
-  if (data.table.id_column >= 0 && !data.ids.empty()) {
-    out.id_name = data.table.column_label(data.table.id_column);
-  }
+  out.source_lines = data.source_lines;  // rows are named by line: there is no id column
   const auto start = std::chrono::steady_clock::now();
   const auto& device = model.device();
   std::vector<float> scores;
@@ -185,12 +188,7 @@ Predictions predict_onnx(OnnxModel& model, const Dataset& data, int64_t batch_si
     if (out.labeled) {
       out.true_values = data.targets;
       out.metrics = regression_metrics(out.true_values, out.values, 1);
-      double mse = 0;
-      for (size_t k = 0; k < out.values.size(); ++k) {
-        const double d = static_cast<double>(out.values[k] - out.true_values[k]);
-        mse += d * d;
-      }
-      out.loss = mse / static_cast<double>(std::max<size_t>(out.values.size(), 1));
+      out.loss = out.metrics.rmse * out.metrics.rmse;  // the mean squared error
     }
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -7,6 +7,8 @@
 
 #include "switchyard/predict.h"
 
+#include "switchyard/onnx.h"
+
 namespace switchyard {
 namespace {
 
@@ -17,6 +19,10 @@ std::filesystem::path resolve(const std::filesystem::path& base, const std::stri
 }
 
 }  // namespace
+
+bool PredictSettings::is_onnx() const {
+  return is_onnx_path(checkpoint);
+}
 
 Result<PredictSettings> PredictSettings::from_config(const Config& config) {
   PredictSettings settings;

@@ -13,6 +13,7 @@
 #include "switchyard/autograd.h"
 #include "switchyard/checkpoint.h"
 #include "switchyard/dispatch.h"
+#include "switchyard/onnx.h"
 #include "switchyard/ops.h"
 #include "switchyard/profile.h"
 #include "train/batch_search.h"
@@ -358,7 +359,7 @@ TrainSummary Trainer::run() {
   summary.last_checkpoint = s.last_checkpoint;
   if (!s.config.train.export_weights.empty() && s.writes_files) {
     const std::filesystem::path& path = s.config.train.export_weights;
-    if (detail::is_onnx_path(path)) {
+    if (is_onnx_path(path)) {
       throw_if_error(detail::write_onnx_model(path, onnx_source(s)).with_context("train.export"));
     } else {
       const Status written = write_safetensors(

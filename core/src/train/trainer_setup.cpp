@@ -6,6 +6,7 @@
 #include "switchyard/autograd.h"
 #include "switchyard/checkpoint.h"
 #include "switchyard/communicator.h"
+#include "switchyard/onnx.h"
 #include "train/batch_search.h"
 #include "train/train_state.h"
 #include "train/trainer_impl.h"
@@ -112,7 +113,7 @@ void check_output_files(const TrainSettings& train) {
                        .with_context("train.best_checkpoint"));
   }
   if (!train.export_weights.empty()) {
-    const char* what = detail::is_onnx_path(train.export_weights) ? "ONNX model" : "weights";
+    const char* what = is_onnx_path(train.export_weights) ? "ONNX model" : "weights";
     throw_if_error(
         detail::check_output_file(train.export_weights, what).with_context("train.export"));
   }
