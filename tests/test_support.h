@@ -39,8 +39,12 @@ inline std::string write_temp_file(const std::string& name, const std::string& t
   return path;
 }
 
+// The build's plugin folder, or $SWITCHYARD_TEST_PLUGIN_DIR where set: tools/gpu-check runs test
+// binaries on a GPU machine from an unpacked build whose folder differs from the build machine's.
 inline std::string plugin_file(const std::string& name) {
-  return std::string(SWITCHYARD_TEST_PLUGIN_DIR) + "/libswitchyard-" + name + ".so";
+  const char* dir = std::getenv("SWITCHYARD_TEST_PLUGIN_DIR");
+  const std::string folder = dir != nullptr && *dir != '\0' ? dir : SWITCHYARD_TEST_PLUGIN_DIR;
+  return folder + "/libswitchyard-" + name + ".so";
 }
 
 inline std::string fixture_dir(const std::string& folder) {

@@ -30,7 +30,7 @@ TEST_CASE("conformance of the template: a table of skipped ops, no line per case
   const auto result = run_command("SWITCHYARD_PLUGIN_PATH=" + kExamples + " " + cli() +
                                   " conformance --backend template --filter relu --no-gradients");
   INFO(result.output);
-  CHECK(result.exit_code == 0);
+  CHECK(result.exit_code == 1);  // nothing passed: nothing was shown to work
   CHECK(result.output ==
         "conformance of template:0 against the reference, per op:\n"
         "  op             dtype  passed  failed  skipped\n"
@@ -46,7 +46,54 @@ TEST_CASE("conformance of the template: a table of skipped ops, no line per case
         "support relu_backward for f16\n"
         "  relu_backward  bf16        0       0        3  skipped: backend template does not "
         "support relu_backward for bf16\n"
-        "0 passed, 0 failed, 22 skipped\n");
+        "0 passed, 0 failed, 22 skipped\n"
+        "switchyard conformance: no case passed on template:0 (every case was skipped)\n");
+}
+
+TEST_CASE("conformance fails when the filter matches no case", "[cli]") {
+  const auto result = run_command(cli() + " conformance --backend reference --filter no-such-op");
+  INFO(result.output);
+  CHECK(result.exit_code == 1);
+  CHECK(result.output.find("no case passed on reference:0 (no case matched)") != std::string::npos);
+}
+
+TEST_CASE("conformance --large checks GPU-sized ops on the host (small sizes here)", "[cli]") {
+  const auto result = run_command(cli() +
+                                  " conformance --backend reference --large --large-matmul 96"
+                                  " --large-elements 8192 --json");
+  INFO(result.output);
+  CHECK(result.exit_code == 0);
+  const Json report = parse_json(result.output);
+  CHECK(report.at("failed").get<double>() == 0);
+  CHECK(report.at("passed").get<double>() == 12);  // 3 matmuls, add, mul, 3 sums, 3 maxes, softmax
+  for (const Json& c : report.at("cases")) {
+    CHECK(c.at("name").get<std::string>().rfind("large/", 0) == 0);
+  }
+}
+
+TEST_CASE("conformance --large fails a device that leaves its outputs unwritten", "[cli]") {
+  // The wrongmath fixture claims success for ADD and MATMUL in f32 and computes nothing.
+  const auto result = run_command(
+      "SWITCHYARD_PLUGIN_PATH=" + switchyard::testing::fixture_dir("wrong") + " " + cli() +
+      " conformance --backend wrongmath --large "
+      "--large-matmul 64 --large-elements 4096");
+  INFO(result.output);
+  CHECK(result.exit_code == 1);
+  CHECK(result.output.find("failed  large/matmul/f32/64^3  nmse inf (tolerance 1e-10)  element 0 "
+                           "is -nan (never written, or not finite)") != std::string::npos);
+  CHECK(result.output.find("failed  large/add/f32/4096  nmse 1 (tolerance 0)  4096 of 4096 "
+                           "elements differ") != std::string::npos);
+  CHECK(result.output.find("0 passed, 2 failed, 10 skipped") != std::string::npos);
+}
+
+TEST_CASE("conformance --large refuses sizes it cannot use", "[cli]") {
+  const auto result = run_command(cli() +
+                                  " conformance --backend reference --large "
+                                  "--large-elements 5000");
+  INFO(result.output);
+  CHECK(result.exit_code == 1);
+  CHECK(result.output.find("elements 5000 is not a positive multiple of 4096") !=
+        std::string::npos);
 }
 
 TEST_CASE("conformance rows count passed cases, gradients get rows of their own", "[cli]") {
@@ -71,10 +118,12 @@ TEST_CASE("conformance --json carries the per-op summary and every case", "[cli]
     WARN("skipped: the template plugin is not built (SWITCHYARD_PLUGINS)");
     return;
   }
-  const auto result = run_command("SWITCHYARD_PLUGIN_PATH=" + kExamples + " " + cli() +
-                                  " conformance --backend template --filter relu --json");
+  // Only stdout: the closing "no case passed" line goes to stderr.
+  const auto result = run_command("{ SWITCHYARD_PLUGIN_PATH=" + kExamples + " " + cli() +
+                                  " conformance --backend template --filter relu --json "
+                                  "2>/dev/null; }");
   INFO(result.output);
-  CHECK(result.exit_code == 0);
+  CHECK(result.exit_code == 1);  // every case skipped
   const Json report = parse_json(result.output);
   CHECK(report.at("device").get<std::string>() == "template:0");
   CHECK(report.at("skipped").get<double>() == 23);  // 22 forward cases and the relu gradient check

@@ -16,11 +16,8 @@
 
 namespace switchyard::cuda_test {
 
-// The build's plugin, or the one in $SWITCHYARD_CUDA_TEST_PLUGIN_DIR: tools/gpu-check runs this
-// test on a GPU machine from an unpacked build whose folder differs from the build machine's.
+// The build's plugin (or the one in $SWITCHYARD_TEST_PLUGIN_DIR, as test_support.h says).
 inline std::string plugin_path() {
-  const char* dir = std::getenv("SWITCHYARD_CUDA_TEST_PLUGIN_DIR");
-  if (dir != nullptr && *dir != '\0') return std::string(dir) + "/libswitchyard-cuda.so";
   return testing::plugin_file("cuda");
 }
 

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <sstream>
 
 #include "bench_ops.h"
 #include "cli_common.h"
@@ -62,6 +63,29 @@ Status fill_uniform(Queue& queue, const sy_tensor_desc& out, uint64_t seed) {
   call.outputs[0] = out;
   call.params.random = {seed, 0, -1.0, 1.0};
   return queue.dispatch(call);
+}
+
+// How every timed figure here is measured; a peer must be timed the same way to be compared.
+constexpr const char* kTimingNote =
+    "host steady clock around each repetition, which ends when the queue has finished";
+
+// The value of `key` in a settings line of space-separated key=value pairs, or "".
+std::string setting_value(const std::string& settings, const std::string& key) {
+  std::istringstream items(settings);
+  for (std::string item; items >> item;) {
+    if (item.rfind(key + "=", 0) == 0) return item.substr(key.size() + 1);
+  }
+  return "";
+}
+
+// Which code ran the timed matmuls, from a device that counts them (cuda: matmuls_cublaslt and
+// matmuls_kernel): "cublaslt", "kernel" or "mixed"; "" when the device does not say.
+std::string matmul_path(const std::string& settings) {
+  const std::string lt = setting_value(settings, "matmuls_cublaslt");
+  const std::string kernel = setting_value(settings, "matmuls_kernel");
+  if (lt.empty() || kernel.empty()) return "";
+  if (kernel == "0") return lt == "0" ? "none" : "cublaslt";
+  return lt == "0" ? "kernel" : "mixed";
 }
 
 int matmul_bench(const Args& args) {
@@ -117,21 +141,29 @@ int matmul_bench(const Args& args) {
   const double median = median_of(*seconds);
   const double gflops =
       2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / median / 1e9;
+  const std::string settings = (*device)->settings();
+  const std::string path = matmul_path(settings);
   if (values.count("json") != 0) {
     const detail::Json report{{"bench", "matmul"},
                               {"device", (*device)->id()},
                               {"device_name", (*device)->info().name},
+                              {"settings", settings},
+                              {"matmul_path", path},
                               {"m", m},
                               {"n", n},
                               {"k", k},
                               {"dtype", values["dtype"].as<std::string>()},
+                              {"timing", kTimingNote},
+                              {"repetitions", seconds->size()},
                               {"median_seconds", median},
+                              {"min_seconds", *std::min_element(seconds->begin(), seconds->end())},
                               {"gflops", gflops}};
     std::cout << detail::json_text(report) << "\n";
   } else {
     std::cout << "matmul " << m << "x" << n << "x" << k << " " << values["dtype"].as<std::string>()
               << " on " << (*device)->id() << " (" << (*device)->info().name << "): median "
-              << median * 1e3 << " ms, " << gflops << " GFLOP/s\n";
+              << median * 1e3 << " ms, " << gflops << " GFLOP/s"
+              << (path.empty() ? "" : ", path " + path) << "\n";
   }
   return kExitOk;
 }

@@ -1,4 +1,5 @@
-// switchyard conformance --backend NAME: every op and dtype of that backend against `reference`.
+// switchyard conformance --backend NAME: every op and dtype of that backend against `reference`;
+// with --large, a few ops at GPU sizes checked on the host instead.
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -70,7 +71,9 @@ void print_text(const conformance::Report& report, bool verbose) {
   const std::vector<conformance::OpSummary> rows = conformance::summarize_by_op(report);
   size_t op_width = 2;
   for (const auto& row : rows) op_width = std::max(op_width, row.op.size());
-  std::cout << "conformance of " << report.device_id << " against the reference, per op:\n";
+  const bool large = !report.cases.empty() && report.cases.front().name.rfind("large/", 0) == 0;
+  std::cout << (large ? "large conformance of " : "conformance of ") << report.device_id
+            << (large ? ", checked on the host" : " against the reference") << ", per op:\n";
   std::printf("  %-*s  %-5s  %6s  %6s  %7s\n", static_cast<int>(op_width), "op", "dtype", "passed",
               "failed", "skipped");
   for (const auto& row : rows) {
@@ -116,7 +119,13 @@ int conformance_command(const Args& args) {
       "config", po::value<std::string>(), "YAML file (backend options, plugin paths)")(
       "json", "print JSON: totals, the per-op summary and every case")(
       "verbose,v", "print every case, not only the failed ones")(
-      "no-gradients", "skip the finite-difference gradient checks");
+      "no-gradients", "skip the finite-difference gradient checks")(
+      "large", "the large mode instead: ops at sizes that fill a GPU, checked on the host")(
+      "large-matmul", po::value<int64_t>()->default_value(4096),
+      "--large: M = N = K of the matmuls")(
+      "large-elements", po::value<int64_t>()->default_value(int64_t{1} << 27),
+      "--large: elements of the elementwise ops, reductions and softmax (a multiple of 4096)")(
+      "beyond-32bit", "--large: also an f16 add over 2^31 + 1027 elements (12 GiB on the device)");
   po::variables_map values;
   if (auto exit = parse_args(args, "usage: switchyard conformance --backend NAME [options]",
                              options, values)) {
@@ -128,23 +137,46 @@ int conformance_command(const Args& args) {
   const std::string backend = values["backend"].as<std::string>();
   auto target =
       open_device(registry, config->runtime(), backend, values["device-index"].as<uint32_t>());
-  auto reference = open_device(registry, config->runtime(), "reference", 0);
-  if (!target.ok() || !reference.ok()) {
-    print_error(!target.ok() ? target.status() : reference.status().with_context("the oracle"));
+  if (!target.ok()) {
+    print_error(target.status());
     return kExitUsage;
   }
-  conformance::Options run_options;
-  run_options.filter = values["filter"].as<std::string>();
-  auto report = conformance::run(**target, **reference, run_options);
-  if (values.count("no-gradients") == 0) {
-    append_gradient_checks(*target, run_options.filter, report);
+  conformance::Report report;
+  if (values.count("large") != 0) {
+    conformance::LargeOptions large;
+    large.matmul_size = values["large-matmul"].as<int64_t>();
+    large.elements = values["large-elements"].as<int64_t>();
+    large.beyond_32bit = values.count("beyond-32bit") != 0;
+    large.filter = values["filter"].as<std::string>();
+    report = conformance::run_large(**target, large);
+  } else {
+    auto reference = open_device(registry, config->runtime(), "reference", 0);
+    if (!reference.ok()) {
+      print_error(reference.status().with_context("the oracle"));
+      return kExitUsage;
+    }
+    conformance::Options run_options;
+    run_options.filter = values["filter"].as<std::string>();
+    report = conformance::run(**target, **reference, run_options);
+    if (values.count("no-gradients") == 0) {
+      append_gradient_checks(*target, run_options.filter, report);
+    }
   }
   if (values.count("json") != 0) {
     print_json(report);
   } else {
     print_text(report, values.count("verbose") != 0);
   }
-  return report.failed() == 0 ? kExitOk : kExitFailure;
+  if (report.failed() != 0) return kExitFailure;
+  if (report.passed() == 0) {
+    // Nothing checked is nothing proven: a filter that matched nothing, or a backend that skipped
+    // every case, is not a green run.
+    std::cerr << "switchyard conformance: no case passed on " << report.device_id
+              << (report.cases.empty() ? " (no case matched)" : " (every case was skipped)")
+              << "\n";
+    return kExitFailure;
+  }
+  return kExitOk;
 }
 
 }  // namespace switchyard::cli

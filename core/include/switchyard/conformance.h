@@ -46,6 +46,22 @@ struct Options {
 // Runs every case. Never throws; a case that errors is a failed case with the status as reason.
 Report run(Device& target, Device& reference, const Options& options = {});
 
+// The large mode (`switchyard conformance --large`): a square matmul in f32, f16 and bf16,
+// elementwise ops, reductions and a row softmax over `elements` elements, each checked on the host
+// (core/src/conformance/large.cpp says how), without the reference backend. Sizes meant for a GPU:
+// the defaults need about 2 GiB of device memory, and beyond_32bit adds an f16 ADD over
+// 2^31 + 1027 elements (12 GiB on the device, 4 GiB on the host).
+struct LargeOptions {
+  int64_t matmul_size = 4096;           // M = N = K
+  int64_t elements = int64_t{1} << 27;  // a positive multiple of 4096
+  bool beyond_32bit = false;
+  std::string filter;  // only cases whose name contains this text
+  uint64_t seed = 1;
+};
+
+// Runs the large cases on `target`. Never throws; invalid options are one failed case.
+Report run_large(Device& target, const LargeOptions& options = {});
+
 // One row of the per-op summary: the cases of one op and dtype. Gradient checks (cases named
 // "grad/...") have rows of their own, with op "<op> (gradient)".
 struct OpSummary {

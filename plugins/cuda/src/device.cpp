@@ -58,10 +58,21 @@ Status parse_options(const sy_option* options, size_t count, DeviceOptions* out)
       SY_CUDA_RETURN_IF_ERROR(parse_fraction(key, value, &out->memory_fraction));
     } else if (key == "deterministic") {
       SY_CUDA_RETURN_IF_ERROR(parse_bool(key, value, &out->deterministic));
+    } else if (key == "matmul") {
+      if (value == "auto") {
+        out->matmul = MatmulPath::kAuto;
+      } else if (value == "cublaslt") {
+        out->matmul = MatmulPath::kCublaslt;
+      } else if (value == "kernel") {
+        out->matmul = MatmulPath::kKernel;
+      } else {
+        return invalid_argument("cuda option matmul: '" + value +
+                                "' is not auto, cublaslt or kernel");
+      }
     } else {
       return invalid_argument(
           "unknown cuda option '" + key +
-          "' (known: tf32, memory_limit_bytes, memory_fraction, deterministic)");
+          "' (known: tf32, memory_limit_bytes, memory_fraction, deterministic, matmul)");
     }
   }
   // TF32 rounds f32 operands to 10 mantissa bits: a deterministic run promises the f32 maths the
@@ -71,8 +82,10 @@ Status parse_options(const sy_option* options, size_t count, DeviceOptions* out)
 }
 
 std::string settings_line(const DeviceOptions& options) {
+  static const char* const paths[] = {"auto", "cublaslt", "kernel"};
   return std::string("tf32=") + (options.tf32 ? "on" : "off") +
-         " deterministic=" + (options.deterministic ? "on" : "off");
+         " deterministic=" + (options.deterministic ? "on" : "off") +
+         " matmul=" + paths[static_cast<int>(options.matmul)];
 }
 
 Status get_cu_device(uint32_t index, const DriverApi** api, CUdevice* device_out) {
@@ -118,10 +131,16 @@ Status init_device(CudaDevice* d) {
     limit = limit == 0 ? by_fraction : std::min(limit, by_fraction);
   }
   d->allocator->set_limit(limit);
+  if (d->options.matmul == MatmulPath::kKernel) return ok_status();
   const CublasLtApi* lt_api = nullptr;
-  if (load_cublaslt(&lt_api).ok()) {
+  Status lt_status = load_cublaslt(&lt_api);
+  if (lt_status.ok()) {
     auto lt = std::make_unique<LtMatmul>(*lt_api);
-    if (lt->init().ok()) d->lt = std::move(lt);  // otherwise the tiled kernel takes every matmul
+    lt_status = lt->init();
+    if (lt_status.ok()) d->lt = std::move(lt);  // otherwise the tiled kernel takes every matmul
+  }
+  if (!lt_status.ok() && d->options.matmul == MatmulPath::kCublaslt) {
+    return lt_status.with_context("cuda option matmul=cublaslt");
   }
   return ok_status();
 }

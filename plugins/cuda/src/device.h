@@ -4,6 +4,7 @@
 
 #include <cuda.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -19,6 +20,11 @@ namespace sy_cuda {
 
 class LtMatmul;
 
+// Which code runs MATMUL (option `matmul`): cuBLASLt where it takes the layout and the plugin's
+// own tiled kernel otherwise (auto), cuBLASLt for every matmul with no fallback (an error
+// instead), or always the plugin's kernel.
+enum class MatmulPath { kAuto, kCublaslt, kKernel };
+
 // Parsed from the YAML backend section. Unknown keys are INVALID_ARGUMENT.
 struct DeviceOptions {
   bool tf32 = false;  // f32 matmuls may use TF32 tensor cores (PyTorch's default: off)
@@ -27,12 +33,13 @@ struct DeviceOptions {
   // The ABI's standard option: SCATTER_ADD gathers per output element in index order instead of
   // using float atomics, and tf32 is forced off (f32 matmuls in full f32, as the reference does).
   bool deterministic = false;
+  MatmulPath matmul = MatmulPath::kAuto;
 };
 
 // Also applies the rules between options (deterministic turns tf32 off).
 Status parse_options(const sy_option* options, size_t count, DeviceOptions* out);
 
-// The device_settings line: "tf32=off deterministic=on".
+// The options' part of the device_settings line: "tf32=off deterministic=on matmul=auto".
 std::string settings_line(const DeviceOptions& options);
 
 // A stream and what belongs to it: cuBLASLt needs a workspace per stream for concurrent use.
@@ -57,6 +64,12 @@ struct CudaDevice {
   KernelSet kernels;
   std::unique_ptr<CachingAllocator> allocator;
   std::unique_ptr<LtMatmul> lt;  // null when cuBLASLt is unavailable
+  // Matmuls run so far by each path, for the settings line (bench and gpu-check report which
+  // path ran), and the first reason cuBLASLt failed on a layout it had accepted.
+  std::atomic<uint64_t> matmuls_cublaslt{0};
+  std::atomic<uint64_t> matmuls_kernel{0};
+  std::mutex lt_failure_mutex;
+  std::string first_lt_failure;
 
   std::mutex queues_mutex;
   std::vector<CudaQueue*> queues;

@@ -1,6 +1,7 @@
 // The plugin's C ABI: the function table, the descriptor and the one exported entry symbol.
 // Every function adapts its arguments and runs the C++ code behind `guarded` (boundary.h).
 #include <cstdio>
+#include <string>
 
 #include "boundary.h"
 #include "dispatch.h"
@@ -203,7 +204,11 @@ sy_status device_settings(sy_device d, char* buffer, size_t size) {
     if (d == nullptr || buffer == nullptr || size == 0) {
       return invalid_argument("device_settings: null device or empty buffer");
     }
-    const std::string line = settings_line(device_of(d)->options);
+    const CudaDevice& device = *device_of(d);
+    const std::string line = settings_line(device.options) +
+                             (device.lt != nullptr ? " cublaslt=loaded" : " cublaslt=none") +
+                             " matmuls_cublaslt=" + std::to_string(device.matmuls_cublaslt.load()) +
+                             " matmuls_kernel=" + std::to_string(device.matmuls_kernel.load());
     std::snprintf(buffer, size, "%s", line.c_str());
     return ok_status();
   });

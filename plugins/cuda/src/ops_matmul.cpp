@@ -1,4 +1,8 @@
 // MATMUL (0): cuBLASLt when it is available and the layout allows it, else the tiled kernel.
+#include <cstdio>
+#include <mutex>
+#include <string>
+
 #include "cublaslt_matmul.h"
 #include "matmul_plan.h"
 #include "ops.h"
@@ -97,6 +101,26 @@ Status run_tiled(const OpContext& ctx, const MatmulGeometry& g) {
   return ok_status();
 }
 
+std::string shape_text(const MatmulGeometry& g) {
+  int64_t batches = 1;
+  for (uint32_t d = 0; d < g.batch_rank; ++d) batches *= g.batch_shape[d];
+  return std::to_string(batches) + " x [" + std::to_string(g.m) + " x " + std::to_string(g.k) +
+         "] @ [" + std::to_string(g.k) + " x " + std::to_string(g.n) + "]";
+}
+
+// A layout cuBLASLt accepted but then failed on is not silent: the first such failure of a device
+// is written to stderr (later ones only counted in the settings line's matmuls_kernel).
+void note_cublaslt_failure(CudaDevice& device, const MatmulGeometry& g, const std::string& why) {
+  std::lock_guard<std::mutex> lock(device.lt_failure_mutex);
+  if (!device.first_lt_failure.empty()) return;
+  device.first_lt_failure = "MATMUL " + shape_text(g) + ": " + why;
+  std::fprintf(stderr, "switchyard cuda: cuBLASLt failed on %s; %s\n",
+               device.first_lt_failure.c_str(),
+               device.options.matmul == MatmulPath::kCublaslt
+                   ? "the cuda option matmul=cublaslt makes that an error"
+                   : "this and later such matmuls run on the plugin's own kernel");
+}
+
 }  // namespace
 
 Status run_matmul(const OpContext& ctx) {
@@ -109,12 +133,26 @@ Status run_matmul(const OpContext& ctx) {
     SY_CUDA_RETURN_IF_ERROR(enqueue_fill(ctx, out, 0.0));
     return bias != nullptr ? enqueue_binary(ctx, SY_OP_ADD, out, out, bias, 0.0f) : ok_status();
   }
-  LtPlan plan;
-  std::string why_not;
-  if (ctx.device.lt != nullptr && plan_cublaslt(g, &plan, &why_not) &&
-      run_cublaslt(ctx, plan).ok()) {
-    return bias != nullptr ? enqueue_binary(ctx, SY_OP_ADD, out, out, bias, 0.0f) : ok_status();
+  CudaDevice& device = ctx.device;
+  const MatmulPath path = device.options.matmul;
+  if (device.lt != nullptr) {
+    LtPlan plan;
+    std::string why_not;
+    if (plan_cublaslt(g, &plan, &why_not)) {
+      const Status ran = run_cublaslt(ctx, plan);
+      if (ran.ok()) {
+        device.matmuls_cublaslt.fetch_add(1, std::memory_order_relaxed);
+        return bias != nullptr ? enqueue_binary(ctx, SY_OP_ADD, out, out, bias, 0.0f) : ok_status();
+      }
+      why_not = ran.message();
+      note_cublaslt_failure(device, g, why_not);
+    }
+    if (path == MatmulPath::kCublaslt) {
+      return unimplemented("MATMUL " + shape_text(g) + ": cuBLASLt cannot run it (" + why_not +
+                           ") and the cuda option matmul=cublaslt forbids the plugin's kernel");
+    }
   }
+  device.matmuls_kernel.fetch_add(1, std::memory_order_relaxed);
   return run_tiled(ctx, g);
 }
 
