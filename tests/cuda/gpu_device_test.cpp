@@ -94,6 +94,39 @@ TEST_CASE("cuda add and matmul give exact small-integer answers", "[cuda][gpu]")
   for (int i = 0; i < 10; ++i) CHECK(got[i] == expected[i]);
 }
 
+TEST_CASE("the cuda option matmul chooses the path, and the settings line counts each",
+          "[cuda][gpu]") {
+  for (const std::string path : {"cublaslt", "kernel"}) {
+    auto device = gpu({{"matmul", path}});
+    if (!device) return;
+    auto buffer = value_or_throw(device->allocate(256 * sizeof(float)));
+    Queue& queue = device->default_queue();
+    std::vector<float> a(64);
+    for (int i = 0; i < 64; ++i) a[i] = static_cast<float>(i % 7) - 3.0f;
+    throw_if_error(queue.write(*buffer, 0, a.data(), a.size() * sizeof(float)));
+    for (int i = 0; i < 3; ++i) {
+      throw_if_error(
+          queue.dispatch(call_of(SY_OP_MATMUL, {f32(*buffer, 0, {8, 8}), f32(*buffer, 0, {8, 8})},
+                                 {f32(*buffer, 512, {8, 8})})));
+    }
+    std::vector<float> got(64);
+    throw_if_error(queue.read(*buffer, 512, got.data(), got.size() * sizeof(float)));
+    for (int r = 0; r < 8; ++r) {
+      for (int c = 0; c < 8; ++c) {
+        float expected = 0;
+        for (int k = 0; k < 8; ++k) expected += a[r * 8 + k] * a[k * 8 + c];
+        CHECK(got[r * 8 + c] == expected);
+      }
+    }
+    const std::string settings = device->settings();
+    INFO(settings);
+    CHECK(settings.find("matmul=" + path) != std::string::npos);
+    CHECK(settings.find(path == "cublaslt" ? "matmuls_cublaslt=3 matmuls_kernel=0"
+                                           : "cublaslt=none matmuls_cublaslt=0 matmuls_kernel=3") !=
+          std::string::npos);
+  }
+}
+
 TEST_CASE("cuda random uniform is bit-identical to the host Philox definition", "[cuda][gpu]") {
   auto device = gpu();
   if (!device) return;
@@ -182,7 +215,7 @@ TEST_CASE("a deterministic cuda device turns tf32 off and scatter-adds in index 
           "[cuda][gpu]") {
   auto device = gpu({{"deterministic", "true"}, {"tf32", "true"}});
   if (!device) return;
-  CHECK(device->settings() == "tf32=off deterministic=on");
+  CHECK(device->settings().rfind("tf32=off deterministic=on matmul=auto ", 0) == 0);
   // Many src rows land on the same 3 out rows, with magnitudes far apart, so the f32 sum depends
   // on the order of the additions: only index order gives the host's answer, every time.
   const int64_t rows = 4096, cols = 4, targets = 3;

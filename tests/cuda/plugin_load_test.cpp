@@ -72,6 +72,10 @@ TEST_CASE("cuda device options are checked before the driver is needed", "[cuda]
   const sy_option bad_deterministic[] = {{"deterministic", "maybe"}};
   CHECK(f.device_create(0, bad_deterministic, 1, &device) == SY_STATUS_INVALID_ARGUMENT);
   CHECK_THAT(f.last_error_message(), Catch::Contains("deterministic: 'maybe'"));
+  const sy_option bad_path[] = {{"matmul", "cublas"}};
+  CHECK(f.device_create(0, bad_path, 1, &device) == SY_STATUS_INVALID_ARGUMENT);
+  CHECK_THAT(f.last_error_message(),
+             Catch::Contains("cuda option matmul: 'cublas' is not auto, cublaslt or kernel"));
   CHECK(device == nullptr);
   // The ABI's standard option is accepted: without a driver the call gets as far as the driver.
   if (!driver_present()) {

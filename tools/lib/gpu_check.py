@@ -94,8 +94,10 @@ def judge_conformance(args):
     r = load_json(args.report)
     failed = [c for c in r.get("cases", []) if c.get("outcome") == "failed"]
     skipped = [c for c in r.get("cases", []) if c.get("outcome") == "skipped"]
+    settings = r.get("device_settings", "")
     print(f"{r.get('device')}: {r.get('passed')} passed, {r.get('failed')} failed, "
-          f"{r.get('skipped')} skipped")
+          f"{r.get('skipped')} skipped; device settings after the run: '{settings}'")
+    missing = [pair for pair in args.expect if pair not in settings.split()]
     for c in failed[:40]:
         print(f"  failed {c['name']}: nmse {c.get('nmse')} (tolerance {c.get('tolerance')}) "
               f"{c.get('reason', '')}")
@@ -107,6 +109,8 @@ def judge_conformance(args):
             print(f"  {c['outcome']} {c['name']}: nmse {c.get('nmse')} {c.get('reason', '')}")
     if failed or not r.get("passed"):
         fail(f"{len(failed)} failed, {r.get('passed')} passed")
+    if missing:
+        fail(f"the device's settings lack {', '.join(missing)}")
     print("ok")
 
 
@@ -253,6 +257,8 @@ def main(argv):
     p.set_defaults(run=judge_same_run)
     p = sub.add_parser("conformance")
     p.add_argument("report")
+    p.add_argument("--expect", action="append", default=[], metavar="KEY=VALUE",
+                   help="a pair the device's settings line must hold after the run")
     p.set_defaults(run=judge_conformance)
     p = sub.add_parser("vulkan-device")
     p.add_argument("devices_log")

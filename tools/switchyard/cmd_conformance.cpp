@@ -48,6 +48,7 @@ void print_json(const conformance::Report& report) {
   }
   const detail::Json document = {{"backend", report.backend},
                                  {"device", report.device_id},
+                                 {"device_settings", report.device_settings},
                                  {"passed", report.passed()},
                                  {"failed", report.failed()},
                                  {"skipped", report.skipped()},
@@ -162,6 +163,7 @@ int conformance_command(const Args& args) {
       append_gradient_checks(*target, run_options.filter, report);
     }
   }
+  report.device_settings = (*target)->settings();
   if (values.count("json") != 0) {
     print_json(report);
   } else {

@@ -32,6 +32,7 @@ struct CaseResult {
 struct Report {
   std::string backend;
   std::string device_id;
+  std::string device_settings;  // the target's settings line after the run (Device::settings)
   std::vector<CaseResult> cases;
   int passed() const;
   int failed() const;

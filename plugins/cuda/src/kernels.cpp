@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <iterator>
+#include <string>
 
 #include "cuda_fatbins.inc"  // generated: SY_CUDA_FATBINS(X) with one X(name) per kernels/*.cu
 
@@ -29,9 +31,16 @@ const EmbeddedFatbin kFatbins[] = {
 };
 
 const char* const kKernelNames[] = {
-#define SY_CUDA_KERNEL_NAME(name) #name,
+#define SY_CUDA_KERNEL_NAME(name, module) #name,
     SY_CUDA_KERNELS(SY_CUDA_KERNEL_NAME)
 #undef SY_CUDA_KERNEL_NAME
+};
+
+// The embedded module (kernels/<module>.cu) of each kernel, in kKernelNames' order.
+const char* const kKernelModules[] = {
+#define SY_CUDA_KERNEL_MODULE(name, module) #module,
+    SY_CUDA_KERNELS(SY_CUDA_KERNEL_MODULE)
+#undef SY_CUDA_KERNEL_MODULE
 };
 
 }  // namespace
@@ -63,14 +72,18 @@ Status KernelSet::load(const DriverApi& api) {
   }
   for (size_t k = 0; k < functions_.size(); ++k) {
     functions_[k] = nullptr;
-    for (CUmodule module : modules_) {
-      if (api.cuModuleGetFunction(&functions_[k], module, kKernelNames[k]) == CUDA_SUCCESS) break;
-      functions_[k] = nullptr;
-    }
-    if (functions_[k] == nullptr) {
+    const std::string module_name = kKernelModules[k];
+    size_t m = 0;
+    while (m < std::size(kFatbins) && module_name != kFatbins[m].name) ++m;
+    const Status found =
+        m == std::size(kFatbins)
+            ? internal_error("no embedded CUDA module " + module_name + ".fatbin")
+            : cu_check(api, api.cuModuleGetFunction(&functions_[k], modules_[m], kKernelNames[k]),
+                       "cuModuleGetFunction");
+    if (!found.ok()) {
       unload();
-      return internal_error(std::string("kernel ") + kKernelNames[k] +
-                            " is in none of the embedded CUDA modules");
+      return internal_error(std::string("kernel ") + kKernelNames[k] + " of " + module_name +
+                            ".cu: " + found.message());
     }
   }
   return ok_status();

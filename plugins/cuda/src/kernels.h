@@ -16,7 +16,7 @@
 namespace sy_cuda {
 
 enum class Kernel {
-#define SY_CUDA_KERNEL_ENUM(name) name,
+#define SY_CUDA_KERNEL_ENUM(name, module) name,
   SY_CUDA_KERNELS(SY_CUDA_KERNEL_ENUM)
 #undef SY_CUDA_KERNEL_ENUM
       kCount
