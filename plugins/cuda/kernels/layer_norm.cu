@@ -1,6 +1,6 @@
 // Layer normalisation over the trailing axes (section 11 of docs/ops.md). The forward and the
-// grad_x kernels give each row to a group of threads; the parameter gradients give each
-// normalised position to one thread that walks the rows, so reads along a row are coalesced.
+// grad_x kernels give each row to a group of threads; the parameter gradients give each block 32
+// normalised positions and 32 lanes of rows (sy_layer_norm_params below).
 #include <math.h>
 
 #include "common.cuh"
@@ -96,21 +96,49 @@ extern "C" __global__ void __launch_bounds__(1024) sy_layer_norm(SyLayerNormArgs
 }
 
 // grad_gamma[d] = sum over rows of grad_y * xhat; grad_beta[d] = sum over rows of grad_y.
-extern "C" __global__ void sy_layer_norm_params(SyLayerNormParamArgs a) {
+// A block of kParamThreads threads takes 32 consecutive positions d (one per lane, so the reads
+// along a row are coalesced) and kParamRowLanes row lanes: lane r sums rows r, r + 32, ..., and
+// the 32 partial sums of a position are added in a fixed order, so the result does not depend on
+// scheduling. (One thread per position walking every row left most of the GPU idle: 2.6 ms for
+// 2048 rows of 256 on an H200, against tens of microseconds this way.)
+constexpr int kParamRowLanes = 32;
+constexpr int kParamThreads = 32 * kParamRowLanes;
+
+extern "C" __global__ void __launch_bounds__(kParamThreads)
+    sy_layer_norm_params(SyLayerNormParamArgs a) {
   using namespace sy;
-  for (int64_t d = global_thread(); d < a.row_length; d += grid_stride()) {
-    const int64_t xd = offset_of(a.x_norm, d);
-    const int64_t gd = offset_of(a.g_norm, d);
+  __shared__ float partial_gamma[kParamRowLanes][33];
+  __shared__ float partial_beta[kParamRowLanes][33];
+  const int column = threadIdx.x % 32;
+  const int row_lane = threadIdx.x / 32;
+  for (int64_t first = static_cast<int64_t>(blockIdx.x) * 32; first < a.row_length;
+       first += static_cast<int64_t>(gridDim.x) * 32) {
+    const int64_t d = first + column;
     float sum_gamma = 0.0f, sum_beta = 0.0f;
-    for (int64_t row = 0; row < a.rows; ++row) {
-      const float g = load(a.g_lead, offset_of(a.g_lead, row) + gd);
-      const float x = load(a.x_lead, offset_of(a.x_lead, row) + xd);
-      const float xhat =
-          (x - load(a.mean, offset_of(a.mean, row))) * load(a.rstd, offset_of(a.rstd, row));
-      sum_gamma += g * xhat;
-      sum_beta += g;
+    if (d < a.row_length) {
+      const int64_t xd = offset_of(a.x_norm, d);
+      const int64_t gd = offset_of(a.g_norm, d);
+      for (int64_t row = row_lane; row < a.rows; row += kParamRowLanes) {
+        const float g = load(a.g_lead, offset_of(a.g_lead, row) + gd);
+        const float x = load(a.x_lead, offset_of(a.x_lead, row) + xd);
+        const float xhat =
+            (x - load(a.mean, offset_of(a.mean, row))) * load(a.rstd, offset_of(a.rstd, row));
+        sum_gamma += g * xhat;
+        sum_beta += g;
+      }
     }
-    store(a.grad_gamma, offset_of(a.grad_gamma, d), sum_gamma);
-    store(a.grad_beta, offset_of(a.grad_beta, d), sum_beta);
+    partial_gamma[row_lane][column] = sum_gamma;
+    partial_beta[row_lane][column] = sum_beta;
+    __syncthreads();
+    if (row_lane == 0 && d < a.row_length) {
+      float total_gamma = 0.0f, total_beta = 0.0f;
+      for (int r = 0; r < kParamRowLanes; ++r) {
+        total_gamma += partial_gamma[r][column];
+        total_beta += partial_beta[r][column];
+      }
+      store(a.grad_gamma, offset_of(a.grad_gamma, d), total_gamma);
+      store(a.grad_beta, offset_of(a.grad_beta, d), total_beta);
+    }
+    __syncthreads();
   }
 }

@@ -30,7 +30,7 @@
   X(cuMemFree, cuMemFree_v2)                                 \
   X(cuMemcpyHtoDAsync, cuMemcpyHtoDAsync_v2)                 \
   X(cuMemcpyDtoHAsync, cuMemcpyDtoHAsync_v2)                 \
-  X(cuPointerGetAttribute, cuPointerGetAttribute)            \
+  X(cuPointerGetAttributes, cuPointerGetAttributes)          \
   X(cuModuleLoadData, cuModuleLoadData)                      \
   X(cuModuleUnload, cuModuleUnload)                          \
   X(cuModuleGetFunction, cuModuleGetFunction)                \

@@ -1,4 +1,6 @@
 // LAYER_NORM (41) and LAYER_NORM_BACKWARD (42) over the trailing `normalized_rank` axes.
+#include <algorithm>
+
 #include "ops.h"
 
 namespace sy_cuda {
@@ -148,7 +150,12 @@ Status run_layer_norm(const OpContext& ctx) {
   p.grad_beta = whole(ctx, ctx.out(2));
   p.rows = s.rows;
   p.row_length = s.row_length;
-  return ctx.launch(Kernel::sy_layer_norm_params, ctx.linear(s.row_length), p);
+  // 32 positions per block of 1024 threads (kParamThreads in layer_norm.cu).
+  LaunchShape shape;
+  shape.block = 1024;
+  shape.grid_x = static_cast<uint32_t>(std::clamp<int64_t>(
+      (s.row_length + 31) / 32, 1, static_cast<int64_t>(ctx.device.max_blocks())));
+  return ctx.launch(Kernel::sy_layer_norm_params, shape, p);
 }
 
 }  // namespace sy_cuda

@@ -18,11 +18,16 @@ Status check_range(const char* what, const CudaBuffer* buffer, uint64_t offset, 
 }
 
 // Page-locked or device memory: the asynchronous copy reads it later, so the caller's memory
-// may be reused only after the stream has passed the copy.
+// may be reused only after the stream has passed the copy. cuPointerGetAttributes (plural) answers
+// memory type 0 for ordinary pageable memory where the singular call fails with
+// CUDA_ERROR_INVALID_VALUE, an API error that compute-sanitizer reports on every transfer.
 bool is_registered(const DriverApi& api, const void* host) {
   unsigned int type = 0;
-  return api.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                                   reinterpret_cast<CUdeviceptr>(host)) == CUDA_SUCCESS;
+  CUpointer_attribute attribute = CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
+  void* values[] = {&type};
+  return api.cuPointerGetAttributes(1, &attribute, values, reinterpret_cast<CUdeviceptr>(host)) ==
+             CUDA_SUCCESS &&
+         type != 0;
 }
 
 }  // namespace
