@@ -1,7 +1,7 @@
 // Checks that need a GPU (they return early with "skipped cuda: <reason>" on a machine without one,
 // and fail there instead where cuda is required: tests/backend_support.h): device properties, the
 // round trip through buffers, ops and queues, bit-exact random numbers, the memory pool's
-// statistics and cap, and device-side timing. The op-by-op comparison with
+// statistics and cap, and device-side timing (tests/event_timing.h). The op-by-op comparison with
 // the reference backend is `switchyard conformance --backend cuda`.
 #include <catch2/catch.hpp>
 
@@ -12,6 +12,7 @@
 #include "../../plugins/cuda/kernels/philox.h"
 #include "backend_support.h"
 #include "cuda_test_support.h"
+#include "event_timing.h"
 #include "switchyard/buffer.h"
 #include "switchyard/queue.h"
 
@@ -225,6 +226,12 @@ TEST_CASE("a deterministic cuda device turns tf32 off and scatter-adds in index 
       CHECK(got[i] == expected[i]);
     }
   }
+}
+
+TEST_CASE("cuda events time a known amount of work", "[cuda][gpu]") {
+  auto device = gpu();
+  if (!device) return;
+  testing::check_event_timing(*device);
 }
 
 }  // namespace
