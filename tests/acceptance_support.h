@@ -10,19 +10,39 @@
 #include <cstdio>
 #include <string>
 
+#include "backend_support.h"
 #include "json_test_support.h"
 #include "test_support.h"
 
 namespace switchyard::testing {
 
-// "" when the backend's first device is usable, else the reason (so a test can say why it skipped).
+// "" when the CLI finds `backend`:0 usable (`switchyard devices --json`), else why not: the plugin
+// is not built, or the reason the device listing gives.
 inline std::string backend_unusable_reason(const std::string& backend) {
+  if (!plugin_built(backend)) {
+    return "its plugin is not built (" + plugin_file(backend) +
+           " is missing; see SWITCHYARD_PLUGINS)";
+  }
   auto result = run_command("SWITCHYARD_BACKENDS=" + backend + " " + cli() + " devices --json");
   const Json devices = parse_json(result.output);
-  const Json* device = entry_with(devices, "id", backend + ":0");
-  if (device == nullptr) return "no " + backend + " device found";
-  if (!device->at("usable").get<bool>()) return backend + ":0 is not usable here";
-  return "";
+  if (const Json* device = entry_with(devices, "id", backend + ":0")) {
+    if (device->at("usable").get<bool>()) return "";
+    return backend + ":0 is not usable here: " + device->at("reason").get<std::string>();
+  }
+  // A plugin without devices is listed under its own name, with its reason.
+  if (const Json* plugin = entry_with(devices, "id", backend)) {
+    return plugin->at("reason").get<std::string>();
+  }
+  return "switchyard devices lists no " + backend + " device: " + result.output;
+}
+
+// True when the CLI can train on `backend` here; otherwise false after skip_backend, which warns
+// "skipped <backend>: <reason>", or fails the test where the backend is required.
+inline bool cli_backend_usable(const std::string& backend) {
+  const std::string why = backend_unusable_reason(backend);
+  if (why.empty()) return true;
+  skip_backend(backend, why);
+  return false;
 }
 
 // Trains configs/<config> on `backend` with `overrides` (more --set options), without a checkpoint

@@ -8,8 +8,8 @@
 
 #include "acceptance_support.h"
 
-using switchyard::testing::backend_unusable_reason;
 using switchyard::testing::cli;
+using switchyard::testing::cli_backend_usable;
 using switchyard::testing::entry_with;
 using switchyard::testing::Json;
 using switchyard::testing::parse_json;
@@ -74,21 +74,13 @@ TEST_CASE("every shipped training config reaches its threshold on the reference"
 }
 
 TEST_CASE("every shipped training config reaches its threshold on onednn", "[acceptance]") {
-  const std::string why = backend_unusable_reason("onednn");
-  if (!why.empty()) {
-    WARN("skipped onednn: " << why);
-    return;
-  }
+  if (!cli_backend_usable("onednn")) return;
   for (const Run& run : kAllConfigs) train_and_check("onednn", run);
 }
 
 // lavapipe runs about 1 GFLOP/s: the MLP (about 30 s) is the acceptance run; the CNN is left out.
 TEST_CASE("digits-mlp reaches 0.96 on vulkan", "[acceptance]") {
-  const std::string why = backend_unusable_reason("vulkan");
-  if (!why.empty()) {
-    WARN("skipped vulkan: " << why);
-    return;
-  }
+  if (!cli_backend_usable("vulkan")) return;
   train_and_check("vulkan", {"digits-mlp.yaml", 0.96});
 }
 
@@ -101,11 +93,7 @@ TEST_CASE("digits-mlp reaches 0.96 on vulkan", "[acceptance]") {
 // checks the fast path.
 TEST_CASE("digits-mlp in bf16 is within 1 point of f32, and f16 trains", "[acceptance]") {
   for (const std::string backend : {"reference", "onednn"}) {
-    const std::string why = backend_unusable_reason(backend);
-    if (!why.empty()) {
-      WARN("skipped " << backend << ": " << why);
-      continue;
-    }
+    if (!cli_backend_usable(backend)) continue;
     const Run run{"digits-mlp.yaml", 0.96};
     const double f32 = train_and_check(backend, run, "--set train.precision=f32");
     const double bf16 = train_and_check(backend, run, "--set train.precision=bf16");
@@ -119,11 +107,7 @@ TEST_CASE("digits-mlp in bf16 is within 1 point of f32, and f16 trains", "[accep
 // on the reference with their predictions and errors.
 TEST_CASE("co2-forecast and diabetes-regression reach their figures on onednn",
           "[acceptance][regression]") {
-  const std::string why = backend_unusable_reason("onednn");
-  if (!why.empty()) {
-    WARN("skipped onednn: " << why);
-    return;
-  }
+  if (!cli_backend_usable("onednn")) return;
   using switchyard::testing::baseline_figures;
   using switchyard::testing::train_config_on;
   const Json co2 = train_config_on("onednn", "co2-forecast.yaml", "");

@@ -1,11 +1,13 @@
 // The CLI as an operator uses it: real processes, real plugins, exit codes and output.
 #include <catch2/catch.hpp>
 
+#include "acceptance_support.h"
 #include "json_test_support.h"
 #include "test_support.h"
 #include "train/train_test_support.h"
 
 using switchyard::testing::cli;
+using switchyard::testing::cli_backend_usable;
 using switchyard::testing::contains;
 using switchyard::testing::entry_with;
 using switchyard::testing::fixture_dir;
@@ -116,14 +118,16 @@ TEST_CASE("an unknown command or option is a usage error", "[cli]") {
 }
 
 TEST_CASE("auto prefers onednn over lavapipe; naming vulkan:0 picks lavapipe", "[cli]") {
+  // Each backend that is missing says why (and fails where it is required).
+  if (!cli_backend_usable("onednn") || !cli_backend_usable("vulkan")) return;
   auto all = run_command(cli() + " devices --json");
   const Json devices = parse_json(all.output);
-  const Json* onednn = entry_with(devices, "id", "onednn:0");
   const Json* vulkan = entry_with(devices, "id", "vulkan:0");
-  const bool both = onednn != nullptr && onednn->at("usable").get<bool>() && vulkan != nullptr &&
-                    vulkan->at("usable").get<bool>() && vulkan->at("type") == "emulated";
-  if (!both) {
-    WARN("skipped: needs a usable onednn device and an emulated vulkan device\n" << all.output);
+  REQUIRE(vulkan != nullptr);
+  if (vulkan->at("type") != "emulated") {
+    WARN("skipped: vulkan:0 is a " << vulkan->at("type").get<std::string>()
+                                   << " device here, and this case is about lavapipe\n"
+                                   << all.output);
     return;
   }
   CHECK(selected_id(all.output) == "onednn:0");

@@ -3,10 +3,12 @@
 // `devices` shows each device's settings line.
 #include <catch2/catch.hpp>
 
+#include "acceptance_support.h"
 #include "json_test_support.h"
 #include "test_support.h"
 
 using switchyard::testing::cli;
+using switchyard::testing::cli_backend_usable;
 using switchyard::testing::contains;
 using switchyard::testing::entry_with;
 using switchyard::testing::Json;
@@ -38,16 +40,6 @@ std::string digits_yaml() {
          "train: {epochs: 2, batch_size: 32, progress: none, checkpoint: none}\n"
          "backend_options:\n"
          "  onednn: {threads: 2}\n";
-}
-
-// "" when `backend`:0 is usable, else why not (so the test can say why it skipped).
-std::string unusable_reason(const std::string& backend) {
-  auto result = run_command("SWITCHYARD_BACKENDS=" + backend + " " + cli() + " devices --json");
-  const Json devices = parse_json(result.output);
-  if (entry_with(devices, "id", backend + ":0") == nullptr)
-    return "no " + backend + " device found";
-  if (usable_device(devices, backend + ":0") == nullptr) return backend + ":0 is not usable here";
-  return "";
 }
 
 struct Trained {
@@ -93,10 +85,15 @@ TEST_CASE("devices --json reports every device's settings line", "[cli][determin
   INFO(deterministic.output);
   REQUIRE(deterministic.exit_code == 0);
   const Json devices = parse_json(deterministic.output);
-  for (const std::string id : {"reference:0", "onednn:0", "vulkan:0"}) {
-    const Json* device = usable_device(devices, id);
-    if (device == nullptr) continue;  // not on this machine
-    INFO(id << ": " << device->at("settings").get<std::string>());
+  for (const std::string backend : {"reference", "onednn", "vulkan"}) {
+    const Json* device = usable_device(devices, backend + ":0");
+    if (device == nullptr) {  // not on this machine: fails where the backend is required
+      const std::string why = switchyard::testing::backend_unusable_reason(backend);
+      switchyard::testing::skip_backend(
+          backend, why.empty() ? backend + ":0 is not usable with deterministic: true" : why);
+      continue;
+    }
+    INFO(backend << ": " << device->at("settings").get<std::string>());
     CHECK(contains(device->at("settings").get<std::string>(), "deterministic=on"));
   }
   // onednn's line says what deterministic changed: adaptive threading is off.
@@ -114,11 +111,7 @@ TEST_CASE("two deterministic runs end with bit-identical weights on each CPU bac
       write_temp_file("switchyard-determinism-test-digits.yaml", digits_yaml());
   for (const std::string backend : {"reference", "onednn", "vulkan"}) {
     SECTION(backend) {
-      const std::string why = unusable_reason(backend);
-      if (!why.empty()) {
-        WARN("skipped " << backend << ": " << why);
-        continue;
-      }
+      if (!cli_backend_usable(backend)) continue;
       const Trained first = train(backend, config, 7);
       const Trained second = train(backend, config, 7);
       INFO(backend << "\n" << first.output << "\n" << second.output);

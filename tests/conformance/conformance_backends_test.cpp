@@ -1,11 +1,12 @@
 // The conformance suite run against every other backend built here that has a usable device.
 // A backend that is not built, or has no usable device on this machine, is reported as skipped
-// with its reason; one that runs must fail no case.
+// with its reason, or fails where it is required (tests/backend_support.h); one whose device is
+// created must pass the smoke test and fail no case.
 #include <catch2/catch.hpp>
 
-#include <filesystem>
 #include <string>
 
+#include "backend_support.h"
 #include "switchyard/conformance.h"
 #include "switchyard/registry.h"
 #include "test_support.h"
@@ -13,27 +14,20 @@
 namespace switchyard {
 namespace {
 
-// The first device of `name`, created and smoke-tested, or the reason there is none.
-Result<std::shared_ptr<Device>> usable_device(const std::string& name, const OptionList& options) {
-  const std::string path = testing::plugin_file(name);
-  if (!std::filesystem::exists(path)) return not_found(path + " was not built");
-  SY_ASSIGN_OR_RETURN(std::shared_ptr<Plugin> plugin, Plugin::load(path));
-  SY_ASSIGN_OR_RETURN(uint32_t count, plugin->device_count());
-  if (count == 0) return unavailable(name + " reports no devices");
-  SY_ASSIGN_OR_RETURN(std::shared_ptr<Device> device, Device::create(plugin, 0, options));
-  SY_RETURN_IF_ERROR(smoke_test(*device).with_context("smoke test on " + device->id()));
-  return device;
-}
-
 void check_backend(const std::string& name, const OptionList& options) {
-  Result<std::shared_ptr<Device>> device = usable_device(name, options);
-  if (!device.ok()) {
-    WARN("conformance " << name << " skipped: " << device.status().to_string());
+  std::shared_ptr<Device> device;
+  const std::string reason = testing::device_or_reason(name, options, &device);
+  if (device == nullptr) {
+    testing::skip_backend(name, reason);  // fails here when the backend is required
     SUCCEED();
     return;
   }
+  // A device that was created and then computes a wrong answer (or cannot run the smoke test's add
+  // and matmul) is broken, not missing: that fails whether or not the backend is required.
+  const Status smoke = smoke_test(*device);
+  if (!smoke.ok()) FAIL("smoke test on " << device->id() << ": " << smoke.to_string());
   std::shared_ptr<Device> reference = testing::reference_device();
-  const conformance::Report report = conformance::run(**device, *reference);
+  const conformance::Report report = conformance::run(*device, *reference);
   for (const conformance::CaseResult& result : report.cases) {
     if (result.outcome != conformance::Outcome::kFailed) continue;
     FAIL_CHECK(result.name << ": " << result.reason);

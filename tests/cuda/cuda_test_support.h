@@ -27,12 +27,20 @@ inline bool plugin_built() {
   return std::filesystem::exists(plugin_path());
 }
 
-// True when libcuda.so.1 can be opened here (a machine with the NVIDIA driver).
-inline bool driver_present() {
+// "" when libcuda.so.1 can be opened here (a machine with the NVIDIA driver), else dlerror's text.
+inline std::string driver_error() {
   void* handle = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
-  if (handle == nullptr) return false;
+  if (handle == nullptr) {
+    const char* error = dlerror();
+    return error != nullptr ? error : "libcuda.so.1 cannot be opened";
+  }
   dlclose(handle);
-  return true;
+  return "";
+}
+
+// True when libcuda.so.1 can be opened here.
+inline bool driver_present() {
+  return driver_error().empty();
 }
 
 inline std::shared_ptr<const Plugin> cuda_plugin() {

@@ -1,7 +1,8 @@
-// Checks that need a GPU (they return early with a warning on a machine without one): device
-// properties, the round trip through buffers, ops and queues, bit-exact random numbers, the
-// memory pool's statistics and cap, and device-side timing. The op-by-op comparison with the
-// reference backend is `switchyard conformance --backend cuda`.
+// Checks that need a GPU (they return early with "skipped cuda: <reason>" on a machine without one,
+// and fail there instead where cuda is required: tests/backend_support.h): device properties, the
+// round trip through buffers, ops and queues, bit-exact random numbers, the memory pool's
+// statistics and cap, and device-side timing (tests/event_timing.h). The op-by-op comparison with
+// the reference backend is `switchyard conformance --backend cuda`.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -9,25 +10,31 @@
 #include <vector>
 
 #include "../../plugins/cuda/kernels/philox.h"
+#include "backend_support.h"
 #include "cuda_test_support.h"
+#include "event_timing.h"
 #include "switchyard/buffer.h"
 #include "switchyard/queue.h"
 
 namespace switchyard::cuda_test {
 namespace {
 
-// The cuda device 0, or nullptr (with the reason as a warning) where there is none.
+// The cuda device 0, or nullptr where there is none: the test then fails with the reason where cuda
+// is required (tools/gpu-check sets SWITCHYARD_REQUIRE_BACKENDS=cuda,vulkan), else it warns
+// "skipped cuda: <reason>" and returns.
 std::shared_ptr<Device> gpu(const OptionList& options = {}) {
-  if (!plugin_built() || !driver_present()) {
-    WARN("no NVIDIA driver here; GPU checks skipped");
-    return nullptr;
+  std::string reason;
+  if (!plugin_built()) {
+    reason = plugin_path() + " is missing (the plugin is not built)";
+  } else if (const std::string driver = driver_error(); !driver.empty()) {
+    reason = "no NVIDIA driver here: " + driver;
+  } else if (auto device = Device::create(cuda_plugin(), 0, options); !device.ok()) {
+    reason = "no usable CUDA device: " + device.status().to_string();
+  } else {
+    return device.value();
   }
-  auto device = Device::create(cuda_plugin(), 0, options);
-  if (!device.ok()) {
-    WARN("no usable CUDA device: " << device.status().to_string());
-    return nullptr;
-  }
-  return device.value();
+  testing::skip_backend("cuda", reason);
+  return nullptr;
 }
 
 sy_tensor_desc f32(const Buffer& buffer, uint64_t offset, std::vector<int64_t> shape,
@@ -252,6 +259,12 @@ TEST_CASE("a deterministic cuda device turns tf32 off and scatter-adds in index 
       CHECK(got[i] == expected[i]);
     }
   }
+}
+
+TEST_CASE("cuda events time a known amount of work", "[cuda][gpu]") {
+  auto device = gpu();
+  if (!device) return;
+  testing::check_event_timing(*device);
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <filesystem>
 
-#include "nn/nn_test_support.h"
+#include "backend_support.h"
 #include "switchyard/nn.h"
 #include "switchyard/optim.h"
 #include "switchyard/plugin.h"

@@ -11,7 +11,7 @@
 #include <functional>
 #include <map>
 
-#include "nn/nn_test_support.h"
+#include "backend_support.h"
 #include "switchyard/nn_sequence.h"
 #include "switchyard/safetensors.h"
 #include "tensor/tensor_test_support.h"

@@ -13,7 +13,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "nn/nn_test_support.h"
+#include "backend_support.h"
 #include "onnx/onnx_test_support.h"
 #include "switchyard/onnx.h"
 #include "switchyard/ops.h"

@@ -25,11 +25,10 @@ using namespace switchyard::testing;
 
 namespace {
 
-// Skips (with the reason) where lavapipe or another Vulkan device is not usable.
+// Skips (with the reason) where lavapipe or another Vulkan device is not usable, or fails there
+// where vulkan is required (tests/backend_support.h).
 bool vulkan_usable() {
-  const std::string why = backend_unusable_reason("vulkan");
-  if (!why.empty()) WARN("skipped vulkan: " << why);
-  return why.empty();
+  return cli_backend_usable("vulkan");
 }
 
 double test_accuracy(const std::string& config, const std::string& overrides = "") {

@@ -18,7 +18,7 @@ TEST_CASE("vulkan: devices report name, type, driver and device-local memory", "
   std::string reason;
   std::shared_ptr<Plugin> plugin = vulkan_plugin(&reason);
   if (plugin == nullptr) {
-    WARN("vulkan test skipped: " << reason);
+    testing::skip_backend("vulkan", reason);
     return;
   }
   const uint32_t count = value_or_throw(plugin->device_count());
@@ -44,7 +44,7 @@ TEST_CASE("vulkan: an unknown option is INVALID_ARGUMENT naming the key", "[vulk
   std::string reason;
   std::shared_ptr<Plugin> plugin = vulkan_plugin(&reason);
   if (plugin == nullptr) {
-    WARN("vulkan test skipped: " << reason);
+    testing::skip_backend("vulkan", reason);
     return;
   }
   Result<std::shared_ptr<Device>> device = Device::create(plugin, 0, {{"threads", "4"}});
@@ -57,7 +57,7 @@ TEST_CASE("vulkan: malformed option values are INVALID_ARGUMENT naming key and v
   std::string reason;
   std::shared_ptr<Plugin> plugin = vulkan_plugin(&reason);
   if (plugin == nullptr) {
-    WARN("vulkan test skipped: " << reason);
+    testing::skip_backend("vulkan", reason);
     return;
   }
   const OptionList cases[] = {

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "backend_support.h"
 #include "conformance/dtype_codec.h"
 #include "device_tensor.h"
 #include "switchyard/buffer.h"
@@ -37,7 +38,8 @@ inline const OptionList& validation_on() {
   return options;
 }
 
-// The Vulkan plugin, or null with the reason (not built, no loader, no device).
+// The Vulkan plugin, or null with the reason (not built, no loader, no device); callers pass the
+// reason to testing::skip_backend.
 inline std::shared_ptr<Plugin> vulkan_plugin(std::string* reason) {
   Result<std::shared_ptr<Plugin>> plugin = Plugin::load(testing::plugin_file("vulkan"));
   if (!plugin.ok()) {
@@ -52,13 +54,14 @@ inline std::shared_ptr<Plugin> vulkan_plugin(std::string* reason) {
   return *plugin;
 }
 
-// Device 0 of the Vulkan plugin with `options`, or null (and a WARN with the reason): tests then
-// stop early, as Catch2 2 has no SKIP.
+// Device 0 of the Vulkan plugin with `options`, or null ("skipped vulkan: <reason>"): tests then
+// stop early, as Catch2 2 has no SKIP. Where vulkan is required (CI: tests/backend_support.h) a
+// missing device fails the test instead.
 inline std::shared_ptr<Device> vulkan_device(const OptionList& options = validation_on()) {
   std::string reason;
   std::shared_ptr<Plugin> plugin = vulkan_plugin(&reason);
   if (plugin == nullptr) {
-    WARN("vulkan test skipped: " << reason);
+    testing::skip_backend("vulkan", reason);
     return nullptr;
   }
   return value_or_throw(Device::create(plugin, 0, options));
