@@ -13,6 +13,17 @@ function(run_step what)
   set(step_output "${out}" PARENT_SCOPE)
 endfunction()
 
+# run_step_exiting(<what> <exit code> <command...>): like run_step for a command that must exit with
+# that code; step_output holds its stdout and then its stderr.
+function(run_step_exiting what expected)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL expected)
+    message(FATAL_ERROR "${what}: exit ${rc}, expected ${expected}:\n${out}\n${err}")
+  endif()
+  message(STATUS "${what}: ok (exit ${rc})")
+  set(step_output "${out}${err}" PARENT_SCOPE)
+endfunction()
+
 # expect_output(<what> <regex>): fails unless the last step's output matches.
 function(expect_output what regex)
   if(NOT step_output MATCHES "${regex}")
