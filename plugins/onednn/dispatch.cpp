@@ -2,6 +2,8 @@
 
 #include <omp.h>
 
+#include <iterator>
+
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "ops/ops.h"
@@ -11,7 +13,7 @@ namespace {
 
 using Runner = void (*)(OpContext&);
 
-constexpr Runner kRunners[SY_OP_COUNT] = {
+constexpr Runner kRunners[] = {
     run_matmul,  // MATMUL
     run_unary,
     run_unary,
@@ -63,7 +65,11 @@ constexpr Runner kRunners[SY_OP_COUNT] = {
     run_random,  // COPY FILL RANDOM_*
     run_sgd_update,
     run_adam_update,  // SGD_UPDATE ADAM_UPDATE
+    run_lstm_cell,
+    run_lstm_cell_backward,  // LSTM_CELL(_BACKWARD)
 };
+// One runner per op: a new op must be added here (a short table would leave it a null pointer).
+static_assert(std::size(kRunners) == SY_OP_COUNT);
 
 TensorView resolve(const char* op, const sy_tensor_desc& desc, const char* kind, uint32_t index) {
   const size_t element_size = dtype_size(desc.dtype);

@@ -31,5 +31,7 @@ void run_fill(const OpContext& ctx);                    // copy_fill.cpp
 void run_random(const OpContext& ctx);                  // random.cpp
 void run_sgd_update(const OpContext& ctx);              // optimizer.cpp
 void run_adam_update(const OpContext& ctx);             // optimizer.cpp
+void run_lstm_cell(const OpContext& ctx);               // lstm_cell.cpp
+void run_lstm_cell_backward(const OpContext& ctx);      // lstm_cell.cpp
 
 }  // namespace sy_reference

@@ -277,3 +277,58 @@ TEST_CASE("onednn convolution over empty sums writes bias or zeros", "[onednn][c
 
 }  // namespace
 }  // namespace switchyard::onednn_test
+
+namespace switchyard::onednn_test {
+namespace {
+
+TEST_CASE("onednn LSTM cell and its backward match the reference, strided and threaded",
+          "[onednn][lstm]") {
+  // 70 x 1000 cells are enough work for the threaded split; spread() strides every tensor,
+  // outputs included, and checks that the gaps between their elements are left alone.
+  const Shape sizes[] = {{3, 5}, {70, 1000}};
+  for (sy_dtype dtype : kFloatDtypes) {
+    for (const Shape& size : sizes) {
+      DYNAMIC_SECTION(dtype_name(dtype) << " B " << size[0] << " H " << size[1]) {
+        const Shape state{size[0], size[1]};
+        const Shape gates{size[0], 4 * size[1]};
+        OpCase forward = conformance::make_op_case(
+            SY_OP_LSTM_CELL,
+            {spread(random(dtype, gates, 1, -6, 6)), random(dtype, state, 2, -2, 2)},
+            {spread(conformance::zeros(dtype, state)), conformance::zeros(dtype, state),
+             spread(conformance::zeros(dtype, gates))});
+        check_against_reference(forward, dtype);
+        OpCase backward = conformance::make_op_case(
+            SY_OP_LSTM_CELL_BACKWARD,
+            {random(dtype, state, 3), spread(random(dtype, state, 4)),
+             spread(random(dtype, gates, 5, 0.01, 0.99)), random(dtype, state, 6, -2, 2),
+             random(dtype, state, 7, -2, 2)},
+            {spread(conformance::zeros(dtype, gates)), conformance::zeros(dtype, state)});
+        check_against_reference(backward, dtype);
+      }
+    }
+  }
+}
+
+TEST_CASE("onednn LSTM cell names the shapes that do not match", "[onednn][lstm]") {
+  OpCase odd_width = conformance::make_op_case(
+      SY_OP_LSTM_CELL, {random(SY_DTYPE_F32, {2, 10}, 1), random(SY_DTYPE_F32, {2, 2}, 2)},
+      {conformance::zeros(SY_DTYPE_F32, {2, 2}), conformance::zeros(SY_DTYPE_F32, {2, 2}),
+       conformance::zeros(SY_DTYPE_F32, {2, 10})});
+  Status status = run_onednn(odd_width);
+  CHECK(status.code() == StatusCode::kInvalidArgument);
+  CHECK(status.message().find("LSTM_CELL: gates has shape [2, 10], expected [B, 4H]") !=
+        std::string::npos);
+  OpCase wrong_state = conformance::make_op_case(
+      SY_OP_LSTM_CELL_BACKWARD,
+      {random(SY_DTYPE_F32, {2, 3}, 1), random(SY_DTYPE_F32, {2, 3}, 2),
+       random(SY_DTYPE_F32, {2, 12}, 3), random(SY_DTYPE_F32, {3, 2}, 4),
+       random(SY_DTYPE_F32, {2, 3}, 5)},
+      {conformance::zeros(SY_DTYPE_F32, {2, 12}), conformance::zeros(SY_DTYPE_F32, {2, 3})});
+  status = run_onednn(wrong_state);
+  CHECK(status.code() == StatusCode::kInvalidArgument);
+  CHECK(status.message().find("LSTM_CELL_BACKWARD: c_prev has shape [3, 2], expected [2, 3] "
+                              "(B = 2, H = 3 from act [2, 12])") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace switchyard::onednn_test

@@ -289,5 +289,64 @@ TEST_CASE("vulkan: Philox uniform numbers are bit-identical to the reference", "
   compare_with_reference(random_numbers, 0.0);
 }
 
+// Two LSTM steps and backpropagation through both, over more cells than one workgroup holds. The
+// gates are a strided view into a padded buffer, and the first step's act is written into one.
+std::vector<DeviceTensor> lstm_steps(Device& d) {
+  const int64_t b = 3, h = 300, padded = 4 * h + 7;
+  const DeviceTensor storage =
+      upload(d, SY_DTYPE_F32, {2 * b * padded}, wavy_values(2 * b * padded, 0.3, 4.0));
+  std::vector<DeviceTensor> gates(2, storage);  // step k: [B, 4H], rows padded, from row 2k
+  for (int k = 0; k < 2; ++k) {
+    gates[k].desc.rank = 2;
+    gates[k].desc.offset_bytes = static_cast<uint64_t>(k * padded * 4 + 4);
+    gates[k].desc.shape[0] = b;
+    gates[k].desc.shape[1] = 4 * h;
+    gates[k].desc.strides[0] = 2 * padded;
+    gates[k].desc.strides[1] = 1;
+  }
+  const DeviceTensor c0 = upload(d, SY_DTYPE_F32, {b, h}, wavy_values(b * h, 1.1, 2.0));
+  const DeviceTensor h1 = zeros(d, SY_DTYPE_F32, {b, h}), c1 = zeros(d, SY_DTYPE_F32, {b, h});
+  const DeviceTensor h2 = zeros(d, SY_DTYPE_F32, {b, h}), c2 = zeros(d, SY_DTYPE_F32, {b, h});
+  const DeviceTensor act_storage =
+      upload(d, SY_DTYPE_F32, {b * padded}, std::vector<double>(b * padded, -1.0));
+  DeviceTensor act1 = act_storage;
+  act1.desc.rank = 2;
+  act1.desc.shape[0] = b;
+  act1.desc.shape[1] = 4 * h;
+  act1.desc.strides[0] = padded;
+  act1.desc.strides[1] = 1;
+  const DeviceTensor act2 = zeros(d, SY_DTYPE_F32, {b, 4 * h});
+  run(d, SY_OP_LSTM_CELL, {&gates[0], &c0}, {&h1, &c1, &act1});
+  run(d, SY_OP_LSTM_CELL, {&gates[1], &c1}, {&h2, &c2, &act2});
+  const DeviceTensor grad_h2 = upload(d, SY_DTYPE_F32, {b, h}, wavy_values(b * h, 2.3));
+  const DeviceTensor grad_h1 = upload(d, SY_DTYPE_F32, {b, h}, wavy_values(b * h, 0.7));
+  const DeviceTensor no_grad_c = zeros(d, SY_DTYPE_F32, {b, h});
+  const DeviceTensor grad_gates2 = zeros(d, SY_DTYPE_F32, {b, 4 * h});
+  const DeviceTensor grad_gates1 = zeros(d, SY_DTYPE_F32, {b, 4 * h});
+  const DeviceTensor grad_c1 = zeros(d, SY_DTYPE_F32, {b, h}),
+                     grad_c0 = zeros(d, SY_DTYPE_F32, {b, h});
+  run(d, SY_OP_LSTM_CELL_BACKWARD, {&grad_h2, &no_grad_c, &act2, &c1, &c2},
+      {&grad_gates2, &grad_c1});
+  run(d, SY_OP_LSTM_CELL_BACKWARD, {&grad_h1, &grad_c1, &act1, &c0, &c1}, {&grad_gates1, &grad_c0});
+  return {h1, c1, act_storage, h2, c2, act2, grad_gates2, grad_c1, grad_gates1, grad_c0};
+}
+
+TEST_CASE("vulkan: two LSTM steps and their backward match the reference", "[vulkan]") {
+  compare_with_reference(lstm_steps, 1e-5);
+}
+
+TEST_CASE("vulkan: an LSTM cell with mismatched shapes names them", "[vulkan]") {
+  std::shared_ptr<Device> d = vulkan_test::vulkan_device();
+  if (d == nullptr) return;
+  const DeviceTensor gates = zeros(*d, SY_DTYPE_F32, {2, 12});
+  const DeviceTensor c_prev = zeros(*d, SY_DTYPE_F32, {3, 2});
+  const DeviceTensor h = zeros(*d, SY_DTYPE_F32, {2, 3}), c = zeros(*d, SY_DTYPE_F32, {2, 3});
+  const DeviceTensor act = zeros(*d, SY_DTYPE_F32, {2, 12});
+  const Status status = enqueue(*d, SY_OP_LSTM_CELL, {&gates, &c_prev}, {&h, &c, &act});
+  CHECK(status.code() == StatusCode::kInvalidArgument);
+  CHECK_THAT(status.message(), Catch::Contains("LSTM_CELL: c_prev has shape [3, 2], expected "
+                                               "[2, 3] (B = 2, H = 3 from gates [2, 12])"));
+}
+
 }  // namespace
 }  // namespace switchyard

@@ -156,7 +156,10 @@ typedef enum sy_op {
   /* fused optimizer updates, in place on param and state */
   SY_OP_SGD_UPDATE = 49,  /* (param, grad, momentum_buf) */
   SY_OP_ADAM_UPDATE = 50, /* (param, grad, m, v) */
-  SY_OP_COUNT = 51
+  /* one step of an LSTM cell after its matrix products; gates in PyTorch's order i, f, g, o */
+  SY_OP_LSTM_CELL = 51,          /* (gates, c_prev) -> h, c, act */
+  SY_OP_LSTM_CELL_BACKWARD = 52, /* (grad_h, grad_c, act, c_prev, c) -> grad_gates, grad_c_prev */
+  SY_OP_COUNT = 53
 } sy_op;
 
 /* The op's name as spelled in sy_op without the SY_OP_ prefix ("MATMUL"), or "UNKNOWN_OP" beyond
@@ -214,7 +217,9 @@ static inline const char* sy_op_name(uint32_t op) {
     "RANDOM_UNIFORM",
     "RANDOM_NORMAL",
     "SGD_UPDATE",
-    "ADAM_UPDATE"};
+    "ADAM_UPDATE",
+    "LSTM_CELL",
+    "LSTM_CELL_BACKWARD"};
   return op < (uint32_t)SY_OP_COUNT ? names[op] : "UNKNOWN_OP";
 }
 

@@ -99,6 +99,7 @@ CaseTable all_cases() {
   add_data_cases(table);
   add_random_cases(table);
   add_optimizer_cases(table);
+  add_lstm_cell_cases(table);
   return table;
 }
 

@@ -5,7 +5,10 @@
 
 #include "autograd/node.h"
 #include "switchyard/autograd.h"
+#include "switchyard/device.h"
 #include "switchyard/ops.h"
+#include "tensor/dispatch_internal.h"
+#include "tensor/op_helpers.h"
 
 namespace switchyard::detail {
 
@@ -39,8 +42,48 @@ Grads weight_grads(const Node& node, const Tensor& x, const Tensor& h_prev, cons
 }
 
 struct LstmSaved {
-  std::vector<Tensor> i, f, g, o, c, h_prev, c_prev;  // in processing order
+  bool fused = false;
+  std::vector<Tensor> act;                // fused: [i, f, g, o] per step, in processing order
+  std::vector<Tensor> i, f, g, o;         // composed: each gate per step
+  std::vector<Tensor> c, h_prev, c_prev;  // both
 };
+
+// One LSTM_CELL: (h, c, act) from the step's pre-activation gates and the previous cell state.
+void fused_cell(const Tensor& gates, const Tensor& c_prev, Tensor* h, Tensor* c, Tensor* act) {
+  const Shape state{gates.dim(0), gates.dim(1) / 4};
+  *h = empty_like_shape(gates, state);
+  *c = empty_like_shape(gates, state);
+  *act = empty_like_shape(gates, gates.shape());
+  run_op(SY_OP_LSTM_CELL, {gates, c_prev}, {*h, *c, *act});
+}
+
+// The step's gates and cell state as separate ops, for a device without LSTM_CELL in this dtype
+// (or gates and cell state of different dtypes under autocast).
+void composed_cell(const Tensor& gates, int64_t hidden, LstmSaved& saved, Tensor* h, Tensor* c) {
+  const Tensor i = sigmoid(gates.narrow(1, 0, hidden));
+  const Tensor f = sigmoid(gates.narrow(1, hidden, hidden));
+  const Tensor g = tanh(gates.narrow(1, 2 * hidden, hidden));
+  const Tensor o = sigmoid(gates.narrow(1, 3 * hidden, hidden));
+  *c = f * *c + i * g;
+  *h = o * tanh(*c);
+  saved.i.push_back(i);
+  saved.f.push_back(f);
+  saved.g.push_back(g);
+  saved.o.push_back(o);
+}
+
+// The composed backward of one step: writes the gate gradients into d_step, returns dc for the
+// step before (dc_total * f).
+Tensor composed_cell_backward(const LstmSaved& s, size_t k, int64_t hidden, const Tensor& dh_total,
+                              const Tensor& dc_in, Tensor d_step) {
+  const Tensor tanh_c = tanh(s.c[k]);
+  const Tensor dc = dc_in + dh_total * s.o[k] * (1.0 - tanh_c * tanh_c);
+  d_step.narrow(1, 0, hidden).copy_(dc * s.g[k] * s.i[k] * (1.0 - s.i[k]));
+  d_step.narrow(1, hidden, hidden).copy_(dc * s.c_prev[k] * s.f[k] * (1.0 - s.f[k]));
+  d_step.narrow(1, 2 * hidden, hidden).copy_(dc * s.i[k] * (1.0 - s.g[k] * s.g[k]));
+  d_step.narrow(1, 3 * hidden, hidden).copy_(dh_total * tanh_c * s.o[k] * (1.0 - s.o[k]));
+  return dc * s.f[k];
+}
 
 }  // namespace
 
@@ -57,18 +100,22 @@ Tensor lstm_sequence(const Tensor& x, const Tensor& h0, const Tensor& c0, const 
     for (int64_t step = 0; step < steps; ++step) {
       const int64_t t = position(step, steps, reverse);
       const Tensor gates = x_gates.narrow(0, t, 1).squeeze(0) + linear(h, w_hh, b_hh);
+      if (step == 0) {
+        // docs/ops.md section 16: one op per step where the device has it for these dtypes.
+        saved->fused =
+            gates.dtype() == c.dtype() &&
+            gates.device()->supports(SY_OP_LSTM_CELL, to_sy_dtype(gates.dtype())) &&
+            gates.device()->supports(SY_OP_LSTM_CELL_BACKWARD, to_sy_dtype(gates.dtype()));
+      }
       saved->h_prev.push_back(h);
       saved->c_prev.push_back(c);
-      const Tensor i = sigmoid(gates.narrow(1, 0, hidden));
-      const Tensor f = sigmoid(gates.narrow(1, hidden, hidden));
-      const Tensor g = tanh(gates.narrow(1, 2 * hidden, hidden));
-      const Tensor o = sigmoid(gates.narrow(1, 3 * hidden, hidden));
-      c = f * c + i * g;
-      h = o * tanh(c);
-      saved->i.push_back(i);
-      saved->f.push_back(f);
-      saved->g.push_back(g);
-      saved->o.push_back(o);
+      if (saved->fused) {
+        Tensor act;
+        fused_cell(gates, saved->c_prev.back(), &h, &c, &act);
+        saved->act.push_back(act);
+      } else {
+        composed_cell(gates, hidden, *saved, &h, &c);
+      }
       saved->c.push_back(c);
       rows[static_cast<size_t>(t)] = h;
     }
@@ -91,15 +138,16 @@ Tensor lstm_sequence(const Tensor& x, const Tensor& h0, const Tensor& c0, const 
           const auto k = static_cast<size_t>(step);
           const int64_t t = position(step, steps, reverse);
           const Tensor dh_total = grad.narrow(0, t, 1).squeeze(0) + dh;
-          const Tensor tanh_c = tanh(s.c[k]);
-          dc = dc + dh_total * s.o[k] * (1.0 - tanh_c * tanh_c);
           Tensor d_step = d_gates.narrow(0, t, 1).squeeze(0);
-          d_step.narrow(1, 0, hidden).copy_(dc * s.g[k] * s.i[k] * (1.0 - s.i[k]));
-          d_step.narrow(1, hidden, hidden).copy_(dc * s.c_prev[k] * s.f[k] * (1.0 - s.f[k]));
-          d_step.narrow(1, 2 * hidden, hidden).copy_(dc * s.i[k] * (1.0 - s.g[k] * s.g[k]));
-          d_step.narrow(1, 3 * hidden, hidden).copy_(dh_total * tanh_c * s.o[k] * (1.0 - s.o[k]));
+          if (s.fused) {
+            Tensor dc_prev = empty_like_shape(s.c[k], s.c[k].shape());
+            run_op(SY_OP_LSTM_CELL_BACKWARD, {dh_total, dc, s.act[k], s.c_prev[k], s.c[k]},
+                   {d_step, dc_prev});
+            dc = dc_prev;
+          } else {
+            dc = composed_cell_backward(s, k, hidden, dh_total, dc, d_step);
+          }
           dh = matmul(d_step, weights.w_hh);
-          dc = dc * s.f[k];
         }
         Tensor h_prev = zeros(Shape{steps, x_data.dim(1), hidden}, grad.device(), grad.dtype());
         for (int64_t step = 0; step < steps; ++step) {

@@ -150,6 +150,18 @@ typedef struct SyLayerNormParamArgs {
   int64_t row_length;
 } SyLayerNormParamArgs;
 
+/* LSTM_CELL (backward = 0): in = gates, c_prev; out = h, c, act. LSTM_CELL_BACKWARD: in = grad_h,
+ * grad_c, act, c_prev, c; out = grad_gates, grad_c_prev. Every tensor has rank 2; one thread per
+ * (row, hidden unit). */
+typedef struct SyLstmCellArgs {
+  SyTensorArg in[5];
+  SyTensorArg out[3];
+  int64_t batch;
+  int64_t hidden;
+  int32_t backward;
+  int32_t reserved;
+} SyLstmCellArgs;
+
 /* GATHER iterates over out, SCATTER_ADD over src; `axis` is the indexed axis of both. */
 typedef struct SyIndexArgs {
   SyTensorArg iterated; /* GATHER: out; SCATTER_ADD: src (shape = the iteration space) */

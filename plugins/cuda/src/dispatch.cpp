@@ -23,7 +23,8 @@ OpFunction family_of(uint32_t op) {
   if (op == SY_OP_COPY) return run_copy;
   if (op == SY_OP_FILL) return run_fill;
   if (op <= SY_OP_RANDOM_NORMAL) return run_random;
-  return run_optimizer;
+  if (op <= SY_OP_ADAM_UPDATE) return run_optimizer;
+  return run_lstm_cell;
 }
 
 Status check_tensors(const sy_op_call& call, const char* name) {

@@ -24,4 +24,5 @@
   X(sy_scatter_add, index)            \
   X(sy_scatter_add_ordered, index)    \
   X(sy_optimizer_update, optim)       \
-  X(sy_matmul_tiled, matmul)
+  X(sy_matmul_tiled, matmul)          \
+  X(sy_lstm_cell, lstm)

@@ -52,6 +52,10 @@ OpFunction function_for(uint32_t op) {
       return run_sgd_update;
     case SY_OP_ADAM_UPDATE:
       return run_adam_update;
+    case SY_OP_LSTM_CELL:
+      return run_lstm_cell;
+    case SY_OP_LSTM_CELL_BACKWARD:
+      return run_lstm_cell_backward;
     default:
       return nullptr;
   }

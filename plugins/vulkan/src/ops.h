@@ -31,6 +31,8 @@ Status run_fill(const OpContext& ctx);
 Status run_random(const OpContext& ctx);  // RANDOM_UNIFORM, RANDOM_NORMAL
 Status run_sgd_update(const OpContext& ctx);
 Status run_adam_update(const OpContext& ctx);
+Status run_lstm_cell(const OpContext& ctx);
+Status run_lstm_cell_backward(const OpContext& ctx);
 
 // Binds `tensors` (inputs first, output last; all of one shape) after merging axes and dispatches
 // `family`.<dtype of the last> over every element, with mode = the call's op.
