@@ -12,35 +12,47 @@ double sigmoid(double v) {
   return 1.0 / (1.0 + std::exp(-v));
 }
 
-// B and H from the [B, 4H] gate-shaped tensor, after checking its rank and width.
-void batch_and_hidden(const OpContext& ctx, const char* role, const TensorRef& gates, int64_t* b,
-                      int64_t* h) {
-  require_rank(ctx, role, gates, 2, "[B, 4H]");
+// The call's tensors in call order (inputs, then outputs, named by `roles`), checked against the
+// [B, 4H] tensor at index `wide` (gates forward, act backward): one float dtype, [B, 4H] for
+// `wide` and `other_wide` (act forward, grad_gates backward), [B, H] for the rest.
+struct CellCall {
+  std::vector<TensorRef> t;
+  int64_t b = 0, h = 0;
+};
+
+CellCall checked_call(const OpContext& ctx, const std::vector<const char*>& roles, uint32_t inputs,
+                      size_t wide, size_t other_wide) {
+  require_io_counts(ctx, inputs, static_cast<uint32_t>(roles.size()) - inputs);
+  CellCall call;
+  for (uint32_t k = 0; k < roles.size(); ++k) {
+    call.t.push_back(k < inputs ? ctx.input(k) : ctx.output(k - inputs));
+  }
+  const TensorRef& gates = call.t[wide];
+  require_float(ctx, roles[wide], gates);
+  require_rank(ctx, roles[wide], gates, 2, "[B, 4H]");
   if (gates.shape[1] % 4 != 0) {
-    fail(ctx, std::string(role) + " has shape " + gates.shape.to_string() +
+    fail(ctx, std::string(roles[wide]) + " has shape " + gates.shape.to_string() +
                   ": its width must be 4H (the gates i, f, g, o)");
   }
-  *b = gates.shape[0];
-  *h = gates.shape[1] / 4;
+  call.b = gates.shape[0];
+  call.h = gates.shape[1] / 4;
+  const Shape state = Shape::of({call.b, call.h});
+  for (size_t k = 0; k < roles.size(); ++k) {
+    if (k == wide) continue;
+    require_same_dtype(ctx, roles[k], call.t[k], roles[wide], gates);
+    require_shape(ctx, roles[k], call.t[k], k == other_wide ? gates.shape : state);
+  }
+  return call;
 }
 
 }  // namespace
 
 void run_lstm_cell(const OpContext& ctx) {
-  require_io_counts(ctx, 2, 3);
-  const TensorRef gates = ctx.input(0);
-  require_float(ctx, "gates", gates);
-  int64_t b = 0, h = 0;
-  batch_and_hidden(ctx, "gates", gates, &b, &h);
-  const Shape state = Shape::of({b, h});
-  const char* roles[] = {"c_prev", "h", "c", "act"};
-  const TensorRef others[] = {ctx.input(1), ctx.output(0), ctx.output(1), ctx.output(2)};
-  for (int k = 0; k < 4; ++k) {
-    require_same_dtype(ctx, roles[k], others[k], "gates", gates);
-    require_shape(ctx, roles[k], others[k], k == 3 ? gates.shape : state);
-  }
+  const CellCall call = checked_call(ctx, {"gates", "c_prev", "h", "c", "act"}, 2, 0, 4);
+  const int64_t b = call.b, h = call.h;
+  const TensorRef& gates = call.t[0];
   const std::vector<float> z = read_f32(gates);
-  const std::vector<float> c_prev = read_f32(others[0]);
+  const std::vector<float> c_prev = read_f32(call.t[1]);
   std::vector<float> h_out(c_prev.size()), c_out(c_prev.size()), act(z.size());
   for (int64_t r = 0; r < b; ++r) {
     for (int64_t j = 0; j < h; ++j) {
@@ -59,30 +71,20 @@ void run_lstm_cell(const OpContext& ctx) {
       act[row + 3 * h + j] = static_cast<float>(o);
     }
   }
-  write_f32(others[1], h_out);
-  write_f32(others[2], c_out);
-  write_f32(others[3], act);
+  write_f32(call.t[2], h_out);
+  write_f32(call.t[3], c_out);
+  write_f32(call.t[4], act);
 }
 
 void run_lstm_cell_backward(const OpContext& ctx) {
-  require_io_counts(ctx, 5, 2);
-  const TensorRef act = ctx.input(2);
-  require_float(ctx, "act", act);
-  int64_t b = 0, h = 0;
-  batch_and_hidden(ctx, "act", act, &b, &h);
-  const Shape state = Shape::of({b, h});
-  const char* roles[] = {"grad_h", "grad_c", "c_prev", "c", "grad_gates", "grad_c_prev"};
-  const TensorRef others[] = {ctx.input(0), ctx.input(1),  ctx.input(3),
-                              ctx.input(4), ctx.output(0), ctx.output(1)};
-  for (int k = 0; k < 6; ++k) {
-    require_same_dtype(ctx, roles[k], others[k], "act", act);
-    require_shape(ctx, roles[k], others[k], k == 4 ? act.shape : state);
-  }
-  const std::vector<float> a = read_f32(act);
-  const std::vector<float> grad_h = read_f32(others[0]);
-  const std::vector<float> grad_c = read_f32(others[1]);
-  const std::vector<float> c_prev = read_f32(others[2]);
-  const std::vector<float> c = read_f32(others[3]);
+  const CellCall call = checked_call(
+      ctx, {"grad_h", "grad_c", "act", "c_prev", "c", "grad_gates", "grad_c_prev"}, 5, 2, 5);
+  const int64_t b = call.b, h = call.h;
+  const std::vector<float> a = read_f32(call.t[2]);
+  const std::vector<float> grad_h = read_f32(call.t[0]);
+  const std::vector<float> grad_c = read_f32(call.t[1]);
+  const std::vector<float> c_prev = read_f32(call.t[3]);
+  const std::vector<float> c = read_f32(call.t[4]);
   std::vector<float> grad_gates(a.size()), grad_c_prev(c.size());
   for (int64_t r = 0; r < b; ++r) {
     for (int64_t j = 0; j < h; ++j) {
@@ -101,8 +103,8 @@ void run_lstm_cell_backward(const OpContext& ctx) {
       grad_c_prev[at] = static_cast<float>(dc * f);
     }
   }
-  write_f32(others[4], grad_gates);
-  write_f32(others[5], grad_c_prev);
+  write_f32(call.t[5], grad_gates);
+  write_f32(call.t[6], grad_c_prev);
 }
 
 }  // namespace sy_reference

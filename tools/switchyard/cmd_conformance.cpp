@@ -59,7 +59,7 @@ void print_json(const conformance::Report& report) {
 
 // One line per failed case (every case with --verbose), then one row per op and dtype, then the
 // totals.
-void print_text(const conformance::Report& report, bool verbose) {
+void print_text(const conformance::Report& report, bool verbose, bool large) {
   for (const auto& c : report.cases) {
     if (c.outcome != conformance::Outcome::kFailed && !verbose) continue;
     std::cout << conformance::outcome_name(c.outcome) << "  " << c.name;
@@ -72,7 +72,6 @@ void print_text(const conformance::Report& report, bool verbose) {
   const std::vector<conformance::OpSummary> rows = conformance::summarize_by_op(report);
   size_t op_width = 2;
   for (const auto& row : rows) op_width = std::max(op_width, row.op.size());
-  const bool large = !report.cases.empty() && report.cases.front().name.rfind("large/", 0) == 0;
   std::cout << (large ? "large conformance of " : "conformance of ") << report.device_id
             << (large ? ", checked on the host" : " against the reference") << ", per op:\n";
   std::printf("  %-*s  %-5s  %6s  %6s  %7s\n", static_cast<int>(op_width), "op", "dtype", "passed",
@@ -167,7 +166,7 @@ int conformance_command(const Args& args) {
   if (values.count("json") != 0) {
     print_json(report);
   } else {
-    print_text(report, values.count("verbose") != 0);
+    print_text(report, values.count("verbose") != 0, values.count("large") != 0);
   }
   if (report.failed() != 0) return kExitFailure;
   if (report.passed() == 0) {

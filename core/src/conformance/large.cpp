@@ -44,17 +44,12 @@ struct HostValues {
   std::vector<float> values;
 };
 
+// The conformance codec's conversions (dtype_codec.h), element by element.
 std::vector<unsigned char> encode_all(const HostValues& t) {
   const size_t size = dtype_size_bytes(t.dtype);
   std::vector<unsigned char> bytes(t.values.size() * size);
-  if (t.dtype == SY_DTYPE_F32) {
-    std::memcpy(bytes.data(), t.values.data(), bytes.size());
-    return bytes;
-  }
   for (size_t i = 0; i < t.values.size(); ++i) {
-    const uint16_t bits =
-        t.dtype == SY_DTYPE_F16 ? float_to_f16_bits(t.values[i]) : float_to_bf16_bits(t.values[i]);
-    std::memcpy(bytes.data() + i * 2, &bits, 2);
+    encode_element(static_cast<double>(t.values[i]), t.dtype, bytes.data() + i * size);
   }
   return bytes;
 }
@@ -62,22 +57,14 @@ std::vector<unsigned char> encode_all(const HostValues& t) {
 std::vector<float> decode_all(sy_dtype dtype, const std::vector<unsigned char>& bytes) {
   const size_t size = dtype_size_bytes(dtype);
   std::vector<float> values(bytes.size() / size);
-  if (dtype == SY_DTYPE_F32) {
-    std::memcpy(values.data(), bytes.data(), values.size() * 4);
-    return values;
-  }
   for (size_t i = 0; i < values.size(); ++i) {
-    uint16_t bits = 0;
-    std::memcpy(&bits, bytes.data() + i * 2, 2);
-    values[i] = dtype == SY_DTYPE_F16 ? f16_bits_to_float(bits) : bf16_bits_to_float(bits);
+    values[i] = static_cast<float>(decode_element(dtype, bytes.data() + i * size));
   }
   return values;
 }
 
 float round_float(float value, sy_dtype dtype) {
-  if (dtype == SY_DTYPE_F16) return f16_bits_to_float(float_to_f16_bits(value));
-  if (dtype == SY_DTYPE_BF16) return bf16_bits_to_float(float_to_bf16_bits(value));
-  return value;
+  return static_cast<float>(round_to_dtype(static_cast<double>(value), dtype));
 }
 
 HostValues random_values(Generator& gen, sy_dtype dtype, std::vector<int64_t> shape, double low,
@@ -126,14 +113,6 @@ Result<Placed> place_poisoned(Device& device, sy_dtype dtype, const std::vector<
   return place_bytes(device, dtype, shape, bytes);
 }
 
-Result<std::vector<unsigned char>> download(Device& device, const Placed& placed) {
-  std::vector<unsigned char> bytes(static_cast<size_t>(shape_element_count(std::vector<int64_t>(
-                                       placed.desc.shape, placed.desc.shape + placed.desc.rank))) *
-                                   dtype_size_bytes(static_cast<sy_dtype>(placed.desc.dtype)));
-  SY_RETURN_IF_ERROR(device.default_queue().read(*placed.buffer, 0, bytes.data(), bytes.size()));
-  return bytes;
-}
-
 // Runs `op` with the inputs (uploaded) and one poisoned output; returns the output's values.
 Result<std::vector<float>> run_op(Device& device, sy_op op, const sy_op_params& params,
                                   const std::vector<const HostValues*>& inputs, sy_dtype out_dtype,
@@ -155,7 +134,9 @@ Result<std::vector<float>> run_op(Device& device, sy_op op, const sy_op_params& 
   Queue& queue = device.default_queue();
   SY_RETURN_IF_ERROR(queue.dispatch(call));
   SY_RETURN_IF_ERROR(queue.finish());
-  SY_ASSIGN_OR_RETURN(std::vector<unsigned char> bytes, download(device, out));
+  std::vector<unsigned char> bytes(static_cast<size_t>(shape_element_count(out_shape)) *
+                                   dtype_size_bytes(out_dtype));
+  SY_RETURN_IF_ERROR(queue.read(*out.buffer, 0, bytes.data(), bytes.size()));
   return decode_all(out_dtype, bytes);
 }
 

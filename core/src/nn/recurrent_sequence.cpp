@@ -130,8 +130,8 @@ Tensor lstm_sequence(const Tensor& x, const Tensor& h0, const Tensor& c0, const 
       [saved, weights, x_data = x.detach(), reverse, steps, hidden](const Tensor& grad,
                                                                     const Node& node) {
         const LstmSaved& s = *saved;
-        Tensor d_gates =
-            zeros(Shape{steps, x_data.dim(1), 4 * hidden}, grad.device(), grad.dtype());
+        // Every step writes its whole [B, 4H] slice below, so nothing needs clearing.
+        Tensor d_gates = empty_like_shape(grad, Shape{steps, x_data.dim(1), 4 * hidden});
         Tensor dh = zeros_like(s.h_prev.front());
         Tensor dc = grad.narrow(0, steps, 1).squeeze(0);
         for (int64_t step = steps - 1; step >= 0; --step) {

@@ -9,18 +9,6 @@ bool is_matrix(const sy_tensor_desc& t, int64_t rows, int64_t columns) {
   return t.rank == 2 && t.shape[0] == rows && t.shape[1] == columns;
 }
 
-SyTensorArg matrix(const OpContext& ctx, const sy_tensor_desc& t) {
-  SyTensorArg a{};
-  a.data = ctx.address(t);
-  a.dtype = static_cast<int32_t>(t.dtype);
-  a.rank = 2;
-  for (int d = 0; d < 2; ++d) {
-    a.shape[d] = t.shape[d];
-    a.strides[d] = t.strides[d];
-  }
-  return a;
-}
-
 }  // namespace
 
 Status run_lstm_cell(const OpContext& ctx) {
@@ -56,7 +44,7 @@ Status run_lstm_cell(const OpContext& ctx) {
                               std::to_string(gate_shaped ? 4 * hidden : hidden) + "] for " +
                               (backward ? "act " : "gates ") + describe(wide));
     }
-    (is_output ? a.out[k - inputs] : a.in[k]) = matrix(ctx, t);
+    (is_output ? a.out[k - inputs] : a.in[k]) = tensor_arg(ctx.address(t), t);
   }
   if (batch * hidden == 0) return ok_status();
   return ctx.launch(Kernel::sy_lstm_cell, ctx.linear(batch * hidden), a);
