@@ -173,7 +173,8 @@ using FloatArray = py::array_t<float, py::array::c_style>;
 
 // Predicts a 2-D float32 C-contiguous array (samples x input_width) without copying it: the
 // predictor reads the array's memory a batch at a time, with the GIL released.
-FloatArray predict(Predictor& predictor, const py::array& input, int64_t batch_size) {
+FloatArray predict(Predictor& predictor, const py::array& input, int64_t batch_size,
+                   bool propagate_non_finite) {
   if (!py::isinstance<FloatArray>(input) || input.ndim() != 2 ||
       (input.flags() & py::array::c_style) == 0) {
     throw_error(invalid_argument("predict: x must be a 2-D C-contiguous float32 array (samples x " +
@@ -192,7 +193,9 @@ FloatArray predict(Predictor& predictor, const py::array& input, int64_t batch_s
   float* out = output.mutable_data();
   {
     py::gil_scoped_release release;
-    predictor.predict_into(in, samples, out, batch_size);
+    predictor.predict_into(
+        in, samples, out, batch_size,
+        propagate_non_finite ? Predictor::NonFinite::kPropagate : Predictor::NonFinite::kRefuse);
   }
   return output;
 }
@@ -222,23 +225,38 @@ py::list run_onnx(OnnxModel& model, const py::list& arrays) {
                                    std::string(py::str(array.dtype())) + " are not supported"));
     }
   }
-  std::vector<Tensor> outputs;
+  // The graph runs and its outputs are read back without the GIL; only the arrays need it.
+  struct HostOutput {
+    std::vector<int64_t> shape;
+    bool floating = true;
+    std::vector<float> floats;
+    std::vector<int64_t> integers;
+  };
+  std::vector<HostOutput> host;
   {
     py::gil_scoped_release release;
-    outputs = model.run(inputs);
+    std::vector<Tensor> outputs = model.run(inputs);
+    inputs.clear();
+    for (const Tensor& t : outputs) {
+      HostOutput& h = host.emplace_back();
+      h.shape.assign(t.shape().begin(), t.shape().end());
+      h.floating = is_floating(t.dtype());
+      if (h.floating) {
+        h.floats = t.to_host_float();
+      } else {
+        h.integers = t.to_host_int64();
+      }
+    }
   }
   py::list result;
-  for (const Tensor& t : outputs) {
-    const std::vector<int64_t> shape(t.shape().begin(), t.shape().end());
-    if (is_floating(t.dtype())) {
-      const std::vector<float> values = t.to_host_float();
-      py::array_t<float> array(shape);
-      std::copy(values.begin(), values.end(), array.mutable_data());
+  for (const HostOutput& h : host) {
+    if (h.floating) {
+      py::array_t<float> array(h.shape);
+      std::copy(h.floats.begin(), h.floats.end(), array.mutable_data());
       result.append(array);
     } else {
-      const std::vector<int64_t> values = t.to_host_int64();
-      py::array_t<int64_t> array(shape);
-      std::copy(values.begin(), values.end(), array.mutable_data());
+      py::array_t<int64_t> array(h.shape);
+      std::copy(h.integers.begin(), h.integers.end(), array.mutable_data());
       result.append(array);
     }
   }
@@ -325,25 +343,33 @@ PYBIND11_MODULE(_native, m) {
       .def_static(
           "from_file",
           [](const std::string& path, const py::object& overrides) {
-            return Runtime::from_file(path, override_list(overrides));
+            const std::vector<std::string> list = override_list(overrides);
+            py::gil_scoped_release release;
+            return Runtime::from_file(path, list);
           },
           py::arg("path"), py::arg("overrides") = py::none())
       .def_static(
           "from_yaml",
           [](const std::string& text, const std::string& base_dir, const py::object& overrides) {
-            return Runtime::from_yaml(text, base_dir, override_list(overrides));
+            const std::vector<std::string> list = override_list(overrides);
+            py::gil_scoped_release release;
+            return Runtime::from_yaml(text, base_dir, list);
           },
           py::arg("text"), py::arg("base_dir") = ".", py::arg("overrides") = py::none())
-      .def("devices_json", &Runtime::devices_json)
-      .def("doctor_json", &Runtime::doctor_json)
-      .def("device_id", [](Runtime& r) { return r.device().device->id(); })
-      .def("device_messages",
-           [](Runtime& r) {
-             const RunDevice& d = r.device();
-             std::vector<std::string> lines = d.warnings;
-             if (!d.fallback_note.empty()) lines.insert(lines.begin(), d.fallback_note);
-             return lines;
-           })
+      .def("devices_json", &Runtime::devices_json, py::call_guard<py::gil_scoped_release>())
+      .def("doctor_json", &Runtime::doctor_json, py::call_guard<py::gil_scoped_release>())
+      .def(
+          "device_id", [](Runtime& r) { return r.device().device->id(); },
+          py::call_guard<py::gil_scoped_release>())
+      .def(
+          "device_messages",
+          [](Runtime& r) {
+            const RunDevice& d = r.device();
+            std::vector<std::string> lines = d.warnings;
+            if (!d.fallback_note.empty()) lines.insert(lines.begin(), d.fallback_note);
+            return lines;
+          },
+          py::call_guard<py::gil_scoped_release>())
       .def(
           "train",
           [](Runtime& r, const py::object& progress) {
@@ -359,9 +385,15 @@ PYBIND11_MODULE(_native, m) {
             return r.train(on_epoch);
           },
           py::arg("progress") = py::none())
-      .def("load_model", [](Runtime& r, const std::string& path) { return r.load_model(path); })
+      .def(
+          "load_model", [](Runtime& r, const std::string& path) { return r.load_model(path); },
+          py::call_guard<py::gil_scoped_release>())
       .def("memory_stats", [](Runtime& r) {
-        const MemoryStats s = r.memory_stats();
+        MemoryStats s;
+        {
+          py::gil_scoped_release release;
+          s = r.memory_stats();
+        }
         py::dict d;
         d["allocated_bytes"] = s.allocated_bytes;
         d["reserved_bytes"] = s.reserved_bytes;
@@ -376,7 +408,8 @@ PYBIND11_MODULE(_native, m) {
       .def_property_readonly("output_width", &Predictor::output_width)
       .def_property_readonly("class_names", &Predictor::class_names)
       .def_property_readonly("target_names", &Predictor::target_names)
-      .def("predict", &predict, py::arg("x"), py::arg("batch_size"));
+      .def("predict", &predict, py::arg("x"), py::arg("batch_size"),
+           py::arg("propagate_non_finite") = false);
 
   py::class_<OnnxModel>(m, "NativeOnnxModel")
       .def_static(
@@ -384,7 +417,7 @@ PYBIND11_MODULE(_native, m) {
           [](const std::string& path, Runtime& runtime) {
             return OnnxModel::load(path, runtime.device().device);
           },
-          py::arg("path"), py::arg("runtime"))
+          py::arg("path"), py::arg("runtime"), py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("inputs", [](const OnnxModel& m) { return value_infos(m.inputs()); })
       .def_property_readonly("outputs", [](const OnnxModel& m) { return value_infos(m.outputs()); })
       .def_property_readonly("opset", &OnnxModel::opset)

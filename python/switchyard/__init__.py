@@ -102,17 +102,26 @@ class Predictor:
     def target_names(self):
         return list(self._native.target_names)
 
-    def predict(self, x, batch_size=256):
+    def predict(self, x, batch_size=256, nan_policy="raise"):
         """Predictions for `x` (samples x input_width, raw values: the model scales them as its
         training did): class probabilities or regression values, float32, samples x
         output_width. A C-contiguous float32 array is read in place, without a copy; the GIL is
-        released while the device computes."""
+        released while the device computes.
+
+        A NaN or infinite value raises switchyard.Error naming its row and column, as reading a
+        CSV file does (nan_policy="raise"); nan_policy="propagate" hands such values to the model,
+        whose outputs for those rows are then NaN.
+
+        Threads: one Predictor may be shared by any number of threads; their calls run one at a
+        time and each returns what a single thread would get."""
+        if nan_policy not in ("raise", "propagate"):
+            raise ValueError("nan_policy must be 'raise' or 'propagate', not %r" % (nan_policy,))
         array = numpy.asarray(x)
         if array.ndim == 1 and array.size == self.input_width:
             array = array.reshape(1, -1)
         if array.dtype != numpy.float32 or not array.flags.c_contiguous:
             array = numpy.ascontiguousarray(array, dtype=numpy.float32)
-        return self._native.predict(array, int(batch_size))
+        return self._native.predict(array, int(batch_size), nan_policy == "propagate")
 
     def memory_stats(self):
         """The device's memory statistics in bytes (allocated, reserved, peak, limit, count)."""

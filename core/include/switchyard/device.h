@@ -3,6 +3,11 @@
 // Ownership: Device::create returns a shared_ptr. Buffers and queues hold the Device (and so the
 // Plugin), so a device outlives everything allocated on it. Destroying the last reference
 // destroys the plugin's device handle.
+//
+// Threads: a Device may be shared by any number of threads. Every call into the plugin for one
+// device (ops, copies, allocations, releases, events, statistics) runs under that device's lock,
+// one call at a time, so a plugin keeps no locks of its own for a device's state (plugin_abi.h).
+// Different devices run concurrently.
 #pragma once
 
 #include <cstdint>
@@ -101,6 +106,20 @@ class Device : public std::enable_shared_from_this<Device> {
   // Turns a plugin return code into a Status with the plugin's message and this device's id.
   Status check(sy_status code, const char* what) const;
 
+  // Held around a call into the plugin for this device made outside Device, Queue and Buffer
+  // (the profiler's events): the lock every call of theirs takes. Not recursive: hold it only
+  // around the plugin call itself.
+  class PluginCall {
+   public:
+    explicit PluginCall(const Device& device);
+    ~PluginCall();
+    PluginCall(const PluginCall&) = delete;
+    PluginCall& operator=(const PluginCall&) = delete;
+
+   private:
+    const Device& device_;
+  };
+
   // ---- Ops this device lacks
   // The policy and the device such ops move to (null: a missing op is an error whatever the
   // policy says). Each device has its own, so two runs in one process (two embedded trainers,
@@ -119,6 +138,7 @@ class Device : public std::enable_shared_from_this<Device> {
 
  private:
   struct FallbackRoute;
+  struct CallLock;
   Device();
 
   std::shared_ptr<const Plugin> plugin_;
@@ -126,6 +146,7 @@ class Device : public std::enable_shared_from_this<Device> {
   DeviceInfo info_;
   std::shared_ptr<Queue> default_queue_;
   std::unique_ptr<FallbackRoute> fallback_;
+  std::unique_ptr<CallLock> calls_;
 };
 
 }  // namespace switchyard

@@ -14,6 +14,11 @@
  *    plugin keeps a human-readable message for the calling thread, read with last_error_message().
  *  - Handles (sy_device, sy_buffer, sy_queue, sy_event) are opaque pointers owned by the plugin.
  *    The host creates them through the table and frees them through the table, exactly once.
+ *  - Threads: the host makes one call at a time for one device (its queues, buffers and events
+ *    included), from whichever thread its caller runs on; a plugin needs no lock for a device's own
+ *    state (queues' scratch memory, streams, pools). Calls for different devices, and the calls
+ *    that name no device, may come at the same time from different threads: state that devices
+ *    share (an instance, a cache, a library handle) is the plugin's to guard.
  *  - Vendor runtimes (libcuda, the Vulkan loader) are opened by the plugin with dlopen, so that a
  *    plugin loads on a machine without the vendor driver and reports SY_STATUS_UNAVAILABLE with the
  *    reason instead of failing to load.

@@ -60,6 +60,12 @@ struct Predictions {
   std::vector<std::string> notes;  // choices made for the caller (an ONNX model's probabilities)
 };
 
+// Threads: a Predictor may be shared. predict and predict_into may be called from any number of
+// threads at once; the calls run one at a time (each takes the predictor's lock for its whole
+// batch loop), so every call gives the bits a single thread would. Two predictors on one device
+// run concurrently, their plugin calls serialised by the device (device.h). Measured on 2 cores
+// (tools/bench/README.md, "Predicting from threads"): 4 threads on one predictor keep one
+// thread's throughput, without oversubscribing the backend's own threads.
 class Predictor {
  public:
   // Builds `config`'s model on `device` with the weights of `weights`, which is either
@@ -85,11 +91,17 @@ class Predictor {
   // one per class (softmax probabilities) or one per regression target (in the targets' units).
   int64_t input_width() const;
   int64_t output_width() const;
+  // What predict_into does with a NaN or infinite input value: refuse it (INVALID_ARGUMENT naming
+  // its row and column, as reading a CSV file does) or pass it to the model.
+  enum class NonFinite { kRefuse, kPropagate };
+
   // Predicts `count` raw (unscaled) samples, row-major at `samples` (count x input_width()), into
   // `out` (count x output_width()). The caller's arrays are read and written a batch at a time:
-  // only one batch is ever copied (scaled and uploaded), never the whole input. Thread-safe for
-  // one caller at a time per Predictor. Throws Error (INVALID_ARGUMENT for a batch_size < 1).
-  void predict_into(const float* samples, int64_t count, float* out, int64_t batch_size);
+  // only one batch is ever copied (scaled and uploaded), never the whole input. Throws Error
+  // (INVALID_ARGUMENT for a batch_size < 1, or a non-finite value under kRefuse); `out` may then
+  // hold the batches before the failing one.
+  void predict_into(const float* samples, int64_t count, float* out, int64_t batch_size,
+                    NonFinite non_finite = NonFinite::kRefuse);
 
   const std::vector<std::string>& class_names() const;   // empty for a regression model
   const std::vector<std::string>& target_names() const;  // regression: one per output

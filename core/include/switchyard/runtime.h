@@ -4,8 +4,10 @@
 // predictors. The C API (switchyard.h) and the Python package are thin layers over it.
 //
 // Errors: every method throws switchyard::Error with the message `switchyard run` would print.
-// Threads: one call at a time per Runtime; the Predictors it makes may each be used from another
-// thread (one call at a time per Predictor).
+// Threads: a Runtime may be shared by any number of threads. Its device is opened once, under a
+// lock, by the first call that needs it; train() calls on one Runtime run one at a time (they
+// would write the same checkpoint); everything else runs concurrently. The Predictors it makes
+// may be shared too (predict.h), and so may their device (device.h).
 #pragma once
 
 #include <filesystem>

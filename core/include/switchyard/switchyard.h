@@ -23,7 +23,16 @@
  *   - switchyard_last_error() and switchyard_code_name() return memory the library owns: the
  *     former valid until the calling thread's next switchyard call, the latter forever.
  *
- * Threads: one call at a time per handle; different handles may be used from different threads.
+ * Threads: every handle may be shared by any number of threads. Calls on one predictor run one at
+ * a time, each giving the bits a single thread would; predictors (of one runtime or of several)
+ * run concurrently, their device serialising its plugin calls. On one runtime, switchyard_train
+ * calls run one at a time; its other calls run concurrently.
+ *
+ * Destroyed handles: a call given a handle that was destroyed (or was never made by this library)
+ * returns SWITCHYARD_INVALID_ARGUMENT instead of touching freed memory, and destroying a handle a
+ * second time does nothing but set that message. A handle destroyed while another thread's call
+ * is using it is freed when that call returns. (The check is by address: a handle's address may
+ * be reused by a later handle, so using a destroyed handle is still a bug in the caller.)
  *
  * Symbols: every function here is exported from libswitchyard_core under the version node
  * SWITCHYARD_C_1; nothing else of the library is part of this API.
@@ -92,7 +101,8 @@ switchyard_code switchyard_runtime_from_yaml(const char* yaml_text, const char* 
                                              const char* const* overrides, size_t override_count,
                                              switchyard_runtime** out);
 
-/* Destroys a runtime; null is allowed. */
+/* Destroys a runtime; null is allowed, and a destroyed one does nothing (see "Destroyed handles"
+ * above; switchyard_last_error() then says so). */
 void switchyard_runtime_destroy(switchyard_runtime* runtime);
 
 /* ---- Devices --------------------------------------------------------------------------------- */
@@ -170,12 +180,14 @@ switchyard_code switchyard_predictor_widths(const switchyard_predictor* predicto
  * scales them as training did) into `output` (rows x output_width floats; `output_length` is its
  * size in floats). The caller's arrays are read and written a batch of `batch_size` rows at a
  * time (0: 256); nothing else the size of the input is allocated. SWITCHYARD_INVALID_ARGUMENT
- * when input_width or output_length do not fit the model. */
+ * when input_width or output_length do not fit the model, or for a NaN or infinite input value
+ * (the message names its row and column, counting from 0). */
 switchyard_code switchyard_predictor_predict(switchyard_predictor* predictor, const float* input,
                                              size_t rows, size_t input_width, float* output,
                                              size_t output_length, size_t batch_size);
 
-/* Destroys a predictor; null is allowed. */
+/* Destroys a predictor; null is allowed, and a destroyed one does nothing (see "Destroyed handles"
+ * above; switchyard_last_error() then says so). */
 void switchyard_predictor_destroy(switchyard_predictor* predictor);
 
 #ifdef __cplusplus

@@ -1,6 +1,7 @@
 // Runtime: a configuration, its device and what runs there, for embedding hosts.
 #include "switchyard/runtime.h"
 
+#include <mutex>
 #include <optional>
 
 #include "switchyard/checkpoint.h"
@@ -10,11 +11,14 @@
 namespace switchyard {
 
 struct Runtime::State {
-  Config config;
-  std::optional<RunDevice> device;
+  explicit State(Config c) : config(std::move(c)) {}
+  const Config config;  // never changes after construction: read without a lock
+  std::mutex device_mutex;
+  std::optional<RunDevice> device;  // set once, under device_mutex, then only read
+  std::mutex train_mutex;           // one training run at a time (they share checkpoint paths)
 };
 
-Runtime::Runtime(Config config) : state_(std::make_unique<State>(State{std::move(config), {}})) {}
+Runtime::Runtime(Config config) : state_(std::make_unique<State>(std::move(config))) {}
 
 Runtime::~Runtime() = default;
 
@@ -47,11 +51,13 @@ std::string Runtime::doctor_json() const {
 }
 
 const RunDevice& Runtime::device() {
+  const std::lock_guard<std::mutex> lock(state_->device_mutex);
   if (!state_->device) state_->device = value_or_throw(open_run_device(state_->config.runtime()));
   return *state_->device;
 }
 
 std::string Runtime::train(const std::function<bool(const EpochMetrics&)>& progress) {
+  const std::lock_guard<std::mutex> lock(state_->train_mutex);
   TrainConfig train_config = value_or_throw(TrainConfig::for_task(state_->config, "train"));
   if (train_config.train.progress == ProgressMode::kAuto) {
     train_config.train.progress = ProgressMode::kNone;

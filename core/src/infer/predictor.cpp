@@ -1,6 +1,8 @@
 // Predictor: a checkpoint's model applied to data in batches, without autograd.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <mutex>
 
 #include "formats/onnx_export.h"
 #include "switchyard/autocast.h"
@@ -24,6 +26,8 @@ struct Predictor::State {
   // back to the outputs. A series checkpoint keeps no table layout, so the YAML's data.series (the
   // one the model was trained with) says it.
   bool relative_to_last = false;
+  // Held by predict and predict_into for their whole batch loop (predict.h, "Threads").
+  std::mutex mutex;
 };
 
 namespace {
@@ -196,8 +200,32 @@ int64_t Predictor::output_width() const {
                                                           : layout.target_names.size());
 }
 
-void Predictor::predict_into(const float* samples, int64_t count, float* out, int64_t batch_size) {
+namespace {
+
+// INVALID_ARGUMENT naming the first NaN or infinity among `rows` rows of `width` values, the first
+// of which is row `first_row` of the caller's input.
+Status check_finite_rows(const float* values, int64_t rows, int64_t width, int64_t first_row) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = values + r * width;
+    for (int64_t f = 0; f < width; ++f) {
+      if (std::isfinite(row[f])) continue;
+      const char* what = std::isnan(row[f]) ? "NaN" : (row[f] > 0 ? "inf" : "-inf");
+      return invalid_argument("predict: input row " + std::to_string(first_row + r) + ", column " +
+                              std::to_string(f) + " (counting from 0) is " + what +
+                              "; the model needs finite values (reading a CSV file refuses them "
+                              "too); replace them, or pass them through on purpose (Python: "
+                              "nan_policy='propagate')");
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+void Predictor::predict_into(const float* samples, int64_t count, float* out, int64_t batch_size,
+                             NonFinite non_finite) {
   State& s = *state_;
+  const std::lock_guard<std::mutex> lock(s.mutex);
   if (batch_size < 1) {
     throw_error(
         invalid_argument("batch_size must be at least 1, not " + std::to_string(batch_size)));
@@ -221,6 +249,9 @@ void Predictor::predict_into(const float* samples, int64_t count, float* out, in
   for (int64_t begin = 0; begin < count; begin += batch_size) {
     const int64_t rows = std::min(batch_size, count - begin);
     const float* source = samples + begin * width;
+    if (non_finite == NonFinite::kRefuse) {
+      throw_if_error(check_finite_rows(source, rows, width, begin));
+    }
     staging.assign(source, source + rows * width);
     levels.assign(static_cast<size_t>(rows), 0.0f);
     for (int64_t r = 0; r < rows; ++r) {
@@ -272,6 +303,7 @@ Status export_onnx(const std::filesystem::path& path, const Predictor& predictor
 
 Predictions Predictor::predict(Dataset data, int64_t batch_size) {
   State& s = *state_;
+  const std::lock_guard<std::mutex> lock(s.mutex);
   int64_t expected_features = 1;
   for (const int64_t extent : s.layout.sample_shape) expected_features *= extent;
   if (data.feature_count() != expected_features) {

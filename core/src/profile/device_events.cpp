@@ -21,6 +21,13 @@ bool wants_events(const Device& device, DeviceTiming mode) {
   return (device.plugin().capabilities() & SY_CAP_DEVICE_TIMING) != 0;
 }
 
+// One event call under the device's plugin lock (device.h, "Threads").
+template <typename Call>
+sy_status locked(const Device& device, Call&& call) {
+  const Device::PluginCall lock(device);
+  return call();
+}
+
 }  // namespace
 
 Profiler::Impl::~Impl() {
@@ -29,6 +36,7 @@ Profiler::Impl::~Impl() {
   resolve_all();
   for (DeviceSlot& slot : devices) {
     const sy_plugin_functions& f = slot.device->functions();
+    const Device::PluginCall plugin_call(*slot.device);
     for (sy_event event : slot.created_events) f.event_destroy(slot.device->handle(), event);
   }
 }
@@ -65,8 +73,9 @@ sy_event Profiler::Impl::record_event(uint16_t slot, sy_queue queue) {
       return event;
     }
     sy_event event = nullptr;
-    const Status status =
-        d.device->check(f.event_create(d.device->handle(), &event), "event_create");
+    const Status status = d.device->check(
+        locked(*d.device, [&] { return f.event_create(d.device->handle(), &event); }),
+        "event_create");
     if (!status.ok()) {
       disable_events(slot, status.message());
       return nullptr;
@@ -80,8 +89,9 @@ sy_event Profiler::Impl::record_event(uint16_t slot, sy_queue queue) {
     // Read before recording: on a host clock the anchor then never maps later than it ran, and on
     // an idle asynchronous device the anchor runs right after it is recorded.
     const int64_t host_ns = now_ns();
-    const Status status =
-        d.device->check(f.event_record(d.device->handle(), queue, anchor), "event_record");
+    const Status status = d.device->check(
+        locked(*d.device, [&] { return f.event_record(d.device->handle(), queue, anchor); }),
+        "event_record");
     if (!status.ok()) {
       d.free_events.push_back(anchor);
       disable_events(slot, status.message());
@@ -92,8 +102,9 @@ sy_event Profiler::Impl::record_event(uint16_t slot, sy_queue queue) {
   }
   sy_event event = take();
   if (event == nullptr) return nullptr;
-  const Status status =
-      d.device->check(f.event_record(d.device->handle(), queue, event), "event_record");
+  const Status status = d.device->check(
+      locked(*d.device, [&] { return f.event_record(d.device->handle(), queue, event); }),
+      "event_record");
   if (!status.ok()) {
     d.free_events.push_back(event);
     disable_events(slot, status.message());
@@ -113,14 +124,21 @@ void Profiler::Impl::resolve(RawOp& op) {
   const sy_device handle = d.device->handle();
   double elapsed_ms = 0;
   double offset_ms = 0;
-  Status status = d.device->check(f.event_synchronize(handle, op.end_event), "event_synchronize");
+  Status status =
+      d.device->check(locked(*d.device, [&] { return f.event_synchronize(handle, op.end_event); }),
+                      "event_synchronize");
   if (status.ok()) {
-    status = d.device->check(f.event_elapsed_ms(handle, op.start_event, op.end_event, &elapsed_ms),
-                             "event_elapsed_ms");
+    status = d.device->check(
+        locked(
+            *d.device,
+            [&] { return f.event_elapsed_ms(handle, op.start_event, op.end_event, &elapsed_ms); }),
+        "event_elapsed_ms");
   }
   if (status.ok()) {
-    status = d.device->check(f.event_elapsed_ms(handle, d.anchor, op.start_event, &offset_ms),
-                             "event_elapsed_ms");
+    status = d.device->check(
+        locked(*d.device,
+               [&] { return f.event_elapsed_ms(handle, d.anchor, op.start_event, &offset_ms); }),
+        "event_elapsed_ms");
   }
   if (status.ok()) {
     op.device_us = elapsed_ms * 1e3;

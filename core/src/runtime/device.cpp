@@ -34,7 +34,32 @@ struct Device::FallbackRoute {
   std::vector<FallbackCount> counts;
 };
 
-Device::Device() : fallback_(std::make_unique<FallbackRoute>()) {}
+// The lock of every plugin call for one device (device.h, "Threads").
+struct Device::CallLock {
+  std::mutex mutex;
+};
+
+Device::PluginCall::PluginCall(const Device& device) : device_(device) {
+  device_.calls_->mutex.lock();
+}
+
+Device::PluginCall::~PluginCall() {
+  device_.calls_->mutex.unlock();
+}
+
+namespace {
+
+// Runs one plugin call for `device` under its lock and returns what the plugin returned.
+template <typename Call>
+auto locked_call(const Device& device, Call&& call) {
+  const Device::PluginCall lock(device);
+  return call();
+}
+
+}  // namespace
+
+Device::Device()
+    : fallback_(std::make_unique<FallbackRoute>()), calls_(std::make_unique<CallLock>()) {}
 
 Result<std::shared_ptr<Device>> Device::create(std::shared_ptr<const Plugin> plugin, uint32_t index,
                                                const OptionList& options) {
@@ -51,8 +76,9 @@ Result<std::shared_ptr<Device>> Device::create(std::shared_ptr<const Plugin> plu
   device->handle_ = handle;
   device->info_ = std::move(info);
   sy_queue queue = nullptr;
-  SY_RETURN_IF_ERROR(
-      device->check(device->functions().queue_create(handle, &queue), "queue_create"));
+  const sy_status created =
+      locked_call(*device, [&] { return device->functions().queue_create(handle, &queue); });
+  SY_RETURN_IF_ERROR(device->check(created, "queue_create"));
   // The default queue is owned by the device. It must not hold a strong reference back (that
   // would be a cycle), so it gets an aliasing pointer that shares no ownership.
   device->default_queue_ = std::make_shared<Queue>(
@@ -76,19 +102,22 @@ Status Device::check(sy_status code, const char* what) const {
 
 Result<std::shared_ptr<Queue>> Device::create_queue() {
   sy_queue queue = nullptr;
-  SY_RETURN_IF_ERROR(check(functions().queue_create(handle_, &queue), "queue_create"));
+  const sy_status created =
+      locked_call(*this, [&] { return functions().queue_create(handle_, &queue); });
+  SY_RETURN_IF_ERROR(check(created, "queue_create"));
   return std::make_shared<Queue>(shared_from_this(), queue);
 }
 
 Result<std::shared_ptr<Buffer>> Device::allocate(uint64_t size_bytes) {
   sy_buffer buffer = nullptr;
-  SY_RETURN_IF_ERROR(
-      check(functions().buffer_allocate(handle_, size_bytes, &buffer), "buffer_allocate"));
+  const sy_status allocated =
+      locked_call(*this, [&] { return functions().buffer_allocate(handle_, size_bytes, &buffer); });
+  SY_RETURN_IF_ERROR(check(allocated, "buffer_allocate"));
   return std::make_shared<Buffer>(shared_from_this(), buffer, size_bytes);
 }
 
 bool Device::supports(sy_op op, sy_dtype dtype) const {
-  return functions().supports_op(handle_, op, dtype) != 0;
+  return locked_call(*this, [&] { return functions().supports_op(handle_, op, dtype); }) != 0;
 }
 
 // device_settings came out of reserved_slots: the table must keep its ABI-1 size.
@@ -98,7 +127,9 @@ static_assert(sizeof(sy_plugin_functions) == 40 * sizeof(void*),
 std::string Device::settings() const {
   if (functions().device_settings == nullptr) return "";
   char buffer[512] = {};
-  if (functions().device_settings(handle_, buffer, sizeof(buffer)) != SY_STATUS_OK) return "";
+  const sy_status status = locked_call(
+      *this, [&] { return functions().device_settings(handle_, buffer, sizeof(buffer)); });
+  if (status != SY_STATUS_OK) return "";
   buffer[sizeof(buffer) - 1] = '\0';  // even if the plugin filled it without a terminator
   return buffer;
 }
@@ -108,7 +139,9 @@ Result<MemoryStats> Device::memory_stats() const {
     return unimplemented(info_.id() + " does not report memory statistics");
   }
   sy_memory_stats raw{};
-  SY_RETURN_IF_ERROR(check(functions().memory_stats(handle_, &raw), "memory_stats"));
+  const sy_status status =
+      locked_call(*this, [&] { return functions().memory_stats(handle_, &raw); });
+  SY_RETURN_IF_ERROR(check(status, "memory_stats"));
   MemoryStats stats;
   stats.allocated_bytes = raw.allocated_bytes;
   stats.reserved_bytes = raw.reserved_bytes;
@@ -120,31 +153,37 @@ Result<MemoryStats> Device::memory_stats() const {
 
 Status Device::reset_peak_memory() {
   if (functions().memory_reset_peak == nullptr) return unimplemented(info_.id() + ": reset_peak");
-  return check(functions().memory_reset_peak(handle_), "memory_reset_peak");
+  return check(locked_call(*this, [&] { return functions().memory_reset_peak(handle_); }),
+               "memory_reset_peak");
 }
 
 Status Device::empty_cache() {
   // A device without a cache has nothing to return: that is success, not an error.
   if (functions().memory_empty_cache == nullptr) return ok_status();
-  return check(functions().memory_empty_cache(handle_), "memory_empty_cache");
+  return check(locked_call(*this, [&] { return functions().memory_empty_cache(handle_); }),
+               "memory_empty_cache");
 }
 
 Status Device::set_memory_limit(uint64_t limit_bytes) {
   if (functions().memory_set_limit == nullptr) {
     return unimplemented(info_.id() + " cannot cap its memory");
   }
-  return check(functions().memory_set_limit(handle_, limit_bytes), "memory_set_limit");
+  return check(
+      locked_call(*this, [&] { return functions().memory_set_limit(handle_, limit_bytes); }),
+      "memory_set_limit");
 }
 
 Buffer::Buffer(std::shared_ptr<Device> device, sy_buffer handle, uint64_t size_bytes)
     : device_(std::move(device)), handle_(handle), size_bytes_(size_bytes), host_address_(nullptr) {
   const auto& fns = device_->functions();
   if (fns.buffer_host_address != nullptr) {
-    host_address_ = fns.buffer_host_address(device_->handle(), handle_);
+    host_address_ =
+        locked_call(*device_, [&] { return fns.buffer_host_address(device_->handle(), handle_); });
   }
 }
 
 Buffer::~Buffer() {
+  const Device::PluginCall lock(*device_);
   device_->functions().buffer_release(device_->handle(), handle_);
 }
 
@@ -152,12 +191,14 @@ Queue::Queue(std::shared_ptr<Device> device, sy_queue handle)
     : device_(std::move(device)), handle_(handle) {}
 
 Queue::~Queue() {
+  const Device::PluginCall lock(*device_);
   device_->functions().queue_destroy(device_->handle(), handle_);
 }
 
 Status Queue::dispatch(const sy_op_call& call) {
-  return device_->check(device_->functions().dispatch(device_->handle(), handle_, &call),
-                        "dispatch");
+  const sy_status status = locked_call(
+      *device_, [&] { return device_->functions().dispatch(device_->handle(), handle_, &call); });
+  return device_->check(status, "dispatch");
 }
 
 Status Queue::write(const Buffer& dst, uint64_t dst_offset, const void* src, uint64_t size_bytes) {
@@ -166,9 +207,11 @@ Status Queue::write(const Buffer& dst, uint64_t dst_offset, const void* src, uin
                             std::to_string(dst_offset) + " overruns a buffer of " +
                             std::to_string(dst.size_bytes()) + " bytes");
   }
-  return device_->check(device_->functions().buffer_write(device_->handle(), handle_, dst.handle(),
-                                                          dst_offset, src, size_bytes),
-                        "buffer_write");
+  const sy_status status = locked_call(*device_, [&] {
+    return device_->functions().buffer_write(device_->handle(), handle_, dst.handle(), dst_offset,
+                                             src, size_bytes);
+  });
+  return device_->check(status, "buffer_write");
 }
 
 Status Queue::read(const Buffer& src, uint64_t src_offset, void* dst, uint64_t size_bytes) {
@@ -177,14 +220,17 @@ Status Queue::read(const Buffer& src, uint64_t src_offset, void* dst, uint64_t s
                             std::to_string(src_offset) + " overruns a buffer of " +
                             std::to_string(src.size_bytes()) + " bytes");
   }
-  return device_->check(device_->functions().buffer_read(device_->handle(), handle_, src.handle(),
-                                                         src_offset, dst, size_bytes),
-                        "buffer_read");
+  const sy_status status = locked_call(*device_, [&] {
+    return device_->functions().buffer_read(device_->handle(), handle_, src.handle(), src_offset,
+                                            dst, size_bytes);
+  });
+  return device_->check(status, "buffer_read");
 }
 
 Status Queue::finish() {
-  return device_->check(device_->functions().queue_finish(device_->handle(), handle_),
-                        "queue_finish");
+  const sy_status status = locked_call(
+      *device_, [&] { return device_->functions().queue_finish(device_->handle(), handle_); });
+  return device_->check(status, "queue_finish");
 }
 
 void Device::set_fallback(FallbackPolicy policy, std::shared_ptr<Device> fallback_device) {
