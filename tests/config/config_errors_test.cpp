@@ -1,7 +1,12 @@
 // Every kind of configuration error names file:line:column, the dotted key and what was expected.
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
 #include "config/config_test_support.h"
+#include "runtime/config_text.h"
 
 using switchyard::Config;
 using switchyard::StatusCode;
@@ -318,4 +323,79 @@ TEST_CASE("errors in a file carry the file's path as given") {
           path +
               ":4:3: key 'optimizer.learning_rate': unknown key 'learning_rate', expected one "
               "of: type, lr, momentum, nesterov, weight_decay, betas, eps");
+}
+
+// Hostile files (issue 26): each is refused quickly, naming the file and the place, never a crash
+// (stack overflow), a hang or memory exhaustion.
+TEST_CASE("an alias inside the node it names is refused as a cycle, not a stack overflow") {
+  require_error("x: &x [*x]\n",
+                "cfg.yaml:1:8: this alias refers to a node that contains it, which makes the "
+                "configuration endless (a cycle); a configuration must be a tree");
+  require_error("model: &m {layers: [{type: relu, extra: *m}]}\n",
+                "cfg.yaml:1:41: this alias refers to a node that contains it, which makes the "
+                "configuration endless (a cycle); a configuration must be a tree");
+  // The same through --set.
+  const switchyard::Status status = config_status("seed: 1\n", {"train.epochs=&y [*y]"});
+  REQUIRE(status.code() == StatusCode::kInvalidArgument);
+  REQUIRE_THAT(status.message(),
+               Catch::Contains("--set 'train.epochs=&y [*y]'") && Catch::Contains("a cycle"));
+  // An alias of a finished node is an ordinary value.
+  REQUIRE(config_status("seed: &s 3\ntrain: {epochs: *s}\n").ok());
+}
+
+TEST_CASE("nested aliases that expand past the node bound are refused without expanding them") {
+  // "Billion laughs": nine levels of nine aliases would be 9^9 = 387 million nodes.
+  std::string text = "a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n";
+  for (int level = 1; level < 9; ++level) {
+    text += "a" + std::to_string(level) + ": &a" + std::to_string(level) + " [";
+    for (int k = 0; k < 9; ++k) text += (k > 0 ? ", *a" : "*a") + std::to_string(level - 1);
+    text += "]\n";
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const switchyard::Status status = config_status(text);
+  REQUIRE(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
+  REQUIRE(status.code() == StatusCode::kInvalidArgument);
+  REQUIRE_THAT(status.message(),
+               Catch::StartsWith("cfg.yaml:7:") && Catch::Contains("more than 1000000 nodes"));
+}
+
+TEST_CASE("nesting deeper than the bound is refused naming the place") {
+  const std::string text = "a: " + std::string(300, '[') + std::string(300, ']') + "\n";
+  require_error(text,
+                "cfg.yaml:1:203: sequences and maps nest more than 200 deep here; a configuration "
+                "nests a few levels");
+}
+
+TEST_CASE("a configuration over the size bound is refused by its size, before it is read") {
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "switchyard-huge-config.yaml";
+  {
+    std::ofstream out(path);
+    const std::string line = "unknown_key_with_a_long_name: 1234567890\n";
+    for (std::size_t written = 0; written <= switchyard::kMaxConfigBytes; written += line.size()) {
+      out << line;
+    }
+  }
+  const auto config = Config::load_file(path);
+  REQUIRE(config.status().code() == StatusCode::kInvalidArgument);
+  REQUIRE_THAT(config.status().message(),
+               Catch::StartsWith("config file '" + path.string() + "' is ") &&
+                   Catch::Contains("at most 4194304 are read"));
+  std::filesystem::remove(path);
+  // Text given directly is bounded the same way.
+  const switchyard::Status text_status =
+      config_status(std::string(switchyard::kMaxConfigBytes + 1, '#'));
+  REQUIRE_THAT(text_status.message(), Catch::StartsWith("cfg.yaml: the configuration is 4194305"));
+}
+
+TEST_CASE("many unknown keys are reported in linear time") {
+  // 100,000 keys: the duplicate check used to compare each key with every earlier one.
+  std::string text;
+  for (int i = 0; i < 100000; ++i) text += "key" + std::to_string(i) + ": 1\n";
+  const auto start = std::chrono::steady_clock::now();
+  const switchyard::Status status = config_status(text);
+  REQUIRE(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+  REQUIRE(status.code() == StatusCode::kInvalidArgument);
+  REQUIRE_THAT(status.message(), Catch::StartsWith("cfg.yaml:1:1: key 'key0': unknown key") &&
+                                     Catch::EndsWith("... and 99980 more errors"));
 }

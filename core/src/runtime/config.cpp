@@ -49,15 +49,30 @@ Result<std::string> read_config_file(const std::filesystem::path& path) {
     return invalid_argument("config file '" + path.string() +
                             "' is a directory, expected a YAML file");
   }
+  // Refused by its size before a byte is read (config_text.h's bound).
+  const std::uintmax_t size = std::filesystem::file_size(path, error);
+  if (!error && size > kMaxConfigBytes) {
+    return invalid_argument("config file '" + path.string() + "' is " + std::to_string(size) +
+                            " bytes; at most " + std::to_string(kMaxConfigBytes) +
+                            " are read (a configuration is a few kilobytes)");
+  }
   std::ifstream stream(path, std::ios::binary);
   if (!stream) {
     return Status(StatusCode::kPermissionDenied,
                   "cannot open config file '" + path.string() + "': " + std::strerror(errno));
   }
-  std::ostringstream text;
-  text << stream.rdbuf();
+  // At most one byte past the bound is read, so that a FIFO or a device is bounded too.
+  std::string text(kMaxConfigBytes + 1, '\0');
+  stream.read(text.data(), static_cast<std::streamsize>(text.size()));
   if (stream.bad()) return data_loss("cannot read config file '" + path.string() + "'");
-  return text.str();
+  text.resize(static_cast<std::size_t>(stream.gcount()));
+  if (text.size() > kMaxConfigBytes) {
+    return invalid_argument("config file '" + path.string() + "' holds more than " +
+                            std::to_string(kMaxConfigBytes) +
+                            " bytes; at most that many are read (a configuration is a few "
+                            "kilobytes)");
+  }
+  return text;
 }
 
 Result<std::shared_ptr<ConfigDocument>> build_document(const std::string& text,

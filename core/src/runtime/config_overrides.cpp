@@ -4,6 +4,7 @@
 #include <cctype>
 #include <optional>
 
+#include "runtime/config_text.h"
 #include "runtime/config_values.h"
 
 namespace switchyard {
@@ -143,6 +144,9 @@ Status apply_config_override(ConfigDocument& document, const std::string& assign
   if (steps.empty()) return bad_key_error(assignment);
   const std::string source = override_source_name(assignment);
 
+  if (const std::optional<std::string> problem = yaml_bounds_problem(value_text)) {
+    return override_error(source, dotted, "the value is refused: " + *problem);
+  }
   YAML::Node value;
   try {
     value = YAML::Load(value_text);

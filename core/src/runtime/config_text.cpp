@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <sstream>
+#include <unordered_map>
+#include <vector>
 
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/parser.h>
@@ -164,39 +166,108 @@ Status syntax_error(const std::string& text, const ConfigDocument& document,
   return invalid_argument(format_config_error(location, "", "invalid YAML: " + error.msg));
 }
 
-// Records whether a document started and where, and whether anything but a null was read in it.
+// Records whether a document started and where, and whether anything but a null was read in it;
+// and measures the document as its walks will see it (config_text.h's bounds): nodes with every
+// alias expanded, computed from each anchor's expanded size, and the nesting depth. The first
+// bound crossed is kept as `problem` (with its mark); events after it are only counted.
 class DocumentStarts : public YAML::EventHandler {
  public:
   bool started = false;
   YAML::Mark start = YAML::Mark::null_mark();
   bool empty = true;
+  std::string problem;  // "" while the document is within bounds
+  YAML::Mark problem_mark = YAML::Mark::null_mark();
 
   void reset() {
     started = false;
     start = YAML::Mark::null_mark();
     empty = true;
+    expanded_ = 0;
+    open_.clear();
+    anchor_sizes_.clear();
   }
   void OnDocumentStart(const YAML::Mark& mark) override {
     started = true;
     start = mark;
   }
   void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnAlias(const YAML::Mark&, YAML::anchor_t) override { empty = false; }
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { leaf(mark, anchor); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    empty = false;
+    for (const OpenNode& node : open_) {
+      if (node.anchor == anchor && anchor != YAML::NullAnchor) {
+        fail(mark,
+             "this alias refers to a node that contains it, which makes the configuration "
+             "endless (a cycle); a configuration must be a tree");
+        return;
+      }
+    }
+    const auto size = anchor_sizes_.find(anchor);
+    add(mark, size == anchor_sizes_.end() ? 1 : size->second);
+  }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
                 const std::string&) override {
     empty = false;
+    leaf(mark, anchor);
   }
-  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
                        YAML::EmitterStyle::value) override {
     empty = false;
+    open(mark, anchor);
   }
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+  void OnSequenceEnd() override { close(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
                   YAML::EmitterStyle::value) override {
     empty = false;
+    open(mark, anchor);
   }
-  void OnMapEnd() override {}
+  void OnMapEnd() override { close(); }
+
+ private:
+  struct OpenNode {
+    YAML::anchor_t anchor;
+    std::size_t expanded_at_start;
+  };
+
+  void fail(const YAML::Mark& mark, std::string message) {
+    if (!problem.empty()) return;
+    problem = std::move(message);
+    problem_mark = mark;
+  }
+  void add(const YAML::Mark& mark, std::size_t nodes) {
+    expanded_ = nodes > kMaxConfigNodes ? kMaxConfigNodes + 1 : expanded_ + nodes;
+    if (expanded_ > kMaxConfigNodes) {
+      fail(mark, "with its aliases expanded the configuration has more than " +
+                     std::to_string(kMaxConfigNodes) +
+                     " nodes (nested aliases multiply: a \"billion laughs\" file?); a "
+                     "configuration holds far fewer");
+      expanded_ = kMaxConfigNodes + 1;  // saturates: sizes stay small
+    }
+  }
+  void leaf(const YAML::Mark& mark, YAML::anchor_t anchor) {
+    add(mark, 1);
+    if (anchor != YAML::NullAnchor) anchor_sizes_[anchor] = 1;
+  }
+  void open(const YAML::Mark& mark, YAML::anchor_t anchor) {
+    add(mark, 1);
+    open_.push_back({anchor, expanded_});
+    if (open_.size() > kMaxConfigDepth) {
+      fail(mark, "sequences and maps nest more than " + std::to_string(kMaxConfigDepth) +
+                     " deep here; a configuration nests a few levels");
+    }
+  }
+  void close() {
+    if (open_.empty()) return;
+    const OpenNode node = open_.back();
+    open_.pop_back();
+    if (node.anchor != YAML::NullAnchor) {
+      anchor_sizes_[node.anchor] = expanded_ - node.expanded_at_start + 1;
+    }
+  }
+
+  std::size_t expanded_ = 0;
+  std::vector<OpenNode> open_;
+  std::unordered_map<YAML::anchor_t, std::size_t> anchor_sizes_;
 };
 
 // Where the parser got stuck: `mark` when known, else the first line that starts with a comma.
@@ -241,6 +312,12 @@ Status check_parser_progresses(const std::string& text, const ConfigDocument& do
   YAML::Mark previous = YAML::Mark::null_mark();
   bool previous_empty = false;
   while (parser.HandleNextDocument(round)) {
+    if (!round.problem.empty()) {
+      const YAML::Mark& mark = round.problem_mark;
+      return invalid_argument(format_config_error(
+          {document.file, mark.is_null() ? 0 : mark.line + 1, mark.is_null() ? 0 : mark.column + 1},
+          "", round.problem));
+    }
     const bool stuck =
         !round.started || (round.empty && previous_empty && round.start.pos == previous.pos);
     if (stuck) return stuck_parser_error(text, document, round.start);
@@ -280,11 +357,42 @@ Status check_quotes_closed(const std::string& text, const ConfigDocument& docume
 
 }  // namespace
 
+std::optional<std::string> yaml_bounds_problem(const std::string& text) {
+  if (text.size() > kMaxConfigBytes) {
+    return std::to_string(text.size()) + " bytes, over the bound of " +
+           std::to_string(kMaxConfigBytes);
+  }
+  std::istringstream input(text);
+  YAML::Parser parser(input);
+  DocumentStarts round;
+  try {
+    while (parser.HandleNextDocument(round)) {
+      if (!round.problem.empty()) {
+        const YAML::Mark& mark = round.problem_mark;
+        if (mark.is_null()) return round.problem;
+        return "line " + std::to_string(mark.line + 1) + ", column " +
+               std::to_string(mark.column + 1) + ": " + round.problem;
+      }
+      if (!round.started) break;  // nothing read: the caller's own parse reports what is wrong
+      round.reset();
+    }
+  } catch (const YAML::Exception&) {
+    // A syntax error: the caller's own parse reports it.
+  }
+  return std::nullopt;
+}
+
 std::optional<TextPosition> scan_for_unterminated_quote(const std::string& text) {
   return QuoteScanner(text).run();
 }
 
 Status parse_config_text(const std::string& text, ConfigDocument& document) {
+  if (text.size() > kMaxConfigBytes) {
+    return invalid_argument(format_config_error(
+        {document.file, 0, 0}, "",
+        "the configuration is " + std::to_string(text.size()) + " bytes; at most " +
+            std::to_string(kMaxConfigBytes) + " are read (a configuration is a few kilobytes)"));
+  }
   document.text = text;
   std::vector<YAML::Node> documents;
   try {

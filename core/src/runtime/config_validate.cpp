@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <unordered_map>
 
 #include "runtime/config_schema.h"
 #include "runtime/config_values.h"
@@ -109,13 +110,13 @@ void Validator::check_duplicates(const YAML::Node& node, const NodePlace& place)
     return;
   }
   if (!node.IsMap()) return;
-  std::vector<std::pair<std::string, YAML::Node>> seen;
+  // A hash of the keys seen: a map of many keys (a hostile file's millions) stays linear.
+  std::unordered_map<std::string, YAML::Node> seen;
   for (auto it = node.begin(); it != node.end(); ++it) {
     if (!it->first.IsScalar()) continue;  // reported by the schema walk
     const std::string key = it->first.Scalar();
     const std::string path = child_key_path(place.key_path, key);
-    const auto first = std::find_if(seen.begin(), seen.end(),
-                                    [&](const auto& entry) { return entry.first == key; });
+    const auto first = seen.find(key);
     if (first != seen.end()) {
       const NodePlace key_place = child_place(it->first, place, path);
       const SourceLocation first_location =
@@ -129,7 +130,7 @@ void Validator::check_duplicates(const YAML::Node& node, const NodePlace& place)
              "duplicate key '" + key + "' (first defined at " + where +
                  "), expected each key at most once in a map");
     } else {
-      seen.emplace_back(key, it->first);
+      seen.emplace(key, it->first);
     }
     check_duplicates(it->second, child_place(it->second, place, path));
   }
