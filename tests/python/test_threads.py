@@ -17,6 +17,22 @@ BATCH = 32
 OFFSETS = 64
 
 
+def _usable_or_skip(backend):
+    """Skips a test of a backend that cannot run here ("skipped <backend>: <reason>"), or fails it
+    where the backend is required (SWITCHYARD_REQUIRE_BACKENDS, or CI=true: reference, onednn and
+    vulkan; tests/backend_support.h)."""
+    listing = [d for d in switchyard.devices({"backends": [backend]}) if d.get("backend") == backend]
+    if any(d.get("usable") for d in listing):
+        return
+    reason = "; ".join(d.get("reason", "") for d in listing) or "its plugin was not found"
+    named = os.environ.get("SWITCHYARD_REQUIRE_BACKENDS")
+    if named is None:
+        named = "reference,onednn,vulkan" if os.environ.get("CI") == "true" else ""
+    if backend in [n.strip() for n in named.split(",")]:
+        pytest.fail(f"required backend {backend} cannot run: {reason}")
+    pytest.skip(f"skipped {backend}: {reason}")
+
+
 def _inputs():
     rng = numpy.random.default_rng(7)
     return rng.integers(0, 17, size=(OFFSETS * 27 + ROWS, 64)).astype(numpy.float32)
@@ -47,16 +63,19 @@ def _hammer(models, x, expected, calls=CALLS):
 
 @pytest.mark.parametrize("device", ["reference", "onednn"])
 def test_one_predictor_shared_by_four_threads_is_bit_identical(trained, device):
+    _usable_or_skip(device)
     model = switchyard.Predictor(trained[0], device=device)
     x = _inputs()
     expected = _expected(model, x)
     assert _hammer([model] * THREADS, x, expected) == 0
 
 
-def test_two_predictors_on_one_device_are_bit_identical(trained):
+@pytest.mark.parametrize("device", ["reference", "onednn"])
+def test_two_predictors_on_one_device_are_bit_identical(trained, device):
     """Two predictors of one runtime share its device (the C API's case that returned wrong
     classes before the device serialised its plugin calls)."""
-    runtime = switchyard._device_runtime(None, "onednn", None)
+    _usable_or_skip(device)
+    runtime = switchyard._device_runtime(None, device, None)
     first = runtime.load_model(str(trained[0]))
     second = runtime.load_model(str(trained[0]))
     x = _inputs()
@@ -74,7 +93,7 @@ def test_two_predictors_on_one_device_are_bit_identical(trained):
 
 
 def test_predict_refuses_nan_and_inf_naming_row_and_column(trained):
-    model = switchyard.Predictor(trained[0])
+    model = switchyard.Predictor(trained[0], device="reference")
     x = numpy.full((4, 64), 3.0, dtype=numpy.float32)
     x[2, 17] = numpy.nan
     with pytest.raises(switchyard.Error, match=r"row 2, column 17 .* is NaN") as caught:
@@ -90,13 +109,15 @@ def test_predict_refuses_nan_and_inf_naming_row_and_column(trained):
         model.predict(x, nan_policy="omit")
 
 
-def test_onnx_model_shared_by_threads():
+@pytest.mark.parametrize("device", ["reference", "onednn"])
+def test_onnx_model_shared_by_threads(device):
     """A PyTorch-exported ONNX model (tests/onnx/models/mlp_gelu) run by 4 threads at once gives
     one thread's bits."""
     from conftest import SOURCE_DIR
 
+    _usable_or_skip(device)
     model = switchyard.OnnxModel(os.path.join(SOURCE_DIR, "tests", "onnx", "models", "mlp_gelu",
-                                              "model.onnx"), device="onednn")
+                                              "model.onnx"), device=device)
     width = model.inputs[0]["shape"][1]
     x = numpy.random.default_rng(3).standard_normal((OFFSETS * 27 + ROWS, width)).astype(
         numpy.float32)

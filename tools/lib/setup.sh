@@ -49,7 +49,8 @@ sy_ensure_packages() {
 }
 
 # sy_configure_and_build BUILD_DIR [extra cmake args...]
-# Quiet on success; on a failure prints the end of the build log.
+# Quiet on success; on a failure prints the end of the build log. SY_BUILD_TARGETS (a
+# space-separated list) builds only those targets instead of everything.
 sy_configure_and_build() {
   local build_dir=$1
   shift
@@ -64,7 +65,9 @@ sy_configure_and_build() {
     sed 's/^/switchyard: plugin skipped: /' "$build_dir/skipped-plugins.txt" >&2
   fi
   local rc=0
-  ninja -C "$build_dir" -j "$(nproc)" >"$build_dir.build.log" 2>&1 || rc=$?
+  local targets=()
+  read -r -a targets <<<"${SY_BUILD_TARGETS:-}"
+  ninja -C "$build_dir" -j "$(nproc)" "${targets[@]}" >"$build_dir.build.log" 2>&1 || rc=$?
   if ((rc != 0)); then
     grep -E -A12 'FAILED|error:' "$build_dir.build.log" | head -n 120 >&2
     sy_log "build failed; the whole log is $build_dir.build.log"
