@@ -62,6 +62,8 @@ struct OnnxValueInfo {
 // what predict.model and bench model read as an ONNX model.
 bool is_onnx_path(const std::filesystem::path& path);
 
+// Threads: an OnnxModel may be shared. run() calls run one at a time (each holds the model's
+// lock), so each gives the bits a single thread would; the accessors may be called at any time.
 class OnnxModel {
  public:
   // Reads, checks and prepares `path` for `device` (weights are uploaded on first use). Throws

@@ -6,6 +6,12 @@
 // narrow, slice) shares that Buffer with a different shape, strides and offset, without a copy.
 // Every computation is an op of the op set dispatched to the device's queue (see ops.h); nothing
 // here knows which backend runs it. Errors are thrown as switchyard::Error.
+//
+// Threads: any number of threads may read one tensor (use it as an op's input, copy it to the
+// host, copy the handle) at once: each op's call into the device runs under the device's lock
+// (device.h). Writing is one thread's at a time, with no reader at the same time: an in-place op,
+// an optimizer step, backward() through a graph, or assigning to the handle itself. Autograd's
+// state (grad_enabled, autocast) is per thread.
 #pragma once
 
 #include <cstdint>

@@ -857,7 +857,8 @@ void save_onnx_tensor(const std::filesystem::path& path, const Tensor& tensor,
 }
 
 std::string OnnxModel::execution_summary() const {
-  const Impl& m = *impl_;
+  Impl& m = *impl_;
+  const std::lock_guard<std::mutex> lock(m.mutex);  // run() writes node.ran
   std::map<std::string, std::map<std::string, int>> counts;
   int folded = 0;
   for (const Node& node : m.nodes) {
