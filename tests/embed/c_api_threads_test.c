@@ -279,10 +279,11 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: c_api_threads_test WORK_DIR [CALLS]\n");
     return 2;
   }
-  if (getenv("SWITCHYARD_THREAD_CALLS") != NULL) calls_per_thread = atoi(getenv("SWITCHYARD_THREAD_CALLS"));
+  if (getenv("SWITCHYARD_THREAD_CALLS") != NULL)
+    calls_per_thread = atoi(getenv("SWITCHYARD_THREAD_CALLS"));
   if (argc > 2) calls_per_thread = atoi(argv[2]);
   if (calls_per_thread < 60) calls_per_thread = 60; /* the destroy case waits for 50 calls */
-  mkdir(argv[1], 0755); /* may exist already */
+  mkdir(argv[1], 0755);                             /* may exist already */
   snprintf(checkpoint, sizeof checkpoint, "%s/threads.ckpt", argv[1]);
   snprintf(setting, sizeof setting, "train.checkpoint=%s", checkpoint);
   overrides[0] = setting;

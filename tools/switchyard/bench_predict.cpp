@@ -138,15 +138,15 @@ int report_threaded(const po::variables_map& values, Runtime& runtime, Predictor
                        {"samples_per_second", f.samples_per_second},
                        {"ratio_to_one_thread", single > 0 ? f.samples_per_second / single : 0}});
     }
-    std::cout << detail::json_text(detail::Json{{"benchmark", "predict_threads"},
-                                                {"device", run.device->id()},
-                                                {"settings", settings},
-                                                {"hardware_threads",
-                                                 std::thread::hardware_concurrency()},
-                                                {"rows", rows},
-                                                {"batch_size", batch_size},
-                                                {"repetitions", repetitions},
-                                                {"figures", lines}})
+    std::cout << detail::json_text(
+                     detail::Json{{"benchmark", "predict_threads"},
+                                  {"device", run.device->id()},
+                                  {"settings", settings},
+                                  {"hardware_threads", std::thread::hardware_concurrency()},
+                                  {"rows", rows},
+                                  {"batch_size", batch_size},
+                                  {"repetitions", repetitions},
+                                  {"figures", lines}})
               << "\n";
     return kExitOk;
   }
@@ -238,9 +238,9 @@ int predict_bench(const Args& args) {
       "repetitions", po::value<int>()->default_value(10), "timed predictions")(
       "warmup", po::value<int>()->default_value(2), "untimed predictions first")(
       "threads", po::value<std::string>()->default_value("1"),
-      "caller threads, a list to compare (1,4)")(
-      "sharing", po::value<std::string>()->default_value("shared"),
-      "shared (one Predictor) and/or per-thread")(
+      "caller threads, a list to compare (1,4)")("sharing",
+                                                 po::value<std::string>()->default_value("shared"),
+                                                 "shared (one Predictor) and/or per-thread")(
       "config", po::value<std::string>(), "YAML file (device, and a safetensors model's layout)")(
       "set", po::value<std::vector<std::string>>()->composing(), "override: key=value")(
       "json", "print JSON");
