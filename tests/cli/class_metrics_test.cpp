@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "backend_support.h"
 #include "json_test_support.h"
 
 using switchyard::testing::cli;
@@ -78,14 +79,14 @@ TEST_CASE("per-class metrics and confusion matrices agree with scikit-learn", "[
   REQUIRE(predicted.exit_code == 0);
   CHECK(read_json_file(predict_metrics).at("classification").at("input").at("samples") == 360);
   if (!std::filesystem::exists(kPython)) {
-    WARN("skipped the scikit-learn comparison: " << kPython << " is not installed");
+    switchyard::testing::skip_test("the scikit-learn comparison: " + kPython + " is not installed");
     return;
   }
   auto peer = run_command(kPython + " " + kPeer + " " + predictions + " " + predict_metrics + " " +
                           train_metrics);
   INFO(peer.output);
   if (peer.exit_code == 3) {
-    WARN("skipped the scikit-learn comparison: " << peer.output);
+    switchyard::testing::skip_test("the scikit-learn comparison: " + peer.output);
     return;
   }
   CHECK(peer.exit_code == 0);

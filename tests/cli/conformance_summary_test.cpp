@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
+#include "backend_support.h"
 #include "json_test_support.h"
 #include "test_support.h"
 
@@ -10,6 +11,7 @@ using switchyard::testing::cli;
 using switchyard::testing::Json;
 using switchyard::testing::parse_json;
 using switchyard::testing::run_command;
+using switchyard::testing::skip_backend;
 
 namespace {
 
@@ -24,7 +26,7 @@ bool template_built() {
 
 TEST_CASE("conformance of the template: a table of skipped ops, no line per case", "[cli]") {
   if (!template_built()) {
-    WARN("skipped: the template plugin is not built (SWITCHYARD_PLUGINS)");
+    skip_backend("template", "its plugin is not built (SWITCHYARD_PLUGINS)");
     return;
   }
   const auto result = run_command("SWITCHYARD_PLUGIN_PATH=" + kExamples + " " + cli() +
@@ -115,7 +117,7 @@ TEST_CASE("conformance rows count passed cases, gradients get rows of their own"
 
 TEST_CASE("conformance --json carries the per-op summary and every case", "[cli]") {
   if (!template_built()) {
-    WARN("skipped: the template plugin is not built (SWITCHYARD_PLUGINS)");
+    skip_backend("template", "its plugin is not built (SWITCHYARD_PLUGINS)");
     return;
   }
   // Only stdout: the closing "no case passed" line goes to stderr.

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "backend_support.h"
 #include "test_support.h"
 
 using switchyard::testing::cli;
@@ -56,7 +57,7 @@ TEST_CASE("exported weights are read by other tools as the model switchyard trai
   CHECK(contains(trained.output, "weights: " + weights + " (safetensors)"));
 
   if (!std::filesystem::exists(kPython)) {
-    WARN("skipped: " << kPython << " is not installed");
+    switchyard::testing::skip_test(kPython + " is not installed");
     return;
   }
   auto header = run_command(kPython + " " + kPeer + " header " + weights);
@@ -104,9 +105,8 @@ TEST_CASE("exported weights are read by other tools as the model switchyard trai
       run_command(kPython + " " + kPeer + " torch " + weights + " " + input + " " + predictions);
   INFO(torch.output);
   if (torch.exit_code == 3) {
-    WARN(
-        "skipped the PyTorch half: python3-torch is not installed (tools/bench/compare installs "
-        "it)");
+    switchyard::testing::skip_test(
+        "the PyTorch half: python3-torch is not installed (tools/bench/compare installs it)");
     return;
   }
   REQUIRE(torch.exit_code == 0);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "backend_support.h"
 #include "switchyard/registry.h"
 #include "test_support.h"
 #include "train/train_test_support.h"
@@ -69,7 +70,8 @@ TEST_CASE("each search folder that cannot be searched is kept with its reason", 
 
 TEST_CASE("a folder this user cannot read is named with the system's reason", "[loader]") {
   if (::geteuid() == 0) {
-    WARN("skipped: running as root, which reads any folder whatever its permissions");
+    switchyard::testing::skip_test(
+        "running as root, which reads any folder whatever its permissions");
     return;
   }
   TempDir temp;
