@@ -107,6 +107,29 @@ TEST_CASE("a 20 MB line is quoted cut to 200 characters, with its length", "[bad
   CHECK(detail::quote_input("short") == "'short'");
 }
 
+TEST_CASE("a file larger than the memory budget is refused by its size, naming it",
+          "[bad-input][limits]") {
+  TempDir dir;
+  // A sparse file of 1 TiB costs nothing to make; reading it whole would.
+  const auto path = dir / "huge.bin";
+  write_text(path, "");
+  std::filesystem::resize_file(path, uint64_t{1} << 40);
+  const std::string budget =
+      "1.0 TiB (1099511627776 bytes) for its contents exceed the memory budget of ";
+  const auto data = load_labeled_csv(path);
+  CHECK(data.status().code() == StatusCode::kResourceExhausted);
+  CHECK_THAT(data.status().message(),
+             Catch::StartsWith("data file " + path.string() + ": " + budget));
+  const auto checkpoint = read_checkpoint(path);
+  CHECK(checkpoint.status().code() == StatusCode::kResourceExhausted);
+  CHECK_THAT(checkpoint.status().message(),
+             Catch::StartsWith("checkpoint " + path.string() + ": " + budget));
+  const auto weights = read_safetensors(path);
+  CHECK(weights.status().code() == StatusCode::kResourceExhausted);
+  CHECK_THAT(weights.status().message(),
+             Catch::StartsWith("weights " + path.string() + ": " + budget));
+}
+
 TEST_CASE("a directory or a fifo given as a file is named, with what was expected", "[bad-input]") {
   TempDir dir;
   const auto folder = dir / "folder";

@@ -12,6 +12,7 @@
 #include "conformance/dtype_codec.h"  // f16 / bf16 bit conversions, shared with the conformance suite
 #include "json/json_io.h"
 #include "runtime/input_file.h"
+#include "runtime/memory_budget.h"
 #include "switchyard/shape.h"
 #include "train/byte_codec.h"
 #include "train/file_bytes.h"
@@ -143,6 +144,12 @@ Result<Entry> read_entry(const std::string& name, const Json& node, uint64_t dat
     return bad(std::to_string(entry.end - entry.begin) + " bytes for " + type_name + " " +
                Shape(entry.shape).to_string() + ", which needs " + std::to_string(expected));
   }
+  // Decoded, each value takes 4 bytes (float dtypes) or 8 (the others): within the budget.
+  SY_RETURN_IF_ERROR(detail::check_memory_budget(
+      element_count(entry.shape) * (entry.type->to_float != nullptr ? 4 : 8),
+      "tensor " + detail::quote_input(name) + " (" + type_name + " " +
+          Shape(entry.shape).to_string() + ")",
+      "safetensors " + source));
   return entry;
 }
 

@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "runtime/memory_budget.h"
+
 namespace switchyard::detail {
 namespace {
 
@@ -54,8 +56,12 @@ class InputFile {
     return ok_status();
   }
 
+  // The whole file must fit the memory budget (runtime/memory_budget.h): a file larger than the
+  // host's memory (a sparse one costs nothing to make) is refused by its size before reading.
   template <typename Buffer>
   Status read_all(const std::filesystem::path& path, const std::string& what, Buffer& out) {
+    const std::string name = what + " " + path.string();
+    SY_RETURN_IF_ERROR(check_memory_budget(size_hint_, "its contents", name));
     out.clear();
     out.reserve(size_hint_);
     char chunk[1 << 16];
@@ -67,6 +73,10 @@ class InputFile {
                          std::strerror(errno));
       }
       if (count == 0) return ok_status();
+      if (out.size() + static_cast<size_t>(count) > size_hint_) {  // it grew while read
+        SY_RETURN_IF_ERROR(
+            check_memory_budget(out.size() + static_cast<size_t>(count), "its contents", name));
+      }
       out.insert(out.end(), chunk, chunk + count);
     }
   }
