@@ -107,6 +107,22 @@ TEST_CASE("a 20 MB line is quoted cut to 200 characters, with its length", "[bad
   CHECK(detail::quote_input("short") == "'short'");
 }
 
+TEST_CASE("bytes a terminal would act on are quoted as \\xNN", "[bad-input]") {
+  CHECK(detail::quote_input("a\x1b[31mb\x01\x7f") == "'a\\x1b[31mb\\x01\\x7f'");
+  CHECK(detail::quote_input("\xff\xfe\xc3") == "'\\xff\\xfe\\xc3'");  // not UTF-8
+  const std::string utf8 =
+      "Gr\xc3\xb6\xc3\x9f"
+      "e \xe2\x82\xac";  // valid UTF-8 is kept
+  CHECK(detail::quote_input(utf8) == "'" + utf8 + "'");
+  CHECK(detail::quote_input("\xc2\x9b") == "'\\xc2\\x9b'");  // C1 control: CSI
+  CHECK(detail::printable_input(std::string(300, '\x01'), 2) ==
+        "\\x01\\x01... (cut to 2 of 300 bytes)");
+  TempDir dir;
+  const Status field = csv_error(dir / "binary.csv", "1,2,0\n1,\x1b]0;owned\x07,1\n");
+  CHECK(field.message() ==
+        (dir / "binary.csv").string() + ":2:2: '\\x1b]0;owned\\x07' is not a number");
+}
+
 TEST_CASE("a file larger than the memory budget is refused by its size, naming it",
           "[bad-input][limits]") {
   TempDir dir;

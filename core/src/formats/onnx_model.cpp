@@ -20,12 +20,16 @@ namespace {
 // Protobuf refuses messages over 2 GiB; so do we, before parsing.
 constexpr size_t kMaxModelBytes = size_t{2} << 30;
 
+// Names come from the file: cut, and made printable (runtime/input_file.h).
 std::string quote_name(const std::string& text) {
-  return "'" + (text.size() > 120 ? text.substr(0, 120) + "..." : text) + "'";
+  return "'" +
+         (text.size() > 120 ? detail::printable_text(text.substr(0, 120)) + "..."
+                            : detail::printable_text(text)) +
+         "'";
 }
 
 std::string node_label(const Node& node) {
-  return "node " + quote_name(node.name) + " (" + node.op + ")";
+  return "node " + quote_name(node.name) + " (" + detail::printable_input(node.op, 120) + ")";
 }
 
 std::string signature_of(const std::vector<Tensor>& inputs) {
