@@ -95,16 +95,36 @@ TEST_CASE("a class outside the header's classes names its file and line", "[bad-
         path.string() + ":4:3: class 2 is outside the header's 2 classes (0..1)");
 }
 
-TEST_CASE("a 20 MB line is quoted cut to 200 characters, with its length", "[bad-input]") {
+TEST_CASE("a 2 MB line is quoted cut to 200 characters, with its length", "[bad-input]") {
   TempDir dir;
   const auto path = dir / "long.csv";
-  const std::string huge(20'000'000, 'x');
-  const std::string cut = std::string(200, 'x') + "...' (cut to 200 of 20000000 characters)";
+  const std::string huge(2'000'000, 'x');
+  const std::string cut = std::string(200, 'x') + "...' (cut to 200 of 2000000 characters)";
   const Status header = csv_error(path, huge + "\n1,2,0\n");
   CHECK(header.message() == path.string() + ":1: the header has 1 column, line 2 has 3: '" + cut);
   const Status field = csv_error(path, "1,2,0\n1," + huge + ",1\n");
   CHECK(field.message() == path.string() + ":2:2: '" + cut + " is not a number");
   CHECK(detail::quote_input("short") == "'short'");
+}
+
+TEST_CASE("a line over 8 MiB is refused naming file, line and the limit", "[bad-input]") {
+  TempDir dir;
+  const auto path = dir / "long.csv";
+  // 20 MB of numbers on one line read as one sample (and then "a test fraction of 0.2 of 1
+  // samples leaves one split empty"); a line that long is refused before its fields are split,
+  // whether it holds data or a comment.
+  std::string numbers;
+  while (numbers.size() < 20'000'000) numbers += "1.25,";
+  const Status data = csv_error(path, "1,2,0\n" + numbers + "0\n");
+  CHECK(data.code() == StatusCode::kInvalidArgument);
+  CHECK(data.message() == path.string() + ":2: the line is " + std::to_string(numbers.size() + 1) +
+                              " bytes long, over the limit of 8388608 bytes (8 MiB) per line");
+  const Status comment = csv_error(path, "# " + std::string(9 << 20, 'c') + "\n1,2,0\n");
+  CHECK(comment.message() == path.string() + ":1: the line is " + std::to_string((9 << 20) + 2) +
+                                 " bytes long, over the limit of 8388608 bytes (8 MiB) per line");
+  // 8 MiB itself is within the limit.
+  write_text(path, "1,2,0\n1,2," + std::string((8 << 20) - 4, '0') + "\n");
+  CHECK(value_or_throw(load_labeled_csv(path)).sample_count == 2);
 }
 
 TEST_CASE("bytes a terminal would act on are quoted as \\xNN", "[bad-input]") {
