@@ -110,3 +110,40 @@ TEST_CASE("switchyard bench model times an ONNX model at a batch size", "[onnx][
   CHECK(bad.exit_code == 1);
   CHECK_THAT(bad.output, Catch::Contains("/nonexistent.onnx"));
 }
+
+// Models that declare what no host holds: refused naming the file, never a crash (bench model
+// crashed with SIGSEGV on 2^62) nor an allocation until std::bad_alloc (predict grew to 16 GB on
+// 2^40), and quickly.
+TEST_CASE("bench model and predict refuse declared extents beyond the memory budget",
+          "[onnx][cli][limits]") {
+  TempDir dir;
+  const auto rows = dir / "rows.csv";
+  write_text(rows, "1,2,3\n4,5,6\n");
+  for (const int shift : {62, 40}) {
+    const auto model = dir / ("huge" + std::to_string(shift) + ".onnx");
+    write_model(model, identity_model({-1, int64_t{1} << shift}));
+    const CommandResult bench =
+        run_command(kEnv + cli() + " bench model " + model.string() + " --batch-size 1");
+    INFO(bench.output);
+    CHECK(bench.exit_code == 1);
+    CHECK_THAT(bench.output, Catch::Contains("switchyard: error: " + model.string() + ": ") &&
+                                 Catch::Contains("one sample of input 'x'"));
+    const CommandResult predict =
+        run_command(kEnv + cli() + " predict " + model.string() + " " + rows.string());
+    INFO(predict.output);
+    CHECK(predict.exit_code == 1);
+    CHECK_THAT(predict.output, Catch::Contains("switchyard: error: " + model.string() + ": ") &&
+                                   Catch::Contains("memory budget"));
+  }
+  // Rank 101: refused naming the file (it was refused by the tensor's shape, without the file).
+  std::vector<int64_t> dims(101, 1);
+  dims[0] = -1;
+  const auto deep = dir / "rank101.onnx";
+  write_model(deep, identity_model(dims));
+  const CommandResult predict =
+      run_command(kEnv + cli() + " predict " + deep.string() + " " + rows.string());
+  INFO(predict.output);
+  CHECK(predict.exit_code == 2);
+  CHECK_THAT(predict.output,
+             Catch::Contains("switchyard: error: " + deep.string() + ": input 'x' has rank 101"));
+}

@@ -10,6 +10,8 @@
 #include <chrono>
 #include <cmath>
 
+#include "data/csv_text.h"
+#include "runtime/memory_budget.h"
 #include "switchyard/data.h"
 #include "switchyard/metrics.h"
 #include "switchyard/onnx.h"
@@ -56,6 +58,14 @@ OnnxInputLayout input_layout(const OnnxModel& model) {
                                  "' has no dynamic batch axis and a first extent other than 1"));
   }
   if (!batch_found) layout.batch_axis = 0;
+  // The features are a CSV row's first columns; a row longer than the CSV reader's line limit
+  // cannot hold them, and the table layout made for them would only exhaust memory.
+  if (layout.features > detail::kMaxCsvFields) {
+    throw_error(invalid_argument(
+        source + ": input '" + info.name + "' takes " + std::to_string(layout.features) +
+        " values per sample, more than a CSV row holds (" + std::to_string(detail::kMaxCsvFields) +
+        " in a line of at most " + std::to_string(detail::kMaxCsvLineBytes) + " bytes)"));
+  }
   return layout;
 }
 
@@ -87,6 +97,12 @@ Result<Dataset> load_onnx_prediction_input(const PredictSettings& predict, const
   options.target = options.id = "";
   options.drop.clear();
   options.trained = &trained;
+  // `classes` is the output's declared extent: a name is made for each.
+  SY_RETURN_IF_ERROR(detail::check_memory_budget(
+      static_cast<uint64_t>(std::max<int64_t>(classes, 0)) * sizeof(std::string),
+      "names for the " + std::to_string(classes) + " classes of output '" +
+          model.outputs().at(0).name + "'",
+      model.path().string()));
   for (int64_t c = 0; c < classes; ++c) options.model_classes.push_back(std::to_string(c));
   if (classes == 0) trained.value_columns = {layout.features};
   return load_dataset(predict.input, base_dir, options);
