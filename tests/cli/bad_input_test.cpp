@@ -149,13 +149,35 @@ TEST_CASE("run: evaluating data with a class the model lacks names the line", "[
                                     ":2: class 2 is outside the model's 2 classes (0..1)\n"));
 }
 
-TEST_CASE("run: a CSV with one 20 MB line prints a few hundred characters", "[cli][bad-input]") {
+TEST_CASE("run: a CSV with one 20 MB line is refused by the line limit in a few hundred characters",
+          "[cli][bad-input]") {
   Folder dir;
   write(dir / "long.csv", std::string(20'000'000, '7') + "x\n1,2,0\n");
   write(dir / "run.yaml", yaml_for("long.csv"));
   const auto result = run(dir / "run.yaml");
   CHECK(result.exit_code == 2);
   CHECK(result.output.size() < 1000);
-  CHECK(contains(result.output, (dir / "long.csv") + ":1: the header has 1 column, line 2 has 3"));
-  CHECK(contains(result.output, "...' (cut to 200 of 20000001 characters)\n"));
+  CHECK(contains(result.output, "switchyard: error: " + (dir / "long.csv") +
+                                    ":1: the line is 20000001 bytes long, over the limit of "
+                                    "8388608 bytes (8 MiB) per line\n"));
+  // Under the limit a long line is still quoted cut.
+  write(dir / "long.csv", std::string(2'000'000, '7') + "x\n1,2,0\n");
+  const auto quoted = run(dir / "run.yaml");
+  CHECK(quoted.exit_code == 2);
+  CHECK(quoted.output.size() < 1000);
+  CHECK(contains(quoted.output, (dir / "long.csv") + ":1: the header has 1 column, line 2 has 3"));
+  CHECK(contains(quoted.output, "...' (cut to 200 of 2000001 characters)\n"));
+}
+
+TEST_CASE("run: data of one sample names its file when the split leaves a part empty",
+          "[cli][bad-input]") {
+  Folder dir;
+  write(dir / "one.csv", "1.0,2.0,0\n");
+  write(dir / "run.yaml", yaml_for("one.csv"));
+  const auto result = run(dir / "run.yaml");
+  INFO(result.output);
+  CHECK(result.exit_code == 2);
+  CHECK(contains(result.output, "switchyard: error: " + (dir / "one.csv") +
+                                    ": a test fraction of 0.250000 of 1 samples leaves one split "
+                                    "empty\n"));
 }

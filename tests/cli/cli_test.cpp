@@ -1,6 +1,8 @@
 // The CLI as an operator uses it: real processes, real plugins, exit codes and output.
 #include <catch2/catch.hpp>
 
+#include <climits>
+
 #include "acceptance_support.h"
 #include "json_test_support.h"
 #include "test_support.h"
@@ -214,4 +216,29 @@ TEST_CASE("plugins, devices --json and doctor name each search folder not search
   REQUIRE(searched != nullptr);
   CHECK(searched->at("searched").get<bool>());
   CHECK(searched->at("plugin_files").get<int>() == 1);
+}
+
+TEST_CASE("devices and doctor say why a 5000-character plugin path is not searched", "[cli]") {
+  const std::string path = "/tmp/" + std::string(5000, 'a');
+  const std::string reason = "not searched: the path is 5005 bytes long, over PATH_MAX (" +
+                             std::to_string(PATH_MAX) + " including its end)";
+  const std::string yaml = write_temp_file("sy-long-plugin-path.yaml",
+                                           "backends: [reference]\nplugin_paths: [" + path + "]\n");
+  for (const std::string& where : {"SWITCHYARD_PLUGIN_PATH=" + path + " " + cli() + " %s",
+                                   "SWITCHYARD_PLUGIN_PATH= " + cli() + " %s --config " + yaml}) {
+    for (const std::string command : {"devices", "doctor"}) {
+      std::string line = where;
+      line.replace(line.find("%s"), 2, command);
+      const auto result = run_command("SWITCHYARD_BACKENDS=reference " + line);
+      INFO(line.substr(0, 200) << "\n" << result.output);
+      REQUIRE(result.exit_code >= 0);
+      CHECK(contains(result.output, reason));
+      CHECK_FALSE(contains(result.output, std::string(1000, 'a')));  // cut, not 5000 characters
+      if (command == "doctor") {
+        CHECK(contains(result.output,
+                       "hint: use a shorter path (a symbolic link to the folder will do)"));
+      }
+    }
+  }
+  std::filesystem::remove(yaml);
 }

@@ -110,3 +110,100 @@ TEST_CASE("switchyard bench model times an ONNX model at a batch size", "[onnx][
   CHECK(bad.exit_code == 1);
   CHECK_THAT(bad.output, Catch::Contains("/nonexistent.onnx"));
 }
+
+// Models that declare what no host holds: refused naming the file, never a crash (bench model
+// crashed with SIGSEGV on 2^62) nor an allocation until std::bad_alloc (predict grew to 16 GB on
+// 2^40), and quickly.
+TEST_CASE("bench model and predict refuse declared extents beyond the memory budget",
+          "[onnx][cli][limits]") {
+  TempDir dir;
+  const auto rows = dir / "rows.csv";
+  write_text(rows, "1,2,3\n4,5,6\n");
+  for (const int shift : {62, 40}) {
+    const auto model = dir / ("huge" + std::to_string(shift) + ".onnx");
+    write_model(model, identity_model({-1, int64_t{1} << shift}));
+    const CommandResult bench =
+        run_command(kEnv + cli() + " bench model " + model.string() + " --batch-size 1");
+    INFO(bench.output);
+    CHECK(bench.exit_code == 1);
+    CHECK_THAT(bench.output, Catch::Contains("switchyard: error: " + model.string() + ": ") &&
+                                 Catch::Contains("one sample of input 'x'"));
+    const CommandResult predict =
+        run_command(kEnv + cli() + " predict " + model.string() + " " + rows.string());
+    INFO(predict.output);
+    CHECK(predict.exit_code == 1);
+    CHECK_THAT(predict.output, Catch::Contains("switchyard: error: " + model.string() + ": ") &&
+                                   Catch::Contains("memory budget"));
+  }
+  // Rank 101: refused naming the file (it was refused by the tensor's shape, without the file).
+  std::vector<int64_t> dims(101, 1);
+  dims[0] = -1;
+  const auto deep = dir / "rank101.onnx";
+  write_model(deep, identity_model(dims));
+  const CommandResult predict =
+      run_command(kEnv + cli() + " predict " + deep.string() + " " + rows.string());
+  INFO(predict.output);
+  CHECK(predict.exit_code == 2);
+  CHECK_THAT(predict.output,
+             Catch::Contains("switchyard: error: " + deep.string() + ": input 'x' has rank 101"));
+}
+
+TEST_CASE("predict gives an integer input whole numbers only, naming file, line and column",
+          "[onnx][cli]") {
+  TempDir dir;
+  const auto model = dir / "ids.onnx";
+  write_model(model, identity_model({-1, 3}, onnx::TensorProto::INT64));
+  const auto predict = [&](const std::string& name, const std::string& text) {
+    write_text(dir / name, text);
+    return run_command(kEnv + cli() + " predict " + model.string() + " " + (dir / name).string() +
+                       " -o " + (dir / "p.csv").string());
+  };
+  const CommandResult whole = predict("whole.csv", "1,2,3\n4,5,16777215\n");
+  INFO(whole.output);
+  CHECK(whole.exit_code == 0);
+  // 1.5 became 1 without a word.
+  const CommandResult fraction = predict("fraction.csv", "1,2,3\n# comment\n4,1.5,6\n");
+  INFO(fraction.output);
+  CHECK(fraction.exit_code == 2);
+  CHECK_THAT(fraction.output,
+             Catch::Contains("switchyard: error: " + (dir / "fraction.csv").string() +
+                             ":3:2: 1.5 is not a whole number, and input 'x' "
+                             "of " +
+                             model.string() + " is int64\n"));
+  // 16777217 reads as the f32 16777216: refused rather than predicted as another number.
+  const CommandResult large = predict("large.csv", "16777217,2,3\n");
+  INFO(large.output);
+  CHECK(large.exit_code == 2);
+  CHECK_THAT(large.output, Catch::Contains((dir / "large.csv").string() +
+                                           ":1:1: 16777216 is not below 2^24 in magnitude"));
+}
+
+TEST_CASE("predict refuses a model whose output has no elements per sample", "[onnx][cli]") {
+  TempDir dir;
+  // Slice keeps columns [3, 3) of three: [batch, 0].
+  onnx::ModelProto model = identity_model({-1, 3});
+  auto* graph = model.mutable_graph();
+  graph->clear_output();
+  declare_value(*graph->add_output(), "y", onnx::TensorProto::FLOAT, {-1, 0});
+  add_int64_initializer(*graph, "starts", {3});
+  add_int64_initializer(*graph, "ends", {3});
+  add_int64_initializer(*graph, "axes", {1});
+  auto* node = graph->mutable_node(0);
+  node->set_op_type("Slice");
+  node->add_input("starts");
+  node->add_input("ends");
+  node->add_input("axes");
+  const auto path = dir / "nothing.onnx";
+  write_model(path, model);
+  write_text(dir / "rows.csv", "1,2,3\n4,5,6\n");
+  const auto out = dir / "p.csv";
+  const CommandResult result = run_command(kEnv + cli() + " predict " + path.string() + " " +
+                                           (dir / "rows.csv").string() + " -o " + out.string());
+  INFO(result.output);
+  CHECK(result.exit_code == 2);
+  CHECK_THAT(result.output, Catch::Contains("switchyard: error: " + path.string() +
+                                            ": output 'y' has no elements per sample (shape "
+                                            "[2, 0] for a batch of 2): there is nothing to "
+                                            "predict\n"));
+  CHECK_FALSE(std::filesystem::exists(out));
+}

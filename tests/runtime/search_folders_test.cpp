@@ -2,6 +2,7 @@
 // a plugin file that dlopen could not even open is named for what it is (issue 17, item 5).
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <climits>
@@ -9,6 +10,7 @@
 #include <fstream>
 
 #include "backend_support.h"
+#include "switchyard/inventory.h"
 #include "switchyard/registry.h"
 #include "test_support.h"
 #include "train/train_test_support.h"
@@ -102,4 +104,42 @@ TEST_CASE("a plugin file that is a link loop, a dangling link or a folder says s
   CHECK(plugin_at(registry, dangling).reason ==
         "'" + dangling.string() + "': a symbolic link to 'nothing.so', which does not exist");
   CHECK(plugin_at(registry, folder).reason == "'" + folder.string() + "': a folder, not a library");
+}
+
+TEST_CASE("a name over NAME_MAX, or a plugin file whose path is over PATH_MAX, says which limit",
+          "[loader]") {
+  TempDir temp;
+  // One name of 300 bytes: stat() says only ENAMETOOLONG ("File name too long").
+  const std::filesystem::path long_name = temp / std::string(300, 'n');
+  // A folder within PATH_MAX whose plugin file's path is over it.
+  std::filesystem::path deep = temp.path();
+  while (deep.native().size() + 201 < PATH_MAX - 40) deep /= std::string(200, 'd');
+  deep /= std::string(PATH_MAX - 10 - deep.native().size() - 1, 'e');
+  REQUIRE(deep.native().size() == PATH_MAX - 10);
+  std::filesystem::create_directories(deep);
+  const std::string file_name = "libswitchyard-deep.so";
+  const int folder_fd = ::open(deep.c_str(), O_RDONLY | O_DIRECTORY);
+  REQUIRE(folder_fd >= 0);
+  const int file_fd = ::openat(folder_fd, file_name.c_str(), O_CREAT | O_WRONLY, 0644);
+  REQUIRE(file_fd >= 0);
+  ::close(file_fd);
+  const std::filesystem::path file = deep / file_name;
+
+  const Registry registry = Registry::discover({long_name, deep});
+  // The file goes before the check: a path over PATH_MAX is more than remove_all takes.
+  ::unlinkat(folder_fd, file_name.c_str(), 0);
+  ::close(folder_fd);
+  CHECK(folder_at(registry, long_name).reason ==
+        "the name '" + std::string(40, 'n') + "..." + std::string(20, 'n') +
+            "' in the path is 300 bytes long, over NAME_MAX (" + std::to_string(NAME_MAX) + ")");
+  REQUIRE(folder_at(registry, deep).plugin_files == 1);
+  const PluginRecord& record = plugin_at(registry, file);
+  CHECK(record.state == PluginState::kRejected);
+  CHECK(record.reason == "'" + shown_path(file) + "': the path is " +
+                             std::to_string(file.native().size()) + " bytes long, over PATH_MAX (" +
+                             std::to_string(PATH_MAX) + " including its end)");
+  CHECK(record.reason.size() < 600);
+  CHECK(doctor_hint(record.reason) == "use a shorter path (a symbolic link to the folder will do)");
+  CHECK(doctor_hint(folder_at(registry, long_name).reason) ==
+        "use a shorter name for that folder or file");
 }

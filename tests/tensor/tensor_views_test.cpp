@@ -27,6 +27,21 @@ TEST_CASE("from_host rejects a value count that does not match the shape", "[ten
   CHECK_THROWS_WITH(tensor_of({1, 2, 3}, {2, 2}), Catch::Contains("3 values for shape [2, 2]"));
 }
 
+TEST_CASE("a shape whose bytes overflow 64 bits is refused, not a tiny buffer", "[tensor]") {
+  // 2^62 f32 elements are 2^64 bytes, which wrapped to 0: a 1-byte buffer that ops wrote past.
+  for (const Shape& shape :
+       {Shape{int64_t{1} << 62}, Shape{int64_t{1} << 31, int64_t{1} << 31, 4}}) {
+    try {
+      (void)Tensor::empty(shape, DType::kF32, test_device());
+      FAIL("accepted " << shape.to_string());
+    } catch (const Error& error) {
+      CHECK(error.status().code() == StatusCode::kResourceExhausted);
+      CHECK(error.status().message() ==
+            "Tensor::empty: shape " + shape.to_string() + " of f32 needs more than 2^64 bytes");
+    }
+  }
+}
+
 TEST_CASE("casts to bf16 and f16 round to the nearest representable value", "[tensor]") {
   const Tensor t = tensor_of({1.0f, 1.00390625f, 3.14159f, -2.0f}, {4});
   const Tensor bf16 = t.to(DType::kBF16);

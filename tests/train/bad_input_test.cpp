@@ -96,16 +96,75 @@ TEST_CASE("a class outside the header's classes names its file and line", "[bad-
         path.string() + ":4:3: class 2 is outside the header's 2 classes (0..1)");
 }
 
-TEST_CASE("a 20 MB line is quoted cut to 200 characters, with its length", "[bad-input]") {
+TEST_CASE("a 2 MB line is quoted cut to 200 characters, with its length", "[bad-input]") {
   TempDir dir;
   const auto path = dir / "long.csv";
-  const std::string huge(20'000'000, 'x');
-  const std::string cut = std::string(200, 'x') + "...' (cut to 200 of 20000000 characters)";
+  const std::string huge(2'000'000, 'x');
+  const std::string cut = std::string(200, 'x') + "...' (cut to 200 of 2000000 characters)";
   const Status header = csv_error(path, huge + "\n1,2,0\n");
   CHECK(header.message() == path.string() + ":1: the header has 1 column, line 2 has 3: '" + cut);
   const Status field = csv_error(path, "1,2,0\n1," + huge + ",1\n");
   CHECK(field.message() == path.string() + ":2:2: '" + cut + " is not a number");
   CHECK(detail::quote_input("short") == "'short'");
+}
+
+TEST_CASE("a line over 8 MiB is refused naming file, line and the limit", "[bad-input]") {
+  TempDir dir;
+  const auto path = dir / "long.csv";
+  // 20 MB of numbers on one line read as one sample (and then "a test fraction of 0.2 of 1
+  // samples leaves one split empty"); a line that long is refused before its fields are split,
+  // whether it holds data or a comment.
+  std::string numbers;
+  while (numbers.size() < 20'000'000) numbers += "1.25,";
+  const Status data = csv_error(path, "1,2,0\n" + numbers + "0\n");
+  CHECK(data.code() == StatusCode::kInvalidArgument);
+  CHECK(data.message() == path.string() + ":2: the line is " + std::to_string(numbers.size() + 1) +
+                              " bytes long, over the limit of 8388608 bytes (8 MiB) per line");
+  const Status comment = csv_error(path, "# " + std::string(9 << 20, 'c') + "\n1,2,0\n");
+  CHECK(comment.message() == path.string() + ":1: the line is " + std::to_string((9 << 20) + 2) +
+                                 " bytes long, over the limit of 8388608 bytes (8 MiB) per line");
+  // 8 MiB itself is within the limit.
+  write_text(path, "1,2,0\n1,2," + std::string((8 << 20) - 4, '0') + "\n");
+  CHECK(value_or_throw(load_labeled_csv(path)).sample_count == 2);
+}
+
+TEST_CASE("bytes a terminal would act on are quoted as \\xNN", "[bad-input]") {
+  CHECK(detail::quote_input("a\x1b[31mb\x01\x7f") == "'a\\x1b[31mb\\x01\\x7f'");
+  CHECK(detail::quote_input("\xff\xfe\xc3") == "'\\xff\\xfe\\xc3'");  // not UTF-8
+  const std::string utf8 =
+      "Gr\xc3\xb6\xc3\x9f"
+      "e \xe2\x82\xac";  // valid UTF-8 is kept
+  CHECK(detail::quote_input(utf8) == "'" + utf8 + "'");
+  CHECK(detail::quote_input("\xc2\x9b") == "'\\xc2\\x9b'");  // C1 control: CSI
+  CHECK(detail::printable_input(std::string(300, '\x01'), 2) ==
+        "\\x01\\x01... (cut to 2 of 300 bytes)");
+  TempDir dir;
+  const Status field = csv_error(dir / "binary.csv", "1,2,0\n1,\x1b]0;owned\x07,1\n");
+  CHECK(field.message() ==
+        (dir / "binary.csv").string() + ":2:2: '\\x1b]0;owned\\x07' is not a number");
+}
+
+TEST_CASE("a file larger than the memory budget is refused by its size, naming it",
+          "[bad-input][limits]") {
+  TempDir dir;
+  // A sparse file of 1 TiB costs nothing to make; reading it whole would.
+  const auto path = dir / "huge.bin";
+  write_text(path, "");
+  std::filesystem::resize_file(path, uint64_t{1} << 40);
+  const std::string budget =
+      "1.0 TiB (1099511627776 bytes) for its contents exceed the memory budget of ";
+  const auto data = load_labeled_csv(path);
+  CHECK(data.status().code() == StatusCode::kResourceExhausted);
+  CHECK_THAT(data.status().message(),
+             Catch::StartsWith("data file " + path.string() + ": " + budget));
+  const auto checkpoint = read_checkpoint(path);
+  CHECK(checkpoint.status().code() == StatusCode::kResourceExhausted);
+  CHECK_THAT(checkpoint.status().message(),
+             Catch::StartsWith("checkpoint " + path.string() + ": " + budget));
+  const auto weights = read_safetensors(path);
+  CHECK(weights.status().code() == StatusCode::kResourceExhausted);
+  CHECK_THAT(weights.status().message(),
+             Catch::StartsWith("weights " + path.string() + ": " + budget));
 }
 
 TEST_CASE("a directory or a fifo given as a file is named, with what was expected", "[bad-input]") {

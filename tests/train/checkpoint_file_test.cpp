@@ -170,3 +170,19 @@ TEST_CASE("records whose sizes would overflow or convert badly are DATA_LOSS", "
   CHECK(switchyard::detail::get_history(checkpoint).status().message() ==
         "checkpoint c.ckpt: record 'progress/history' holds an impossible epoch or size");
 }
+
+TEST_CASE("a tensor record declaring more than the memory budget is refused before it is copied",
+          "[checkpoint][limits]") {
+  Checkpoint checkpoint;
+  checkpoint.set_source("c.ckpt");
+  // dtype f32, rank 1, extent 2^40: 4 TiB declared, 4 bytes held.
+  std::vector<uint8_t> tensor = {0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0};
+  tensor.insert(tensor.end(), {0, 0, 0x80, 0x3f});
+  checkpoint.put_bytes("param/w", tensor);
+  const Status status = checkpoint.get_tensor("param/w").status();
+  CHECK(status.code() == StatusCode::kResourceExhausted);
+  CHECK_THAT(status.message(),
+             Catch::StartsWith("checkpoint c.ckpt: 4.0 TiB (4398046511104 bytes) for tensor record "
+                               "'param/w' (f32 [1099511627776]) exceed the memory budget of ") &&
+                 Catch::EndsWith(", the host's physical memory"));
+}

@@ -3,6 +3,7 @@
 // model.weights (export, import, bit-identical parameters, a mismatched model refused).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstring>
 
 #include "switchyard/safetensors.h"
@@ -185,6 +186,34 @@ TEST_CASE("safetensors: the header is strict JSON, padded with spaces only", "[s
                                       "4611686018427387904],\"data_offsets\":[0,0]}}",
                                       four_bytes)),
                  "more elements than the file"));
+}
+
+TEST_CASE("safetensors: a damaged header is quoted printable and cut, never as raw bytes",
+          "[safetensors]") {
+  const std::vector<uint8_t> four_bytes = {0, 0, 128, 63};
+  // Bytes that are not UTF-8 inside a string (the parser quotes what it last read), a tensor
+  // name and a dtype holding terminal escape sequences, and an unterminated 100 kB string.
+  std::string garbage = "{\"w\":\"abc";
+  for (int k = 0; k < 2000; ++k) garbage += static_cast<char>(0x80 + k % 128);
+  garbage += "\"}";
+  const std::string entry = "{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}";
+  const std::vector<std::string> headers = {
+      garbage,
+      "{\"w\":" + entry + ",\"x\\u001b[2J\":1}",
+      "{\"w\":" + entry + ",\"" + std::string(100000, 'n'),
+      "{\"\\u001b[31m\":{\"dtype\":\"F\\u0007\",\"shape\":[1],\"data_offsets\":[0,4]}}",
+  };
+  for (const std::string& header : headers) {
+    const std::string message = parse_error(handmade(header, four_bytes));
+    INFO(message);
+    CHECK(contains(message, "w.safetensors: "));
+    CHECK(message.size() < 1000);
+    CHECK(std::all_of(message.begin(), message.end(), [](char c) {
+      return static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f;
+    }));
+  }
+  CHECK(contains(parse_error(handmade(headers[3], four_bytes)),
+                 "tensor '\\x1b[31m': dtype F\\x07 is not supported"));
 }
 
 TEST_CASE("safetensors: the tensors must tile the data area exactly", "[safetensors]") {

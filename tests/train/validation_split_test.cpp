@@ -73,8 +73,26 @@ TEST_CASE("a validation fraction that leaves a part empty is an error", "[data][
   tiny.train = split.train.subset({0, 1});
   const Status empty = carve_validation(tiny, 0.9, 0);
   CHECK(empty.code() == StatusCode::kInvalidArgument);
-  CHECK(empty.message() == "a validation fraction of 0.900000 of 2 samples leaves one split empty");
+  CHECK(empty.message() == iris.name +
+                               ": a validation fraction of 0.900000 of 2 samples leaves one split "
+                               "empty");
   CHECK_FALSE(carve_validation(split, 1.0, 0).ok());
+}
+
+TEST_CASE("a split that leaves a part empty names the data file", "[data][validation]") {
+  // One long line where many rows were meant: the file is named, so that it can be looked at.
+  switchyard::testing::TempDir dir;
+  const auto path = dir / "one-row.csv";
+  std::string row;
+  for (int k = 0; k < 1000; ++k) row += std::to_string(k) + ",";
+  switchyard::testing::write_text(path, row + "0\n");
+  DataSettings settings;
+  settings.dataset = path.string();
+  const auto prepared = prepare_data(settings, {});
+  REQUIRE_FALSE(prepared.ok());
+  CHECK(prepared.status().code() == StatusCode::kInvalidArgument);
+  CHECK(prepared.status().message() ==
+        path.string() + ": a test fraction of 0.200000 of 1 samples leaves one split empty");
 }
 
 TEST_CASE("prepare_data fits the scaler on the training part, without validation or test samples",

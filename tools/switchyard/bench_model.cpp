@@ -16,6 +16,7 @@
 #include "bench_ops.h"
 #include "cli_common.h"
 #include "json/json_io.h"
+#include "runtime/memory_budget.h"
 #include "switchyard/autocast.h"
 #include "switchyard/autograd.h"
 #include "switchyard/onnx.h"
@@ -198,6 +199,11 @@ int run_model_bench(const po::variables_map& values, const Config& config) {
     BenchModel model = load_bench_model(config, train, run.device);
     std::vector<int64_t> input_shape = {batch_size};
     input_shape.insert(input_shape.end(), model.sample_shape.begin(), model.sample_shape.end());
+    throw_if_error(detail::check_shape_budget(input_shape, dtype_size_bytes(train.train.precision),
+                                              "a batch of " + std::to_string(batch_size) +
+                                                  " synthetic samples " +
+                                                  Shape(input_shape).to_string(),
+                                              train.data.dataset, run.device.get()));
     const Tensor input =
         rand_normal(Shape(input_shape), 0.0, 1.0, train.seed, 0, run.device, train.train.precision);
     std::unique_ptr<Profiler> profiler;
@@ -236,6 +242,14 @@ std::vector<Tensor> onnx_inputs(const OnnxModel& model, int64_t batch_size,
                                      "only the batch"));
       }
     }
+    // The declared extents come from the file: the batch must fit the memory budget before it
+    // is made (the load checked one sample).
+    const uint64_t element = info.is_float() || info.element_type == "bool" ? 4 : 8;
+    throw_if_error(detail::check_shape_budget(
+        shape, element,
+        "a batch of " + std::to_string(batch_size) + " of input '" + info.name + "' (" +
+            info.element_type + " " + Shape(shape).to_string() + ")",
+        model.path().string(), device.get()));
     if (info.is_float()) {
       inputs.push_back(rand_normal(Shape(shape), 0.0, 1.0, 0, 0, device));
     } else if (info.element_type == "bool") {

@@ -29,6 +29,11 @@ void print_text(const Registry& registry, const std::vector<DeviceRecord>& devic
                 << p.reason << ")\n";
     }
   }
+  // So do search folders that could not be searched: one may be why a backend is missing above
+  // (as in --json).
+  for (const auto& folder : registry.search_folders()) {
+    if (!folder.searched) std::cout << "  " << folder_not_searched_text(folder) << "\n";
+  }
 }
 
 }  // namespace

@@ -24,7 +24,10 @@
 // Errors are switchyard::Error with a message naming the file: DATA_LOSS for a file that is not a
 // readable ONNX model (truncated, damaged, sizes that do not match their bytes), INVALID_ARGUMENT
 // for a well-formed model this importer refuses (an unsupported op names the node, its op type,
-// the opset and the supported ops), NOT_FOUND for a missing file.
+// the opset and the supported ops), NOT_FOUND for a missing file, RESOURCE_EXHAUSTED for sizes the
+// file declares (one sample of an input or output, an initializer) beyond the memory budget: the
+// host's physical memory, or the device's memory or memory limit where smaller; checked before
+// anything of that size is allocated.
 #pragma once
 
 #include <cstdint>

@@ -138,7 +138,9 @@ Result<Dataset> load_onnx_prediction_input(const PredictSettings& predict, const
                                            const OnnxModel& model, int64_t classes);
 // Runs `model` on the samples in batches. An output [batch, C >= 2] gives classes (its rows as
 // probabilities when they already sum to 1, else their softmax: `notes` says which); any other
-// output gives values (regression), one per output element.
+// output gives values (regression), one per output element. INVALID_ARGUMENT naming the file for
+// an output with no elements per sample, and for an integer input given a value that is not a
+// whole number below 2^24 in magnitude (naming the data's file, line and column).
 Predictions predict_onnx(OnnxModel& model, const Dataset& data, int64_t batch_size);
 
 // One row per sample: the id column (named as in the file) or "line" (the row's line in its file),

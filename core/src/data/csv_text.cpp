@@ -49,13 +49,18 @@ Result<std::string> read_quoted(const CsvLine& line, size_t start, size_t& end,
 
 }  // namespace
 
-std::vector<CsvLine> csv_data_lines(std::string_view text) {
+Result<std::vector<CsvLine>> csv_data_lines(std::string_view text, const std::string& where) {
   std::vector<CsvLine> lines;
   int number = 0;
   size_t start = 0;
   while (start <= text.size()) {
     const size_t end = std::min(text.find('\n', start), text.size());
     ++number;
+    if (end - start > kMaxCsvLineBytes) {
+      return invalid_argument(where + ":" + std::to_string(number) + ": the line is " +
+                              std::to_string(end - start) + " bytes long, over the limit of " +
+                              std::to_string(kMaxCsvLineBytes) + " bytes (8 MiB) per line");
+    }
     std::string_view line = text.substr(start, end - start);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     const std::string_view content = trim(line, '\0');

@@ -16,8 +16,16 @@ struct CsvLine {
   std::string_view text;
 };
 
+// The longest line a CSV or TSV file may have: 8 MiB (about a million numbers). A longer line is
+// refused naming the file and the line, before its fields are split (data/README.md).
+inline constexpr size_t kMaxCsvLineBytes = size_t{8} << 20;
+// The most fields of one character (and a delimiter) such a line holds.
+inline constexpr int64_t kMaxCsvFields = static_cast<int64_t>((kMaxCsvLineBytes + 1) / 2);
+
 // The lines that hold data: neither empty (after trimming blanks and '\r') nor starting with '#'.
-std::vector<CsvLine> csv_data_lines(std::string_view text);
+// INVALID_ARGUMENT "<where>:<line>: the line is N bytes long, over the limit of ..." for a line
+// longer than kMaxCsvLineBytes, whether it holds data or not.
+Result<std::vector<CsvLine>> csv_data_lines(std::string_view text, const std::string& where);
 
 // The fields of `line` split at `delimiter`. A field may be quoted ("a,b", with "" for a quote);
 // blanks around an unquoted field are trimmed. INVALID_ARGUMENT "<where>:<line>:<column>: ..." for

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "runtime/input_file.h"
+#include "runtime/memory_budget.h"
 
 namespace switchyard::detail {
 namespace {
@@ -58,6 +59,9 @@ Result<std::string> read_gzip_file(const std::filesystem::path& path) {
   }
   std::string text;
   char chunk[1 << 16];
+  // A small file may decompress to more than the host holds (a "zip bomb"): refused by the
+  // memory budget as it grows.
+  const uint64_t budget = memory_budget().bytes;
   while (true) {
     const int count = z.gzread(file, chunk, sizeof(chunk));
     if (count < 0) {
@@ -67,6 +71,15 @@ Result<std::string> read_gzip_file(const std::filesystem::path& path) {
       return data_loss("cannot decompress " + path.string() + ": " + message);
     }
     if (count == 0) break;
+    if (text.size() + static_cast<size_t>(count) > budget) {
+      const Status refused =
+          check_memory_budget(text.size() + static_cast<size_t>(count),
+                              "its decompressed contents (so far)", "data file " + path.string());
+      if (!refused.ok()) {
+        z.gzclose(file);
+        return refused;
+      }
+    }
     text.append(chunk, static_cast<size_t>(count));
   }
   int code = 0;

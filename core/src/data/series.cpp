@@ -47,7 +47,8 @@ Result<SeriesColumn> read_series_column(const DataSettings& settings,
   SeriesColumn series;
   series.where = path.string();
   SY_ASSIGN_OR_RETURN(const std::string text, detail::read_text_file(path));
-  const std::vector<detail::CsvLine> lines = detail::csv_data_lines(text);
+  SY_ASSIGN_OR_RETURN(const std::vector<detail::CsvLine> lines,
+                      detail::csv_data_lines(text, series.where));
   if (lines.size() < 2) return invalid_argument(series.where + ": the file has no samples");
   const char delimiter = settings.delimiter != '\0' ? settings.delimiter
                                                     : detail::detect_csv_delimiter(lines).delimiter;

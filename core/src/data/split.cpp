@@ -53,7 +53,10 @@ Result<Partition> stratified_partition(const Dataset& data, double fraction, uin
   const auto n = static_cast<size_t>(data.sample_count);
   const auto total = static_cast<size_t>(std::ceil(fraction * static_cast<double>(n)));
   if (total == 0 || total >= n) {
-    return invalid_argument("a " + name + " fraction of " + std::to_string(fraction) + " of " +
+    // Named by the data (a file's path): a file that holds one sample where many were meant
+    // (one huge line, say) is then found.
+    return invalid_argument((data.name.empty() ? "" : data.name + ": ") + "a " + name +
+                            " fraction of " + std::to_string(fraction) + " of " +
                             std::to_string(n) + " samples leaves one split empty");
   }
   std::map<int32_t, std::vector<int64_t>> by_class;

@@ -276,7 +276,8 @@ Status read_table(const std::vector<detail::CsvLine>& lines, char delimiter,
 Result<Dataset> load_table_csv(const std::filesystem::path& path, const TableOptions& options) {
   SY_ASSIGN_OR_RETURN(const std::string text, detail::read_text_file(path));
   const std::string where = path.string();
-  const std::vector<detail::CsvLine> lines = detail::csv_data_lines(text);
+  SY_ASSIGN_OR_RETURN(const std::vector<detail::CsvLine> lines,
+                      detail::csv_data_lines(text, where));
   if (lines.empty()) return invalid_argument(where + ": the file has no samples");
   Dataset data;
   data.name = where;

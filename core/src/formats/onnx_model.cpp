@@ -7,6 +7,7 @@
 
 #include "formats/onnx_graph.h"
 #include "runtime/input_file.h"
+#include "runtime/memory_budget.h"
 #include "switchyard/autograd.h"
 #include "switchyard/device.h"
 #include "switchyard/ops.h"
@@ -20,12 +21,16 @@ namespace {
 // Protobuf refuses messages over 2 GiB; so do we, before parsing.
 constexpr size_t kMaxModelBytes = size_t{2} << 30;
 
+// Names come from the file: cut, and made printable (runtime/input_file.h).
 std::string quote_name(const std::string& text) {
-  return "'" + (text.size() > 120 ? text.substr(0, 120) + "..." : text) + "'";
+  return "'" +
+         (text.size() > 120 ? detail::printable_text(text.substr(0, 120)) + "..."
+                            : detail::printable_text(text)) +
+         "'";
 }
 
 std::string node_label(const Node& node) {
-  return "node " + quote_name(node.name) + " (" + node.op + ")";
+  return "node " + quote_name(node.name) + " (" + detail::printable_input(node.op, 120) + ")";
 }
 
 std::string signature_of(const std::vector<Tensor>& inputs) {
@@ -254,9 +259,39 @@ OnnxValueInfo value_info(const onnx::ValueInfoProto& proto) {
   return info;
 }
 
+// A graph input or output as the model declares it, checked before anything of its size is made:
+// at most Shape::kMaxRank axes (inputs: switchyard's tensors have no more), and one sample of it
+// (dynamic extents counted as 1) within the memory budget of `device`, so that a declared extent
+// of 2^40 or 2^62 is refused here, naming the file, rather than by an allocation when a batch of
+// it is built (bench model, predict).
+Status check_declared(const OnnxValueInfo& info, int32_t type, const char* role, bool input,
+                      const std::string& source, const Device* device) {
+  const std::string name = std::string(role) + " " + quote_name(info.name);
+  if (input && info.shape.size() > static_cast<size_t>(Shape::kMaxRank)) {
+    return fail_load(source, StatusCode::kInvalidArgument,
+                     name + " has rank " + std::to_string(info.shape.size()) + ", more than the " +
+                         std::to_string(Shape::kMaxRank) + " axes a switchyard tensor has");
+  }
+  std::vector<int64_t> one_sample;
+  std::string declared;
+  for (size_t a = 0; a < info.shape.size(); ++a) {
+    const int64_t extent = info.shape[a];
+    one_sample.push_back(extent < 0 ? 1 : extent);
+    declared += (a ? ", " : "") +
+                (extent >= 0 ? std::to_string(extent)
+                             : (info.dim_names[a].empty() ? std::string("?") : info.dim_names[a]));
+  }
+  if (declared.size() > 300) declared = declared.substr(0, 300) + "...";
+  const uint64_t element = is_float_type(type) || type == kBool ? sizeof(float) : sizeof(int64_t);
+  return detail::check_shape_budget(
+      one_sample, element,
+      "one sample of " + name + " (" + info.element_type + " [" + declared + "] as declared)",
+      source, device);
+}
+
 // Turns Constant nodes into host values.
 Result<HostTensor> constant_value(const onnx::NodeProto& node, const std::string& what,
-                                  const std::filesystem::path& base_dir) {
+                                  const std::filesystem::path& base_dir, const Device* device) {
   if (node.attribute_size() != 1)
     return invalid_argument(what + " must have exactly one attribute");
   const auto& a = node.attribute(0);
@@ -264,7 +299,7 @@ Result<HostTensor> constant_value(const onnx::NodeProto& node, const std::string
   if (name == "value") {
     if (a.type() != onnx::AttributeProto::TENSOR)
       return invalid_argument(what + ": value must be a tensor");
-    return decode_tensor(a.t(), what, base_dir);
+    return decode_tensor(a.t(), what, base_dir, device);
   }
   if (name == "value_float" && a.type() == onnx::AttributeProto::FLOAT) {
     HostTensor t = HostTensor::zeros(kFloat, {});
@@ -342,8 +377,8 @@ Status check_and_build(OnnxModel::Impl& m) {
   std::set<std::string> initializer_names;
   for (const auto& tensor : graph.initializer()) {
     SY_RETURN_IF_ERROR(define(tensor.name(), "an initializer"));
-    Result<HostTensor> decoded =
-        decode_tensor(tensor, "initializer " + quote_name(tensor.name()), m.base_dir);
+    Result<HostTensor> decoded = decode_tensor(tensor, "initializer " + quote_name(tensor.name()),
+                                               m.base_dir, m.device.get());
     if (!decoded.ok()) return decoded.status().with_context(src);
     initial.emplace_back(id_of(tensor.name()), std::move(decoded).value());
     initializer_names.insert(tensor.name());
@@ -359,6 +394,7 @@ Status check_and_build(OnnxModel::Impl& m) {
                        "input " + quote_name(input.name()) + " has type " + info.element_type +
                            ", which is not supported (float or integer tensors)");
     }
+    SY_RETURN_IF_ERROR(check_declared(info, type, "input", true, src, m.device.get()));
     m.input_ids.push_back(id_of(input.name()));
     m.input_types.push_back(type);
     m.inputs.push_back(std::move(info));
@@ -451,8 +487,11 @@ Status check_and_build(OnnxModel::Impl& m) {
       return fail_load(src, StatusCode::kInvalidArgument,
                        "graph output " + quote_name(output.name()) + " is never computed");
     }
+    OnnxValueInfo info = value_info(output);
+    SY_RETURN_IF_ERROR(check_declared(info, output.type().tensor_type().elem_type(), "output",
+                                      false, src, m.device.get()));
     m.output_ids.push_back(it->second);
-    m.outputs.push_back(value_info(output));
+    m.outputs.push_back(std::move(info));
   }
   if (m.output_ids.empty())
     return fail_load(src, StatusCode::kInvalidArgument, "the graph has no outputs");
@@ -470,7 +509,8 @@ Status check_and_build(OnnxModel::Impl& m) {
   for (const size_t n : order) {
     Node node = nodes[n];
     if (node.op == "Constant") {
-      Result<HostTensor> value = constant_value(*node.proto, node_label(node), m.base_dir);
+      Result<HostTensor> value =
+          constant_value(*node.proto, node_label(node), m.base_dir, m.device.get());
       if (!value.ok()) return value.status().with_context(src);
       if (node.outputs.size() != 1 || node.outputs[0] < 0) {
         return fail_load(src, StatusCode::kInvalidArgument,

@@ -9,7 +9,10 @@
 // predictions.
 #include <chrono>
 #include <cmath>
+#include <sstream>
 
+#include "data/csv_text.h"
+#include "runtime/memory_budget.h"
 #include "switchyard/data.h"
 #include "switchyard/metrics.h"
 #include "switchyard/onnx.h"
@@ -56,7 +59,41 @@ OnnxInputLayout input_layout(const OnnxModel& model) {
                                  "' has no dynamic batch axis and a first extent other than 1"));
   }
   if (!batch_found) layout.batch_axis = 0;
+  // The features are a CSV row's first columns; a row longer than the CSV reader's line limit
+  // cannot hold them, and the table layout made for them would only exhaust memory.
+  if (layout.features > detail::kMaxCsvFields) {
+    throw_error(invalid_argument(
+        source + ": input '" + info.name + "' takes " + std::to_string(layout.features) +
+        " values per sample, more than a CSV row holds (" + std::to_string(detail::kMaxCsvFields) +
+        " in a line of at most " + std::to_string(detail::kMaxCsvLineBytes) + " bytes)"));
+  }
   return layout;
+}
+
+// An integer input is given whole numbers: the CSV's values are read as f32, so a fraction (1.5)
+// would be rounded and a value of 2^24 or more may not be the integer written; both are refused,
+// naming the file, the line and the column, before anything runs.
+void check_integer_rows(const OnnxModel& model, const Dataset& data, int64_t features) {
+  constexpr float kExact = 16777216.0F;  // 2^24: the integers below it are exact in f32
+  for (int64_t i = 0; i < data.sample_count; ++i) {
+    for (int64_t k = 0; k < features; ++k) {
+      const float value = data.features[static_cast<size_t>(i * features + k)];
+      const bool whole = std::nearbyint(value) == value;
+      if (whole && std::fabs(value) < kExact) continue;
+      const std::string line = static_cast<size_t>(i) < data.source_lines.size()
+                                   ? std::to_string(data.source_lines[static_cast<size_t>(i)])
+                                   : "row " + std::to_string(i + 1);
+      std::ostringstream text;
+      text.precision(9);
+      text << data.name << ":" << line << ":" << k + 1 << ": " << value
+           << (whole ? " is not below 2^24 in magnitude (values are read as 32-bit floats, which "
+                       "hold larger integers only approximately)"
+                     : " is not a whole number")
+           << ", and input '" << model.inputs()[0].name << "' of " << model.path().string()
+           << " is " << model.inputs()[0].element_type;
+      throw_error(invalid_argument(text.str()));
+    }
+  }
 }
 
 }  // namespace
@@ -87,6 +124,12 @@ Result<Dataset> load_onnx_prediction_input(const PredictSettings& predict, const
   options.target = options.id = "";
   options.drop.clear();
   options.trained = &trained;
+  // `classes` is the output's declared extent: a name is made for each.
+  SY_RETURN_IF_ERROR(detail::check_memory_budget(
+      static_cast<uint64_t>(std::max<int64_t>(classes, 0)) * sizeof(std::string),
+      "names for the " + std::to_string(classes) + " classes of output '" +
+          model.outputs().at(0).name + "'",
+      model.path().string()));
   for (int64_t c = 0; c < classes; ++c) options.model_classes.push_back(std::to_string(c));
   if (classes == 0) trained.value_columns = {layout.features};
   return load_dataset(predict.input, base_dir, options);
@@ -100,6 +143,7 @@ Predictions predict_onnx(OnnxModel& model, const Dataset& data, int64_t batch_si
                                  " features per row, and " + model.path().string() + " takes " +
                                  std::to_string(layout.features)));
   }
+  if (layout.integer) check_integer_rows(model, data, layout.features);
   Predictions out;
   out.samples = data.sample_count;
   out.source_lines = data.source_lines;  // rows are named by line: there is no id column
@@ -127,6 +171,13 @@ Predictions predict_onnx(OnnxModel& model, const Dataset& data, int64_t batch_si
     if (begin == 0) {
       classes = output.rank() == 2 && output.dim(1) >= 2;
       width = output.numel() / std::max<int64_t>(count, 1);
+      if (output.numel() == 0) {
+        // A predictions file of a header and no values would pass for a result.
+        throw_error(invalid_argument(model.path().string() + ": output '" +
+                                     model.outputs()[0].name + "' has no elements per sample " +
+                                     "(shape " + output.shape().to_string() + " for a batch of " +
+                                     std::to_string(count) + "): there is nothing to predict"));
+      }
     }
     if (output.numel() != count * width) {
       throw_error(invalid_argument(model.path().string() +

@@ -7,6 +7,7 @@
 
 #include "conformance/dtype_codec.h"  // f16 / bf16 bit conversions
 #include "formats/onnx_proto.h"
+#include "runtime/memory_budget.h"
 
 namespace switchyard::onnx_detail {
 namespace {
@@ -95,9 +96,11 @@ void decode_raw(const uint8_t* bytes, int64_t count, HostTensor& out) {
   }
 }
 
-// The bytes of an external tensor: `location` under `base_dir`, never outside it.
+// The bytes of an external tensor: `location` under `base_dir`, never outside it. Exactly
+// `expected` bytes (the tensor's size), checked before anything is read.
 Result<std::vector<uint8_t>> read_external(const onnx::TensorProto& proto, const std::string& what,
-                                           const std::filesystem::path& base_dir) {
+                                           const std::filesystem::path& base_dir,
+                                           uintmax_t expected) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& entry : proto.external_data()) {
@@ -148,9 +151,9 @@ Result<std::vector<uint8_t>> read_external(const onnx::TensorProto& proto, const
                      " bytes at offset " + std::to_string(offset) + " of " + target.string() +
                      ", which has " + std::to_string(file_size));
   }
-  if (wanted > static_cast<uintmax_t>(kMaxElements) * 8) {
-    return invalid_argument(what + ": external data of " + std::to_string(wanted) +
-                            " bytes is too large");
+  if (wanted != expected) {
+    return data_loss(what + " needs " + std::to_string(expected) + " bytes but its external data " +
+                     "in " + target.string() + " holds " + std::to_string(wanted));
   }
   std::vector<uint8_t> bytes(static_cast<size_t>(wanted));
   std::ifstream in(target, std::ios::binary);
@@ -249,7 +252,7 @@ HostTensor HostTensor::scalar_int(int64_t value) {
 }
 
 Result<HostTensor> decode_tensor(const onnx::TensorProto& proto, const std::string& what,
-                                 const std::filesystem::path& base_dir) {
+                                 const std::filesystem::path& base_dir, const Device* device) {
   HostTensor out;
   out.type = proto.data_type();
   if (!is_supported_type(out.type)) {
@@ -262,6 +265,10 @@ Result<HostTensor> decode_tensor(const onnx::TensorProto& proto, const std::stri
   SY_ASSIGN_OR_RETURN(const int64_t numel, checked_numel(out.shape, what));
   const size_t size = element_bytes(out.type);
   const auto count = static_cast<size_t>(numel);
+  // Decoded, the values take 4 bytes each (float types) or 8 (integers and bool).
+  SY_RETURN_IF_ERROR(detail::check_memory_budget(
+      static_cast<uint64_t>(count) * (out.is_float() ? sizeof(float) : sizeof(int64_t)),
+      what + " (" + elem_type_name(out.type) + " " + shape_text(out.shape) + ")", "", device));
 
   const bool external = proto.data_location() == onnx::TensorProto::EXTERNAL;
   const auto check_count = [&](size_t have, const char* field) -> Status {
@@ -275,7 +282,7 @@ Result<HostTensor> decode_tensor(const onnx::TensorProto& proto, const std::stri
     const uint8_t* bytes = nullptr;
     size_t have = 0;
     if (external) {
-      SY_ASSIGN_OR_RETURN(external_bytes, read_external(proto, what, base_dir));
+      SY_ASSIGN_OR_RETURN(external_bytes, read_external(proto, what, base_dir, count * size));
       bytes = external_bytes.data();
       have = external_bytes.size();
     } else {

@@ -15,6 +15,9 @@
 namespace onnx {
 class TensorProto;
 }
+namespace switchyard {
+class Device;
+}
 
 namespace switchyard::onnx_detail {
 
@@ -76,9 +79,12 @@ using HostPtr = std::shared_ptr<const HostTensor>;
 
 // Decodes `proto` (named `what` in messages, e.g. "initializer 'fc.weight'"). External data is
 // read from below `base_dir` only; DATA_LOSS for sizes that do not match the bytes,
-// INVALID_ARGUMENT for an unsupported type or an external path that leaves base_dir.
+// INVALID_ARGUMENT for an unsupported type or an external path that leaves base_dir,
+// RESOURCE_EXHAUSTED when the decoded values would not fit the memory budget
+// (runtime/memory_budget.h) of `device` (null: the host's), checked before anything is read.
 Result<HostTensor> decode_tensor(const onnx::TensorProto& proto, const std::string& what,
-                                 const std::filesystem::path& base_dir);
+                                 const std::filesystem::path& base_dir,
+                                 const Device* device = nullptr);
 // The tensor as a TensorProto (float as FLOAT, integers as INT64, bool as BOOL), raw_data form.
 void encode_tensor(const HostTensor& tensor, const std::string& name, onnx::TensorProto& proto);
 

@@ -12,6 +12,7 @@
 #include "conformance/dtype_codec.h"  // f16 / bf16 bit conversions, shared with the conformance suite
 #include "json/json_io.h"
 #include "runtime/input_file.h"
+#include "runtime/memory_budget.h"
 #include "switchyard/shape.h"
 #include "train/byte_codec.h"
 #include "train/file_bytes.h"
@@ -97,8 +98,10 @@ std::optional<T> header_integer(const Json& value) {
 
 Result<Entry> read_entry(const std::string& name, const Json& node, uint64_t data_bytes,
                          const std::string& source) {
+  // Names and values come from the file: quoted printable and cut (runtime/input_file.h).
   auto bad = [&](const std::string& what) {
-    return data_loss("safetensors " + source + ": tensor '" + name + "': " + what);
+    return data_loss("safetensors " + source + ": tensor " + detail::quote_input(name) + ": " +
+                     what);
   };
   if (!node.is_object() || !node.contains("dtype") || !node.contains("shape") ||
       !node.contains("data_offsets")) {
@@ -112,7 +115,10 @@ Result<Entry> read_entry(const std::string& name, const Json& node, uint64_t dat
   uint64_t count = 1;
   for (const Json& d : node.at("shape")) {
     const std::optional<int64_t> size = header_integer<int64_t>(d);
-    if (!size) return bad("shape must be a list of integers, not " + detail::json_text(d));
+    if (!size) {
+      return bad("shape must be a list of integers, not " +
+                 detail::printable_input(detail::json_text(d)));
+    }
     if (*size < 0) return bad("negative dimension " + std::to_string(*size));
     // Every element takes at least a byte, so a shape with more elements than the data area
     // has bytes is wrong; checking before multiplying also keeps the product from overflowing.
@@ -126,13 +132,14 @@ Result<Entry> read_entry(const std::string& name, const Json& node, uint64_t dat
   const std::optional<uint64_t> begin = header_integer<uint64_t>(offsets[0]);
   const std::optional<uint64_t> end = header_integer<uint64_t>(offsets[1]);
   if (!begin || !end)
-    return bad("data_offsets must be two byte offsets, not " + detail::json_text(offsets));
+    return bad("data_offsets must be two byte offsets, not " +
+               detail::printable_input(detail::json_text(offsets)));
   entry.begin = *begin;
   entry.end = *end;
   entry.type = stored_type(type_name);
   if (entry.type == nullptr) {
-    return bad("dtype " + type_name + " is not supported (F64, F32, F16, BF16, I64, I32, I16, " +
-               "I8, U8, BOOL are)");
+    return bad("dtype " + detail::printable_input(type_name) +
+               " is not supported (F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL are)");
   }
   if (entry.begin > entry.end || entry.end > data_bytes) {
     return bad("data_offsets [" + std::to_string(entry.begin) + ", " + std::to_string(entry.end) +
@@ -143,6 +150,12 @@ Result<Entry> read_entry(const std::string& name, const Json& node, uint64_t dat
     return bad(std::to_string(entry.end - entry.begin) + " bytes for " + type_name + " " +
                Shape(entry.shape).to_string() + ", which needs " + std::to_string(expected));
   }
+  // Decoded, each value takes 4 bytes (float dtypes) or 8 (the others): within the budget.
+  SY_RETURN_IF_ERROR(detail::check_memory_budget(
+      element_count(entry.shape) * (entry.type->to_float != nullptr ? 4 : 8),
+      "tensor " + detail::quote_input(name) + " (" + type_name + " " +
+          Shape(entry.shape).to_string() + ")",
+      "safetensors " + source));
   return entry;
 }
 
@@ -212,7 +225,8 @@ Result<Json> read_header(const std::string& header, const std::string& source) {
   try {
     root = detail::parse_strict_json(object);
   } catch (const std::exception& error) {  // Json::parse_error or detail::DuplicateJsonKey
-    return bad(std::string("the header is not valid JSON: ") + error.what());
+    // The parser quotes what it last read: the file's bytes, made printable and cut.
+    return bad("the header is not valid JSON: " + detail::printable_input(error.what(), 400));
   }
   if (!root.is_object() || object.front() != '{' || object.back() != '}') {
     return bad("the header is not a JSON object padded with spaces only");
@@ -302,7 +316,8 @@ Result<SafetensorsFile> parse_safetensors(const std::vector<uint8_t>& bytes,
   try {
     return parse_unguarded(bytes, source);
   } catch (const std::exception& error) {
-    return data_loss("safetensors " + source + ": malformed header: " + error.what());
+    return data_loss("safetensors " + source +
+                     ": malformed header: " + detail::printable_input(error.what(), 400));
   }
 }
 

@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "runtime/memory_budget.h"
+
 namespace switchyard::detail {
 namespace {
 
@@ -54,8 +56,12 @@ class InputFile {
     return ok_status();
   }
 
+  // The whole file must fit the memory budget (runtime/memory_budget.h): a file larger than the
+  // host's memory (a sparse one costs nothing to make) is refused by its size before reading.
   template <typename Buffer>
   Status read_all(const std::filesystem::path& path, const std::string& what, Buffer& out) {
+    const std::string name = what + " " + path.string();
+    SY_RETURN_IF_ERROR(check_memory_budget(size_hint_, "its contents", name));
     out.clear();
     out.reserve(size_hint_);
     char chunk[1 << 16];
@@ -67,6 +73,10 @@ class InputFile {
                          std::strerror(errno));
       }
       if (count == 0) return ok_status();
+      if (out.size() + static_cast<size_t>(count) > size_hint_) {  // it grew while read
+        SY_RETURN_IF_ERROR(
+            check_memory_budget(out.size() + static_cast<size_t>(count), "its contents", name));
+      }
       out.insert(out.end(), chunk, chunk + count);
     }
   }
@@ -109,9 +119,61 @@ Result<std::vector<uint8_t>> read_input_bytes(const std::filesystem::path& path,
   return read_input<std::vector<uint8_t>>(path, what);
 }
 
+namespace {
+
+// The length of the valid UTF-8 sequence at text[i] (a lead byte >= 0xc2), or 0.
+size_t utf8_sequence(std::string_view text, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = byte(i);
+  const size_t length = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc2 ? 2 : 0;
+  if (length == 0 || lead > 0xf4 || i + length > text.size()) return 0;
+  for (size_t k = 1; k < length; ++k) {
+    if ((byte(i + k) & 0xc0) != 0x80) return 0;
+  }
+  // Overlong forms, UTF-16 surrogates and code points past U+10FFFF are not UTF-8.
+  const unsigned char second = byte(i + 1);
+  if ((lead == 0xe0 && second < 0xa0) || (lead == 0xed && second >= 0xa0) ||
+      (lead == 0xf0 && second < 0x90) || (lead == 0xf4 && second >= 0x90)) {
+    return 0;
+  }
+  // C1 control characters (U+0080..U+009F) act on terminals too.
+  if (lead == 0xc2 && second < 0xa0) return 0;
+  return length;
+}
+
+}  // namespace
+
+std::string printable_text(std::string_view text) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+      ++i;
+    } else if (const size_t length = c >= 0x80 ? utf8_sequence(text, i) : 0; length > 0) {
+      out.append(text.substr(i, length));
+      i += length;
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::string printable_input(std::string_view text, size_t limit) {
+  if (text.size() <= limit) return printable_text(text);
+  return printable_text(text.substr(0, limit)) + "... (cut to " + std::to_string(limit) + " of " +
+         std::to_string(text.size()) + " bytes)";
+}
+
 std::string quote_input(std::string_view text, size_t limit) {
-  if (text.size() <= limit) return "'" + std::string(text) + "'";
-  return "'" + std::string(text.substr(0, limit)) + "...' (cut to " + std::to_string(limit) +
+  if (text.size() <= limit) return "'" + printable_text(text) + "'";
+  return "'" + printable_text(text.substr(0, limit)) + "...' (cut to " + std::to_string(limit) +
          " of " + std::to_string(text.size()) + " characters)";
 }
 

@@ -36,7 +36,16 @@ Result<std::vector<uint8_t>> read_input_bytes(const std::filesystem::path& path,
 // How much of a file's text a message quotes.
 constexpr size_t kQuoteLimit = 200;
 
-// `text` in single quotes, cut to `limit` characters when longer:
+// `text` with every byte a terminal would not simply print (control characters, DEL, bytes that
+// are not part of valid UTF-8) written as \xNN, so that a damaged file's bytes quoted in a message
+// cannot garble or drive the terminal. Valid UTF-8 (names in any script) is kept.
+std::string printable_text(std::string_view text);
+
+// printable_text of `text`, cut to `limit` bytes when longer:
+//   abc   or   abcd... (cut to 200 of 20971520 bytes)
+std::string printable_input(std::string_view text, size_t limit = kQuoteLimit);
+
+// `text` in single quotes, made printable and cut to `limit` characters when longer:
 //   'abc'   or   'abcd...' (cut to 200 of 20971520 characters)
 std::string quote_input(std::string_view text, size_t limit = kQuoteLimit);
 

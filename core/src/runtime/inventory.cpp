@@ -28,6 +28,7 @@ const Hint kHints[] = {
     {"does not exist",
      "create the folder or remove it from SWITCHYARD_PLUGIN_PATH / the YAML's plugin_paths"},
     {"over PATH_MAX", "use a shorter path (a symbolic link to the folder will do)"},
+    {"over NAME_MAX", "use a shorter name for that folder or file"},
     {"is longer than the system allows", "use a shorter folder name"},
     {"not a folder", "plugin_paths and SWITCHYARD_PLUGIN_PATH name folders, not files"},
     {"cannot be read", "give this user read permission, or remove the entry from the path"},

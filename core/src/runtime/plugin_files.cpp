@@ -28,6 +28,26 @@ std::string kind_of(mode_t mode) {
   return "not a regular file";
 }
 
+// A path the system refuses by its length, in words, or "": over PATH_MAX as a whole, or a name
+// in it (a part between slashes) over NAME_MAX. Asked before stat(), whose ENAMETOOLONG says
+// neither which limit nor which name.
+std::string length_problem(const std::filesystem::path& path) {
+  const std::size_t length = path.native().size();
+  if (length >= PATH_MAX) {
+    return "the path is " + std::to_string(length) + " bytes long, over PATH_MAX (" +
+           std::to_string(PATH_MAX) + " including its end)";
+  }
+  for (const auto& part : path) {
+    const std::string& name = part.native();
+    if (name.size() > NAME_MAX) {
+      return "the name '" + name.substr(0, 40) + "..." + name.substr(name.size() - 20) +
+             "' in the path is " + std::to_string(name.size()) + " bytes long, over NAME_MAX (" +
+             std::to_string(NAME_MAX) + ")";
+    }
+  }
+  return "";
+}
+
 // Why stat() of `path` failed, in words; `what` is "folder" or "file".
 std::string stat_problem(const std::filesystem::path& path, int error, const std::string& what) {
   switch (error) {
@@ -42,8 +62,12 @@ std::string stat_problem(const std::filesystem::path& path, int error, const std
     }
     case ELOOP:
       return "a loop of symbolic links (" + errno_text(error) + ")";
-    case ENAMETOOLONG:
-      return "a name in the path is longer than the system allows (" + errno_text(error) + ")";
+    case ENAMETOOLONG: {
+      const std::string length = length_problem(path);
+      return !length.empty() ? length
+                             : "a name in the path is longer than the system allows (" +
+                                   errno_text(error) + ")";
+    }
     case ENOTDIR:
       return "a part of the path before the " + what + " is not a folder";
     case EACCES:
@@ -59,10 +83,8 @@ SearchFolder search_folder(const std::filesystem::path& folder,
                            std::vector<std::filesystem::path>& plugin_files) {
   SearchFolder result;
   result.path = folder;
-  const std::size_t length = folder.native().size();
-  if (length >= PATH_MAX) {
-    result.reason = "the path is " + std::to_string(length) + " bytes long, over PATH_MAX (" +
-                    std::to_string(PATH_MAX) + " including its end)";
+  if (std::string problem = length_problem(folder); !problem.empty()) {
+    result.reason = std::move(problem);
     return result;
   }
   struct stat info {};
@@ -98,6 +120,8 @@ SearchFolder search_folder(const std::filesystem::path& folder,
 }
 
 std::string plugin_file_problem(const std::filesystem::path& file) {
+  // A folder within the limits can hold a file whose whole path is over PATH_MAX.
+  if (std::string problem = length_problem(file); !problem.empty()) return problem;
   struct stat info {};
   if (::stat(file.c_str(), &info) != 0) return stat_problem(file, errno, "file");
   if (!S_ISREG(info.st_mode)) return kind_of(info.st_mode) + ", not a library";

@@ -13,7 +13,8 @@ namespace switchyard::detail {
 
 // Inspects `folder` and lists its plugin files (libswitchyard-*.so, sorted). A folder that cannot
 // be searched has searched == false and a reason: it does not exist, is a dangling symbolic link
-// or a loop of them, is not a folder, its path is longer than PATH_MAX, or it cannot be read.
+// or a loop of them, is not a folder, its path is longer than PATH_MAX or a name in it longer than
+// NAME_MAX (each said with the lengths), or it cannot be read.
 SearchFolder search_folder(const std::filesystem::path& folder,
                            std::vector<std::filesystem::path>& plugin_files);
 

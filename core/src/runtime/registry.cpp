@@ -5,6 +5,7 @@
 
 #include "isolation.h"
 #include "runtime/plugin_files.h"
+#include "switchyard/inventory.h"  // shown_path
 #include "switchyard/plugin.h"
 
 namespace switchyard {
@@ -12,7 +13,7 @@ namespace {
 
 std::string join_paths(const std::vector<std::filesystem::path>& paths) {
   std::string out;
-  for (const auto& path : paths) out += (out.empty() ? "" : ":") + path.string();
+  for (const auto& path : paths) out += (out.empty() ? "" : ":") + shown_path(path);
   return out.empty() ? "(empty)" : out;
 }
 
@@ -24,7 +25,7 @@ PluginRecord load_record(const std::filesystem::path& path, const DiscoverOption
   // A file dlopen cannot even open (a loop of links, a folder) is named as such; dlopen's text
   // for it reads like a missing dependency.
   if (const std::string problem = detail::plugin_file_problem(path); !problem.empty()) {
-    record.reason = "'" + path.string() + "': " + problem;
+    record.reason = "'" + shown_path(path) + "': " + problem;
     return record;
   }
   if (options.isolate) {
@@ -36,7 +37,7 @@ PluginRecord load_record(const std::filesystem::path& path, const DiscoverOption
         options.isolate_timeout_ms);
     if (!child.ok() || *child != "ok") {
       const std::string why = child.ok() ? *child : "loading " + child.status().message();
-      record.reason = why + " [" + path.string() + "; search path " + search_path_text + "]";
+      record.reason = why + " [" + shown_path(path) + "; search path " + search_path_text + "]";
       return record;
     }
   }

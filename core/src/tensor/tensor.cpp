@@ -71,9 +71,17 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, const std::shared_ptr<Devi
       throw_error(invalid_argument("Tensor::empty: negative extent in shape " + shape.to_string()));
     }
   }
+  // The size is computed without wrapping: a shape of 2^62 elements must not become a 0-byte
+  // buffer that the first write runs off.
+  uint64_t size_bytes = dtype_size_bytes(dtype);
+  for (int64_t extent : shape) {
+    if (__builtin_mul_overflow(size_bytes, static_cast<uint64_t>(extent), &size_bytes)) {
+      throw_error(resource_exhausted("Tensor::empty: shape " + shape.to_string() + " of " +
+                                     dtype_name(dtype) + " needs more than 2^64 bytes"));
+    }
+  }
   auto impl = std::make_shared<TensorImpl>();
   impl->device = device;
-  const uint64_t size_bytes = static_cast<uint64_t>(shape.numel()) * dtype_size_bytes(dtype);
   impl->storage = value_or_throw(device->allocate(std::max<uint64_t>(size_bytes, 1)));
   impl->shape = shape;
   impl->strides = contiguous_strides(shape);

@@ -2,7 +2,9 @@
 #include <bit>
 #include <cstdint>
 
+#include "runtime/memory_budget.h"
 #include "switchyard/checkpoint.h"
+#include "switchyard/shape.h"
 #include "train/byte_codec.h"
 
 static_assert(std::endian::native == std::endian::little,
@@ -122,6 +124,15 @@ Result<TensorRecord> Checkpoint::get_tensor(const std::string& key) const {
   const uint64_t element_bytes = is_floating(tensor.dtype) ? sizeof(float) : sizeof(int64_t);
   uint64_t value_bytes = 0;
   fits = fits && !__builtin_mul_overflow(count, element_bytes, &value_bytes);
+  // A record that declares more than the host holds is refused by the memory budget before its
+  // values are copied, whether or not its bytes are there.
+  if (fits && !reader.failed() && rank <= SY_MAX_RANK) {
+    SY_RETURN_IF_ERROR(detail::check_memory_budget(
+        value_bytes,
+        "tensor record '" + key + "' (" + dtype_name(tensor.dtype) + " " +
+            Shape(tensor.shape).to_string() + ")",
+        "checkpoint " + (source_.empty() ? std::string("(in memory)") : source_)));
+  }
   if (reader.failed() || rank > SY_MAX_RANK || !fits || reader.remaining() != value_bytes) {
     return corrupt("tensor record '" + key + "' is malformed (dtype " + std::to_string(dtype) +
                    ", rank " + std::to_string(rank) + ", " + std::to_string(reader.remaining()) +
