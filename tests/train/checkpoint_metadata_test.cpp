@@ -121,3 +121,43 @@ TEST_CASE("damaged version-2 records are DATA_LOSS naming the checkpoint and the
                                        0) == 0);
   CHECK_FALSE(layout.has_table);
 }
+
+TEST_CASE(
+    "layer sizes from a damaged checkpoint that exceed the memory budget are refused "
+    "naming it, before the parameters are allocated",
+    "[checkpoint][metadata][bad-input]") {
+  TempDir dir;
+  write_text(dir / "t.csv", two_class_csv());
+  const std::string yaml = "seed: 1\ndata: {dataset: " + (dir / "t.csv").string() +
+                           ", target: kind, id: id, drop: [c]}\n"
+                           "model: {layers: [{type: linear, out_features: 4}, {type: tanh}, "
+                           "{type: linear, out_features: 2}]}\n"
+                           "train: {epochs: 1, batch_size: 8, progress: none}\n";
+  Trainer trainer(train_config_from(yaml), reference_device());
+  trainer.run();
+  Checkpoint checkpoint = trainer.make_checkpoint();
+  // Sizes within the checkpoint's own bounds (2^20 per layer), whose product is not: a hidden
+  // layer of 2^20 then another of 2^20 is 2^40 weights, 4 TiB.
+  std::string layers = value_or_throw(checkpoint.get_string("model/layers"));
+  const std::string four = "\"out_features\":4";
+  REQUIRE(layers.find(four) != std::string::npos);
+  const size_t begin = layers.rfind('{', layers.find(four));
+  const size_t end = layers.find('}', begin) + 1;
+  std::string big = layers.substr(begin, end - begin);
+  big.replace(big.find(four), four.size(), "\"out_features\":1048576");
+  layers.replace(begin, end - begin, big + "," + big);
+  checkpoint.put_string("model/layers", layers);
+  const std::filesystem::path path = dir / "damaged.ckpt";
+  REQUIRE(write_checkpoint(path, checkpoint).ok());
+  TrainConfig bare;
+  try {
+    Predictor predictor(bare, path, reference_device());
+    FAIL("a 4 TiB model was built");
+  } catch (const Error& error) {
+    INFO(error.status().message());
+    CHECK(error.status().code() == StatusCode::kResourceExhausted);
+    CHECK_THAT(error.status().message(),
+               Catch::Contains(path.string()) && Catch::Contains("exceed the memory budget") &&
+                   Catch::Contains("the model's parameters (up to one of [1048576, 1048576])"));
+  }
+}

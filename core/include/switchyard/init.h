@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "switchyard/tensor.h"
 
@@ -25,6 +26,12 @@ struct InitContext {
   uint64_t seed = 0;
   uint64_t next_offset = 0;  // Philox counter for the next parameter
   DType dtype = DType::kF32;
+  // What the model comes from, for messages ("runs/x/model.ckpt"; "" when it is the YAML's).
+  std::string source{};
+  // Bytes of the parameters drawn so far: each draw first checks that the model's parameters so
+  // far fit the memory budget (a layer size taken from a damaged checkpoint or a typo in a YAML
+  // file is refused, naming `source`, instead of allocating terabytes).
+  uint64_t drawn_bytes = 0;
 
   // Returns next_offset and advances it by `count` (rounded up to a multiple of 4 so that no two
   // parameters share a Philox block).

@@ -91,7 +91,7 @@ Predictor::Predictor(const TrainConfig& config, const std::filesystem::path& wei
   }
   // The initial values do not matter (the weights overwrite them); the seed is fixed anyway.
   // Parameters are f32 (both files hold f32 weights); `precision` applies autocast.
-  InitContext init{s.device, model.init, 0, 0, DType::kF32};
+  InitContext init{s.device, model.init, 0, 0, DType::kF32, weights.string(), 0};
   const size_t outputs =
       s.layout.target_names.empty() ? s.layout.class_names.size() : s.layout.target_names.size();
   s.built = value_or_throw(

@@ -2,7 +2,11 @@
 #include "switchyard/init.h"
 
 #include <cmath>
+#include <cstdint>
+#include <optional>
+#include <vector>
 
+#include "runtime/memory_budget.h"
 #include "switchyard/ops.h"
 #include "switchyard/status.h"
 
@@ -25,8 +29,27 @@ FanInOut compute_fans(const Shape& weight_shape) {
   return {weight_shape[1] * receptive, weight_shape[0] * receptive};
 }
 
+namespace {
+
+// The memory budget (runtime/memory_budget.h) of the model's parameters with this one drawn.
+void check_parameter_budget(InitContext& context, const Shape& shape) {
+  const std::vector<int64_t> extents(shape.begin(), shape.end());
+  const std::optional<uint64_t> bytes =
+      detail::shape_bytes(extents, dtype_size_bytes(context.dtype));
+  const uint64_t total = bytes && *bytes <= UINT64_MAX - context.drawn_bytes
+                             ? context.drawn_bytes + *bytes
+                             : UINT64_MAX;
+  throw_if_error(detail::check_memory_budget(
+      total, "the model's parameters (up to one of " + shape.to_string() + ")", context.source,
+      context.device.get()));
+  context.drawn_bytes = total;
+}
+
+}  // namespace
+
 Tensor init_uniform(InitContext& context, const Shape& shape, double low, double high) {
   if (context.device == nullptr) throw_error(invalid_argument("InitContext has no device"));
+  check_parameter_budget(context, shape);
   const uint64_t offset = context.take_offset(shape.numel());
   Tensor value =
       rand_uniform(shape, low, high, context.seed, offset, context.device, context.dtype);
@@ -35,6 +58,7 @@ Tensor init_uniform(InitContext& context, const Shape& shape, double low, double
 
 Tensor init_normal(InitContext& context, const Shape& shape, double mean, double stddev) {
   if (context.device == nullptr) throw_error(invalid_argument("InitContext has no device"));
+  check_parameter_budget(context, shape);
   const uint64_t offset = context.take_offset(shape.numel());
   return rand_normal(shape, mean, stddev, context.seed, offset, context.device, context.dtype);
 }
