@@ -12,5 +12,6 @@ target_compile_options(switchyard_warnings INTERFACE
   -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wcast-align -Wunused -Woverloaded-virtual
   -Wdouble-promotion -Wformat=2 ${_switchyard_werror}
   # (-Wnull-dereference is left out: at -O3 GCC 12 reports it inside libstdc++ containers.)
-  # GCC 12 reports false -Wrestrict positives inside libstdc++'s std::string at -O3 (GCC bug 105329).
-  -Wno-restrict)
+  # GCC 12 reports false -Wrestrict positives inside libstdc++'s std::string at -O3 (GCC bug 105329);
+  # clang has no such warning and would warn about the option.
+  $<$<CXX_COMPILER_ID:GNU>:-Wno-restrict>)
