@@ -1,30 +1,15 @@
 // The CSV data loader under mutated input (fuzz_support.h).
-#include <cmath>
-
+#include "fuzz/fuzz_checks.h"
 #include "fuzz/fuzz_support.h"
 #include "switchyard/data.h"
 
 using namespace switchyard;
 using namespace switchyard::testing;
 
-namespace {
-
-// What a loaded data set promises: consistent counts, finite features, labels within the classes.
-Status check_loaded(const Dataset& data) {
-  const auto samples = static_cast<size_t>(data.sample_count);
-  bool ok = data.sample_count >= 1 && data.labels.size() == samples &&
-            data.source_lines.size() == samples && data.class_count() >= 1 &&
-            data.features.size() == samples * static_cast<size_t>(data.feature_count());
-  for (const float value : data.features) ok = ok && std::isfinite(value);
-  for (const int32_t label : data.labels) ok = ok && label >= 0 && label < data.class_count();
-  return ok ? ok_status() : Status(StatusCode::kInternal, "inconsistent data set " + data.name);
-}
-
-}  // namespace
-
 TEST_CASE("fuzz: the CSV loader loads or refuses mutants, naming the file", "[fuzz]") {
   FuzzTarget target;
   target.name = "mutant.csv";
+  target.corpus = "csv";
   target.seeds = {
       to_bytes("3,2,a,b\n1.0,2.0,0\n1.5,-2.5e3,1\n2.0,2.5,1\n"),
       to_bytes("5.1,3.5,1.4,0.2,0\n4.9,3.0,1.4,0.2,1\n# comment\n\n6.3,3.3,6.0,2.5,2\n"),
@@ -42,13 +27,11 @@ TEST_CASE("fuzz: the CSV loader loads or refuses mutants, naming the file", "[fu
   bool drop = false;
   target.load = [&drop](const std::filesystem::path& path) {
     drop = !drop;  // both policies and both label orders, alternately
-    TableOptions options;
-    options.non_finite = drop ? NonFinitePolicy::kDropRows : NonFinitePolicy::kError;
-    options.label_order = drop ? LabelOrder::kFirstSeen : LabelOrder::kSorted;
-    auto data = load_table_csv(path, options);
-    return data.ok() ? check_loaded(*data) : data.status();
+    auto data = load_table_csv(path, table_options(drop));
+    return data.ok() ? check_loaded_table(*data) : data.status();
   };
   const FuzzCounts counts = run_fuzz(target, 17);
   CHECK(counts.loaded > kMutantsPerTarget / 20);  // the mutants reach both outcomes
   CHECK(counts.refused > kMutantsPerTarget / 20);
 }
+
