@@ -1,9 +1,9 @@
 # Warnings are errors in our own code (never in third-party headers, which are SYSTEM includes).
 # The sanitizer builds (ASan/UBSan, TSan) report warnings without failing: GCC 12's flow-based warnings
 # (stringop-overflow, array-bounds) misfire on libstdc++ once ASan instruments it, and the plain
-# build already enforces -Werror on the same code.
+# build already enforces -Werror on the same code. So does the fuzz build (clang: other warnings).
 add_library(switchyard_warnings INTERFACE)
-if(SWITCHYARD_SANITIZE OR SWITCHYARD_TSAN)
+if(SWITCHYARD_SANITIZE OR SWITCHYARD_TSAN OR SWITCHYARD_FUZZ)
   set(_switchyard_werror "")
 else()
   set(_switchyard_werror -Werror)
