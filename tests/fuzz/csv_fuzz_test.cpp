@@ -1,4 +1,6 @@
 // The CSV data loader under mutated input (fuzz_support.h).
+#include <chrono>
+
 #include "fuzz/fuzz_checks.h"
 #include "fuzz/fuzz_support.h"
 #include "switchyard/data.h"
@@ -35,3 +37,21 @@ TEST_CASE("fuzz: the CSV loader loads or refuses mutants, naming the file", "[fu
   CHECK(counts.refused > kMutantsPerTarget / 20);
 }
 
+// Found by tools/fuzz (tests/fuzz/corpus/csv/regression-counts-header-2e9-features.csv): a counts
+// header declaring 2e9 features made a list of that many feature columns (16 GB) before the first
+// row was read. The first row's field count is now checked first.
+TEST_CASE("fuzz regression: a counts header's huge feature count is refused by the first row",
+          "[fuzz]") {
+  TempDir dir;
+  const std::filesystem::path path = dir / "counts.csv";
+  for (const bool drop : {false, true}) {
+    write_bytes(path, to_bytes("1,2000000000,a\n1,2,0\n"));
+    const auto start = std::chrono::steady_clock::now();
+    const Result<Dataset> data = load_table_csv(path, table_options(drop));
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(1));
+    REQUIRE_FALSE(data.ok());
+    CHECK(data.status().message() == path.string() +
+                                         ":2: expected 2000000001 fields (features then class), "
+                                         "found 3");
+  }
+}
