@@ -19,7 +19,7 @@ float relu(float x) {
 }
 
 float gelu(float x) {
-  const double v = x;
+  const double v = static_cast<double>(x);
   return static_cast<float>(0.5 * v * (1.0 + std::erf(v * kInvSqrt2)));
 }
 
@@ -58,15 +58,15 @@ float apply_unary(sy_op op, float x) {
 }
 
 float gelu_derivative(float x) {
-  const double v = x;
+  const double v = static_cast<double>(x);
   const double cdf = 0.5 * (1.0 + std::erf(v * kInvSqrt2));
   const double pdf = std::exp(-0.5 * v * v) * kInvSqrt2Pi;
   return static_cast<float>(cdf + v * pdf);
 }
 
 float apply_backward(sy_op op, float grad, float saved) {
-  const double g = grad;
-  const double s = saved;
+  const double g = static_cast<double>(grad);
+  const double s = static_cast<double>(saved);
   switch (op) {
     case SY_OP_RELU_BACKWARD:
       return saved > 0.0f ? grad : 0.0f;

@@ -121,7 +121,7 @@ void run_layer_norm_backward(const OpContext& ctx) {
   for (int64_t r = 0; r < layout.rows; ++r) {
     double sum_g = 0.0, sum_g_xhat = 0.0;
     for (int64_t k = 0; k < d; ++k) {
-      const double grad = gy[r * d + k];
+      const double grad = static_cast<double>(gy[r * d + k]);
       xhat[k] = (static_cast<double>(xv[r * d + k]) - static_cast<double>(mean[r])) *
                 static_cast<double>(rstd[r]);
       g[k] = grad * static_cast<double>(gamma[k]);

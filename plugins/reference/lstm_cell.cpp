@@ -58,10 +58,10 @@ void run_lstm_cell(const OpContext& ctx) {
     for (int64_t j = 0; j < h; ++j) {
       const auto row = static_cast<size_t>(r * 4 * h);
       const auto at = static_cast<size_t>(r * h + j);
-      const double i = sigmoid(z[row + j]);
-      const double f = sigmoid(z[row + h + j]);
+      const double i = sigmoid(static_cast<double>(z[row + j]));
+      const double f = sigmoid(static_cast<double>(z[row + h + j]));
       const double g = std::tanh(static_cast<double>(z[row + 2 * h + j]));
-      const double o = sigmoid(z[row + 3 * h + j]);
+      const double o = sigmoid(static_cast<double>(z[row + 3 * h + j]));
       const double c = f * static_cast<double>(c_prev[at]) + i * g;
       c_out[at] = static_cast<float>(c);
       h_out[at] = static_cast<float>(o * std::tanh(c));
@@ -90,10 +90,11 @@ void run_lstm_cell_backward(const OpContext& ctx) {
     for (int64_t j = 0; j < h; ++j) {
       const auto row = static_cast<size_t>(r * 4 * h);
       const auto at = static_cast<size_t>(r * h + j);
-      const double i = a[row + j], f = a[row + h + j], g = a[row + 2 * h + j],
-                   o = a[row + 3 * h + j];
+      const double i = static_cast<double>(a[row + j]), f = static_cast<double>(a[row + h + j]),
+                   g = static_cast<double>(a[row + 2 * h + j]),
+                   o = static_cast<double>(a[row + 3 * h + j]);
       const double t = std::tanh(static_cast<double>(c[at]));
-      const double dh = grad_h[at];
+      const double dh = static_cast<double>(grad_h[at]);
       const double dc = static_cast<double>(grad_c[at]) + dh * o * (1.0 - t * t);
       grad_gates[row + j] = static_cast<float>(dc * g * i * (1.0 - i));
       grad_gates[row + h + j] =

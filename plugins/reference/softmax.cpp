@@ -48,8 +48,8 @@ void softmax_backward_row(const float* g, const float* y, float* out, int64_t n,
                      : static_cast<double>(g[i]) * static_cast<double>(y[i]);
   }
   for (int64_t i = 0; i < n; ++i) {
-    const double gi = g[i];
-    const double yi = y[i];
+    const double gi = static_cast<double>(g[i]);
+    const double yi = static_cast<double>(y[i]);
     out[i] = static_cast<float>(log_input ? gi - std::exp(yi) * sum : yi * (gi - sum));
   }
 }

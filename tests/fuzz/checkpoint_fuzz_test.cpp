@@ -1,7 +1,6 @@
 // The checkpoint loader under mutated input (fuzz_support.h): the file format, then the records
 // a Trainer or Predictor decodes from it.
-#include <cstring>
-
+#include "fuzz/fuzz_checks.h"
 #include "fuzz/fuzz_support.h"
 #include "switchyard/checkpoint.h"
 #include "train/train_state.h"
@@ -66,51 +65,12 @@ Bytes training_checkpoint(bool version2) {
   return serialize_checkpoint(checkpoint);
 }
 
-Bytes small_checkpoint() {
-  Checkpoint checkpoint;
-  checkpoint.put_string("k", "v");
-  checkpoint.put_floats("f", {1.5f, -2});
-  return serialize_checkpoint(checkpoint);
-}
-
-// Keeps magic and version, and makes the payload size and checksum match the payload, so that
-// the records themselves are parsed.
-void fix_framing(Bytes& bytes) {
-  const Bytes seed = small_checkpoint();
-  if (bytes.size() < 32) return;
-  std::memcpy(bytes.data(), seed.data(), 12);
-  const uint64_t payload = bytes.size() - 32;
-  const uint64_t checksum = fnv1a64(bytes.data() + 32, payload);
-  std::memcpy(bytes.data() + 16, &payload, 8);
-  std::memcpy(bytes.data() + 24, &checksum, 8);
-}
-
-// Everything a resume or a prediction decodes, where present: each must succeed or name the file.
-Status decode_all(const Checkpoint& checkpoint) {
-  for (const std::string& key : checkpoint.keys()) {
-    const bool tensor = key.rfind("param/", 0) == 0 || key.rfind("optim/state/", 0) == 0;
-    if (tensor) SY_RETURN_IF_ERROR(checkpoint.get_tensor(key).status());
-  }
-  if (checkpoint.contains("data/sample_shape")) {
-    SY_RETURN_IF_ERROR(detail::get_data_layout(checkpoint).status());
-  }
-  if (checkpoint.contains("model/layers")) {
-    SY_RETURN_IF_ERROR(detail::get_model_spec(checkpoint).status());
-    SY_RETURN_IF_ERROR(detail::get_loss(checkpoint).status());
-  }
-  if (checkpoint.contains("progress/history")) {
-    SY_RETURN_IF_ERROR(detail::get_history(checkpoint).status());
-  }
-  if (checkpoint.contains("f")) SY_RETURN_IF_ERROR(checkpoint.get_floats("f").status());
-  if (checkpoint.contains("optim/lr")) SY_RETURN_IF_ERROR(checkpoint.get_f64("optim/lr").status());
-  return ok_status();
-}
-
 }  // namespace
 
 TEST_CASE("fuzz: the checkpoint loader loads or refuses mutants, naming the file", "[fuzz]") {
   FuzzTarget target;
   target.name = "mutant.ckpt";
+  target.corpus = "checkpoint";
   target.seeds = {training_checkpoint(false), training_checkpoint(true), small_checkpoint()};
   target.dictionary = {std::string("\0\0\0\0", 4),
                        std::string("\xff\xff\xff\xff", 4),
@@ -124,10 +84,10 @@ TEST_CASE("fuzz: the checkpoint loader loads or refuses mutants, naming the file
                        "1e999",
                        "null",
                        "\"conv2d\""};
-  target.fix_up = fix_framing;
+  target.fix_up = fix_checkpoint_framing;
   target.load = [](const std::filesystem::path& path) {
     auto checkpoint = read_checkpoint(path);
-    return checkpoint.ok() ? decode_all(*checkpoint) : checkpoint.status();
+    return checkpoint.ok() ? decode_checkpoint(*checkpoint) : checkpoint.status();
   };
   const FuzzCounts counts = run_fuzz(target, 23);
   CHECK(counts.refused > kMutantsPerTarget / 2);

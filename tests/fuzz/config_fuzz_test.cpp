@@ -3,10 +3,9 @@
 // validation, the runtime, train and predict settings).
 #include <string>
 
+#include "fuzz/fuzz_checks.h"
 #include "fuzz/fuzz_support.h"
 #include "switchyard/config.h"
-#include "switchyard/predict.h"
-#include "switchyard/train.h"
 #include "test_support.h"
 
 using namespace switchyard;
@@ -20,13 +19,9 @@ Bytes config_seed(const std::string& name) {
   return to_bytes(text);
 }
 
-// What `switchyard run` reads from a configuration before it touches data or devices.
 Status load_like_a_run(const std::filesystem::path& path) {
   auto config = Config::load_file(path);
-  if (!config.ok()) return config.status();
-  const Result<std::string> task = config->root().string_or("task", "train");
-  if (task.ok() && *task == "predict") return PredictSettings::from_config(*config).status();
-  return TrainConfig::from_config(*config).status();
+  return config.ok() ? settings_like_a_run(*config) : config.status();
 }
 
 }  // namespace
@@ -34,6 +29,7 @@ Status load_like_a_run(const std::filesystem::path& path) {
 TEST_CASE("fuzz: the YAML config loader loads or refuses mutants, naming the file", "[fuzz]") {
   FuzzTarget target;
   target.name = "mutant.yaml";
+  target.corpus = "config";
   target.seeds = {config_seed("digits-mlp.yaml"), config_seed("digits-cnn.yaml"),
                   config_seed("digits-predict.yaml"), config_seed("iris-mlp.yaml")};
   target.dictionary = {":",          "\n",     "- ",

@@ -1,30 +1,17 @@
 // The CSV data loader under mutated input (fuzz_support.h).
-#include <cmath>
+#include <chrono>
 
+#include "fuzz/fuzz_checks.h"
 #include "fuzz/fuzz_support.h"
 #include "switchyard/data.h"
 
 using namespace switchyard;
 using namespace switchyard::testing;
 
-namespace {
-
-// What a loaded data set promises: consistent counts, finite features, labels within the classes.
-Status check_loaded(const Dataset& data) {
-  const auto samples = static_cast<size_t>(data.sample_count);
-  bool ok = data.sample_count >= 1 && data.labels.size() == samples &&
-            data.source_lines.size() == samples && data.class_count() >= 1 &&
-            data.features.size() == samples * static_cast<size_t>(data.feature_count());
-  for (const float value : data.features) ok = ok && std::isfinite(value);
-  for (const int32_t label : data.labels) ok = ok && label >= 0 && label < data.class_count();
-  return ok ? ok_status() : Status(StatusCode::kInternal, "inconsistent data set " + data.name);
-}
-
-}  // namespace
-
 TEST_CASE("fuzz: the CSV loader loads or refuses mutants, naming the file", "[fuzz]") {
   FuzzTarget target;
   target.name = "mutant.csv";
+  target.corpus = "csv";
   target.seeds = {
       to_bytes("3,2,a,b\n1.0,2.0,0\n1.5,-2.5e3,1\n2.0,2.5,1\n"),
       to_bytes("5.1,3.5,1.4,0.2,0\n4.9,3.0,1.4,0.2,1\n# comment\n\n6.3,3.3,6.0,2.5,2\n"),
@@ -42,13 +29,29 @@ TEST_CASE("fuzz: the CSV loader loads or refuses mutants, naming the file", "[fu
   bool drop = false;
   target.load = [&drop](const std::filesystem::path& path) {
     drop = !drop;  // both policies and both label orders, alternately
-    TableOptions options;
-    options.non_finite = drop ? NonFinitePolicy::kDropRows : NonFinitePolicy::kError;
-    options.label_order = drop ? LabelOrder::kFirstSeen : LabelOrder::kSorted;
-    auto data = load_table_csv(path, options);
-    return data.ok() ? check_loaded(*data) : data.status();
+    auto data = load_table_csv(path, table_options(drop));
+    return data.ok() ? check_loaded_table(*data) : data.status();
   };
   const FuzzCounts counts = run_fuzz(target, 17);
   CHECK(counts.loaded > kMutantsPerTarget / 20);  // the mutants reach both outcomes
   CHECK(counts.refused > kMutantsPerTarget / 20);
+}
+
+// Found by tools/fuzz (tests/fuzz/corpus/csv/regression-counts-header-2e9-features.csv): a counts
+// header declaring 2e9 features made a list of that many feature columns (16 GB) before the first
+// row was read. The first row's field count is now checked first.
+TEST_CASE("fuzz regression: a counts header's huge feature count is refused by the first row",
+          "[fuzz]") {
+  TempDir dir;
+  const std::filesystem::path path = dir / "counts.csv";
+  for (const bool drop : {false, true}) {
+    write_bytes(path, to_bytes("1,2000000000,a\n1,2,0\n"));
+    const auto start = std::chrono::steady_clock::now();
+    const Result<Dataset> data = load_table_csv(path, table_options(drop));
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(1));
+    REQUIRE_FALSE(data.ok());
+    CHECK(data.status().message() == path.string() +
+                                         ":2: expected 2000000001 fields (features then class), "
+                                         "found 3");
+  }
 }

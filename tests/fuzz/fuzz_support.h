@@ -4,11 +4,17 @@
 // Each mutant must be loaded or refused: no crash, no exception, no hang (each load is timed),
 // and every refusal names the file. A failure prints the target, the iteration and the mutant's
 // size; the loop is seeded, so the same iteration reproduces it.
+//
+// The same loaders are fuzzed by libFuzzer (tests/fuzz/libfuzzer, tools/fuzz) from the seed corpora
+// in tests/fuzz/corpus/<corpus>/; SWITCHYARD_FUZZ_WRITE_CORPUS=DIR writes each target's seeds to
+// DIR/<corpus>/seed-<n>.<extension> (how the committed corpora were made).
 #pragma once
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -106,7 +112,8 @@ class Mutator {
 };
 
 struct FuzzTarget {
-  std::string name;  // the file name mutants are written to, e.g. "mutant.csv"
+  std::string name;    // the file name mutants are written to, e.g. "mutant.csv"
+  std::string corpus;  // the libFuzzer target's name: tests/fuzz/corpus/<corpus>/, e.g. "csv"
   std::vector<Bytes> seeds;
   std::vector<std::string> dictionary;  // tokens worth inserting: separators, keywords, numbers
   // Optional: repairs a mutant's framing (lengths, checksums) so that the parser goes deeper.
@@ -125,43 +132,85 @@ struct FuzzCounts {
   int refused = 0;
 };
 
+inline void write_seeds(const FuzzTarget& target, const std::filesystem::path& dir) {
+  const std::filesystem::path folder = dir / target.corpus;
+  std::filesystem::create_directories(folder);
+  const std::string extension = std::filesystem::path(target.name).extension().string();
+  for (size_t i = 0; i < target.seeds.size(); ++i) {
+    write_bytes(folder / ("seed-" + std::to_string(i) + extension), target.seeds[i]);
+  }
+}
+
+// The committed corpus of the target's libFuzzer twin: tests/fuzz/corpus/<corpus>/, its seeds and
+// every input fuzzing found a problem with (regression-*), sorted by name.
+inline std::vector<std::filesystem::path> corpus_files(const FuzzTarget& target) {
+  std::vector<std::filesystem::path> files;
+  const auto folder =
+      std::filesystem::path(SWITCHYARD_SOURCE_DIR) / "tests/fuzz/corpus" / target.corpus;
+  if (target.corpus.empty() || !std::filesystem::is_directory(folder)) return files;
+  for (const auto& entry : std::filesystem::directory_iterator(folder)) {
+    if (entry.is_regular_file()) files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// Writes `bytes` to `path`, loads it and checks the outcome (loaded, or refused naming the file in
+// a message of bounded length; never an exception, INTERNAL or a load over kMaxSecondsPerLoad).
+// `label` names the input in a failure; `counts`, where given, counts the outcome.
+inline void load_one(const FuzzTarget& target, const std::filesystem::path& path,
+                     const Bytes& bytes, const std::string& label, FuzzCounts* counts) {
+  // A new file each time: rewriting one in place makes ext4 flush it on close (auto_da_alloc),
+  // which costs milliseconds per mutant.
+  std::filesystem::remove(path);
+  write_bytes(path, bytes);
+  const auto start = std::chrono::steady_clock::now();
+  Status status;
+  try {
+    status = target.load(path);
+  } catch (const std::exception& error) {
+    status = Status(StatusCode::kInternal, std::string("exception: ") + error.what());
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  INFO(target.name << " " << label << " (" << bytes.size()
+                   << " bytes): " << status.to_string().substr(0, 400));
+  if (seconds > kMaxSecondsPerLoad) FAIL_CHECK("took " << seconds << " s");
+  if (status.code() == StatusCode::kInternal) {
+    FAIL_CHECK("threw or broke an invariant");
+    return;
+  }
+  if (status.ok()) {
+    if (counts != nullptr) ++counts->loaded;
+    return;
+  }
+  if (counts != nullptr) ++counts->refused;
+  if (status.message().find(path.string()) == std::string::npos) FAIL_CHECK("no file named");
+  if (status.message().size() > target.max_message_chars) {
+    FAIL_CHECK("a message of " << status.message().size());
+  }
+}
+
+// The committed corpus first (so that each input a fuzzer found stays a regression case), then
+// kMutantsPerTarget mutants of the seeds; the counts are the mutants'.
 inline FuzzCounts run_fuzz(const FuzzTarget& target, uint64_t seed) {
+  if (const char* dir = std::getenv("SWITCHYARD_FUZZ_WRITE_CORPUS"); dir != nullptr && *dir != 0) {
+    REQUIRE_FALSE(target.corpus.empty());
+    write_seeds(target, dir);
+  }
   TempDir dir;
   const std::filesystem::path path = dir / target.name;
+  const std::vector<std::filesystem::path> committed = corpus_files(target);
+  CHECK_FALSE(committed.empty());
+  for (const auto& file : committed) {
+    load_one(target, path, read_bytes(file), "corpus file " + file.filename().string(), nullptr);
+  }
   Mutator mutator(seed, target.dictionary);
   FuzzCounts counts;
   for (int i = 0; i < kMutantsPerTarget; ++i) {
     Bytes mutant = mutator.mutate(target.seeds);
     if (target.fix_up && i % 2 == 1) target.fix_up(mutant);
-    // A new file each time: rewriting one in place makes ext4 flush it on close (auto_da_alloc),
-    // which costs milliseconds per mutant.
-    std::filesystem::remove(path);
-    write_bytes(path, mutant);
-    const auto start = std::chrono::steady_clock::now();
-    Status status;
-    try {
-      status = target.load(path);
-    } catch (const std::exception& error) {
-      status = Status(StatusCode::kInternal, std::string("exception: ") + error.what());
-    }
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    INFO(target.name << " mutant " << i << " (" << mutant.size()
-                     << " bytes): " << status.to_string().substr(0, 400));
-    if (seconds > kMaxSecondsPerLoad) FAIL_CHECK("took " << seconds << " s");
-    if (status.code() == StatusCode::kInternal) {
-      FAIL_CHECK("threw or broke an invariant");
-      continue;
-    }
-    if (status.ok()) {
-      ++counts.loaded;
-      continue;
-    }
-    ++counts.refused;
-    if (status.message().find(path.string()) == std::string::npos) FAIL_CHECK("no file named");
-    if (status.message().size() > target.max_message_chars) {
-      FAIL_CHECK("a message of " << status.message().size());
-    }
+    load_one(target, path, mutant, "mutant " + std::to_string(i), &counts);
   }
   return counts;
 }

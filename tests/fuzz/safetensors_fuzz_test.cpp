@@ -2,6 +2,7 @@
 // repaired length, and data areas.
 #include <cstring>
 
+#include "fuzz/fuzz_checks.h"
 #include "fuzz/fuzz_support.h"
 #include "switchyard/safetensors.h"
 
@@ -34,38 +35,12 @@ Bytes handmade_file() {
   return bytes;
 }
 
-// Sets the header length to where the header's JSON ends (its last '}'), so that mutations of
-// the header text reach the JSON and offset checks instead of the length check.
-void fix_header_length(Bytes& bytes) {
-  if (bytes.size() < 8) return;
-  size_t end = 8;
-  int depth = 0;
-  for (size_t i = 8; i < bytes.size(); ++i) {
-    depth += bytes[i] == '{' ? 1 : bytes[i] == '}' ? -1 : 0;
-    if (bytes[i] == '}' && depth == 0) {
-      end = i + 1;
-      break;
-    }
-  }
-  const uint64_t length = end - 8;
-  std::memcpy(bytes.data(), &length, 8);
-}
-
-Status check_loaded(const SafetensorsFile& file) {
-  for (const auto& [name, record] : file.tensors) {
-    uint64_t count = 1;
-    for (const int64_t extent : record.shape) count *= static_cast<uint64_t>(extent);
-    const size_t values = is_floating(record.dtype) ? record.floats.size() : record.integers.size();
-    if (values != count) return Status(StatusCode::kInternal, "tensor " + name + " miscounted");
-  }
-  return ok_status();
-}
-
 }  // namespace
 
 TEST_CASE("fuzz: the safetensors loader loads or refuses mutants, naming the file", "[fuzz]") {
   FuzzTarget target;
   target.name = "mutant.safetensors";
+  target.corpus = "safetensors";
   target.seeds = {exported_file(), handmade_file()};
   target.dictionary = {"{",
                        "}",
@@ -88,10 +63,10 @@ TEST_CASE("fuzz: the safetensors loader loads or refuses mutants, naming the fil
                        "1e3",
                        "null",
                        "true"};
-  target.fix_up = fix_header_length;
+  target.fix_up = fix_safetensors_header_length;
   target.load = [](const std::filesystem::path& path) {
     auto file = read_safetensors(path);
-    return file.ok() ? check_loaded(*file) : file.status();
+    return file.ok() ? check_loaded_safetensors(*file) : file.status();
   };
   const FuzzCounts counts = run_fuzz(target, 29);
   CHECK(counts.refused > kMutantsPerTarget / 2);

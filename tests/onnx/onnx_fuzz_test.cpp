@@ -5,6 +5,7 @@
 // sanitizer build runs this too), never another exception, never a load and run over 2 s.
 #include <chrono>
 
+#include "fuzz/fuzz_checks.h"
 #include "fuzz/fuzz_support.h"
 #include "onnx/onnx_test_support.h"
 #include "switchyard/device.h"
@@ -167,31 +168,6 @@ class FieldMutator {
   Mutator random_;
 };
 
-// Inputs of the declared shapes (dynamic extents 2), or an empty list when the declared shapes
-// are beyond what a test should allocate (the model is then only loaded).
-bool make_inputs(const OnnxModel& model, const std::shared_ptr<Device>& device,
-                 std::vector<Tensor>& out) {
-  for (const OnnxValueInfo& info : model.inputs()) {
-    std::vector<int64_t> shape;
-    int64_t numel = 1;
-    for (const int64_t extent : info.shape) {
-      const int64_t e = extent < 0 ? 2 : extent;
-      if (e > 4096 || numel * std::max<int64_t>(e, 1) > (1 << 20)) return false;
-      numel *= std::max<int64_t>(e, 1);
-      shape.push_back(e);
-    }
-    if (shape.size() > 8) return false;
-    if (info.element_type == "float")
-      out.push_back(full(Shape(shape), 0.5, device));
-    else if (info.element_type == "bool")
-      out.push_back(zeros(Shape(shape), device));
-    else
-      out.push_back(Tensor::from_host(std::vector<int64_t>(static_cast<size_t>(numel), 1),
-                                      Shape(shape), device));
-  }
-  return true;
-}
-
 struct Outcome {
   int ran = 0, refused = 0;
 };
@@ -209,7 +185,7 @@ void try_mutant(const std::filesystem::path& path, const std::vector<uint8_t>& b
     std::vector<Tensor> inputs;
     bool made = false;
     try {
-      made = make_inputs(*model, device, inputs);
+      made = make_onnx_inputs(*model, device, inputs);
     } catch (const Error&) {  // shapes the test cannot make inputs of (rank 9, ...): load only
     }
     if (made) model->run(inputs);
@@ -263,6 +239,20 @@ TEST_CASE("mutated PyTorch exports are run or refused naming the file, never a c
   const char* seed_text = std::getenv("SWITCHYARD_FUZZ_SEED");
   const uint64_t seed = seed_text != nullptr ? std::strtoull(seed_text, nullptr, 10) : 0;
   Outcome bytes_outcome, fields_outcome;
+  // The committed corpus of the libFuzzer target (tools/fuzz): its seeds and every input it found
+  // a problem with (regression-*).
+  Outcome corpus_outcome;
+  std::vector<std::filesystem::path> corpus;
+  for (const auto& entry : std::filesystem::directory_iterator(
+           std::filesystem::path(SWITCHYARD_SOURCE_DIR) / "tests/fuzz/corpus/onnx")) {
+    corpus.push_back(entry.path());
+  }
+  std::sort(corpus.begin(), corpus.end());
+  REQUIRE_FALSE(corpus.empty());
+  for (const auto& file : corpus) {
+    try_mutant(path, read_bytes(file), device, corpus_outcome,
+               "corpus file " + file.filename().string());
+  }
   Mutator bytes_mutator(17 + seed, {"\x08", "\x12", "\x1a", "\x22", "\x3a", "\xff\xff\xff\xff\x0f",
                                     "Gemm", "LSTM", "Reshape"});
   for (int i = 0; i < kByteMutants; ++i) {

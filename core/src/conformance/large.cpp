@@ -266,7 +266,7 @@ Status check_matmul(Device& device, sy_dtype dtype, int64_t n, Generator& gen, C
     const size_t i = static_cast<size_t>(gen.integer(0, n - 1));
     std::fill(row.begin(), row.end(), 0.0);
     for (size_t k = 0; k < N; ++k) {
-      const double aik = a.values[i * N + k];
+      const double aik = static_cast<double>(a.values[i * N + k]);
       const float* b_row = &b.values[k * N];
       for (size_t j = 0; j < N; ++j) row[j] += aik * static_cast<double>(b_row[j]);
     }
@@ -337,7 +337,7 @@ Status check_reduce(Device& device, sy_op op, uint32_t axes_mask, int64_t count,
       const size_t slot = keep_rows   ? static_cast<size_t>(i)
                           : keep_cols ? static_cast<size_t>(j)
                                       : 0;
-      const double v = x.values[static_cast<size_t>(i * kRowLength + j)];
+      const double v = static_cast<double>(x.values[static_cast<size_t>(i * kRowLength + j)]);
       expected[slot] = op == SY_OP_REDUCE_MAX ? std::max(expected[slot], v) : expected[slot] + v;
     }
   }
@@ -362,7 +362,8 @@ Status check_softmax(Device& device, int64_t count, Generator& gen, CaseResult& 
   for (int64_t i = 0; i < rows; ++i) {
     const size_t base = static_cast<size_t>(i * kRowLength);
     double top = -std::numeric_limits<double>::infinity(), total = 0.0;
-    for (int64_t j = 0; j < kRowLength; ++j) top = std::max<double>(top, x.values[base + j]);
+    for (int64_t j = 0; j < kRowLength; ++j)
+      top = std::max(top, static_cast<double>(x.values[base + j]));
     for (int64_t j = 0; j < kRowLength; ++j) {
       expected[base + j] = std::exp(static_cast<double>(x.values[base + j]) - top);
       total += expected[base + j];

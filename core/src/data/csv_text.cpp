@@ -109,7 +109,7 @@ ParsedNumber parse_csv_float(std::string_view text, float& out) {
     const auto [wide_end, wide_error] = std::from_chars(text.data(), last, wide);
     if (wide_error != std::errc() || wide_end != last) return ParsedNumber::kNonFinite;
     // Converting a double beyond the float range is undefined: it would be inf, so say so first.
-    if (!(std::fabs(wide) <= double{std::numeric_limits<float>::max()})) {
+    if (!(std::fabs(wide) <= static_cast<double>(std::numeric_limits<float>::max()))) {
       return ParsedNumber::kNonFinite;
     }
     out = static_cast<float>(wide);

@@ -245,6 +245,18 @@ Status read_table(const std::vector<detail::CsvLine>& lines, char delimiter,
     return invalid_argument(where + ":" + std::to_string(lines[start].number) +
                             ": a sample needs at least one feature and a class");
   }
+  const std::string expected_fields = first.kind == "names" ? "(as the header has)"
+                                      : first.kind == "counts" && options.trained == nullptr
+                                          ? "(features then class)"
+                                          : "(as line " + std::to_string(lines[start].number) + ")";
+  // Every row has column_count fields (TableReader::read). The first is checked before the layout
+  // is made: a counts header declares the count, and "1,2000000000" made a list of 2e9 feature
+  // columns (16 GB) before any row was read (found by tools/fuzz).
+  if (static_cast<int64_t>(fields.size()) != column_count) {
+    return invalid_argument(where + ":" + std::to_string(lines[start].number) + ": expected " +
+                            std::to_string(column_count) + " fields " + expected_fields +
+                            ", found " + std::to_string(fields.size()));
+  }
   if (options.trained != nullptr) {
     SY_ASSIGN_OR_RETURN(data.table, detail::resolve_prediction_columns(
                                         first, column_count, *options.trained, where, data.notes));
@@ -253,11 +265,7 @@ Status read_table(const std::vector<detail::CsvLine>& lines, char delimiter,
                                                                      where, data.notes));
   }
   data.table.delimiter = delimiter;
-  TableReader reader{where, options.non_finite, data.table, data, {}, {}, "", {}};
-  reader.expected_fields = first.kind == "names" ? "(as the header has)"
-                           : first.kind == "counts" && options.trained == nullptr
-                               ? "(features then class)"
-                               : "(as line " + std::to_string(lines[start].number) + ")";
+  TableReader reader{where, options.non_finite, data.table, data, {}, {}, expected_fields, {}};
   for (size_t i = start; i < lines.size(); ++i) SY_RETURN_IF_ERROR(reader.read(lines[i]));
   data.sample_count = static_cast<int64_t>(data.source_lines.size());
   data.sample_shape = {static_cast<int64_t>(data.table.feature_columns.size())};

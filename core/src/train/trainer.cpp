@@ -122,8 +122,8 @@ void sum_totals_over_ranks(Trainer::State& s, double& loss_sum, double& correct)
   if (s.communicator->size() == 1) return;
   std::vector<float> values = {static_cast<float>(loss_sum), static_cast<float>(correct)};
   throw_if_error(s.communicator->allreduce_sum_ordered(values, "the sum of the epoch's losses"));
-  loss_sum = values[0];
-  correct = values[1];
+  loss_sum = static_cast<double>(values[0]);
+  correct = static_cast<double>(values[1]);
 }
 
 EpochTotals train_one_epoch(Trainer::State& s, int64_t epoch, detail::ProgressReporter& progress) {
