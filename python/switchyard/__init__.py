@@ -6,6 +6,8 @@
     model = switchyard.Predictor("runs/digits-mlp/model.ckpt")
     probabilities = model.predict(x)           # x: float32 array, samples x model.input_width
 
+    clf = switchyard.Classifier().fit(X, y)    # scikit-learn estimators (switchyard.estimators)
+
 Configurations are YAML files (a path), YAML text, or a dict (written as YAML). Errors raise
 switchyard.Error with the message the CLI prints and the status name in `.code`.
 """
@@ -208,6 +210,15 @@ def from_dlpack(source, config=None, device="auto"):
 def tensor(values, config=None, device="auto"):
     """A switchyard Tensor from anything NumPy can make an array of."""
     return from_dlpack(numpy.ascontiguousarray(values), config, device)
+
+
+def __getattr__(name):
+    """Classifier and Regressor (switchyard.estimators), imported on first use: they need
+    scikit-learn, which the rest of the package does not."""
+    if name in ("Classifier", "Regressor"):
+        from . import estimators
+        return getattr(estimators, name)
+    raise AttributeError(f"module 'switchyard' has no attribute '{name}'")
 
 
 def _override_list(overrides):

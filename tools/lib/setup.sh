@@ -6,7 +6,8 @@ SWITCHYARD_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # Debian packages the build and the test suite need. python3-torch (the benchmark peer) is large
 # and installed only by tools/bench/compare; python3-sklearn is the peer the per-class metrics are
 # checked against (tests/cli/class_metrics_test.cpp), so CI runs that comparison too. pybind11,
-# NumPy, pytest, Dask (python3-distributed) and DLPack build and test the Python package (python/).
+# NumPy, pytest, Dask (python3-distributed) and DLPack build and test the Python package (python/);
+# scikit-learn and pandas, its estimators (switchyard.Classifier, tests/python/test_estimators.py).
 # Open MPI builds the MPI communicator and runs tests/distributed under mpirun; without it the
 # core, the CLI and tools/quickstart still build and run (one process), and those tests are not
 # registered. ONNX import and export (core/src/formats) build on Debian's protobuf and the onnx.proto
@@ -16,7 +17,7 @@ SWITCHYARD_PACKAGES=(
   libboost-dev libboost-program-options-dev libyaml-cpp-dev nlohmann-json3-dev catch2
   libdnnl-dev ocl-icd-opencl-dev opencl-c-headers
   libvulkan-dev glslc spirv-tools mesa-vulkan-drivers vulkan-validationlayers
-  python3-sklearn
+  python3-sklearn python3-pandas
   pybind11-dev python3-dev python3-numpy python3-pytest python3-distributed libdlpack-dev
   openmpi-bin libopenmpi-dev
   libonnx-dev libprotobuf-dev python3-onnx
