@@ -12,6 +12,9 @@ SWITCHYARD_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # core, the CLI and tools/quickstart still build and run (one process), and those tests are not
 # registered. ONNX import and export (core/src/formats) build on Debian's protobuf and the onnx.proto
 # classes of libonnx-dev; python3-onnx's checker validates our exports in tests/onnx.
+# tools/fuzz (CI's fuzz stage): clang and its sanitizer and libFuzzer runtimes
+# (libclang_rt.fuzzer, asan, ubsan), which clang only recommends and --no-install-recommends skips.
+SWITCHYARD_FUZZ_PACKAGES=(clang libclang-rt-14-dev)
 SWITCHYARD_PACKAGES=(
   cmake ninja-build g++ ccache pkg-config zlib1g-dev clang-format
   libboost-dev libboost-program-options-dev libyaml-cpp-dev nlohmann-json3-dev catch2

@@ -119,6 +119,12 @@ class Device : public std::enable_shared_from_this<Device> {
    private:
     const Device& device_;
   };
+  // Runs `call` (one call into the plugin) under the lock and returns what it returned.
+  template <typename Call>
+  auto locked(Call&& call) const {
+    const PluginCall lock(*this);
+    return call();
+  }
 
   // ---- Ops this device lacks
   // The policy and the device such ops move to (null: a missing op is an error whatever the

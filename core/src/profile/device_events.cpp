@@ -21,13 +21,6 @@ bool wants_events(const Device& device, DeviceTiming mode) {
   return (device.plugin().capabilities() & SY_CAP_DEVICE_TIMING) != 0;
 }
 
-// One event call under the device's plugin lock (device.h, "Threads").
-template <typename Call>
-sy_status locked(const Device& device, Call&& call) {
-  const Device::PluginCall lock(device);
-  return call();
-}
-
 }  // namespace
 
 Profiler::Impl::~Impl() {
@@ -74,7 +67,7 @@ sy_event Profiler::Impl::record_event(uint16_t slot, sy_queue queue) {
     }
     sy_event event = nullptr;
     const Status status = d.device->check(
-        locked(*d.device, [&] { return f.event_create(d.device->handle(), &event); }),
+        d.device->locked([&] { return f.event_create(d.device->handle(), &event); }),
         "event_create");
     if (!status.ok()) {
       disable_events(slot, status.message());
@@ -90,7 +83,7 @@ sy_event Profiler::Impl::record_event(uint16_t slot, sy_queue queue) {
     // an idle asynchronous device the anchor runs right after it is recorded.
     const int64_t host_ns = now_ns();
     const Status status = d.device->check(
-        locked(*d.device, [&] { return f.event_record(d.device->handle(), queue, anchor); }),
+        d.device->locked([&] { return f.event_record(d.device->handle(), queue, anchor); }),
         "event_record");
     if (!status.ok()) {
       d.free_events.push_back(anchor);
@@ -103,7 +96,7 @@ sy_event Profiler::Impl::record_event(uint16_t slot, sy_queue queue) {
   sy_event event = take();
   if (event == nullptr) return nullptr;
   const Status status = d.device->check(
-      locked(*d.device, [&] { return f.event_record(d.device->handle(), queue, event); }),
+      d.device->locked([&] { return f.event_record(d.device->handle(), queue, event); }),
       "event_record");
   if (!status.ok()) {
     d.free_events.push_back(event);
@@ -125,20 +118,19 @@ void Profiler::Impl::resolve(RawOp& op) {
   double elapsed_ms = 0;
   double offset_ms = 0;
   Status status =
-      d.device->check(locked(*d.device, [&] { return f.event_synchronize(handle, op.end_event); }),
+      d.device->check(d.device->locked([&] { return f.event_synchronize(handle, op.end_event); }),
                       "event_synchronize");
   if (status.ok()) {
-    status = d.device->check(
-        locked(
-            *d.device,
-            [&] { return f.event_elapsed_ms(handle, op.start_event, op.end_event, &elapsed_ms); }),
-        "event_elapsed_ms");
+    status = d.device->check(d.device->locked([&] {
+      return f.event_elapsed_ms(handle, op.start_event, op.end_event, &elapsed_ms);
+    }),
+                             "event_elapsed_ms");
   }
   if (status.ok()) {
-    status = d.device->check(
-        locked(*d.device,
-               [&] { return f.event_elapsed_ms(handle, d.anchor, op.start_event, &offset_ms); }),
-        "event_elapsed_ms");
+    status = d.device->check(d.device->locked([&] {
+      return f.event_elapsed_ms(handle, d.anchor, op.start_event, &offset_ms);
+    }),
+                             "event_elapsed_ms");
   }
   if (status.ok()) {
     op.device_us = elapsed_ms * 1e3;

@@ -47,17 +47,6 @@ Device::PluginCall::~PluginCall() {
   device_.calls_->mutex.unlock();
 }
 
-namespace {
-
-// Runs one plugin call for `device` under its lock and returns what the plugin returned.
-template <typename Call>
-auto locked_call(const Device& device, Call&& call) {
-  const Device::PluginCall lock(device);
-  return call();
-}
-
-}  // namespace
-
 Device::Device()
     : fallback_(std::make_unique<FallbackRoute>()), calls_(std::make_unique<CallLock>()) {}
 
@@ -77,7 +66,7 @@ Result<std::shared_ptr<Device>> Device::create(std::shared_ptr<const Plugin> plu
   device->info_ = std::move(info);
   sy_queue queue = nullptr;
   const sy_status created =
-      locked_call(*device, [&] { return device->functions().queue_create(handle, &queue); });
+      device->locked([&] { return device->functions().queue_create(handle, &queue); });
   SY_RETURN_IF_ERROR(device->check(created, "queue_create"));
   // The default queue is owned by the device. It must not hold a strong reference back (that
   // would be a cycle), so it gets an aliasing pointer that shares no ownership.
@@ -102,8 +91,7 @@ Status Device::check(sy_status code, const char* what) const {
 
 Result<std::shared_ptr<Queue>> Device::create_queue() {
   sy_queue queue = nullptr;
-  const sy_status created =
-      locked_call(*this, [&] { return functions().queue_create(handle_, &queue); });
+  const sy_status created = locked([&] { return functions().queue_create(handle_, &queue); });
   SY_RETURN_IF_ERROR(check(created, "queue_create"));
   return std::make_shared<Queue>(shared_from_this(), queue);
 }
@@ -111,13 +99,13 @@ Result<std::shared_ptr<Queue>> Device::create_queue() {
 Result<std::shared_ptr<Buffer>> Device::allocate(uint64_t size_bytes) {
   sy_buffer buffer = nullptr;
   const sy_status allocated =
-      locked_call(*this, [&] { return functions().buffer_allocate(handle_, size_bytes, &buffer); });
+      locked([&] { return functions().buffer_allocate(handle_, size_bytes, &buffer); });
   SY_RETURN_IF_ERROR(check(allocated, "buffer_allocate"));
   return std::make_shared<Buffer>(shared_from_this(), buffer, size_bytes);
 }
 
 bool Device::supports(sy_op op, sy_dtype dtype) const {
-  return locked_call(*this, [&] { return functions().supports_op(handle_, op, dtype); }) != 0;
+  return locked([&] { return functions().supports_op(handle_, op, dtype); }) != 0;
 }
 
 // device_settings came out of reserved_slots: the table must keep its ABI-1 size.
@@ -127,8 +115,8 @@ static_assert(sizeof(sy_plugin_functions) == 40 * sizeof(void*),
 std::string Device::settings() const {
   if (functions().device_settings == nullptr) return "";
   char buffer[512] = {};
-  const sy_status status = locked_call(
-      *this, [&] { return functions().device_settings(handle_, buffer, sizeof(buffer)); });
+  const sy_status status =
+      locked([&] { return functions().device_settings(handle_, buffer, sizeof(buffer)); });
   if (status != SY_STATUS_OK) return "";
   buffer[sizeof(buffer) - 1] = '\0';  // even if the plugin filled it without a terminator
   return buffer;
@@ -139,8 +127,7 @@ Result<MemoryStats> Device::memory_stats() const {
     return unimplemented(info_.id() + " does not report memory statistics");
   }
   sy_memory_stats raw{};
-  const sy_status status =
-      locked_call(*this, [&] { return functions().memory_stats(handle_, &raw); });
+  const sy_status status = locked([&] { return functions().memory_stats(handle_, &raw); });
   SY_RETURN_IF_ERROR(check(status, "memory_stats"));
   MemoryStats stats;
   stats.allocated_bytes = raw.allocated_bytes;
@@ -153,14 +140,13 @@ Result<MemoryStats> Device::memory_stats() const {
 
 Status Device::reset_peak_memory() {
   if (functions().memory_reset_peak == nullptr) return unimplemented(info_.id() + ": reset_peak");
-  return check(locked_call(*this, [&] { return functions().memory_reset_peak(handle_); }),
-               "memory_reset_peak");
+  return check(locked([&] { return functions().memory_reset_peak(handle_); }), "memory_reset_peak");
 }
 
 Status Device::empty_cache() {
   // A device without a cache has nothing to return: that is success, not an error.
   if (functions().memory_empty_cache == nullptr) return ok_status();
-  return check(locked_call(*this, [&] { return functions().memory_empty_cache(handle_); }),
+  return check(locked([&] { return functions().memory_empty_cache(handle_); }),
                "memory_empty_cache");
 }
 
@@ -168,9 +154,8 @@ Status Device::set_memory_limit(uint64_t limit_bytes) {
   if (functions().memory_set_limit == nullptr) {
     return unimplemented(info_.id() + " cannot cap its memory");
   }
-  return check(
-      locked_call(*this, [&] { return functions().memory_set_limit(handle_, limit_bytes); }),
-      "memory_set_limit");
+  return check(locked([&] { return functions().memory_set_limit(handle_, limit_bytes); }),
+               "memory_set_limit");
 }
 
 Buffer::Buffer(std::shared_ptr<Device> device, sy_buffer handle, uint64_t size_bytes)
@@ -178,7 +163,7 @@ Buffer::Buffer(std::shared_ptr<Device> device, sy_buffer handle, uint64_t size_b
   const auto& fns = device_->functions();
   if (fns.buffer_host_address != nullptr) {
     host_address_ =
-        locked_call(*device_, [&] { return fns.buffer_host_address(device_->handle(), handle_); });
+        device_->locked([&] { return fns.buffer_host_address(device_->handle(), handle_); });
   }
 }
 
@@ -196,8 +181,8 @@ Queue::~Queue() {
 }
 
 Status Queue::dispatch(const sy_op_call& call) {
-  const sy_status status = locked_call(
-      *device_, [&] { return device_->functions().dispatch(device_->handle(), handle_, &call); });
+  const sy_status status = device_->locked(
+      [&] { return device_->functions().dispatch(device_->handle(), handle_, &call); });
   return device_->check(status, "dispatch");
 }
 
@@ -207,7 +192,7 @@ Status Queue::write(const Buffer& dst, uint64_t dst_offset, const void* src, uin
                             std::to_string(dst_offset) + " overruns a buffer of " +
                             std::to_string(dst.size_bytes()) + " bytes");
   }
-  const sy_status status = locked_call(*device_, [&] {
+  const sy_status status = device_->locked([&] {
     return device_->functions().buffer_write(device_->handle(), handle_, dst.handle(), dst_offset,
                                              src, size_bytes);
   });
@@ -220,7 +205,7 @@ Status Queue::read(const Buffer& src, uint64_t src_offset, void* dst, uint64_t s
                             std::to_string(src_offset) + " overruns a buffer of " +
                             std::to_string(src.size_bytes()) + " bytes");
   }
-  const sy_status status = locked_call(*device_, [&] {
+  const sy_status status = device_->locked([&] {
     return device_->functions().buffer_read(device_->handle(), handle_, src.handle(), src_offset,
                                             dst, size_bytes);
   });
@@ -228,8 +213,8 @@ Status Queue::read(const Buffer& src, uint64_t src_offset, void* dst, uint64_t s
 }
 
 Status Queue::finish() {
-  const sy_status status = locked_call(
-      *device_, [&] { return device_->functions().queue_finish(device_->handle(), handle_); });
+  const sy_status status = device_->locked(
+      [&] { return device_->functions().queue_finish(device_->handle(), handle_); });
   return device_->check(status, "queue_finish");
 }
 
