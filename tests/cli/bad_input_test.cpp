@@ -67,9 +67,12 @@ TEST_CASE("run: a NaN in the data exits 2 naming file, line and column", "[cli][
   const auto result = run(dir / "run.yaml");
   INFO(result.output);
   CHECK(result.exit_code == 2);
+  // 'nan' is a missing value (data.na_values), which data.missing: error refuses.
   CHECK(contains(result.output, "switchyard: error: " + (dir / "nan.csv") +
-                                    ":2:2: 'nan' is not a finite number (data.non_finite: "
-                                    "drop_rows would drop such rows)\n"));
+                                    ":2:2: 'nan' is a missing value (data.missing: mean, median "
+                                    "or most_frequent fills missing features from the training "
+                                    "split, drop_rows drops their rows; data.na_values lists what "
+                                    "marks a missing value)\n"));
 }
 
 TEST_CASE("run: data.non_finite: drop_rows trains on the rest and says how many it dropped",
@@ -83,7 +86,7 @@ TEST_CASE("run: data.non_finite: drop_rows trains on the rest and says how many 
   CHECK(result.exit_code == 0);
   CHECK(contains(result.output,
                  "switchyard: warning: data nan.csv: dropped 1 row(s) with "
-                 "non-finite values (data.non_finite: drop_rows)\n"));
+                 "missing or non-finite values (data.missing, data.non_finite: drop_rows)\n"));
   CHECK(contains(read_text(dir / "m.json"), "\"dropped_rows\": 1,"));
 }
 

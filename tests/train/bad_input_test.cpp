@@ -35,7 +35,8 @@ TEST_CASE("a non-finite feature is an error naming file, line and column", "[bad
   const std::string hint =
       " is not a finite number (data.non_finite: drop_rows would drop such rows)";
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"3,2,a,b\n1.0,2.0,0\n1.5,nan,1\n2.0,2.5,1\n", ":3:2: 'nan'"},
+      // NaN, a missing value by data.na_values, is data.missing's (missing_values_test.cpp).
+      {"3,2,a,b\n1.0,2.0,0\n1.5,inf,1\n2.0,2.5,1\n", ":3:2: 'inf'"},
       {"1.0,2.0,0\n1.5,2.5,1\n-inf,2.5,1\n", ":3:1: '-inf'"},
       {"1.0,2.0,0\n\n# comment\n1.5,+Infinity,1\n", ":4:2: '+Infinity'"},
       {"1.0,2.0,0\n1.5,1e39,1\n", ":2:2: '1e39'"},  // beyond f32: it would become inf
@@ -64,12 +65,16 @@ TEST_CASE("data.non_finite: drop_rows drops those rows and counts them", "[bad-i
   const Status none_left = csv_error(path, "nan,1,0\n2,inf,1\n", NonFinitePolicy::kDropRows);
   CHECK(none_left.message() == path.string() +
                                    ": the file has no samples left after dropping 2 rows with "
-                                   "non-finite values (data.non_finite: drop_rows)");
+                                   "missing or non-finite values (data.missing, "
+                                   "data.non_finite: drop_rows)");
   // A dropped row is still checked: a malformed class is an error under either policy.
   const Status bad_class = csv_error(path, "1,2,0\nnan,1,-1\n", NonFinitePolicy::kDropRows);
   CHECK(bad_class.message() == path.string() + ":2:3: class '-1' is not an integer >= 0");
-  const Status empty_class = csv_error(path, "1,2,a\n3,4,b\nnan,1,\n", NonFinitePolicy::kDropRows);
-  CHECK(empty_class.message() == path.string() + ":3:3: the class is empty");
+  // An empty class is a missing value (data.na_values): non_finite: drop_rows drops its row too.
+  write_text(path, "1,2,a\n3,4,b\nnan,1,\n");
+  const Dataset empty_class = value_or_throw(load_labeled_csv(path, NonFinitePolicy::kDropRows));
+  CHECK(empty_class.sample_count == 2);
+  CHECK(empty_class.class_names == std::vector<std::string>{"a", "b"});
 }
 
 TEST_CASE("data.non_finite is read from the YAML and validated there", "[bad-input]") {

@@ -89,7 +89,8 @@ TEST_CASE("bad regression targets are errors naming the key, file, line and colu
   options.targets = {"y"};
   const auto text = load_table_csv(dir / "t.csv", options);
   REQUIRE_FALSE(text.ok());
-  CHECK(contains(text.status().message(), "t.csv:3:2: 'n/a' is not a number (target 'y')"));
+  CHECK(contains(text.status().message(),
+                 "t.csv:3:2: 'n/a' is a missing value (target 'y'); targets are never filled"));
 
   const auto both = data_settings(dir, "data: {dataset: t.csv, target: y, targets: [y]}\n");
   REQUIRE_FALSE(both.ok());

@@ -84,11 +84,13 @@ struct RunContext {
   bool* set_up = nullptr;
 };
 
-// data.non_finite: drop_rows is never silent.
+// data.non_finite: drop_rows and data.missing: drop_rows are never silent.
 void report_dropped_rows(const std::string& dataset, int64_t dropped_rows) {
   if (dropped_rows == 0) return;
   std::cerr << "switchyard: warning: data " << dataset << ": dropped " << dropped_rows
-            << " row(s) with non-finite values (data.non_finite: drop_rows)" << std::endl;
+            << " row(s) with missing or non-finite values (data.missing, data.non_finite: "
+               "drop_rows)"
+            << std::endl;
 }
 
 void add_common_metrics(RunContext& c) {

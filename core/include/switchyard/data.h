@@ -23,6 +23,23 @@ enum class NonFinitePolicy { kError, kDropRows };
 Result<NonFinitePolicy> parse_non_finite_policy(const std::string& text);  // "error", "drop_rows"
 const char* non_finite_policy_name(NonFinitePolicy policy);
 
+// What loading does with a missing value: a cell whose text is one of data.na_values (compared
+// ignoring ASCII case). The YAML key data.missing. kError (the default) fails listing every such
+// cell with its file, line, column and feature; kDropRows drops each row that has one (counted in
+// Dataset::dropped_rows); kMean, kMedian and kMostFrequent keep the row, with NaN in the cell, and
+// FeatureImputer fills it with a statistic of the feature fitted on the training split. Targets are
+// never filled: a missing target is an error, or its row is dropped with kDropRows.
+enum class MissingPolicy { kError, kDropRows, kMean, kMedian, kMostFrequent };
+// "error", "drop_rows", "mean", "median", "most_frequent"
+Result<MissingPolicy> parse_missing_policy(const std::string& text);
+const char* missing_policy_name(MissingPolicy policy);
+inline bool is_imputing(MissingPolicy policy) {
+  return policy == MissingPolicy::kMean || policy == MissingPolicy::kMedian ||
+         policy == MissingPolicy::kMostFrequent;
+}
+// data.na_values when absent: "", "NA", "N/A", "NaN", "null", "?".
+const std::vector<std::string>& default_na_values();
+
 // How string labels become class indices: in sorted (byte) order, or in the order they first
 // appear in the file. The YAML key data.label_order; labels that are all numbers are class indices
 // already and keep their values.
@@ -58,6 +75,10 @@ struct TableLayout {
 // prediction from the checkpoint (`trained` and `model_classes` set).
 struct TableOptions {
   NonFinitePolicy non_finite = NonFinitePolicy::kError;
+  // data.na_values and data.missing. With an imputing policy a missing feature is loaded as NaN
+  // (FeatureImputer fills it later).
+  std::vector<std::string> na_values = default_na_values();
+  MissingPolicy missing = MissingPolicy::kError;
   HeaderMode header = HeaderMode::kDetect;
   char delimiter = '\0';  // '\0': detected among ',', tab and ';'
   std::string target;     // a column name or number (1 = first, -1 = last); "": the last
@@ -84,7 +105,7 @@ struct Dataset {
   std::vector<int32_t> labels;           // 0 .. class_count()-1, one per sample (0 if unlabeled)
   std::vector<std::string> class_names;  // from the file's header, else "0", "1", ...
   std::vector<int64_t> source_lines;     // each sample's line in its file (1-based); may be empty
-  int64_t dropped_rows = 0;              // rows NonFinitePolicy::kDropRows left out
+  int64_t dropped_rows = 0;              // rows left out by the kDropRows policies
   bool labeled = true;                   // false: the file has no target column (prediction only)
   std::vector<std::string> ids;          // the id column's value per sample; empty without one
   TableLayout table;                     // where the columns were in the file
@@ -160,6 +181,24 @@ struct FeatureScaler {
   void unscale(std::vector<float>& rows) const;
 };
 
+// The values that fill missing features (NaN after loading with an imputing MissingPolicy): per
+// feature the mean, the median or the most frequent value of the training split's known values.
+// Fitted on the training split only and kept in checkpoints ("data/imputer/..."), so that
+// prediction fills new rows' holes with the very values training used.
+struct FeatureImputer {
+  MissingPolicy strategy = MissingPolicy::kError;  // kError and kDropRows: nothing to fill
+  std::vector<float> values;                       // one per feature; empty when not imputing
+
+  bool active() const { return !values.empty(); }
+  // INVALID_ARGUMENT naming the feature when one has no known value in `train`.
+  static Result<FeatureImputer> fit(MissingPolicy strategy, const Dataset& train);
+  // Replaces every NaN feature of `data`; the count replaced. INVALID_ARGUMENT when the feature
+  // count differs from the fitted one.
+  Result<int64_t> apply(Dataset& data) const;
+  // The same on `rows` rows of values.size() values.
+  int64_t fill(float* rows, int64_t row_count) const;
+};
+
 struct DataSplit {
   Dataset train;
   Dataset test;
@@ -233,6 +272,9 @@ struct DataSettings {
   uint64_t split_seed = 0;
   std::vector<int64_t> image_shape;  // empty: flat features
   NonFinitePolicy non_finite = NonFinitePolicy::kError;
+  // data.na_values and data.missing (default: error, or drop_rows when non_finite is drop_rows).
+  std::vector<std::string> na_values = default_na_values();
+  MissingPolicy missing = MissingPolicy::kError;
   ConfigNode image_shape_node;  // where image_shape is in the YAML file, for errors
   // The table's columns (TableOptions): data.header, data.delimiter, data.target, data.id,
   // data.drop, data.label_order.
@@ -271,8 +313,10 @@ struct PreparedData {
   DataSplit split;
   FeatureScaler scaler;
   FeatureScaler target_scaler;  // regression: fitted on the training targets (data.target_scale)
+  FeatureImputer imputer;       // data.missing: mean, median, most_frequent (else inactive)
+  int64_t imputed_cells = 0;    // missing features filled, over every part of the split
   std::vector<BaselineScore> baselines;  // regression: computed before any scaling
-  int64_t dropped_rows = 0;              // left out by data.non_finite: drop_rows
+  int64_t dropped_rows = 0;              // left out by data.non_finite or data.missing: drop_rows
   std::vector<std::string> notes;        // Dataset::notes of the loaded file
 };
 Result<PreparedData> prepare_data(const DataSettings& settings,

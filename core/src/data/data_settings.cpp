@@ -13,6 +13,37 @@ const char* non_finite_policy_name(NonFinitePolicy policy) {
   return policy == NonFinitePolicy::kDropRows ? "drop_rows" : "error";
 }
 
+Result<MissingPolicy> parse_missing_policy(const std::string& text) {
+  if (text == "error") return MissingPolicy::kError;
+  if (text == "drop_rows") return MissingPolicy::kDropRows;
+  if (text == "mean") return MissingPolicy::kMean;
+  if (text == "median") return MissingPolicy::kMedian;
+  if (text == "most_frequent") return MissingPolicy::kMostFrequent;
+  return invalid_argument("unknown missing policy '" + text +
+                          "' (expected error, drop_rows, mean, median or most_frequent)");
+}
+
+const char* missing_policy_name(MissingPolicy policy) {
+  switch (policy) {
+    case MissingPolicy::kDropRows:
+      return "drop_rows";
+    case MissingPolicy::kMean:
+      return "mean";
+    case MissingPolicy::kMedian:
+      return "median";
+    case MissingPolicy::kMostFrequent:
+      return "most_frequent";
+    case MissingPolicy::kError:
+      break;
+  }
+  return "error";
+}
+
+const std::vector<std::string>& default_na_values() {
+  static const std::vector<std::string> values = {"", "NA", "N/A", "NaN", "null", "?"};
+  return values;
+}
+
 Result<DataSettings> DataSettings::from_config(const ConfigNode& data_section) {
   DataSettings settings;
   if (!data_section.valid()) return settings;
@@ -47,8 +78,27 @@ Result<DataSettings> DataSettings::from_config(const ConfigNode& data_section) {
   auto policy = parse_non_finite_policy(non_finite);
   if (!policy.ok()) return data_section["non_finite"].error(policy.status().message());
   settings.non_finite = *policy;
+  // Without data.missing, a file that drops rows with infinities drops rows with holes too.
+  const std::string missing_default =
+      settings.non_finite == NonFinitePolicy::kDropRows ? "drop_rows" : "error";
+  SY_ASSIGN_OR_RETURN(const std::string missing,
+                      data_section.string_or("missing", missing_default));
+  auto missing_policy = parse_missing_policy(missing);
+  if (!missing_policy.ok()) return data_section["missing"].error(missing_policy.status().message());
+  settings.missing = *missing_policy;
+  if (const ConfigNode node = data_section["na_values"]; node.valid()) {
+    settings.na_values.clear();
+    for (const ConfigNode& item : node.items()) {
+      SY_ASSIGN_OR_RETURN(std::string value, item.as_string());
+      settings.na_values.push_back(std::move(value));
+    }
+  }
   SY_RETURN_IF_ERROR(settings.read_table_keys(data_section));
   SY_RETURN_IF_ERROR(settings.read_regression_keys(data_section));
+  if (settings.series.enabled && data_section["missing"].valid()) {
+    return data_section["missing"].error(
+        "a data.series fills or skips its empty values by data.series.gaps, not data.missing");
+  }
   const ConfigNode sample_shape = data_section["sample_shape"];
   if (sample_shape.valid() && data_section["image_shape"].valid()) {
     return sample_shape.error("give data.sample_shape or data.image_shape, not both");
@@ -153,6 +203,8 @@ Status DataSettings::read_regression_keys(const ConfigNode& section) {
 TableOptions DataSettings::table_options() const {
   TableOptions options;
   options.non_finite = non_finite;
+  options.na_values = na_values;
+  options.missing = missing;
   options.header = header;
   options.delimiter = delimiter;
   options.target = target;
@@ -218,6 +270,20 @@ Result<PreparedData> prepare_data(const DataSettings& settings,
     SY_ASSIGN_OR_RETURN(prepared.split, load_table_split(settings, base_dir, prepared));
   }
   DataSplit& split = prepared.split;
+  // Missing features are filled before anything else looks at the values (baselines, scaling),
+  // from statistics of the training part alone.
+  if (is_imputing(settings.missing) && !settings.series.enabled) {
+    SY_ASSIGN_OR_RETURN(prepared.imputer, FeatureImputer::fit(settings.missing, split.train));
+    for (Dataset* part : {&split.train, &split.validation, &split.test}) {
+      if (part->sample_count == 0) continue;
+      SY_ASSIGN_OR_RETURN(const int64_t filled, prepared.imputer.apply(*part));
+      prepared.imputed_cells += filled;
+    }
+    prepared.notes.push_back(
+        "filled " + std::to_string(prepared.imputed_cells) +
+        " missing value(s) with each feature's " + missing_policy_name(settings.missing) +
+        " on the training split (data.missing: " + missing_policy_name(settings.missing) + ")");
+  }
   if (split.train.is_regression()) prepared.baselines = regression_baselines(settings, split);
   // Fitted after the validation split is carved out, so that no statistic of a held-out sample
   // shapes the training inputs.

@@ -150,3 +150,87 @@ void FeatureScaler::unscale(std::vector<float>& rows) const {
 }
 
 }  // namespace switchyard
+
+namespace switchyard {
+namespace {
+
+// The statistic of one feature's known values (`known` is sorted); ties of most_frequent go to the
+// smallest value, as scikit-learn's SimpleImputer does.
+float statistic(MissingPolicy strategy, const std::vector<float>& known) {
+  if (strategy == MissingPolicy::kMean) {
+    double sum = 0;
+    for (const float value : known) sum += static_cast<double>(value);
+    return static_cast<float>(sum / static_cast<double>(known.size()));
+  }
+  if (strategy == MissingPolicy::kMedian) {
+    const size_t half = known.size() / 2;
+    if (known.size() % 2 == 1) return known[half];
+    return static_cast<float>(
+        (static_cast<double>(known[half - 1]) + static_cast<double>(known[half])) / 2.0);
+  }
+  float best = known.front();
+  size_t best_run = 0;
+  for (size_t i = 0; i < known.size();) {
+    size_t j = i;
+    while (j < known.size() && known[j] == known[i]) ++j;
+    if (j - i > best_run) {
+      best_run = j - i;
+      best = known[i];
+    }
+    i = j;
+  }
+  return best;
+}
+
+}  // namespace
+
+Result<FeatureImputer> FeatureImputer::fit(MissingPolicy strategy, const Dataset& train) {
+  FeatureImputer imputer;
+  imputer.strategy = strategy;
+  if (!is_imputing(strategy)) return imputer;
+  const int64_t width = train.feature_count();
+  std::vector<float> known;
+  for (int64_t f = 0; f < width; ++f) {
+    known.clear();
+    for (int64_t i = 0; i < train.sample_count; ++i) {
+      const float value = train.features[static_cast<size_t>(i * width + f)];
+      if (!std::isnan(value)) known.push_back(value);
+    }
+    if (known.empty()) {
+      const std::vector<std::string> names = train.table.feature_names();
+      const std::string name = static_cast<size_t>(f) < names.size() && !names[f].empty()
+                                   ? "'" + names[f] + "'"
+                                   : std::to_string(f + 1);
+      return invalid_argument("data.missing: " + std::string(missing_policy_name(strategy)) +
+                              ": feature " + name + " of " + train.name +
+                              " has no value in the training split to fill its missing ones "
+                              "with; leave the column out (data.drop)");
+    }
+    std::sort(known.begin(), known.end());
+    imputer.values.push_back(statistic(strategy, known));
+  }
+  return imputer;
+}
+
+int64_t FeatureImputer::fill(float* rows, int64_t row_count) const {
+  const auto width = static_cast<int64_t>(values.size());
+  int64_t filled = 0;
+  for (int64_t i = 0; i < row_count * width; ++i) {
+    if (!std::isnan(rows[i])) continue;
+    rows[i] = values[static_cast<size_t>(i % width)];
+    ++filled;
+  }
+  return filled;
+}
+
+Result<int64_t> FeatureImputer::apply(Dataset& data) const {
+  if (!active()) return int64_t{0};
+  if (data.feature_count() != static_cast<int64_t>(values.size())) {
+    return invalid_argument(data.name + " has " + std::to_string(data.feature_count()) +
+                            " features per sample, but missing values were fitted on " +
+                            std::to_string(values.size()));
+  }
+  return fill(data.features.data(), data.sample_count);
+}
+
+}  // namespace switchyard

@@ -1,7 +1,10 @@
 // Loading a CSV or TSV table: the rows' features, the target's labels and the id column. See
 // data/README.md for the formats and data.h for the options.
 #include <algorithm>
+#include <cctype>
+#include <limits>
 #include <map>
+#include <set>
 
 #include "data/csv_text.h"
 #include "data/file_text.h"
@@ -22,42 +25,99 @@ struct RawLabel {
   bool kept = true;
 };
 
+// How many unreadable cells one error lists; the rest are counted.
+constexpr int64_t kListedBadCells = 20;
+
+// The missing values that data.missing: error refuses, gathered over the whole file so that one
+// run names them all.
+struct MissingCells {
+  std::vector<std::string> listed;  // the first kListedBadCells, "file:line:column: ..."
+  int64_t count = 0;
+
+  void add(std::string message) {
+    if (static_cast<int64_t>(listed.size()) < kListedBadCells) listed.push_back(std::move(message));
+    ++count;
+  }
+  // One cell: its message and what to do; several: a count, the first 20, how many more, and
+  // what to do.
+  Status error(const std::string& where) const {
+    const std::string what =
+        "data.missing: mean, median or most_frequent fills missing features from the training "
+        "split, drop_rows drops their rows; data.na_values lists what marks a missing value";
+    if (count == 1) return invalid_argument(listed.front() + " (" + what + ")");
+    std::string text =
+        where + ": " + std::to_string(count) + " missing values (data.missing: error):";
+    for (const std::string& line : listed) text += "\n  " + line;
+    if (count > kListedBadCells) {
+      text += "\n  ... and " + std::to_string(count - kListedBadCells) + " more";
+    }
+    return invalid_argument(text + "\n  " + what);
+  }
+};
+
+bool equals_ignoring_case(const std::string& a, const std::string& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
 struct TableReader {
   std::string where;
-  NonFinitePolicy non_finite = NonFinitePolicy::kError;
+  const TableOptions& options;
   const TableLayout& layout;
   Dataset& data;
   std::vector<RawLabel> labels;
   std::vector<float> row;
   std::string expected_fields;  // "as the header", for messages
   std::vector<float> row_targets;
+  MissingCells missing_cells;
 
   Status read(const detail::CsvLine& line);
-  // Appends the number in fields[column] to `out`; `finite` turns false for a non-finite value
-  // that data.non_finite lets through (the row is then dropped). `role` names the column's use.
+  bool is_missing(const std::string& field) const {
+    return std::any_of(options.na_values.begin(), options.na_values.end(),
+                       [&](const std::string& na) { return equals_ignoring_case(field, na); });
+  }
+  // Appends the number in fields[column] to `out` (NaN for a missing value); `kept` turns false
+  // for a value that the policies drop the row for. A missing value that data.missing: error
+  // refuses is added to `missing_cells`. `role` names the column's use.
   Status read_number(const std::vector<std::string>& fields, int64_t column, const std::string& at,
-                     const char* role, std::vector<float>& out, bool& finite) const;
+                     const char* role, std::vector<float>& out, bool& kept);
 };
 
 Status TableReader::read_number(const std::vector<std::string>& fields, int64_t column,
                                 const std::string& at, const char* role, std::vector<float>& out,
-                                bool& finite) const {
+                                bool& kept) {
   const std::string& field = fields[static_cast<size_t>(column)];
   const std::string place = at + ":" + std::to_string(column + 1) + ": ";
+  const std::string named = layout.header == "names"
+                                ? " (" + std::string(role) + " " + layout.column_label(column) + ")"
+                                : "";
+  const bool feature = std::string(role) == "feature";
+  if (is_missing(field)) {
+    out.push_back(std::numeric_limits<float>::quiet_NaN());
+    if (options.missing == MissingPolicy::kDropRows) {
+      kept = false;
+    } else if (!feature) {
+      missing_cells.add(place + detail::quote_input(field) + " is a missing value" + named +
+                        "; targets are never filled");
+    } else if (!is_imputing(options.missing)) {
+      missing_cells.add(place + detail::quote_input(field) + " is a missing value" + named);
+    }
+    return ok_status();
+  }
   float value = 0;
   const detail::ParsedNumber parsed = detail::parse_csv_float(field, value);
   if (parsed == detail::ParsedNumber::kNotANumber) {
-    return invalid_argument(place + detail::quote_input(field) + " is not a number" +
-                            (layout.header == "names" ? " (" + std::string(role) + " " +
-                                                            layout.column_label(column) + ")"
-                                                      : ""));
+    // A column of words (categories) is not read as features: one-hot encoding is not done here.
+    return invalid_argument(place + detail::quote_input(field) + " is not a number" + named);
   }
-  if (parsed == detail::ParsedNumber::kNonFinite && non_finite == NonFinitePolicy::kError) {
+  if (parsed == detail::ParsedNumber::kNonFinite && options.non_finite == NonFinitePolicy::kError) {
     return invalid_argument(place + detail::quote_input(field) +
                             " is not a finite number (data.non_finite: drop_rows would drop "
                             "such rows)");
   }
-  finite = finite && parsed == detail::ParsedNumber::kNumber;
+  kept = kept && parsed == detail::ParsedNumber::kNumber;
   out.push_back(value);
   return ok_status();
 }
@@ -71,18 +131,33 @@ Status TableReader::read(const detail::CsvLine& line) {
   }
   row.clear();
   row_targets.clear();
-  bool finite = true;
+  bool kept = true;
   for (const int64_t column : layout.feature_columns) {
-    SY_RETURN_IF_ERROR(read_number(fields, column, at, "feature", row, finite));
+    SY_RETURN_IF_ERROR(read_number(fields, column, at, "feature", row, kept));
   }
   for (const int64_t column : layout.value_columns) {
-    SY_RETURN_IF_ERROR(read_number(fields, column, at, "target", row_targets, finite));
+    SY_RETURN_IF_ERROR(read_number(fields, column, at, "target", row_targets, kept));
   }
   if (layout.target_column >= 0 && layout.value_columns.empty()) {
-    labels.push_back({fields[static_cast<size_t>(layout.target_column)],
-                      at + ":" + std::to_string(layout.target_column + 1), finite});
+    const std::string& label = fields[static_cast<size_t>(layout.target_column)];
+    const std::string label_at = at + ":" + std::to_string(layout.target_column + 1);
+    const bool missing = is_missing(label);
+    if (missing) {
+      if (options.missing == MissingPolicy::kDropRows) {
+        kept = false;
+      } else {
+        missing_cells.add(label_at + ": " + detail::quote_input(label) + " is a missing class" +
+                          (layout.header == "names"
+                               ? " (target " + layout.column_label(layout.target_column) + ")"
+                               : "") +
+                          "; classes are never filled");
+      }
+    }
+    // A dropped row's class is still checked (a malformed class is an error either way), unless
+    // it is the missing value that dropped the row.
+    if (!missing || kept) labels.push_back({label, label_at, kept});
   }
-  if (!finite) {
+  if (!kept) {
     ++data.dropped_rows;
     return ok_status();
   }
@@ -149,9 +224,53 @@ Status map_to_known(const std::vector<RawLabel>& raw, const std::vector<std::str
   return ok_status();
 }
 
+// Integer class numbers beyond this many distinct values get a note that they may be a quantity;
+// beyond it with fewer than kFewPerClass rows per class on average, an error.
+constexpr size_t kManyClasses = 50;
+constexpr size_t kFewPerClass = 5;
+
+// A target of numbers that are not class numbers (diabetes' progression: 151, 75, 141, ... or
+// 151.0) is most likely a quantity to predict: the error says what to set for a regression.
+Status check_class_numbers(const std::vector<RawLabel>& raw, const TableLayout& layout,
+                           Dataset& data) {
+  std::set<std::string> distinct;
+  const RawLabel* first_bad = nullptr;
+  for (const RawLabel& label : raw) {
+    int64_t index = 0;
+    if (!detail::parse_csv_int(label.text, index) && first_bad == nullptr) first_bad = &label;
+    distinct.insert(label.text);
+  }
+  const std::string label = layout.column_label(layout.target_column);
+  // data.targets takes the column's name, or its number in a file without names.
+  const std::string key = layout.column_names.empty() ? std::to_string(layout.target_column + 1)
+                                                      : column_name(layout, layout.target_column);
+  const std::string regression =
+      "to predict its numbers (a regression), replace data.target by "
+      "data.targets: [" +
+      key + "] and set loss: mse";
+  const std::string count = std::to_string(distinct.size()) + " distinct values in " +
+                            std::to_string(raw.size()) + " rows";
+  if (first_bad != nullptr) {
+    return invalid_argument(first_bad->at + ": class " + detail::quote_input(first_bad->text) +
+                            " is not an integer >= 0: the target, " + label + ", holds numbers (" +
+                            count + "), not class numbers; " + regression);
+  }
+  if (distinct.size() > kManyClasses && distinct.size() * kFewPerClass > raw.size()) {
+    return invalid_argument(data.name + ": the target, " + label + ", holds " + count +
+                            ": as classes, fewer than " + std::to_string(kFewPerClass) +
+                            " rows each, too few to learn; " + regression);
+  }
+  if (distinct.size() > kManyClasses) {
+    data.notes.push_back("the target, " + label + ", holds " + count + ", each read as a class; " +
+                         regression);
+  }
+  return ok_status();
+}
+
 // Training labels: numbers are class indices; otherwise names, ordered by `order`.
 Status assign_training_labels(const std::vector<RawLabel>& raw, LabelOrder order, Dataset& data) {
   if (std::all_of(raw.begin(), raw.end(), [](const RawLabel& l) { return is_number(l.text); })) {
+    SY_RETURN_IF_ERROR(check_class_numbers(raw, data.table, data));
     for (const RawLabel& label : raw) {
       SY_ASSIGN_OR_RETURN(const int32_t index, class_index(label, 0, false));
       if (label.kept) data.labels.push_back(index);
@@ -265,8 +384,9 @@ Status read_table(const std::vector<detail::CsvLine>& lines, char delimiter,
                                                                      where, data.notes));
   }
   data.table.delimiter = delimiter;
-  TableReader reader{where, options.non_finite, data.table, data, {}, {}, expected_fields, {}};
+  TableReader reader{where, options, data.table, data, {}, {}, expected_fields, {}, {}};
   for (size_t i = start; i < lines.size(); ++i) SY_RETURN_IF_ERROR(reader.read(lines[i]));
+  if (reader.missing_cells.count > 0) return reader.missing_cells.error(where);
   data.sample_count = static_cast<int64_t>(data.source_lines.size());
   data.sample_shape = {static_cast<int64_t>(data.table.feature_columns.size())};
   if (first.kind == "counts") SY_RETURN_IF_ERROR(check_counts(where, first.counts, data));
@@ -274,7 +394,8 @@ Status read_table(const std::vector<detail::CsvLine>& lines, char delimiter,
   if (data.sample_count == 0) {
     return invalid_argument(where + ": the file has no samples left after dropping " +
                             std::to_string(data.dropped_rows) +
-                            " rows with non-finite values (data.non_finite: drop_rows)");
+                            " rows with missing or non-finite values (data.missing, "
+                            "data.non_finite: drop_rows)");
   }
   return ok_status();
 }
@@ -302,6 +423,8 @@ Result<Dataset> load_table_csv(const std::filesystem::path& path, const TableOpt
 Result<Dataset> load_labeled_csv(const std::filesystem::path& path, NonFinitePolicy non_finite) {
   TableOptions options;
   options.non_finite = non_finite;
+  // As DataSettings decides it: dropping rows with infinities drops rows with holes too.
+  if (non_finite == NonFinitePolicy::kDropRows) options.missing = MissingPolicy::kDropRows;
   return load_table_csv(path, options);
 }
 

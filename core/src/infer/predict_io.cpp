@@ -54,6 +54,13 @@ Result<PredictSettings> PredictSettings::from_config(const Config& config) {
 
 namespace {
 
+// New rows' missing values are marked and handled as the training file's were: NaN filled with the
+// checkpoint's statistics after an imputing data.missing, rows dropped after drop_rows.
+void na_and_missing_as_trained(const DataSettings& trained, TableOptions& options) {
+  options.na_values = trained.na_values;
+  options.missing = trained.missing;
+}
+
 // A prediction input read as the training file was: the trained layout and classes, and the
 // YAML's delimiter and header (which describe the new file) or the training file's when given.
 TableOptions prediction_options(const DataSettings& yaml, const Predictor& predictor) {
@@ -65,6 +72,7 @@ TableOptions prediction_options(const DataSettings& yaml, const Predictor& predi
     if (options.header == HeaderMode::kDetect) options.header = trained->header;
     options.target = options.id = "";
     options.drop.clear();
+    na_and_missing_as_trained(*trained, options);
   }
   options.trained = predictor.trained_table();
   options.model_classes = predictor.class_names();
@@ -120,6 +128,9 @@ Result<Dataset> load_prediction_input(const PredictSettings& predict, const Data
     if (merged.header == HeaderMode::kDetect) merged.header = trained->header;
   }
   TableOptions split_options = merged.table_options();
+  if (const DataSettings* trained = predictor.trained_settings(); trained != nullptr) {
+    na_and_missing_as_trained(*trained, split_options);
+  }
   split_options.model_classes = predictor.class_names();
   SY_ASSIGN_OR_RETURN(const Dataset all, load_dataset(data.dataset, base_dir, split_options));
   SY_ASSIGN_OR_RETURN(DataSplit split, stratified_split(all, data.test_fraction, data.split_seed));

@@ -45,6 +45,7 @@ detail::DataLayout layout_from_config(const TrainConfig& config) {
   layout.scaler = data.scaler;
   layout.target_names = data.split.train.target_names;
   layout.target_scaler = data.target_scaler;
+  layout.imputer = data.imputer;
   layout.description = detail::describe_data(config.data);
   return layout;
 }
@@ -213,8 +214,9 @@ Status check_finite_rows(const float* values, int64_t rows, int64_t width, int64
       return invalid_argument("predict: input row " + std::to_string(first_row + r) + ", column " +
                               std::to_string(f) + " (counting from 0) is " + what +
                               "; the model needs finite values (reading a CSV file refuses them "
-                              "too); replace them, or pass them through on purpose (Python: "
-                              "nan_policy='propagate')");
+                              "too); replace them, train with data.missing: mean, median or "
+                              "most_frequent to have NaN filled, or pass them through on purpose "
+                              "(Python: nan_policy='propagate')");
     }
   }
   return ok_status();
@@ -249,10 +251,13 @@ void Predictor::predict_into(const float* samples, int64_t count, float* out, in
   for (int64_t begin = 0; begin < count; begin += batch_size) {
     const int64_t rows = std::min(batch_size, count - begin);
     const float* source = samples + begin * width;
-    if (non_finite == NonFinite::kRefuse) {
-      throw_if_error(check_finite_rows(source, rows, width, begin));
-    }
     staging.assign(source, source + rows * width);
+    // A model trained with data.missing: mean, median or most_frequent fills a NaN as training
+    // filled a missing cell; infinities are still refused.
+    if (s.layout.imputer.active()) s.layout.imputer.fill(staging.data(), rows);
+    if (non_finite == NonFinite::kRefuse) {
+      throw_if_error(check_finite_rows(staging.data(), rows, width, begin));
+    }
     levels.assign(static_cast<size_t>(rows), 0.0f);
     for (int64_t r = 0; r < rows; ++r) {
       float* row = staging.data() + r * width;
@@ -311,6 +316,10 @@ Predictions Predictor::predict(Dataset data, int64_t batch_size) {
                                  " features per sample, but the model was trained on " +
                                  std::to_string(expected_features)));
   }
+  // Missing features (NaN, read as such by a model trained with an imputing data.missing) get the
+  // training split's values before scaling, as in training.
+  int64_t filled = 0;
+  if (s.layout.imputer.active()) filled = value_or_throw(s.layout.imputer.apply(data));
   throw_if_error(s.layout.scaler.apply(data));
   throw_if_error(data.reshape_samples(s.layout.sample_shape));
   const bool regression = !s.layout.target_names.empty();
@@ -326,6 +335,12 @@ Predictions Predictor::predict(Dataset data, int64_t batch_size) {
   NoGradGuard no_grad;
   const AutocastGuard autocast(s.precision);
   Predictions out;
+  if (filled > 0) {
+    out.notes.push_back("filled " + std::to_string(filled) +
+                        " missing value(s) with the training split's " +
+                        missing_policy_name(s.layout.imputer.strategy) +
+                        " of each feature, kept in the checkpoint (data.missing)");
+  }
   out.class_names = s.layout.class_names;
   out.labeled = data.labeled;
   if (data.labeled) out.labels = data.labels;

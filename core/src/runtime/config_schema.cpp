@@ -425,8 +425,21 @@ std::vector<SchemaField> data_split_fields() {
       {"non_finite",
        one_of({"error", "drop_rows"}),
        kOptional,
-       {"What a NaN, an infinity or a value beyond f32 does: stop at its row, or drop the row.",
+       {"What an infinity or a value beyond f32 does: stop at its row, or drop the row (NaN "
+        "is a missing value while data.na_values lists it).",
         "error", "drop_rows"}},
+      {"na_values",
+       sequence_of(string_value("a string"), "a sequence of strings, such as ['', NA, '-']"),
+       kOptional,
+       {"The cell texts that mark a missing value (compared ignoring case).",
+        "['', NA, N/A, NaN, null, '?']", "['', NA, '-']"}},
+      {"missing",
+       one_of({"error", "drop_rows", "mean", "median", "most_frequent"}),
+       kOptional,
+       {"What a missing value does: stop listing every one (file:line:column), drop its row, or "
+        "fill the feature with its mean, median or most frequent value on the training split "
+        "(kept in the checkpoint for predict). Targets are never filled.",
+        "error (drop_rows with non_finite: drop_rows)", "median"}},
       {"image_shape",
        sequence_of(int_in(1, kMaxImageExtent),
                    "a sequence of 1 to 3 integers >= 1 and <= 65536, such as "

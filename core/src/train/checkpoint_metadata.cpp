@@ -148,7 +148,9 @@ Json settings_json(const DataSettings& s) {
               {"drop", s.drop},
               {"label_order", label_order_name(s.label_order)},
               {"image_shape", s.image_shape},
-              {"targets", s.targets}};
+              {"targets", s.targets},
+              {"na_values", s.na_values},
+              {"missing", missing_policy_name(s.missing)}};
 }
 
 DataSettings settings_from_json(const Json& json) {
@@ -168,6 +170,15 @@ DataSettings settings_from_json(const Json& json) {
   s.label_order = *order;
   // Regression checkpoints only; older ones have no such member.
   if (json.contains("targets")) s.targets = json.at("targets").get<std::vector<std::string>>();
+  // Checkpoints written before data.na_values and data.missing existed have neither: the defaults.
+  if (json.contains("na_values")) {
+    s.na_values = json.at("na_values").get<std::vector<std::string>>();
+  }
+  if (json.contains("missing")) {
+    auto missing = parse_missing_policy(json.at("missing").get<std::string>());
+    if (!missing.ok()) throw std::out_of_range(missing.status().message());
+    s.missing = *missing;
+  }
   for (const Json& extent : json.at("image_shape")) {
     s.image_shape.push_back(integer(extent));
     if (s.image_shape.back() < 1 || s.image_shape.back() > kMaxExtent) {

@@ -2,6 +2,7 @@
 #include "train/train_state.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <sstream>
@@ -127,6 +128,20 @@ std::string describe_data(const DataSettings& settings) {
   if (settings.non_finite != NonFinitePolicy::kError) {
     text << " non_finite=" << non_finite_policy_name(settings.non_finite);
   }
+  // data.missing and data.na_values: only when not their defaults, for the same reason.
+  const MissingPolicy missing_default = settings.non_finite == NonFinitePolicy::kDropRows
+                                            ? MissingPolicy::kDropRows
+                                            : MissingPolicy::kError;
+  if (settings.missing != missing_default) {
+    text << " missing=" << missing_policy_name(settings.missing);
+  }
+  if (settings.na_values != default_na_values()) {
+    text << " na_values=[";
+    for (size_t i = 0; i < settings.na_values.size(); ++i) {
+      text << (i == 0 ? "" : "|") << settings.na_values[i];
+    }
+    text << "]";
+  }
   if (settings.header != HeaderMode::kDetect) {
     text << " header=" << (settings.header == HeaderMode::kNames ? "true" : "false");
   }
@@ -161,6 +176,10 @@ void put_data_layout(Checkpoint& checkpoint, const DataLayout& layout) {
   checkpoint.put_floats("data/scaler/offset", layout.scaler.offset);
   checkpoint.put_floats("data/scaler/factor", layout.scaler.factor);
   if (layout.has_table) put_table(checkpoint, layout.table, layout.settings);
+  if (layout.imputer.active()) {
+    checkpoint.put_string("data/imputer/strategy", missing_policy_name(layout.imputer.strategy));
+    checkpoint.put_floats("data/imputer/values", layout.imputer.values);
+  }
   if (!layout.target_names.empty()) {
     checkpoint.put_string("data/target_names", join_lines(layout.target_names));
     checkpoint.put_string("data/target_scaler/mode", scale_mode_name(layout.target_scaler.mode));
@@ -170,6 +189,29 @@ void put_data_layout(Checkpoint& checkpoint, const DataLayout& layout) {
 }
 
 namespace {
+
+// "data/imputer/...", when the model was trained with data.missing: mean, median or most_frequent.
+Status get_imputer(const Checkpoint& checkpoint, DataLayout& layout) {
+  if (!checkpoint.contains("data/imputer/strategy")) return ok_status();
+  SY_ASSIGN_OR_RETURN(const std::string strategy, checkpoint.get_string("data/imputer/strategy"));
+  auto parsed = parse_missing_policy(strategy);
+  if (!parsed.ok() || !is_imputing(*parsed)) {
+    return checkpoint.corrupt("record 'data/imputer/strategy' is '" + strategy + "'");
+  }
+  layout.imputer.strategy = *parsed;
+  SY_ASSIGN_OR_RETURN(layout.imputer.values, checkpoint.get_floats("data/imputer/values"));
+  int64_t features = 1;
+  for (const int64_t extent : layout.sample_shape) features *= extent;
+  const bool finite = std::all_of(layout.imputer.values.begin(), layout.imputer.values.end(),
+                                  [](float value) { return std::isfinite(value); });
+  if (static_cast<int64_t>(layout.imputer.values.size()) != features || !finite) {
+    return checkpoint.corrupt("record 'data/imputer/values' holds " +
+                              std::to_string(layout.imputer.values.size()) +
+                              (finite ? "" : " (not all finite)") + " values for samples of " +
+                              std::to_string(features) + " features");
+  }
+  return ok_status();
+}
 
 // "data/target_names" and "data/target_scaler/...", when the model is a regression's.
 Status get_targets(const Checkpoint& checkpoint, DataLayout& layout) {
@@ -220,6 +262,7 @@ Result<DataLayout> get_data_layout(const Checkpoint& checkpoint) {
     return checkpoint.corrupt("the data layout records are inconsistent");
   }
   SY_RETURN_IF_ERROR(get_table(checkpoint, layout));
+  SY_RETURN_IF_ERROR(get_imputer(checkpoint, layout));
   return layout;
 }
 

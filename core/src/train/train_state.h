@@ -32,6 +32,10 @@ struct DataLayout {
   // scaler fitted on the training targets, undone on predictions. Empty for classification.
   std::vector<std::string> target_names;
   FeatureScaler target_scaler;
+  // data.missing: mean, median or most_frequent ("data/imputer/strategy", "data/imputer/values"):
+  // the values that fill missing features, fitted on the training split. Inactive when the
+  // checkpoint has no such records (other policies, and checkpoints written before them).
+  FeatureImputer imputer;
   std::string description;  // dataset, split and scaling, to detect a changed data section
   // Content version 2 ("data/table"): where the training file's columns were, and the table keys
   // and image_shape of the data section that trained the model. False for older checkpoints.

@@ -116,6 +116,7 @@ Checkpoint Trainer::make_checkpoint() const {
   layout.description = detail::describe_data(s.config.data);
   layout.target_names = s.data.split.train.target_names;
   layout.target_scaler = s.data.target_scaler;
+  layout.imputer = s.data.imputer;
   // A series is read by data.series, not by the table layout that predicting from a file alone
   // needs; such a checkpoint predicts with its YAML data section.
   layout.has_table = !s.config.data.series.enabled;
