@@ -112,7 +112,9 @@ class Predictor:
 
         A NaN or infinite value raises switchyard.Error naming its row and column, as reading a
         CSV file does (nan_policy="raise"); nan_policy="propagate" hands such values to the model,
-        whose outputs for those rows are then NaN.
+        whose outputs for those rows are then NaN. A model trained with data.missing: mean,
+        median or most_frequent fills a NaN first, with the training split's value kept in its
+        checkpoint (under either policy; `x` itself is not written).
 
         Threads: one Predictor may be shared by any number of threads; their calls run one at a
         time and each returns what a single thread would get."""

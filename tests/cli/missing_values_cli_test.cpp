@@ -47,9 +47,10 @@ std::string format(double value) {
 }
 
 std::string run_in(const TempDir& dir, const std::string& args, int expected_exit = 0) {
-  const std::string command = "cd " + dir.path().string() +
-                              " && SWITCHYARD_BACKENDS=reference SWITCHYARD_PLUGIN_PATH=" +
-                              SWITCHYARD_TEST_PLUGIN_DIR + " " + cli() + " " + args;
+  const std::string command =
+      "cd " + dir.path().string() +
+      " && SWITCHYARD_BACKENDS=reference SWITCHYARD_PLUGIN_PATH=" + SWITCHYARD_TEST_PLUGIN_DIR +
+      " " + cli() + " " + args;
   const CommandResult result = run_command(command);
   INFO(command << "\n" << result.output);
   REQUIRE(result.exit_code == expected_exit);
@@ -75,7 +76,8 @@ TEST_CASE("missing: median trains on a table with 5% holes; predict fills new ro
         table << format(feature_value(row, f));
       }
     }
-    table << ",kind_" << "abc"[row % 3] << "\n";
+    table << ",kind_"
+          << "abc"[row % 3] << "\n";
   }
   // About 5% of the feature cells.
   CHECK(holes >= kRows * kFeatures * 4 / 100);
@@ -151,8 +153,8 @@ TEST_CASE("missing: median trains on a table with 5% holes; predict fills new ro
              "backends: [reference]\ndata: {dataset: wine.csv, target: kind, id: id}\n"
              "train: {epochs: 1, progress: none, checkpoint: none}\n");
   const std::string refused = run_in(dir, "run strict.yaml", 2);
-  CHECK(contains(refused, "wine.csv: " + std::to_string(holes) +
-                              " missing values (data.missing: error):\n"));
+  CHECK(contains(
+      refused, "wine.csv: " + std::to_string(holes) + " missing values (data.missing: error):\n"));
   CHECK(contains(refused, "  ... and " + std::to_string(holes - 20) + " more\n"));
 }
 
@@ -160,7 +162,8 @@ TEST_CASE("a target of many numbers names the keys of a regression", "[cli][regr
   TempDir dir;
   write_text(dir / "run.yaml",
              "backends: [reference]\n"
-             "data: {dataset: " SWITCHYARD_SOURCE_DIR "/data/diabetes.csv, target: progression}\n"
+             "data: {dataset: " SWITCHYARD_SOURCE_DIR
+             "/data/diabetes.csv, target: progression}\n"
              "train: {epochs: 1, progress: none, checkpoint: none}\n");
   const std::string refused = run_in(dir, "run run.yaml", 2);
   CHECK(contains(refused, "the target, 'progression', holds 214 distinct values in 442 rows"));
@@ -168,7 +171,8 @@ TEST_CASE("a target of many numbers names the keys of a regression", "[cli][regr
   // What it says to set trains a regression.
   write_text(dir / "fixed.yaml",
              "backends: [reference]\n"
-             "data: {dataset: " SWITCHYARD_SOURCE_DIR "/data/diabetes.csv, targets: [progression]}\n"
+             "data: {dataset: " SWITCHYARD_SOURCE_DIR
+             "/data/diabetes.csv, targets: [progression]}\n"
              "loss: mse\n"
              "train: {epochs: 1, progress: none, checkpoint: none}\n");
   const std::string regression = run_in(dir, "run fixed.yaml");

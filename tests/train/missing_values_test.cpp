@@ -33,8 +33,8 @@ std::string table_with_holes(const std::vector<std::pair<int, int>>& holes,
   text << "a,b,c,label\n";
   for (int row = 0; row < 40; ++row) {
     for (int column = 0; column < 3; ++column) {
-      const bool hole = std::find(holes.begin(), holes.end(), std::make_pair(row, column)) !=
-                        holes.end();
+      const bool hole =
+          std::find(holes.begin(), holes.end(), std::make_pair(row, column)) != holes.end();
       if (hole) {
         text << mark;
       } else {
@@ -225,9 +225,9 @@ TEST_CASE("an imputing policy keeps NaN, filled by statistics of the training sp
         over_all = expected;
       }
       CHECK(prepared.imputer.values[static_cast<size_t>(f)] == Approx(expected).epsilon(1e-6));
-      differs_from_all_rows = differs_from_all_rows ||
-                              std::fabs(prepared.imputer.values[static_cast<size_t>(f)] -
-                                        over_all) > 1e-4f;
+      differs_from_all_rows =
+          differs_from_all_rows ||
+          std::fabs(prepared.imputer.values[static_cast<size_t>(f)] - over_all) > 1e-4f;
     }
     if (strategy != "most_frequent") CHECK(differs_from_all_rows);
     // No NaN is left in any part; the test part's holes hold the training statistic.
@@ -255,9 +255,9 @@ TEST_CASE("a feature with no known training value cannot be filled", "[data][mis
       value_or_throw(settings_from(dir, "data: {dataset: t.csv, missing: mean}\n"));
   const auto prepared = prepare_data(settings, dir.path());
   REQUIRE_FALSE(prepared.ok());
-  CHECK(contains(prepared.status().message(),
-                 "data.missing: mean: feature 'b' of " + (dir / "t.csv").string() +
-                     " has no value in the training split"));
+  CHECK(contains(prepared.status().message(), "data.missing: mean: feature 'b' of " +
+                                                  (dir / "t.csv").string() +
+                                                  " has no value in the training split"));
 }
 
 TEST_CASE("data.missing and data.na_values are read and validated in the YAML",
@@ -271,8 +271,8 @@ TEST_CASE("data.missing and data.na_values are read and validated in the YAML",
         MissingPolicy::kDropRows);
   CHECK(value_or_throw(settings_from(dir, "data: {non_finite: drop_rows, missing: median}\n"))
             .missing == MissingPolicy::kMedian);
-  CHECK(value_or_throw(settings_from(dir, "data: {na_values: ['-', 'missing']}\n")).na_values ==
-        std::vector<std::string>{"-", "missing"});
+  CHECK(value_or_throw(settings_from(dir, "data: {na_values: ['', '-', missing]}\n")).na_values ==
+        std::vector<std::string>{"", "-", "missing"});
 
   const auto wrong = Config::load_string("data:\n  missing: average\n", "c.yaml");
   REQUIRE_FALSE(wrong.ok());

@@ -176,9 +176,12 @@ class EffectiveConfig {
     if (child.is_sequence()) {
       entry.json_value = Json::array();
       std::string text;
+      bool first = true;
       for (const ConfigNode& item : child.items()) {
         const std::string item_text = text_or(item.as_string());
-        text += (text.empty() ? "" : ", ") + item_text;
+        // An empty string (data.na_values: '') is written as YAML writes it.
+        text += (first ? "" : ", ") + (item_text.empty() ? std::string("''") : item_text);
+        first = false;
         entry.json_value.push_back(node.element ? scalar_json(*node.element, item_text)
                                                 : Json(item_text));
       }

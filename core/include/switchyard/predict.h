@@ -92,7 +92,10 @@ class Predictor {
   int64_t input_width() const;
   int64_t output_width() const;
   // What predict_into does with a NaN or infinite input value: refuse it (INVALID_ARGUMENT naming
-  // its row and column, as reading a CSV file does) or pass it to the model.
+  // its row and column, as reading a CSV file does) or pass it to the model. A model trained with
+  // data.missing: mean, median or most_frequent first fills every NaN with the checkpoint's value
+  // for its feature, as training filled a missing cell (a copy: the caller's array is not
+  // written); infinities remain.
   enum class NonFinite { kRefuse, kPropagate };
 
   // Predicts `count` raw (unscaled) samples, row-major at `samples` (count x input_width()), into

@@ -181,7 +181,9 @@ switchyard_code switchyard_predictor_widths(const switchyard_predictor* predicto
  * size in floats). The caller's arrays are read and written a batch of `batch_size` rows at a
  * time (0: 256); nothing else the size of the input is allocated. SWITCHYARD_INVALID_ARGUMENT
  * when input_width or output_length do not fit the model, or for a NaN or infinite input value
- * (the message names its row and column, counting from 0). */
+ * (the message names its row and column, counting from 0); a model trained with data.missing:
+ * mean, median or most_frequent fills a NaN with its checkpoint's value instead, as training
+ * filled a missing cell. */
 switchyard_code switchyard_predictor_predict(switchyard_predictor* predictor, const float* input,
                                              size_t rows, size_t input_width, float* output,
                                              size_t output_length, size_t batch_size);

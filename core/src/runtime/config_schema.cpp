@@ -83,6 +83,11 @@ SchemaNode string_value(std::string expected = "") {
   node.expected = std::move(expected);
   return node;
 }
+SchemaNode text_value(std::string expected = "") {
+  SchemaNode node = simple(ValueKind::kText);
+  node.expected = std::move(expected);
+  return node;
+}
 SchemaNode path_value() {
   return simple(ValueKind::kPath);
 }
@@ -429,7 +434,8 @@ std::vector<SchemaField> data_split_fields() {
         "is a missing value while data.na_values lists it).",
         "error", "drop_rows"}},
       {"na_values",
-       sequence_of(string_value("a string"), "a sequence of strings, such as ['', NA, '-']"),
+       sequence_of(text_value("a string, '' for an empty cell"),
+                   "a sequence of strings, such as ['', NA, '-']"),
        kOptional,
        {"The cell texts that mark a missing value (compared ignoring case).",
         "['', NA, N/A, NaN, null, '?']", "['', NA, '-']"}},
@@ -438,7 +444,8 @@ std::vector<SchemaField> data_split_fields() {
        kOptional,
        {"What a missing value does: stop listing every one (file:line:column), drop its row, or "
         "fill the feature with its mean, median or most frequent value on the training split "
-        "(kept in the checkpoint for predict). Targets are never filled.",
+        "(kept in the checkpoint for predict). Targets are never filled (data/README.md, "
+        "Missing values).",
         "error (drop_rows with non_finite: drop_rows)", "median"}},
       {"image_shape",
        sequence_of(int_in(1, kMaxImageExtent),
@@ -854,6 +861,7 @@ std::string describe_kind(const SchemaNode& schema) {
     case ValueKind::kSequence:
       return "a sequence";
     case ValueKind::kString:
+    case ValueKind::kText:
       return "a string";
     case ValueKind::kPath:
       return "a path";

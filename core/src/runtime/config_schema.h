@@ -18,6 +18,7 @@ enum class ValueKind {
   kMap,           // fixed keys (`fields`), optionally a tagged union (`tag_key` + `variants`)
   kSequence,      // elements follow `element`
   kString,        // any non-empty scalar
+  kText,          // any scalar, the empty string too (data.na_values: '' marks an empty cell)
   kPath,          // a file or folder, relative to the YAML file's folder
   kInt,           // decimal integer within `range`
   kDouble,        // number within `range`

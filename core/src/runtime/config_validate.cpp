@@ -328,6 +328,8 @@ std::string Validator::scalar_problem(const std::string& text, const SchemaNode&
     case ValueKind::kString:
     case ValueKind::kPath:
       return text.empty() ? mismatch : "";
+    case ValueKind::kText:
+      return "";
     case ValueKind::kInt: {
       const auto value = config_values::parse_int(text);
       return value && in_range(static_cast<double>(*value), schema.range) ? "" : mismatch;
