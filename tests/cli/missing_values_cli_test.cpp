@@ -148,6 +148,14 @@ TEST_CASE("missing: median trains on a table with 5% holes; predict fills new ro
   CHECK(from_holes.find("n11,") != std::string::npos);
   CHECK(from_holes == read_text(dir / "filled-p.csv"));
 
+  // A predict section that says otherwise contradicts the checkpoint.
+  write_text(dir / "other.yaml",
+             "backends: [reference]\ntask: predict\ndata: {missing: mean}\n"
+             "predict: {checkpoint: model.ckpt, input: new.csv}\n");
+  const std::string contradicted = run_in(dir, "run other.yaml", 2);
+  CHECK(contains(contradicted, "other.yaml:3:17: key 'data.missing': mean contradicts checkpoint"));
+  CHECK(contains(contradicted, "which has missing median"));
+
   // Without data.missing the same table is refused, every hole listed up to 20, then counted.
   write_text(dir / "strict.yaml",
              "backends: [reference]\ndata: {dataset: wine.csv, target: kind, id: id}\n"

@@ -57,6 +57,21 @@ Status check_columns(const ConfigNode& data, const DataSettings& yaml,
         data["label_order"], label_order_name(yaml.label_order), checkpoint,
         std::string("label_order ") + label_order_name(stored.settings.label_order));
   }
+  // New rows' holes are handled as the training rows' were (the imputer's values are the
+  // checkpoint's): a YAML that says otherwise contradicts it.
+  if (data["missing"].valid() && yaml.missing != stored.settings.missing) {
+    return contradiction(data["missing"], missing_policy_name(yaml.missing), checkpoint,
+                         std::string("missing ") + missing_policy_name(stored.settings.missing));
+  }
+  if (data["na_values"].valid() && yaml.na_values != stored.settings.na_values) {
+    const auto quoted = [](const std::vector<std::string>& values) {
+      std::string text;
+      for (const std::string& value : values) text += (text.empty() ? "'" : ", '") + value + "'";
+      return "[" + text + "]";
+    };
+    return contradiction(data["na_values"], quoted(yaml.na_values), checkpoint,
+                         "na_values " + quoted(stored.settings.na_values));
+  }
   return ok_status();
 }
 
