@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "data/csv_text.h"
 #include "data/file_text.h"
@@ -89,20 +90,23 @@ Status TableReader::read_number(const std::vector<std::string>& fields, int64_t 
                                 const std::string& at, const char* role, std::vector<float>& out,
                                 bool& kept) {
   const std::string& field = fields[static_cast<size_t>(column)];
-  const std::string place = at + ":" + std::to_string(column + 1) + ": ";
-  const std::string named = layout.header == "names"
-                                ? " (" + std::string(role) + " " + layout.column_label(column) + ")"
-                                : "";
-  const bool feature = std::string(role) == "feature";
+  // For messages only: built when a cell is refused.
+  const auto place = [&] { return at + ":" + std::to_string(column + 1) + ": "; };
+  const auto named = [&] {
+    return layout.header == "names"
+               ? " (" + std::string(role) + " " + layout.column_label(column) + ")"
+               : std::string();
+  };
+  const bool feature = std::string_view(role) == "feature";
   if (is_missing(field)) {
     out.push_back(std::numeric_limits<float>::quiet_NaN());
     if (options.missing == MissingPolicy::kDropRows) {
       kept = false;
     } else if (!feature) {
-      missing_cells.add(place + detail::quote_input(field) + " is a missing value" + named +
+      missing_cells.add(place() + detail::quote_input(field) + " is a missing value" + named() +
                         "; targets are never filled");
     } else if (!is_imputing(options.missing)) {
-      missing_cells.add(place + detail::quote_input(field) + " is a missing value" + named);
+      missing_cells.add(place() + detail::quote_input(field) + " is a missing value" + named());
     }
     return ok_status();
   }
@@ -110,10 +114,10 @@ Status TableReader::read_number(const std::vector<std::string>& fields, int64_t 
   const detail::ParsedNumber parsed = detail::parse_csv_float(field, value);
   if (parsed == detail::ParsedNumber::kNotANumber) {
     // A column of words (categories) is not read as features: one-hot encoding is not done here.
-    return invalid_argument(place + detail::quote_input(field) + " is not a number" + named);
+    return invalid_argument(place() + detail::quote_input(field) + " is not a number" + named());
   }
   if (parsed == detail::ParsedNumber::kNonFinite && options.non_finite == NonFinitePolicy::kError) {
-    return invalid_argument(place + detail::quote_input(field) +
+    return invalid_argument(place() + detail::quote_input(field) +
                             " is not a finite number (data.non_finite: drop_rows would drop "
                             "such rows)");
   }
