@@ -186,3 +186,20 @@ TEST_CASE("a target of many numbers names the keys of a regression", "[cli][regr
   const std::string regression = run_in(dir, "run fixed.yaml");
   CHECK(contains(regression, "r2"));
 }
+
+TEST_CASE("switchyard config says what data.missing and data.na_values are for a file",
+          "[cli][missing][config]") {
+  TempDir dir;
+  write_text(dir / "drop.yaml", "data: {dataset: t.csv, non_finite: drop_rows}\n");
+  const std::string dropping = run_in(dir, "config drop.yaml");
+  CHECK(contains(dropping, "  missing: drop_rows "));
+  CHECK(contains(dropping, "  na_values: ['', NA, N/A, NaN, null, '?'] "));
+  write_text(dir / "own.yaml", "data: {dataset: t.csv, na_values: ['', '-'], missing: mean}\n");
+  const std::string own = run_in(dir, "config own.yaml");
+  CHECK(contains(own, "  missing: mean "));
+  CHECK(contains(own, "  na_values: ['', -] "));
+  write_text(dir / "bad.yaml", "data:\n  dataset: t.csv\n  missing: fill\n");
+  CHECK(contains(run_in(dir, "config bad.yaml", 2),
+                 "bad.yaml:3:12: key 'data.missing': unknown value 'fill', expected one of: error, "
+                 "drop_rows, mean, median, most_frequent"));
+}

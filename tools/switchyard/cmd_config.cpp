@@ -216,6 +216,9 @@ class EffectiveConfig {
       return text_or(configured_task(config_), text);
     }
     if (key_path == "optimizer.lr") return effective("optimizer.type") == "sgd" ? "0.01" : "0.001";
+    if (key_path == "data.missing") {
+      return effective("data.non_finite") == "drop_rows" ? "drop_rows" : "error";
+    }
     if (key_path == "optimizer.weight_decay") {
       return effective("optimizer.type") == "adamw" ? "0.01" : "0";
     }
