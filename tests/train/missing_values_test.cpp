@@ -367,3 +367,24 @@ TEST_CASE("a target of numbers that are not classes says how to train a regressi
   const Dataset three = value_or_throw(load_labeled_csv(dir / "c.csv"));
   CHECK(three.class_count() == 3);
 }
+
+TEST_CASE("a hole in the first row of a file without a header does not make it a header",
+          "[data][missing]") {
+  TempDir dir;
+  const auto path = dir / "plain.csv";
+  write_text(path, "1.5,,0.5,0\n2.5,3.5,NA,1\n0.5,1.5,2.5,0\n3.5,2.5,1.5,1\n");
+  TableOptions options;
+  options.missing = MissingPolicy::kMedian;
+  const Dataset data = value_or_throw(load_table_csv(path, options));
+  CHECK(data.table.header == "none");
+  CHECK(data.sample_count == 4);
+  CHECK(std::isnan(data.features[1]));
+  CHECK(std::isnan(data.features[5]));
+  // A header with an unnamed first column (pandas' index) still names the columns.
+  write_text(path, ",a,b,label\n0,1.5,2.5,x\n1,0.5,NA,y\n");
+  options.drop = {"1"};
+  const Dataset named = value_or_throw(load_table_csv(path, options));
+  CHECK(named.table.header == "names");
+  CHECK(named.sample_count == 2);
+  CHECK(named.table.feature_names() == std::vector<std::string>{"a", "b"});
+}

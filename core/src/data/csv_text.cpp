@@ -2,6 +2,7 @@
 #include "data/csv_text.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -122,6 +123,17 @@ ParsedNumber parse_csv_float(std::string_view text, float& out) {
 bool parse_csv_int(std::string_view text, int64_t& out) {
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), out);
   return error == std::errc() && end == text.data() + text.size() && !text.empty();
+}
+
+bool is_missing_value(std::string_view field, const std::vector<std::string>& na_values) {
+  const auto same = [&](const std::string& na) {
+    return na.size() == field.size() &&
+           std::equal(na.begin(), na.end(), field.begin(), [](char x, char y) {
+             return std::tolower(static_cast<unsigned char>(x)) ==
+                    std::tolower(static_cast<unsigned char>(y));
+           });
+  };
+  return std::any_of(na_values.begin(), na_values.end(), same);
 }
 
 DetectedDelimiter detect_csv_delimiter(const std::vector<CsvLine>& lines) {

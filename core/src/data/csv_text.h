@@ -40,6 +40,9 @@ enum class ParsedNumber { kNumber, kNonFinite, kNotANumber };
 ParsedNumber parse_csv_float(std::string_view text, float& out);
 bool parse_csv_int(std::string_view text, int64_t& out);
 
+// Whether `field` is one of `na_values` (data.na_values), ignoring ASCII case.
+bool is_missing_value(std::string_view field, const std::vector<std::string>& na_values);
+
 // The delimiters a file may use when data.delimiter is not given, in preference order.
 inline constexpr char kCsvDelimiters[] = {',', '\t', ';'};
 

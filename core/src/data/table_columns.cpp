@@ -62,11 +62,13 @@ bool looks_like_counts(const std::vector<std::string>& fields, size_t next_line_
 
 // A header of names has text where the next line has a number (a row of data with string labels
 // has text in the same columns as the rows after it).
-bool looks_like_names(const std::vector<std::string>& fields,
-                      const std::vector<std::string>& next) {
+bool looks_like_names(const std::vector<std::string>& fields, const std::vector<std::string>& next,
+                      const std::vector<std::string>& na_values) {
   if (next.size() != fields.size()) return true;  // an error either way; the header says more
   for (size_t i = 0; i < fields.size(); ++i) {
-    if (!is_number(fields[i]) && is_number(next[i])) return true;
+    if (!is_number(fields[i]) && !is_missing_value(fields[i], na_values) && is_number(next[i])) {
+      return true;
+    }
   }
   return false;
 }
@@ -135,7 +137,8 @@ void note_ignored_columns(const std::vector<std::string>& names, const TableLayo
 }  // namespace
 
 Result<FirstLine> read_first_line(const std::vector<CsvLine>& lines, char delimiter,
-                                  HeaderMode mode, const std::string& where) {
+                                  HeaderMode mode, const std::vector<std::string>& na_values,
+                                  const std::string& where) {
   FirstLine first;
   SY_ASSIGN_OR_RETURN(const std::vector<std::string> fields,
                       split_csv_fields(lines[0], delimiter, where));
@@ -147,7 +150,8 @@ Result<FirstLine> read_first_line(const std::vector<CsvLine>& lines, char delimi
   const bool has_text = !std::all_of(fields.begin(), fields.end(), is_number);
   if (mode == HeaderMode::kNone) return first;
   const bool counts = looks_like_counts(fields, next_fields, lines.size() - 1);
-  if (mode == HeaderMode::kNames || (has_text && !counts && looks_like_names(fields, next))) {
+  if (mode == HeaderMode::kNames ||
+      (has_text && !counts && looks_like_names(fields, next, na_values))) {
     if (lines.size() > 1 && next_fields != fields.size()) {
       return invalid_argument(at_line(where, lines[0]) + ": the header has " +
                               std::to_string(fields.size()) +

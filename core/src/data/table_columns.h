@@ -19,14 +19,17 @@ struct CountsHeader {
 
 // The first line read as what `options.header` says, or as detected: our counts line when its
 // first two fields are integers and the rest are names (or it is shorter than the next line);
-// column names when a field is not a number; else data.
+// column names when a field is not a number; else data. A missing value (one of `na_values`) in
+// the first line counts as a number there: a hole in a file's first row of data does not make it a
+// header.
 struct FirstLine {
   std::string kind = "none";              // TableLayout::header
   std::vector<std::string> column_names;  // kind "names"
   CountsHeader counts;                    // kind "counts"
 };
 Result<FirstLine> read_first_line(const std::vector<CsvLine>& lines, char delimiter,
-                                  HeaderMode mode, const std::string& where);
+                                  HeaderMode mode, const std::vector<std::string>& na_values,
+                                  const std::string& where);
 
 // The columns for training: target (default: the last), id, drop, and every other column a
 // feature. Unknown names are errors naming the key, the file and the columns there are. `notes`

@@ -1,7 +1,6 @@
 // Loading a CSV or TSV table: the rows' features, the target's labels and the id column. See
 // data/README.md for the formats and data.h for the options.
 #include <algorithm>
-#include <cctype>
 #include <limits>
 #include <map>
 #include <set>
@@ -56,13 +55,6 @@ struct MissingCells {
   }
 };
 
-bool equals_ignoring_case(const std::string& a, const std::string& b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
 struct TableReader {
   std::string where;
   const TableOptions& options;
@@ -76,8 +68,7 @@ struct TableReader {
 
   Status read(const detail::CsvLine& line);
   bool is_missing(const std::string& field) const {
-    return std::any_of(options.na_values.begin(), options.na_values.end(),
-                       [&](const std::string& na) { return equals_ignoring_case(field, na); });
+    return detail::is_missing_value(field, options.na_values);
   }
   // Appends the number in fields[column] to `out` (NaN for a missing value); `kept` turns false
   // for a value that the policies drop the row for. A missing value that data.missing: error
@@ -355,8 +346,9 @@ Status check_counts(const std::string& where, const detail::CountsHeader& header
 // The rows of `lines`, read with `delimiter` into `data` (which holds the notes so far).
 Status read_table(const std::vector<detail::CsvLine>& lines, char delimiter,
                   const TableOptions& options, const std::string& where, Dataset& data) {
-  SY_ASSIGN_OR_RETURN(const detail::FirstLine first,
-                      detail::read_first_line(lines, delimiter, options.header, where));
+  SY_ASSIGN_OR_RETURN(
+      const detail::FirstLine first,
+      detail::read_first_line(lines, delimiter, options.header, options.na_values, where));
   const size_t start = first.kind == "none" ? 0 : 1;
   if (start >= lines.size()) return invalid_argument(where + ": the file has no samples");
   SY_ASSIGN_OR_RETURN(const auto fields, detail::split_csv_fields(lines[start], delimiter, where));
