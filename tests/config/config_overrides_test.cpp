@@ -91,7 +91,7 @@ TEST_CASE("an override with a bad value is reported against its --set") {
   require_override_error(
       kFile, {"train.epochs=abc"},
       "--set 'train.epochs=abc': key 'train.epochs': expected an integer >= 1 and "
-      "<= 1000000, got 'abc'");
+      "<= 1000000 or 'auto', got 'abc'");
   require_override_error(kFile, {"backends=[reference, cdua]"},
                          "--set 'backends=[reference, cdua]': key 'backends[1]': unknown backend "
                          "'cdua' (did you mean 'cuda'?), expected one of: reference, onednn, "
@@ -106,7 +106,7 @@ TEST_CASE("file errors keep their file location next to override errors") {
   require_override_error(
       "seed: -1\n", {"train.epochs=0"},
       "--set 'train.epochs=0': key 'train.epochs': expected an integer >= 1 and <= "
-      "1000000, got '0'\n"
+      "1000000 or 'auto', got '0'\n"
       "cfg.yaml:1:7: key 'seed': expected an integer >= 0 and <= "
       "9007199254740991, got '-1'");
 }
@@ -150,7 +150,7 @@ TEST_CASE("a truncated file with --set is reported against the file with its lin
   // Cut after a key: the empty value is the file's, the override's value is the override's.
   require_override_error("train:\n  epochs: 3\nmodel:\n  layers:", {"train.epochs=0"},
                          "--set 'train.epochs=0': key 'train.epochs': expected an integer >= 1 "
-                         "and <= 1000000, got '0'\n"
+                         "and <= 1000000 or 'auto', got '0'\n"
                          "cfg.yaml:4:3: key 'model.layers': expected a sequence of layers, such "
                          "as [{type: linear, out_features: 10}], got an empty value");
 }

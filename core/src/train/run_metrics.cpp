@@ -233,6 +233,7 @@ TrainingFigures add_training_metrics(Json& metrics, const TrainSummary& summary,
   metrics["fallbacks"] = fallbacks_json(device);
   metrics["history"] = history_json(summary.history);
   metrics["stopped_by_callback"] = summary.stopped_by_callback;
+  metrics["warnings"] = summary.warnings;
   add_final_metrics(metrics, summary, settings);
   return TrainingFigures{median, checksum};
 }
