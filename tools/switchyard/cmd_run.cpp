@@ -362,7 +362,10 @@ void print_device(const RunDevice& run, std::ostream& log) {
   if (!settings.empty()) log << "settings: " << settings << "\n";
   if (!run.note.empty()) log << run.note << "\n";
   log.flush();
-  print_selection_messages(run.fallback_note, run.warnings);
+  // Under mpirun every rank selects alike: the fallback line comes once, from rank 0; a warning
+  // (a named device that is not usable) may be one rank's own, so each rank gives its own.
+  const bool first_rank = current_communicator()->rank() == 0;
+  print_selection_messages(first_rank ? run.fallback_note : std::string(), run.warnings);
 }
 
 // Rank 0 writes FILE; rank r > 0 writes FILE.rank<r> (each rank's own profile).

@@ -38,7 +38,7 @@ struct Trainer::State {
   std::string batch_size_choice;  // why auto chose batch_size (RunInfo::batch_size_choice)
   int64_t completed_epochs = 0;
   int64_t optimizer_steps = 0;
-  int64_t micro_steps = 0;  // forward/backward passes; seeds dropout
+  int64_t micro_steps = 0;     // forward/backward passes; seeds dropout
   double first_step_loss = 0;  // the mean loss of this run's first batch; 0 before it (or resumed)
   std::vector<EpochMetrics> history;
   std::string resumed_from;
