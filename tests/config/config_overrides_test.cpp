@@ -169,3 +169,19 @@ TEST_CASE("each error names the --set that caused it, also inside maps another -
                          "--set 'optimizer.momentum=2': key 'optimizer.momentum': expected a "
                          "number >= 0 and < 1, got '2'");
 }
+
+TEST_CASE("docs/config.md's --set examples work, and an index into a missing list says why not") {
+  // On a file without a model section (the run uses the default model), as docs/config.md says.
+  const std::string no_model = "data: {dataset: iris}\n";
+  const Config whole = load(no_model, {"train.epochs=30",
+                                       "model.layers=[{type: linear, "
+                                       "out_features: 32}]"});
+  CHECK(whole.root()["model"]["layers"].items().size() == 1);
+  const Config indexed = load(kFile, {"model.layers[0].out_features=32"});
+  CHECK(indexed.root()["model"]["layers"].items()[0]["out_features"].as_int().value() == 32);
+  require_override_error(no_model, {"model.layers[0].out_features=32"},
+                         "--set 'model.layers[0].out_features=32': key 'model.layers[0]': "
+                         "'model.layers' is an empty value, expected a sequence to index (the "
+                         "file has no 'model.layers' to change one item of; give the whole list, "
+                         "e.g. --set 'model.layers=[...]')");
+}
