@@ -53,6 +53,12 @@ def built_tree():
         log(f"taking the build in {build} as it is (SWITCHYARD_BUILD_DIR)")
         return build
     build = os.path.join(ROOT, "build-py")
+    # As tools/lib/setup.sh: ccache hashes paths under the checkout relative to it, and not the
+    # build folder, so build-py/ reuses what build/ (or any checkout's build) compiled. The
+    # compile commands hold absolute paths (-I/path/to/checkout/...): without these, every object
+    # would be compiled again.
+    os.environ.setdefault("CCACHE_BASEDIR", ROOT)
+    os.environ.setdefault("CCACHE_NOHASHDIR", "true")
     if not os.path.isfile(os.path.join(build, "CMakeCache.txt")):
         configure = ["cmake", "-S", ROOT, "-B", build, "-G", "Ninja",
                      "-DCMAKE_BUILD_TYPE=Release", "-DSWITCHYARD_BUILD_TESTS=OFF",

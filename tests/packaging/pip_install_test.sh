@@ -22,7 +22,8 @@ SWITCHYARD_BUILD_DIR=$build_dir "$python" -m pip wheel -q --no-build-isolation -
   -w "$work/dist" "$source_dir"
 wheel=$(echo "$work"/dist/switchyard-*.whl)
 step "wheel built"
-"$python" -m venv --system-site-packages "$work/venv"
+# Without ensurepip: Debian's pip, seen through the system site, installs into the venv.
+"$python" -m venv --system-site-packages --without-pip "$work/venv"
 "$work/venv/bin/python" -m pip install -q "$wheel"  # numpy: Debian's, through the system site
 step "installed into a fresh venv"
 
