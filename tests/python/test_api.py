@@ -240,6 +240,16 @@ def test_python_m_switchyard_mirrors_the_cli():
     assert usage.returncode == 2 and "usage: switchyard predict" in usage.stderr
 
 
+
+def test_without_a_cli_binary_devices_and_doctor_run_in_process(capsys):
+    from switchyard import __main__ as main
+    assert main.cli_path() == os.path.realpath(os.environ["SWITCHYARD_CLI"])
+    assert main.in_process(["devices", "--json"]) == 0
+    assert any(d["id"] == "reference:0" for d in json.loads(capsys.readouterr().out))
+    assert main.in_process(["version"]) == 0
+    assert capsys.readouterr().out.strip() == switchyard.__version__
+
+
 def test_a_safetensors_export_predicts_what_its_checkpoint_predicts(tmp_path, digits_data):
     config = train_config(tmp_path / "m.ckpt", epochs=1)
     config["train"]["export"] = str(tmp_path / "m.safetensors")
