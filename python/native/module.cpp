@@ -7,13 +7,16 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "switchyard/buffer.h"
+#include "switchyard/data.h"
 #include "switchyard/onnx.h"
+#include "switchyard/predict.h"
 #include "switchyard/queue.h"
 #include "switchyard/runtime.h"
 #include "switchyard/tensor.h"
@@ -198,6 +201,37 @@ FloatArray predict(Predictor& predictor, const py::array& input, int64_t batch_s
         propagate_non_finite ? Predictor::NonFinite::kPropagate : Predictor::NonFinite::kRefuse);
   }
   return output;
+}
+
+// Predicts the rows of a 2-D array (samples x features) with an ONNX model, as `switchyard
+// predict model.onnx rows.csv` does (predict_onnx, docs/onnx.md): each row reshaped to the input's
+// shape, an output [batch, C >= 2] read as class scores (their softmax unless every row already
+// sums to 1), any other output as regression values. Returns the probabilities or values
+// (samples x outputs) and whether they are regression values.
+py::tuple predict_onnx_rows(OnnxModel& model, const py::array& input, int64_t batch_size) {
+  const auto rows = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(input);
+  if (!rows || rows.ndim() != 2) {
+    throw_error(invalid_argument("predict: x must be a 2-D array (samples x features) for " +
+                                 model.path().string()));
+  }
+  Dataset data;
+  data.name = "x";
+  data.labeled = false;
+  data.sample_count = static_cast<int64_t>(rows.shape(0));
+  data.sample_shape = {static_cast<int64_t>(rows.shape(1))};
+  data.features.assign(rows.data(), rows.data() + rows.size());
+  Predictions predictions;
+  {
+    py::gil_scoped_release release;
+    predictions = predict_onnx(model, data, batch_size);
+  }
+  const std::vector<float>& values =
+      predictions.regression ? predictions.values : predictions.probabilities;
+  const int64_t width =
+      predictions.samples > 0 ? static_cast<int64_t>(values.size()) / predictions.samples : 0;
+  FloatArray output({predictions.samples, width});
+  std::copy(values.begin(), values.end(), output.mutable_data());
+  return py::make_tuple(output, predictions.regression);
 }
 
 // Runs an ONNX model on NumPy arrays: float arrays as f32, integer and bool arrays as i64; the
@@ -423,7 +457,8 @@ PYBIND11_MODULE(_native, m) {
       .def_property_readonly("opset", &OnnxModel::opset)
       .def("describe", &OnnxModel::describe)
       .def("execution_summary", &OnnxModel::execution_summary)
-      .def("run", &run_onnx, py::arg("inputs"));
+      .def("run", &run_onnx, py::arg("inputs"))
+      .def("predict_rows", &predict_onnx_rows, py::arg("x"), py::arg("batch_size"));
 
   py::class_<Tensor>(m, "NativeTensor")
       .def_property_readonly(
@@ -433,6 +468,8 @@ PYBIND11_MODULE(_native, m) {
       .def_property_readonly("device", [](const Tensor& t) { return t.device()->id(); })
       .def("to_dlpack", &to_dlpack)
       .def("__repr__", &Tensor::to_string);
+
+  m.def("is_onnx_path", [](const std::string& path) { return is_onnx_path(path); });
 
   m.def(
       "from_dlpack",
