@@ -325,6 +325,7 @@ Result<TrainConfig> TrainConfig::for_task(const Config& config, const std::strin
   TrainConfig c;
   const ConfigNode root = config.root();
   c.base_dir = config.directory();
+  c.config_file = config.file();
   c.seed = config.runtime().seed;
   c.deterministic = config.runtime().deterministic;
   SY_ASSIGN_OR_RETURN(c.data, DataSettings::from_config(root["data"]));
