@@ -298,6 +298,9 @@ Status export_onnx(const std::filesystem::path& path, const Predictor& predictor
   // As predict_into decides it.
   source.relative_to_last = s.relative_to_last;
   source.data_description = s.layout.description;
+  if (s.layout.has_table) {
+    source.table_record = detail::table_record_text(s.layout.table, s.layout.settings);
+  }
   return detail::write_onnx_model(path, source);
 }
 
