@@ -69,9 +69,8 @@ Result<History> read_history(const std::filesystem::path& path) {
       continue;
     }
     if (fields.size() != history.columns.size()) {
-      return data_loss(name + ":" + std::to_string(number) + ": " +
-                       std::to_string(fields.size()) + " fields, the header has " +
-                       std::to_string(history.columns.size()));
+      return data_loss(name + ":" + std::to_string(number) + ": " + std::to_string(fields.size()) +
+                       " fields, the header has " + std::to_string(history.columns.size()));
     }
     std::vector<double> row;
     for (size_t c = 0; c < fields.size(); ++c) {
@@ -130,7 +129,8 @@ bool lower_is_better(const std::string& column) {
 
 // One line per measured column: its best value (and epoch) and its final value.
 void print_history_table(std::ostream& out, const History& history) {
-  out << "\n" << std::left << std::setw(18) << "per epoch" << std::setw(22) << "best (epoch)"
+  out << "\n"
+      << std::left << std::setw(18) << "per epoch" << std::setw(22) << "best (epoch)"
       << "final\n";
   for (size_t c = 1; c < history.columns.size(); ++c) {
     const std::string& name = history.columns[c];
@@ -149,8 +149,8 @@ void print_history_table(std::ostream& out, const History& history) {
         best == history.rows.size()
             ? "-"
             : number(history.rows[best][c]) + " (" + number(history.rows[best][0]) + ")";
-    out << std::setw(18) << name << std::setw(22) << best_text
-        << number(history.rows.back()[c]) << "\n";
+    out << std::setw(18) << name << std::setw(22) << best_text << number(history.rows.back()[c])
+        << "\n";
   }
 }
 
@@ -212,8 +212,8 @@ int report(const std::filesystem::path& folder) {
       << "data: " << samples.value("train", Json(0)).dump() << " train, "
       << samples.value("validation", Json(0)).dump() << " validation, "
       << samples.value("test", Json(0)).dump() << " test rows\n"
-      << "epochs: " << epochs << " of " << r.value("planned_epochs", Json(0)).dump() << "; stopped: "
-      << text_of(r["stop"].value("message", Json(""))) << "\n";
+      << "epochs: " << epochs << " of " << r.value("planned_epochs", Json(0)).dump()
+      << "; stopped: " << text_of(r["stop"].value("message", Json(""))) << "\n";
   if (!text_of(r.value("resumed_from", Json(""))).empty()) {
     out << "resumed from: " << text_of(r["resumed_from"]) << "\n";
   }

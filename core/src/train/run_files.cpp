@@ -17,10 +17,8 @@ using Column = std::pair<std::string, std::function<double(const EpochMetrics&)>
 
 std::vector<Column> columns_of(const std::vector<EpochMetrics>& history) {
   const bool regression = !history.empty() && history.front().regression;
-  const bool validation =
-      std::any_of(history.begin(), history.end(), [](const EpochMetrics& m) {
-        return m.has_validation;
-      });
+  const bool validation = std::any_of(history.begin(), history.end(),
+                                      [](const EpochMetrics& m) { return m.has_validation; });
   std::vector<Column> columns = {
       {"epoch", [](const EpochMetrics& m) { return static_cast<double>(m.epoch); }},
       {"train_loss", [](const EpochMetrics& m) { return m.train_loss; }}};
@@ -158,13 +156,15 @@ void draw_panel(std::ostringstream& svg, const Panel& panel, const std::vector<d
   const auto px = [&](double epoch) {
     return left + (epoch - x_low) / (x_high - x_low) * (right - left);
   };
-  const auto py = [&](double v) { return bottom - (v - y.low) / (y.high - y.low) * (bottom - top); };
+  const auto py = [&](double v) {
+    return bottom - (v - y.low) / (y.high - y.low) * (bottom - top);
+  };
   svg << "<g class=\"panel\">\n"
       << "<text x=\"" << (left + right) / 2 << "\" y=\"" << top - 26
       << "\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\">"
       << xml_escaped(panel.title) << "</text>\n"
-      << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << right - left
-      << "\" height=\"" << bottom - top << "\" fill=\"none\" stroke=\"#444\"/>\n";
+      << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << right - left << "\" height=\""
+      << bottom - top << "\" fill=\"none\" stroke=\"#444\"/>\n";
   // y ticks and grid lines.
   for (double v = y.low; v <= y.high + y.step * 1e-6; v += y.step) {
     const double at = py(v);
@@ -196,8 +196,8 @@ void draw_panel(std::ostringstream& svg, const Panel& panel, const std::vector<d
              << number_text(py(s.values[i]), 6);
     }
     svg << "<polyline class=\"series\" id=\"" << s.id << "\" fill=\"none\" stroke=\"" << s.color
-        << "\" stroke-width=\"2\" points=\"" << points.str() << "\"><title>"
-        << xml_escaped(s.name) << "</title></polyline>\n";
+        << "\" stroke-width=\"2\" points=\"" << points.str() << "\"><title>" << xml_escaped(s.name)
+        << "</title></polyline>\n";
     // Points of short runs, so that a single epoch shows.
     if (epochs.size() > 30) continue;
     for (size_t i = 0; i < epochs.size(); ++i) {
@@ -236,14 +236,12 @@ std::vector<Panel> panels_of(const std::vector<EpochMetrics>& history) {
   const char* kTrainColor = "#1f77b4";
   const char* kHeldColor = "#d62728";
   Panel loss{"loss per epoch", "loss", {}};
+  loss.series.push_back({"loss-train", "train", kTrainColor,
+                         values_of(history, [](const EpochMetrics& m) { return m.train_loss; })});
   loss.series.push_back(
-      {"loss-train", "train", kTrainColor, values_of(history, [](const EpochMetrics& m) {
-         return m.train_loss;
+      {"loss-" + held_id, held, kHeldColor, values_of(history, [validation](const EpochMetrics& m) {
+         return validation ? m.validation_loss : m.test_loss;
        })});
-  loss.series.push_back({"loss-" + held_id, held, kHeldColor,
-                         values_of(history, [validation](const EpochMetrics& m) {
-                           return validation ? m.validation_loss : m.test_loss;
-                         })});
   Panel metric;
   if (regression) {
     // The trainer measures RMSE on the evaluated splits only, not on the training batches.
@@ -255,9 +253,8 @@ std::vector<Panel> panels_of(const std::vector<EpochMetrics>& history) {
   } else {
     metric = {"accuracy per epoch", "accuracy", {}};
     metric.series.push_back(
-        {"accuracy-train", "train", kTrainColor, values_of(history, [](const EpochMetrics& m) {
-           return m.train_accuracy;
-         })});
+        {"accuracy-train", "train", kTrainColor,
+         values_of(history, [](const EpochMetrics& m) { return m.train_accuracy; })});
     metric.series.push_back({"accuracy-" + held_id, held, kHeldColor,
                              values_of(history, [validation](const EpochMetrics& m) {
                                return validation ? m.validation_accuracy : m.test_accuracy;
@@ -338,9 +335,8 @@ std::string curves_svg_text(const std::vector<EpochMetrics>& history, const std:
 Status write_history_files(const std::filesystem::path& folder,
                            const std::vector<EpochMetrics>& history, const std::string& title) {
   const std::string csv = history_csv_text(history);
-  SY_RETURN_IF_ERROR(write_file_atomically(folder / kHistoryCsvName,
-                                           std::vector<uint8_t>(csv.begin(), csv.end()),
-                                           "history"));
+  SY_RETURN_IF_ERROR(write_file_atomically(
+      folder / kHistoryCsvName, std::vector<uint8_t>(csv.begin(), csv.end()), "history"));
   const std::string svg = curves_svg_text(history, title);
   return write_file_atomically(folder / kCurvesSvgName,
                                std::vector<uint8_t>(svg.begin(), svg.end()), "curves");
@@ -349,9 +345,9 @@ Status write_history_files(const std::filesystem::path& folder,
 StopReason stop_reason(const TrainSummary& summary, int64_t planned_epochs) {
   if (summary.monitor.stopped_early) return {"early_stopping", summary.monitor.stop_message};
   if (summary.stopped_by_callback) {
-    return {"callback", "a callback stopped the run after epoch " +
-                            std::to_string(summary.history.empty() ? 0
-                                                                   : summary.history.back().epoch)};
+    return {"callback",
+            "a callback stopped the run after epoch " +
+                std::to_string(summary.history.empty() ? 0 : summary.history.back().epoch)};
   }
   return {"epochs", "every epoch of train.epochs ran (" + std::to_string(planned_epochs) + ")"};
 }
