@@ -53,7 +53,8 @@ std::string iris_config(int epochs) {
          "    - {type: linear, out_features: 3}\n"
          "optimizer: {type: adam, lr: 0.01}\n"
          "train:\n  epochs: " +
-         std::to_string(epochs) + "\n  batch_size: 16\n  progress: none\n  checkpoint: out/m.ckpt\n";
+         std::to_string(epochs) +
+         "\n  batch_size: 16\n  progress: none\n  checkpoint: out/m.ckpt\n";
 }
 
 }  // namespace
@@ -77,9 +78,9 @@ TEST_CASE("a classification run writes history.csv, curves.svg and run.json besi
   for (size_t r = 1; r < rows.size(); ++r) {
     REQUIRE(rows[r].size() == rows[0].size());
     CHECK(std::stoi(rows[r][0]) == static_cast<int>(r));
-    CHECK(std::stod(rows[r][1]) > 0);                  // train loss
-    CHECK(std::stod(rows[r][3]) > 0);                  // validation loss
-    CHECK(std::stod(rows[r][8]) == Approx(0.01));      // learning rate
+    CHECK(std::stod(rows[r][1]) > 0);              // train loss
+    CHECK(std::stod(rows[r][3]) > 0);              // validation loss
+    CHECK(std::stod(rows[r][8]) == Approx(0.01));  // learning rate
   }
   // The loss falls over 7 epochs of adam on iris.
   CHECK(std::stod(rows[7][1]) < std::stod(rows[1][1]));

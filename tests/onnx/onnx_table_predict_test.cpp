@@ -123,15 +123,17 @@ TEST_CASE("an ONNX regression export names its targets and reads its columns by 
   CHECK(read_text(dir / "b.csv") == expected);
 }
 
-TEST_CASE("a YAML data key that contradicts an ONNX export's table, or damaged table metadata, "
-          "is an error naming the model",
-          "[onnx][cli][table]") {
+TEST_CASE(
+    "a YAML data key that contradicts an ONNX export's table, or damaged table metadata, "
+    "is an error naming the model",
+    "[onnx][cli][table]") {
   TempDir dir;
   const std::string source = std::string(SWITCHYARD_SOURCE_DIR) + "/data/iris-species.csv";
   train_with_export(dir, "data:\n  dataset: " + source + "\n  target: species\n  id: id\n");
   write_text(dir / "p.yaml", "task: predict\ndata: {id: sepal_length_cm}\npredict:\n  model: " +
                                  (dir / "m.onnx").string() + "\n  input: " + source + "\n");
-  const CommandResult contradiction = run_command(kEnv + cli() + " run " + (dir / "p.yaml").string());
+  const CommandResult contradiction =
+      run_command(kEnv + cli() + " run " + (dir / "p.yaml").string());
   CHECK(contradiction.exit_code == 2);
   CHECK_THAT(contradiction.output,
              Catch::Contains("data.id 'sepal_length_cm' contradicts " + (dir / "m.onnx").string() +
