@@ -222,18 +222,18 @@ void run_training(RunContext& c, TrainConfig train_config) {
   }
   if (!summary.last_checkpoint.empty())
     std::cout << "checkpoint: " << summary.last_checkpoint << "\n";
+  if (!summary.exported_weights.empty()) {
+    // train.export: a path ending in .onnx holds the whole model, any other the weights.
+    const bool onnx = std::filesystem::path(summary.exported_weights).extension() == ".onnx";
+    std::cout << (onnx ? "model: " : "weights: ") << summary.exported_weights
+              << (onnx ? " (ONNX)\n" : " (safetensors)\n");
+  }
   if (!summary.curves_svg.empty()) {
     std::cout << "curves: " << summary.curves_svg << " (loss and "
               << (last.regression ? "rmse" : "accuracy") << " per epoch)\n"
               << "history: " << summary.history_csv << " (one row per epoch)\n"
               << "report: switchyard report "
               << std::filesystem::path(summary.run_record).parent_path().string() << "\n";
-  }
-  if (!summary.exported_weights.empty()) {
-    // train.export: a path ending in .onnx holds the whole model, any other the weights.
-    const bool onnx = std::filesystem::path(summary.exported_weights).extension() == ".onnx";
-    std::cout << (onnx ? "model: " : "weights: ") << summary.exported_weights
-              << (onnx ? " (ONNX)\n" : " (safetensors)\n");
   }
 }
 
