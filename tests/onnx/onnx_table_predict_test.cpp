@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "onnx/onnx_test_support.h"
+#include "switchyard/onnx.h"
+#include "switchyard/predict.h"
 #include "test_support.h"
 
 using namespace switchyard;
@@ -56,6 +58,13 @@ void train_with_export(const TempDir& dir, const std::string& config) {
   REQUIRE(run.exit_code == 0);
 }
 
+std::string metadata(const onnx::ModelProto& model, const std::string& key) {
+  for (const auto& entry : model.metadata_props()) {
+    if (entry.key() == key) return entry.value();
+  }
+  return "(missing)";
+}
+
 }  // namespace
 
 TEST_CASE("an ONNX export predicts a table's new rows as its checkpoint does, by column name",
@@ -67,6 +76,17 @@ TEST_CASE("an ONNX export predicts a table's new rows as its checkpoint does, by
                              "model:\n  layers:\n    - {type: linear, out_features: 8}\n"
                              "    - {type: relu}\n    - {type: linear, out_features: 3}\n"
                              "optimizer: {type: adam, lr: 0.01}\n");
+  // export_onnx from a Predictor keeps the same layout as train.export.
+  const TrainConfig config = value_or_throw(
+      TrainConfig::from_config(value_or_throw(Config::load_file(dir / "train.yaml"))));
+  Predictor predictor(config, dir / "m.ckpt", test_device());
+  REQUIRE(export_onnx(dir / "p.onnx", predictor).ok());
+  const std::string table = metadata(read_model(dir / "m.onnx"), "switchyard.table");
+  CHECK_THAT(table, Catch::Contains("\"column_names\":[\"id\",\"sepal_length_cm\""));
+  CHECK(metadata(read_model(dir / "p.onnx"), "switchyard.table") == table);
+  CHECK(metadata(read_model(dir / "m.onnx"), "switchyard.class_names") ==
+        "[\"setosa\",\"versicolor\",\"virginica\"]");
+
   const auto rows = csv_rows(read_text(source));
   // Columns: id 0, four measurements 1-4, species 5. The new file puts the label in the middle
   // and the id last, so that reading by position would take the id for a feature.
