@@ -14,6 +14,7 @@ switchyard.Error with the message the CLI prints and the status name in `.code`.
 
 import json
 import os
+import warnings
 
 import numpy
 
@@ -21,8 +22,8 @@ from . import _native
 from ._native import Error
 
 __version__ = _native.__version__
-__all__ = ["Error", "OnnxModel", "Predictor", "Tensor", "devices", "doctor", "from_dlpack", "run",
-           "tensor"]
+__all__ = ["Error", "OnnxModel", "Predictor", "Tensor", "TrainingWarning", "devices", "doctor",
+           "from_dlpack", "run", "tensor"]
 
 
 def _runtime(config=None, overrides=None, base_dir="."):
@@ -62,13 +63,22 @@ def doctor(config=None):
     return json.loads(_runtime(config).doctor_json())
 
 
+class TrainingWarning(UserWarning):
+    """A training run finished, but its model is probably not worth keeping: the loss grew by
+    orders of magnitude, every test prediction is one class, or features differ in scale by more
+    than 100x without scaling. The message says what to change."""
+
+
 def run(config, overrides=None, progress=None):
     """Trains `config` (path, YAML text or dict) as `switchyard run` does and returns the metrics
     `switchyard run --metrics` writes, as a dict. `overrides` is a dict or a list of "key=value"
     strings, like --set. `progress(epoch)` gets each epoch's figures as a dict; returning False
     stops the run after that epoch (metrics then say stopped_by_callback)."""
     runtime = _runtime(config, overrides)
-    return json.loads(runtime.train(progress))
+    metrics = json.loads(runtime.train(progress))
+    for message in metrics.get("warnings", []):
+        warnings.warn(message, TrainingWarning, stacklevel=2)
+    return metrics
 
 
 class Predictor:

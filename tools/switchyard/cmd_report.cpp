@@ -217,6 +217,9 @@ int report(const std::filesystem::path& folder) {
   if (!text_of(r.value("resumed_from", Json(""))).empty()) {
     out << "resumed from: " << text_of(r["resumed_from"]) << "\n";
   }
+  if (r.contains("warnings") && r["warnings"].is_array()) {
+    for (const Json& warning : r["warnings"]) out << "warning: " << text_of(warning) << "\n";
+  }
   if (!history->rows.empty()) print_history_table(out, *history);
   out << "\n";
   print_final(out, r["final"]);

@@ -342,21 +342,23 @@ Status write_history_files(const std::filesystem::path& folder,
                                std::vector<uint8_t>(svg.begin(), svg.end()), "curves");
 }
 
-StopReason stop_reason(const TrainSummary& summary, int64_t planned_epochs) {
+StopReason stop_reason(const TrainSummary& summary, const TrainSettings& settings) {
   if (summary.monitor.stopped_early) return {"early_stopping", summary.monitor.stop_message};
   if (summary.stopped_by_callback) {
     return {"callback",
             "a callback stopped the run after epoch " +
                 std::to_string(summary.history.empty() ? 0 : summary.history.back().epoch)};
   }
-  return {"epochs", "every epoch of train.epochs ran (" + std::to_string(planned_epochs) + ")"};
+  return {"epochs", "every epoch of train.epochs ran (" +
+                        (settings.epochs_auto ? "auto: " : std::string()) +
+                        std::to_string(settings.epochs) + ")"};
 }
 
 Json run_record_json(const TrainSummary& summary, const TrainSettings& settings,
                      const std::string& config_file) {
   const RunInfo& info = summary.info;
   const std::vector<EpochMetrics>& history = summary.history;
-  const StopReason stop = stop_reason(summary, settings.epochs);
+  const StopReason stop = stop_reason(summary, settings);
   Json record{{"format", kRunRecordFormat},
               {"config", config_file},
               {"backend", info.backend},
@@ -372,7 +374,8 @@ Json run_record_json(const TrainSummary& summary, const TrainSettings& settings,
               {"planned_epochs", settings.epochs},
               {"first_epoch", info.first_epoch},
               {"resumed_from", info.resumed_from},
-              {"stop", Json{{"reason", stop.kind}, {"message", stop.message}}}};
+              {"stop", Json{{"reason", stop.kind}, {"message", stop.message}}},
+              {"warnings", summary.warnings}};
   Json curves = Json::object();
   for (const std::string& column : history_columns(history)) {
     if (column == "epoch" || column == "learning_rate" || column == "epoch_seconds") continue;

@@ -42,7 +42,7 @@ struct StopReason {
   std::string kind;
   std::string message;
 };
-StopReason stop_reason(const TrainSummary& summary, int64_t planned_epochs);
+StopReason stop_reason(const TrainSummary& summary, const TrainSettings& settings);
 
 // run.json: the record `switchyard report` reads. `config_file` names the configuration (a path,
 // or "<yaml text>").

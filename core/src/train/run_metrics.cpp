@@ -237,6 +237,7 @@ TrainingFigures add_training_metrics(Json& metrics, const TrainSummary& summary,
   metrics["history_csv"] = summary.history_csv;
   metrics["curves_svg"] = summary.curves_svg;
   metrics["run_record"] = summary.run_record;
+  metrics["warnings"] = summary.warnings;
   add_final_metrics(metrics, summary, settings);
   return TrainingFigures{median, checksum};
 }

@@ -174,6 +174,11 @@ EpochTotals train_one_epoch(Trainer::State& s, int64_t epoch, detail::ProgressRe
                                s.config.train.precision);
       detail::forward_backward(recipe, batch, running);
     }
+    // The run's very first loss (one wait for the device, once per run): the level that
+    // collect_warnings compares the first epochs' losses with.
+    if (s.micro_steps == 0 && count > 0 && running.loss_sum.defined()) {
+      s.first_step_loss = running.loss_sum.item() / static_cast<double>(count);
+    }
     ++s.micro_steps;
     if (sync) optimizer_step(s);
     progress.step_done(step + 1);
@@ -375,6 +380,7 @@ TrainSummary Trainer::run() {
     if (summary.stopped_by_callback) break;
   }
   finish_monitoring(s, summary);
+  collect_warnings(s, summary);
   summary.history = s.history;
   for (const EpochMetrics& m : s.history) summary.skipped_steps += m.skipped_steps;
   summary.fallback_ops = s.device->fallback_calls() - fallbacks_before;
