@@ -346,6 +346,17 @@ py::dict epoch_dict(const EpochMetrics& m) {
     d["train_accuracy"] = m.train_accuracy;
     d["test_accuracy"] = m.test_accuracy;
   }
+  if (m.has_validation) {
+    d["val_loss"] = m.validation_loss;
+    if (m.regression) {
+      d["val_rmse"] = m.validation_values.rmse;
+      d["val_mae"] = m.validation_values.mae;
+      d["val_r2"] = m.validation_values.r2;
+    } else {
+      d["val_accuracy"] = m.validation_accuracy;
+      d["val_f1_macro"] = m.validation_f1_macro;
+    }
+  }
   d["learning_rate"] = m.learning_rate;
   d["epoch_seconds"] = m.epoch_seconds;
   return d;

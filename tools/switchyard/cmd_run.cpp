@@ -229,6 +229,13 @@ void run_training(RunContext& c, TrainConfig train_config) {
     std::cout << (onnx ? "model: " : "weights: ") << summary.exported_weights
               << (onnx ? " (ONNX)\n" : " (safetensors)\n");
   }
+  if (!summary.curves_svg.empty()) {
+    std::cout << "curves: " << summary.curves_svg << " (loss and "
+              << (last.regression ? "rmse" : "accuracy") << " per epoch)\n"
+              << "history: " << summary.history_csv << " (one row per epoch)\n"
+              << "report: switchyard report "
+              << std::filesystem::path(summary.run_record).parent_path().string() << "\n";
+  }
 }
 
 // A YAML file that repeats what the checkpoint holds must agree with it.

@@ -236,6 +236,7 @@ struct TrainConfig {
   uint64_t seed = 0;
   bool deterministic = false;
   std::filesystem::path base_dir;  // the YAML file's folder
+  std::string config_file;         // the YAML file as given, or "<yaml text>" (for run.json)
 
   // With task: train (the default), data.dataset and model.layers are required (INVALID_ARGUMENT
   // naming the file and, where the section exists, its line); predict and evaluate take what is
@@ -347,10 +348,16 @@ struct TrainSummary {
   MonitorOutcome monitor;
   std::vector<EpochMetrics> history;  // every epoch, including those before a resume
   uint64_t peak_device_memory_bytes = 0;
-  uint64_t fallback_ops = 0;         // op calls that ran on the fallback device
-  int64_t skipped_steps = 0;         // f16 loss scaling: steps skipped for overflow, whole run
-  std::string last_checkpoint;       // "" when none was written
-  std::string exported_weights;      // train.export, once written; "" otherwise
+  uint64_t fallback_ops = 0;     // op calls that ran on the fallback device
+  int64_t skipped_steps = 0;     // f16 loss scaling: steps skipped for overflow, whole run
+  std::string last_checkpoint;   // "" when none was written
+  std::string exported_weights;  // train.export, once written; "" otherwise
+  // Beside the last checkpoint (rank 0 only; "" without train.checkpoint): history.csv (one row
+  // per epoch), curves.svg (loss and metric per epoch) and run.json (what `switchyard report`
+  // prints), rewritten after every epoch (run.json at the end of the run).
+  std::string history_csv;
+  std::string curves_svg;
+  std::string run_record;
   bool stopped_by_callback = false;  // TrainCallbacks::should_stop ended the run
   // Signs that the model is not worth keeping, one sentence each with what to change: the loss
   // grew by orders of magnitude in the first epochs, every test prediction is the same class,

@@ -607,8 +607,9 @@ SchemaNode train_schema() {
       {"checkpoint",
        path_value(),
        kOptional,
-       {"Where the model is saved (none keeps nothing).", "runs/<config name>/model.ckpt",
-        "runs/iris.ckpt"}},
+       {"Where the model is saved (none keeps nothing); the run's history.csv, curves.svg and "
+        "run.json (switchyard report) are written beside it.",
+        "runs/<config name>/model.ckpt", "runs/iris.ckpt"}},
       {"checkpoint_every",
        int_in(1, kMaxEpochs),
        kOptional,
@@ -718,8 +719,9 @@ SchemaNode predict_schema() {
        path_value(),
        kOptional,
        {"The model, instead of predict.checkpoint: a checkpoint, a .safetensors file, or an ONNX "
-        "model (.onnx, docs/onnx.md), whose rows are read as they come: its input's features "
-        "by position, then an optional label.",
+        "model (.onnx, docs/onnx.md). Rows of a table for one of our ONNX exports are read as "
+        "for its checkpoint (columns by name); for any other, as they come: its input's "
+        "features by position, then an optional label.",
         "none", "model.onnx"}},
       {"input",
        string_value("a dataset name or a path to a CSV file"),

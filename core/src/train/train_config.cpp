@@ -354,6 +354,12 @@ Result<TrainConfig> TrainConfig::for_task(const Config& config, const std::strin
   TrainConfig c;
   const ConfigNode root = config.root();
   c.base_dir = config.directory();
+  // As a path that stays valid from another folder (run.json, switchyard report); text given in
+  // memory keeps its display name ("<yaml text>").
+  std::error_code error;
+  c.config_file = std::filesystem::is_regular_file(config.file(), error)
+                      ? std::filesystem::absolute(config.file(), error).lexically_normal().string()
+                      : config.file();
   c.seed = config.runtime().seed;
   c.deterministic = config.runtime().deterministic;
   SY_ASSIGN_OR_RETURN(c.data, DataSettings::from_config(root["data"]));
