@@ -7,13 +7,16 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "switchyard/buffer.h"
+#include "switchyard/data.h"
 #include "switchyard/onnx.h"
+#include "switchyard/predict.h"
 #include "switchyard/queue.h"
 #include "switchyard/runtime.h"
 #include "switchyard/tensor.h"
@@ -200,6 +203,37 @@ FloatArray predict(Predictor& predictor, const py::array& input, int64_t batch_s
   return output;
 }
 
+// Predicts the rows of a 2-D array (samples x features) with an ONNX model, as `switchyard
+// predict model.onnx rows.csv` does (predict_onnx, docs/onnx.md): each row reshaped to the input's
+// shape, an output [batch, C >= 2] read as class scores (their softmax unless every row already
+// sums to 1), any other output as regression values. Returns the probabilities or values
+// (samples x outputs) and whether they are regression values.
+py::tuple predict_onnx_rows(OnnxModel& model, const py::array& input, int64_t batch_size) {
+  const auto rows = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(input);
+  if (!rows || rows.ndim() != 2) {
+    throw_error(invalid_argument("predict: x must be a 2-D array (samples x features) for " +
+                                 model.path().string()));
+  }
+  Dataset data;
+  data.name = "x";
+  data.labeled = false;
+  data.sample_count = static_cast<int64_t>(rows.shape(0));
+  data.sample_shape = {static_cast<int64_t>(rows.shape(1))};
+  data.features.assign(rows.data(), rows.data() + rows.size());
+  Predictions predictions;
+  {
+    py::gil_scoped_release release;
+    predictions = predict_onnx(model, data, batch_size);
+  }
+  const std::vector<float>& values =
+      predictions.regression ? predictions.values : predictions.probabilities;
+  const int64_t width =
+      predictions.samples > 0 ? static_cast<int64_t>(values.size()) / predictions.samples : 0;
+  FloatArray output({predictions.samples, width});
+  std::copy(values.begin(), values.end(), output.mutable_data());
+  return py::make_tuple(output, predictions.regression);
+}
+
 // Runs an ONNX model on NumPy arrays: float arrays as f32, integer and bool arrays as i64; the
 // outputs come back as float32 (bool outputs 0/1) or int64 arrays. The GIL is released while the
 // graph runs.
@@ -312,6 +346,17 @@ py::dict epoch_dict(const EpochMetrics& m) {
     d["train_accuracy"] = m.train_accuracy;
     d["test_accuracy"] = m.test_accuracy;
   }
+  if (m.has_validation) {
+    d["val_loss"] = m.validation_loss;
+    if (m.regression) {
+      d["val_rmse"] = m.validation_values.rmse;
+      d["val_mae"] = m.validation_values.mae;
+      d["val_r2"] = m.validation_values.r2;
+    } else {
+      d["val_accuracy"] = m.validation_accuracy;
+      d["val_f1_macro"] = m.validation_f1_macro;
+    }
+  }
   d["learning_rate"] = m.learning_rate;
   d["epoch_seconds"] = m.epoch_seconds;
   return d;
@@ -423,7 +468,8 @@ PYBIND11_MODULE(_native, m) {
       .def_property_readonly("opset", &OnnxModel::opset)
       .def("describe", &OnnxModel::describe)
       .def("execution_summary", &OnnxModel::execution_summary)
-      .def("run", &run_onnx, py::arg("inputs"));
+      .def("run", &run_onnx, py::arg("inputs"))
+      .def("predict_rows", &predict_onnx_rows, py::arg("x"), py::arg("batch_size"));
 
   py::class_<Tensor>(m, "NativeTensor")
       .def_property_readonly(
@@ -433,6 +479,8 @@ PYBIND11_MODULE(_native, m) {
       .def_property_readonly("device", [](const Tensor& t) { return t.device()->id(); })
       .def("to_dlpack", &to_dlpack)
       .def("__repr__", &Tensor::to_string);
+
+  m.def("is_onnx_path", [](const std::string& path) { return is_onnx_path(path); });
 
   m.def(
       "from_dlpack",

@@ -14,6 +14,7 @@ switchyard.Error with the message the CLI prints and the status name in `.code`.
 
 import json
 import os
+import warnings
 
 import numpy
 
@@ -21,8 +22,8 @@ from . import _native
 from ._native import Error
 
 __version__ = _native.__version__
-__all__ = ["Error", "OnnxModel", "Predictor", "Tensor", "devices", "doctor", "from_dlpack", "run",
-           "tensor"]
+__all__ = ["Error", "OnnxModel", "Predictor", "Tensor", "TrainingWarning", "devices", "doctor",
+           "from_dlpack", "run", "tensor"]
 
 
 def _runtime(config=None, overrides=None, base_dir="."):
@@ -62,47 +63,67 @@ def doctor(config=None):
     return json.loads(_runtime(config).doctor_json())
 
 
+class TrainingWarning(UserWarning):
+    """A training run finished, but its model is probably not worth keeping: the loss grew by
+    orders of magnitude, every test prediction is one class, or features differ in scale by more
+    than 100x without scaling. The message says what to change."""
+
+
 def run(config, overrides=None, progress=None):
     """Trains `config` (path, YAML text or dict) as `switchyard run` does and returns the metrics
     `switchyard run --metrics` writes, as a dict. `overrides` is a dict or a list of "key=value"
     strings, like --set. `progress(epoch)` gets each epoch's figures as a dict; returning False
     stops the run after that epoch (metrics then say stopped_by_callback)."""
     runtime = _runtime(config, overrides)
-    return json.loads(runtime.train(progress))
+    metrics = json.loads(runtime.train(progress))
+    for message in metrics.get("warnings", []):
+        warnings.warn(message, TrainingWarning, stacklevel=2)
+    return metrics
 
 
 class Predictor:
     """A trained model on a device, predicting NumPy arrays.
 
-    `model` is a checkpoint written by a training run, or a .safetensors file whose model and data
-    layout `config` describes. `device` is "auto" (the configuration's choice: the first usable
+    `model` is a checkpoint written by a training run, a .safetensors file whose model and data
+    layout `config` describes, or an .onnx model, read as `switchyard predict model.onnx` reads
+    it (docs/onnx.md): a row of x holds the input's values per sample (reshaped to its shape), an
+    output [batch, C >= 2] gives class probabilities (the softmax of the scores unless their rows
+    already sum to 1), any other output regression values; class_names are then "0", "1", ... `device` is "auto" (the configuration's choice: the first usable
     backend of its priority list), a backend ("onednn", "cpu" for the CPU backends) or a device
     id ("vulkan:0"). The model is loaded once; predict() may be called any number of times.
     """
 
     def __init__(self, model, config=None, device="auto", overrides=None):
         self._runtime = _device_runtime(config, device, overrides)
-        self._native = self._runtime.load_model(os.fspath(model))
+        path = os.fspath(model)
+        if _native.is_onnx_path(path):
+            # The CLI's dispatch (PredictSettings::is_onnx): an .onnx file is a whole model, run
+            # by the core's predict_onnx; a checkpoint has magic bytes and a config to check.
+            self._native = None
+            self._onnx = _OnnxRows(_native.NativeOnnxModel.load(path, self._runtime))
+        else:
+            self._native = self._runtime.load_model(path)
+            self._onnx = None
         self.device = self._runtime.device_id()
         self.messages = self._runtime.device_messages()
 
     @property
     def input_width(self):
         """Values per sample the model takes."""
-        return self._native.input_width
+        return self._onnx.input_width if self._onnx else self._native.input_width
 
     @property
     def output_width(self):
         """Values per sample it returns: one per class (probabilities) or per regression target."""
-        return self._native.output_width
+        return self._onnx.output_width() if self._onnx else self._native.output_width
 
     @property
     def class_names(self):
-        return list(self._native.class_names)
+        return self._onnx.class_names() if self._onnx else list(self._native.class_names)
 
     @property
     def target_names(self):
-        return list(self._native.target_names)
+        return self._onnx.target_names() if self._onnx else list(self._native.target_names)
 
     def predict(self, x, batch_size=256, nan_policy="raise"):
         """Predictions for `x` (samples x input_width, raw values: the model scales them as its
@@ -125,11 +146,57 @@ class Predictor:
             array = array.reshape(1, -1)
         if array.dtype != numpy.float32 or not array.flags.c_contiguous:
             array = numpy.ascontiguousarray(array, dtype=numpy.float32)
+        if self._onnx:
+            if nan_policy == "raise" and not numpy.isfinite(array).all():
+                row, column = numpy.argwhere(~numpy.isfinite(array))[0]
+                raise Error(f"predict: row {row}, column {column} is {array[row, column]}; "
+                            "pass nan_policy='propagate' to give it to the model")
+            return self._onnx.predict(array, int(batch_size))
         return self._native.predict(array, int(batch_size), nan_policy == "propagate")
 
     def memory_stats(self):
         """The device's memory statistics in bytes (allocated, reserved, peak, limit, count)."""
         return self._runtime.memory_stats()
+
+
+class _OnnxRows:
+    """An ONNX model behind Predictor: rows in, probabilities or regression values out, through
+    the core's predict_onnx (what `switchyard predict model.onnx rows.csv` runs)."""
+
+    def __init__(self, native):
+        self.native = native
+        if len(native.inputs) != 1:
+            raise Error(f"the model takes {len(native.inputs)} inputs; Predictor needs a model "
+                        "with one (OnnxModel.run takes several)")
+        # Every extent but the batch axis (the dynamic one) is part of a row.
+        fixed = [extent for extent in native.inputs[0]["shape"] if isinstance(extent, int)]
+        self.input_width = int(numpy.prod(fixed))
+        self._width = None
+        self._regression = None
+
+    def predict(self, array, batch_size):
+        values, regression = self.native.predict_rows(array, batch_size)
+        self._width, self._regression = values.shape[1], regression
+        return values
+
+    def _shape(self):
+        if self._width is None:  # the output's width shows once the graph has run
+            self.predict(numpy.zeros((1, self.input_width), numpy.float32), 1)
+        return self._width, self._regression
+
+    def output_width(self):
+        return self._shape()[0]
+
+    def class_names(self):
+        width, regression = self._shape()
+        return [] if regression else [str(c) for c in range(width)]
+
+    def target_names(self):
+        width, regression = self._shape()
+        if not regression:
+            return []
+        name = self.native.outputs[0]["name"]
+        return [name] if width == 1 else [f"{name}_{k}" for k in range(width)]
 
 
 class OnnxModel:
@@ -140,8 +207,12 @@ class OnnxModel:
 
     `device` and `config` choose the device as for Predictor. `inputs` and `outputs` list each
     value's name, element type and shape (a dynamic axis by its name, e.g. "batch"). run() takes
-    the graph's inputs in order (float arrays as float32, integer and bool arrays as int64) and
-    returns its outputs as float32 or int64 arrays; the GIL is released while the graph runs.
+    the graph's inputs (float arrays as float32, integer and bool arrays as int64) and returns its
+    outputs as float32 or int64 arrays; the GIL is released while the graph runs:
+
+        model.run(x)                   # one array per input, in order -> a list of outputs
+        model.run([x])                 # a list of them, in order      -> a list of outputs
+        model.run({"input": x})        # by input name                 -> a dict by output name
     docs/onnx.md has what is supported.
     """
 
@@ -168,7 +239,22 @@ class OnnxModel:
         return self._native.describe() + "\n" + self._native.execution_summary()
 
     def run(self, *inputs):
-        """The outputs for `inputs` (one array per graph input, in order), as a list."""
+        """The outputs for `inputs`: arrays in the graph's order, given as arguments or as one
+        list or tuple (a list of outputs comes back), or one dict of input name -> array (a dict
+        of output name -> array comes back)."""
+        if len(inputs) == 1 and isinstance(inputs[0], dict):
+            names = [info["name"] for info in self.inputs]
+            given = inputs[0]
+            unknown = sorted(set(given) - set(names))
+            missing = [name for name in names if name not in given]
+            if unknown or missing:
+                raise Error(f"OnnxModel.run: the model's inputs are {names}"
+                            + (f"; unknown: {unknown}" if unknown else "")
+                            + (f"; missing: {missing}" if missing else ""))
+            outputs = self._native.run([numpy.asarray(given[name]) for name in names])
+            return {info["name"]: value for info, value in zip(self.outputs, outputs)}
+        if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)):
+            inputs = inputs[0]
         return list(self._native.run([numpy.asarray(x) for x in inputs]))
 
 
@@ -209,9 +295,25 @@ def from_dlpack(source, config=None, device="auto"):
     return Tensor(_native.from_dlpack(capsule, runtime), runtime)
 
 
-def tensor(values, config=None, device="auto"):
-    """A switchyard Tensor from anything NumPy can make an array of."""
-    return from_dlpack(numpy.ascontiguousarray(values), config, device)
+# The NumPy dtypes a switchyard tensor can hold (bfloat16 has none in NumPy).
+_TENSOR_DTYPES = ("float32", "float16", "int32", "int64")
+
+
+def tensor(values, config=None, device="auto", dtype=None):
+    """A switchyard Tensor from anything NumPy can make an array of: an array, a number, a list
+    or nested lists. `dtype` (float32, float16, int32 or int64) converts the values; without
+    it, float64 values (Python floats, NumPy's default) become float32, as switchyard computes
+    in float32 and has no float64, and other dtypes are kept."""
+    if dtype is not None:
+        if numpy.dtype(dtype).name not in _TENSOR_DTYPES:
+            raise Error(f"tensor: dtype {numpy.dtype(dtype).name} is not one of "
+                        f"{', '.join(_TENSOR_DTYPES)}")
+        array = numpy.ascontiguousarray(values, dtype=dtype)
+    else:
+        array = numpy.ascontiguousarray(values)
+        if array.dtype == numpy.float64:
+            array = array.astype(numpy.float32)
+    return from_dlpack(array, config, device)
 
 
 def __getattr__(name):

@@ -1,8 +1,13 @@
-"""python3 -m switchyard devices | doctor [--config FILE] [--json]: the CLI's commands from Python
-(probing in this process)."""
+"""python3 -m switchyard ARGS: the switchyard CLI, as `switchyard ARGS`.
+
+The C++ CLI is executed where it is found: inside the package (bin/switchyard, as `pip install .`
+puts it), beside a build tree's package (build/python -> build/bin) or an installed one
+(<prefix>/lib/python3.X/dist-packages -> <prefix>/bin). Without it, only devices, doctor and
+version run, in this process (probing in-process, see docs/embedding.md)."""
 
 import argparse
 import json
+import os
 import sys
 
 import switchyard
@@ -35,7 +40,26 @@ def _print_doctor(report):
     print(f"selection: {report['selected'] or 'nothing usable'}")
 
 
+def cli_path():
+    """The switchyard CLI binary that belongs to this package, or None."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    for relative in ("bin", "../../bin", "../../../../bin"):
+        candidate = os.path.normpath(os.path.join(package, relative, "switchyard"))
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
 def main(argv=None):
+    binary = cli_path()
+    if binary is not None:
+        # The process becomes the CLI: its exit code, its output and its signals are the CLI's.
+        sys.stdout.flush()
+        os.execv(binary, ["switchyard"] + list(sys.argv[1:] if argv is None else argv))
+    return in_process(argv)
+
+
+def in_process(argv=None):
     parser = argparse.ArgumentParser(prog="python3 -m switchyard")
     parser.add_argument("command", choices=["devices", "doctor", "version"])
     parser.add_argument("--config", help="YAML file")

@@ -25,6 +25,7 @@ What the training run does with the rows given to fit:
 
 Progress goes to the "switchyard" logger: one line per epoch (DEBUG, or INFO with verbose=True)
 and one line at the end. With verbose=True and no logging configured, the lines go to stderr.
+verbose=2 draws a progress bar on stderr instead of the epoch lines (which stay at DEBUG).
 
 scikit-learn's estimator checks (sklearn.utils.estimator_checks) that apply pass; XFAIL_CHECKS
 and NOT_APPLICABLE below name the others, each with the reason. tests/python/test_estimators.py
@@ -37,6 +38,7 @@ import logging
 import math
 import numbers
 import os
+import sys
 import tempfile
 import time
 
@@ -145,7 +147,11 @@ class _Estimator(BaseEstimator):
             config["data"]["dataset"] = data
             config["train"]["checkpoint"] = os.path.join(folder, "last.ckpt")
             config["train"]["best_checkpoint"] = os.path.join(folder, "best.ckpt")
-            metrics = run(config, overrides=self.overrides, progress=self._progress_logger())
+            progress = self._progress_logger()
+            try:
+                metrics = run(config, overrides=self.overrides, progress=progress)
+            finally:
+                getattr(progress, "close", lambda: None)()
             trained = _trained_checkpoint(metrics, folder)
             with open(trained, "rb") as checkpoint:
                 self.checkpoint_ = checkpoint.read()
@@ -233,10 +239,12 @@ class _Estimator(BaseEstimator):
         return layers
 
     def _progress_logger(self):
-        level = logging.INFO if self.verbose else logging.DEBUG
-        if not logger.isEnabledFor(level):
+        bar = self.verbose >= 2
+        level = logging.INFO if self.verbose and not bar else logging.DEBUG
+        if not logger.isEnabledFor(level) and not bar:
             return None
         name, epochs = type(self).__name__, self.max_epochs
+        drawn = _ProgressBar(name, epochs, sys.stderr) if bar else None
 
         def progress(epoch):
             figures = [f"train_loss {epoch['train_loss']:.4g}"]
@@ -245,8 +253,12 @@ class _Estimator(BaseEstimator):
             logger.log(level, "%s: epoch %d/%d: %s, lr %.3g (%.1f ms)", name, epoch["epoch"],
                        epochs, ", ".join(figures), epoch["learning_rate"],
                        1000.0 * epoch["epoch_seconds"])
+            if drawn is not None:
+                drawn.update(epoch["epoch"], figures[0])
             return True
 
+        if drawn is not None:
+            progress.close = drawn.close
         return progress
 
     def _log_summary(self, metrics, validation, seconds):
@@ -338,7 +350,8 @@ class Classifier(ClassifierMixin, _Estimator):
     overrides : dict, default None
         Other keys of the run, dotted as in `switchyard run --set` ({"schedule.type": "cosine"}).
     verbose : bool or int, default False
-        Log each epoch at INFO instead of DEBUG on the "switchyard" logger.
+        Log each epoch at INFO instead of DEBUG on the "switchyard" logger; 2: a progress bar on
+        stderr instead, redrawn each epoch (the epoch lines stay at DEBUG).
 
     Attributes after fit: classes_ (sorted, as scikit-learn orders them), n_features_in_,
     feature_names_in_ (fitted on a DataFrame with string column names), n_iter_ (epochs run),
@@ -580,6 +593,31 @@ def _by_name(estimator, X):
             f"- {name}\n" for name in missing)
         raise ValueError(message)
     return X.loc[:, list(expected)]
+
+
+class _ProgressBar:
+    """One line on `stream`, redrawn after each epoch: how far through max_epochs the run is
+    (an early stop ends it sooner), the training loss and the time so far."""
+
+    WIDTH = 30
+
+    def __init__(self, name, epochs, stream):
+        self.name, self.epochs, self.stream = name, max(int(epochs), 1), stream
+        self.start = time.perf_counter()
+        self.drawn = False
+
+    def update(self, epoch, figure):
+        filled = min(self.WIDTH, self.WIDTH * epoch // self.epochs)
+        self.stream.write(f"\r{self.name} [{'#' * filled}{'.' * (self.WIDTH - filled)}] "
+                          f"epoch {epoch}/{self.epochs}, {figure}, "
+                          f"{time.perf_counter() - self.start:.1f} s")
+        self.stream.flush()
+        self.drawn = True
+
+    def close(self):
+        if self.drawn:
+            self.stream.write("\n")
+            self.stream.flush()
 
 
 class _verbose_logging:

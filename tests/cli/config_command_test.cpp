@@ -74,7 +74,11 @@ TEST_CASE("config shows each key's value with its file location, --set, variable
   // Defaults that depend on the file are resolved for it.
   CHECK(ends_with(line_of(result.output, "checkpoint: runs/sy-config-sources/model.ckpt"),
                   "# default"));
-  CHECK(ends_with(line_of(result.output, "lr: 0.01"), "# default"));  // sgd's
+  CHECK(ends_with(line_of(result.output, "lr: 0.001"), "# default"));  // adam's
+  // Defaults that depend on the data (iris is a table) and on train.epochs (given: no
+  // validation split of its own).
+  CHECK(ends_with(line_of(result.output, "scale: standard"), "# default"));
+  CHECK(ends_with(line_of(result.output, "validation_fraction: none"), "# default"));
 }
 
 TEST_CASE("config lists each layer's keys, defaults included, and resolves the optimizer's",

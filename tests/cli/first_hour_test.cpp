@@ -127,9 +127,11 @@ TEST_CASE(
                  "set: the model is kept there, under the current folder;"));
   CHECK(contains(trained.output,
                  "defaults (not in the file): task: train, seed: 0, data.test_fraction: 0.2, "
-                 "data.split_seed: 0, data.scale: none, loss: cross_entropy, model.init: kaiming, "
-                 "optimizer.type: sgd, "
-                 "optimizer.lr: 0.01, train.epochs: 10, train.batch_size: 64\n"));
+                 "data.split_seed: 0, data.scale: standard (a table), loss: cross_entropy, "
+                 "model.init: kaiming, optimizer.type: adam, optimizer.lr: 0.001, train.epochs: "
+                 "auto (up to 200, early stopping on val_loss with patience 10), "
+                 "train.batch_size: 64, data.validation_fraction: 0.1 (held out for "
+                 "train.epochs: auto)\n"));
   CHECK(contains(trained.output, "data: classes (data.label_order: sorted): alpha, beta, gamma\n"));
   CHECK(contains(trained.output, "trained input[12] linear(12->64,bias) relu linear(64->3,bias)"));
   REQUIRE(std::filesystem::exists(dir / "runs" / "first" / "model.ckpt"));
@@ -213,8 +215,8 @@ TEST_CASE(
        "which has target 'label'"},
       {"data: {drop: [f2]}\n", ":2:14: key 'data.drop': [f2] contradicts checkpoint ",
        "which has drop []"},
-      {"data: {scale: standard}\n", ":2:15: key 'data.scale': standard contradicts checkpoint ",
-       "which has scale none"},
+      {"data: {scale: none}\n", ":2:15: key 'data.scale': none contradicts checkpoint ",
+       "which has scale standard"},
       {"model: {layers: [{type: linear, out_features: 4}]}\n",
        ":2:17: key 'model.layers': the layers contradict checkpoint ",
        "  checkpoint: [{\"type\":\"linear\",\"out_features\":3}]\n"
@@ -270,8 +272,9 @@ TEST_CASE("no silent defaults: a missing dataset is an error, a kept-nowhere mod
   // The file gave everything the defaults line lists but these.
   CHECK(contains(none.output,
                  "defaults (not in the file): task: train, seed: 0, data.test_fraction: 0.2, "
-                 "data.split_seed: 0, data.scale: none, loss: cross_entropy, model.init: "
-                 "kaiming, optimizer.type: sgd, optimizer.lr: 0.01, train.batch_size: 64\n"));
+                 "data.split_seed: 0, data.scale: standard (a table), loss: cross_entropy, "
+                 "model.init: kaiming, optimizer.type: adam, optimizer.lr: 0.001, "
+                 "train.batch_size: 64\n"));
 }
 
 TEST_CASE(

@@ -43,15 +43,16 @@ TEST_CASE("a comma outside a flow collection is an error, not a parser that neve
 }
 
 TEST_CASE("a value of the wrong type names the key and the expected type") {
-  require_error(
-      "train:\n  epochs: abc\n",
-      "cfg.yaml:2:11: key 'train.epochs': expected an integer >= 1 and <= 1000000, got 'abc'");
+  require_error("train:\n  epochs: abc\n",
+                "cfg.yaml:2:11: key 'train.epochs': expected an integer >= 1 and <= 1000000 or "
+                "'auto', got 'abc'");
   require_error("deterministic: maybe\n",
                 "cfg.yaml:1:16: key 'deterministic': expected true or false, got 'maybe'");
   require_error("train: 5\n", "cfg.yaml:1:8: key 'train': expected a map, got '5'");
-  require_error("train:\n  epochs:\n  batch_size: 8\n",
-                "cfg.yaml:2:3: key 'train.epochs': expected an integer >= 1 and <= 1000000, got an "
-                "empty value");
+  require_error(
+      "train:\n  epochs:\n  batch_size: 8\n",
+      "cfg.yaml:2:3: key 'train.epochs': expected an integer >= 1 and <= 1000000 or 'auto', got an "
+      "empty value");
   require_error("train:\n  checkpoint: [a, b]\n",
                 "cfg.yaml:2:15: key 'train.checkpoint': expected a path, got a sequence");
   require_error("train:\n  batch_size: big\n",
@@ -67,9 +68,9 @@ TEST_CASE("a long value is shortened in messages") {
 }
 
 TEST_CASE("a value outside its range names the bounds") {
-  require_error(
-      "train:\n  epochs: 0\n",
-      "cfg.yaml:2:11: key 'train.epochs': expected an integer >= 1 and <= 1000000, got '0'");
+  require_error("train:\n  epochs: 0\n",
+                "cfg.yaml:2:11: key 'train.epochs': expected an integer >= 1 and <= 1000000 or "
+                "'auto', got '0'");
   require_error("data: {test_fraction: 1.5}\n",
                 "cfg.yaml:1:23: key 'data.test_fraction': expected a number > 0 and < 1, got "
                 "'1.5'");

@@ -91,7 +91,7 @@ TEST_CASE("an override with a bad value is reported against its --set") {
   require_override_error(
       kFile, {"train.epochs=abc"},
       "--set 'train.epochs=abc': key 'train.epochs': expected an integer >= 1 and "
-      "<= 1000000, got 'abc'");
+      "<= 1000000 or 'auto', got 'abc'");
   require_override_error(kFile, {"backends=[reference, cdua]"},
                          "--set 'backends=[reference, cdua]': key 'backends[1]': unknown backend "
                          "'cdua' (did you mean 'cuda'?), expected one of: reference, onednn, "
@@ -106,7 +106,7 @@ TEST_CASE("file errors keep their file location next to override errors") {
   require_override_error(
       "seed: -1\n", {"train.epochs=0"},
       "--set 'train.epochs=0': key 'train.epochs': expected an integer >= 1 and <= "
-      "1000000, got '0'\n"
+      "1000000 or 'auto', got '0'\n"
       "cfg.yaml:1:7: key 'seed': expected an integer >= 0 and <= "
       "9007199254740991, got '-1'");
 }
@@ -150,7 +150,7 @@ TEST_CASE("a truncated file with --set is reported against the file with its lin
   // Cut after a key: the empty value is the file's, the override's value is the override's.
   require_override_error("train:\n  epochs: 3\nmodel:\n  layers:", {"train.epochs=0"},
                          "--set 'train.epochs=0': key 'train.epochs': expected an integer >= 1 "
-                         "and <= 1000000, got '0'\n"
+                         "and <= 1000000 or 'auto', got '0'\n"
                          "cfg.yaml:4:3: key 'model.layers': expected a sequence of layers, such "
                          "as [{type: linear, out_features: 10}], got an empty value");
 }
@@ -168,4 +168,20 @@ TEST_CASE("each error names the --set that caused it, also inside maps another -
   require_override_error(kFile, {"optimizer.momentum=2"},
                          "--set 'optimizer.momentum=2': key 'optimizer.momentum': expected a "
                          "number >= 0 and < 1, got '2'");
+}
+
+TEST_CASE("docs/config.md's --set examples work, and an index into a missing list says why not") {
+  // On a file without a model section (the run uses the default model), as docs/config.md says.
+  const std::string no_model = "data: {dataset: iris}\n";
+  const Config whole = load(no_model, {"train.epochs=30",
+                                       "model.layers=[{type: linear, "
+                                       "out_features: 32}]"});
+  CHECK(whole.root()["model"]["layers"].items().size() == 1);
+  const Config indexed = load(kFile, {"model.layers[0].out_features=32"});
+  CHECK(indexed.root()["model"]["layers"].items()[0]["out_features"].as_int().value() == 32);
+  require_override_error(no_model, {"model.layers[0].out_features=32"},
+                         "--set 'model.layers[0].out_features=32': key 'model.layers[0]': "
+                         "'model.layers' is an empty value, expected a sequence to index (the "
+                         "file has no 'model.layers' to change one item of; give the whole list, "
+                         "e.g. --set 'model.layers=[...]')");
 }

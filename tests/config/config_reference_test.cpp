@@ -124,8 +124,8 @@ TEST_CASE("the reference lists every key, including each layer type's", "[config
     CHECK(reference.find("### `" + variant.tag + "`") != std::string::npos);
   }
   // The type column is the validator's own text.
-  CHECK(reference.find("| `train.epochs` | an integer >= 1 and <= 1000000 | `10` | `60` |") !=
-        std::string::npos);
+  CHECK(reference.find("| `train.epochs` | an integer >= 1 and <= 1000000 or 'auto' | `auto` | "
+                       "`60` |") != std::string::npos);
   CHECK(reference.find("| `data.test_fraction` | a number > 0 and < 1 | `0.2` |") !=
         std::string::npos);
 }
@@ -222,9 +222,15 @@ void check_data_defaults(std::set<std::string>& checked, const TrainConfig& c) {
   check_default(checked, "data.drop", c.data.drop.empty() ? "[]" : "set");
   check_default(checked, "data.label_order", label_order_name(c.data.label_order));
   check_default(checked, "data.test_fraction", text(c.data.test_fraction));
+  // train: {} is train.epochs: auto, which holds out validation rows; iris is a table.
   check_default(checked, "data.validation_fraction",
-                c.data.validation_fraction == 0 ? "none" : "set");
-  check_default(checked, "data.scale", scale_mode_name(c.data.scale));
+                c.data.validation_is_default && c.data.validation_fraction == 0.1
+                    ? "0.1 with train.epochs: auto, else none"
+                    : "other");
+  check_default(checked, "data.scale",
+                c.data.is_table() && c.data.scale == ScaleMode::kStandard
+                    ? "standard for a table; none for images (data.image_shape, digits) and series"
+                    : "other");
   check_default(checked, "data.divisor", text(c.data.divisor));
   check_default(checked, "data.split_seed", std::to_string(c.data.split_seed));
   check_default(checked, "data.non_finite", non_finite_policy_name(c.data.non_finite));
@@ -251,7 +257,7 @@ void check_training_defaults(std::set<std::string>& checked, const TrainConfig& 
   check_default(checked, "layer.layernorm.eps", text(layers[5].eps));
 
   const OptimizerSettings& o = c.optimizer;
-  check_default(checked, "optimizer.type", o.kind == OptimizerKind::kSgd ? "sgd" : "other");
+  check_default(checked, "optimizer.type", optimizer_kind_name(o.kind));
   check_default(checked, "optimizer.momentum", text(o.momentum));
   check_default(checked, "optimizer.nesterov", text(o.nesterov));
   check_default(checked, "optimizer.betas", "[" + text(o.beta1) + ", " + text(o.beta2) + "]");
@@ -263,14 +269,18 @@ void check_training_defaults(std::set<std::string>& checked, const TrainConfig& 
   check_default(checked, "schedule.min_lr", text(c.schedule.min_lr));
 
   const TrainSettings& t = c.train;
-  check_default(checked, "train.epochs", std::to_string(t.epochs));
+  check_default(checked, "train.epochs", t.epochs_auto ? "auto" : std::to_string(t.epochs));
   check_default(checked, "train.batch_size", std::to_string(t.batch_size));
   check_default(checked, "train.gradient_accumulation_steps",
                 std::to_string(t.gradient_accumulation_steps));
   check_default(checked, "train.checkpoint_every", std::to_string(t.checkpoint_every));
   check_default(checked, "train.resume", t.resume.empty() ? "none" : "set");
   check_default(checked, "train.export", t.export_weights.empty() ? "none" : "set");
-  check_default(checked, "train.early_stopping", t.early_stopping.enabled ? "set" : "none");
+  check_default(checked, "train.early_stopping",
+                t.epochs_auto && t.early_stopping.enabled && t.early_stopping.patience == 10 &&
+                        t.monitor.metric == "val_loss"
+                    ? "{patience: 10} on val_loss with train.epochs: auto, else none"
+                    : "other");
   check_default(checked, "train.precision", dtype_name(t.precision));
   check_default(checked, "train.empty_cache_interval", std::to_string(t.empty_cache_interval));
   check_default(checked, "train.progress", t.progress == ProgressMode::kAuto ? "auto" : "other");

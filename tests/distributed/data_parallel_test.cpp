@@ -228,3 +228,19 @@ TEST_CASE("a rank that fails alone ends the job at once, saying which rank and w
   CHECK(seconds < 30);
   CHECK(contains(result.output, "rank 1 of 2: train.resume"));
 }
+
+TEST_CASE("under mpirun the fallback line comes once, from rank 0", "[distributed]") {
+  const fs::path dir = work_dir("fallback-once");
+  // template is built outside the default plugin folder, so every rank falls back alike.
+  const fs::path config = write_config(dir, "train: {epochs: 1, batch_size: 32, progress: none}\n");
+  const auto result =
+      run_ranks(2, config, "--set backends=[template,reference] --set train.checkpoint=none");
+  INFO(result.output);
+  REQUIRE(result.exit_code == 0);
+  size_t lines = 0;
+  for (size_t at = result.output.find("switchyard: using reference:0"); at != std::string::npos;
+       at = result.output.find("switchyard: using reference:0", at + 1)) {
+    ++lines;
+  }
+  CHECK(lines == 1);
+}

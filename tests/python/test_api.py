@@ -194,6 +194,23 @@ def test_tensors_travel_through_dlpack():
         switchyard.tensor(numpy.zeros(3, dtype=numpy.uint8))
 
 
+def test_tensor_takes_lists_and_float64_as_float32_unless_told():
+    reference = {"backends": ["reference"]}
+    t = switchyard.tensor([[1.0, 2.0]], config=reference)
+    assert t.shape == (1, 2) and t.dtype == "f32"
+    numpy.testing.assert_array_equal(t.numpy(), numpy.array([[1.0, 2.0]], numpy.float32))
+    wide = numpy.linspace(0, 1, 6).reshape(2, 3)  # float64
+    t = switchyard.tensor(wide, config=reference)
+    assert t.dtype == "f32" and t.numpy().dtype == numpy.float32
+    numpy.testing.assert_array_equal(t.numpy(), wide.astype(numpy.float32))
+    assert switchyard.tensor(wide, config=reference, dtype="float16").dtype == "f16"
+    assert switchyard.tensor([[1, 2], [3, 4]], config=reference).dtype == "i64"
+    t = switchyard.tensor([[1.0, 2.0]], config=reference, dtype=numpy.int32)
+    assert t.dtype == "i32" and t.numpy().tolist() == [[1, 2]]
+    with pytest.raises(switchyard.Error, match="float64 is not one of float32"):
+        switchyard.tensor(wide, dtype=numpy.float64)
+
+
 def test_dlpack_with_pytorch():
     torch = pytest.importorskip("torch", reason="python3-torch is not installed")
     source = torch.arange(6, dtype=torch.float32).reshape(2, 3)
@@ -214,6 +231,23 @@ def test_python_m_switchyard_mirrors_the_cli():
     doctor = subprocess.run([sys.executable, "-m", "switchyard", "doctor", "--json"],
                             capture_output=True, text=True)
     assert json.loads(doctor.stdout)["exit_code"] == doctor.returncode
+    # It is the CLI binary itself: every command, with the CLI's exit codes.
+    plugins = subprocess.run([sys.executable, "-m", "switchyard", "plugins"], capture_output=True,
+                             text=True, check=True).stdout
+    assert "reference" in plugins
+    usage = subprocess.run([sys.executable, "-m", "switchyard", "predict"], capture_output=True,
+                           text=True)
+    assert usage.returncode == 2 and "usage: switchyard predict" in usage.stderr
+
+
+
+def test_without_a_cli_binary_devices_and_doctor_run_in_process(capsys):
+    from switchyard import __main__ as main
+    assert main.cli_path() == os.path.realpath(os.environ["SWITCHYARD_CLI"])
+    assert main.in_process(["devices", "--json"]) == 0
+    assert any(d["id"] == "reference:0" for d in json.loads(capsys.readouterr().out))
+    assert main.in_process(["version"]) == 0
+    assert capsys.readouterr().out.strip() == switchyard.__version__
 
 
 def test_a_safetensors_export_predicts_what_its_checkpoint_predicts(tmp_path, digits_data):

@@ -178,6 +178,21 @@ def test_progress_goes_to_the_switchyard_logger(caplog):
     assert "train_loss" in lines[0].getMessage()
 
 
+def test_verbose_2_draws_a_progress_bar_on_stderr(capsys, caplog):
+    X, y = load_iris(return_X_y=True)
+    with caplog.at_level(logging.DEBUG, logger="switchyard"):
+        model = switchyard.Classifier(random_state=0, max_epochs=4, early_stopping=False,
+                                      verbose=2).fit(X, y)
+    err = capsys.readouterr().err
+    bars = err.split("\n")[0].split("\r")[1:]  # one redraw per epoch, then a newline
+    assert len(bars) == model.n_iter_ == 4
+    assert bars[0].startswith("Classifier [" + "#" * 7 + "." * 23 + "] epoch 1/4, train_loss ")
+    assert bars[-1].startswith("Classifier [" + "#" * 30 + "] epoch 4/4, train_loss ")
+    # The epoch lines stay at DEBUG; the summary is at INFO, as with verbose=True.
+    records = [r for r in caplog.records if r.name == "switchyard"]
+    assert [r.levelno for r in records] == [logging.DEBUG] * 4 + [logging.INFO]
+
+
 def test_device_passes_through():
     X, y = load_iris(return_X_y=True)
     model = switchyard.Classifier(device="cpu", max_epochs=2, random_state=0).fit(X, y)

@@ -167,8 +167,9 @@ TEST_CASE("an imputing policy keeps NaN, filled by statistics of the training sp
   write_text(dir / "t.csv", table_with_holes(holes, ""));
   for (const std::string strategy : {"mean", "median", "most_frequent"}) {
     INFO(strategy);
-    const DataSettings settings = value_or_throw(settings_from(
-        dir, "data: {dataset: t.csv, missing: " + strategy + ", test_fraction: 0.25}\n"));
+    const DataSettings settings =
+        value_or_throw(settings_from(dir, "data: {dataset: t.csv, missing: " + strategy +
+                                              ", test_fraction: 0.25, scale: none}\n"));
     CHECK(missing_policy_name(settings.missing) == strategy);
     const PreparedData prepared = value_or_throw(prepare_data(settings, dir.path()));
     CHECK(prepared.imputed_cells == 10);

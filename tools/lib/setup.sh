@@ -12,6 +12,8 @@ SWITCHYARD_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # core, the CLI and tools/quickstart still build and run (one process), and those tests are not
 # registered. ONNX import and export (core/src/formats) build on Debian's protobuf and the onnx.proto
 # classes of libonnx-dev; python3-onnx's checker validates our exports in tests/onnx.
+# pip, setuptools, wheel and venv: `pip install --no-build-isolation .` (setup.py), which
+# tests/packaging (ctest label packaging) runs offline into a fresh virtual environment.
 # tools/fuzz (CI's fuzz stage): clang and its sanitizer and libFuzzer runtimes
 # (libclang_rt.fuzzer, asan, ubsan), which clang only recommends and --no-install-recommends skips.
 SWITCHYARD_FUZZ_PACKAGES=(clang libclang-rt-14-dev)
@@ -24,6 +26,7 @@ SWITCHYARD_PACKAGES=(
   pybind11-dev python3-dev python3-numpy python3-pytest python3-distributed libdlpack-dev
   openmpi-bin libopenmpi-dev
   libonnx-dev libprotobuf-dev python3-onnx
+  python3-pip python3-setuptools python3-wheel python3-venv
 )
 
 # ccache: paths under the checkout are hashed relative to it, and the build folder is not hashed

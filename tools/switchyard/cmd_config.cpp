@@ -231,6 +231,18 @@ class EffectiveConfig {
       return default_checkpoint_path(config_).string();
     }
     if (key_path == "train.best_checkpoint") return best_checkpoint_default();
+    // Defaults that depend on the data and on train.epochs: as the trainer's settings have them.
+    if (const Result<TrainConfig> resolved = TrainConfig::from_config(config_); resolved.ok()) {
+      if (key_path == "data.scale") return scale_mode_name(resolved->data.scale);
+      if (key_path == "data.validation_fraction") {
+        return resolved->data.validation_is_default ? "0.1" : "none";
+      }
+      if (key_path == "train.early_stopping") {
+        return resolved->train.early_stopping.enabled
+                   ? "{patience: " + std::to_string(resolved->train.early_stopping.patience) + "}"
+                   : "none";
+      }
+    }
     return text;
   }
 

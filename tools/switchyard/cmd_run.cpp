@@ -224,11 +224,19 @@ void run_training(RunContext& c, TrainConfig train_config) {
   }
   if (!summary.last_checkpoint.empty())
     std::cout << "checkpoint: " << summary.last_checkpoint << "\n";
+  for (const std::string& warning : summary.warnings) std::cout << "warning: " << warning << "\n";
   if (!summary.exported_weights.empty()) {
     // train.export: a path ending in .onnx holds the whole model, any other the weights.
     const bool onnx = std::filesystem::path(summary.exported_weights).extension() == ".onnx";
     std::cout << (onnx ? "model: " : "weights: ") << summary.exported_weights
               << (onnx ? " (ONNX)\n" : " (safetensors)\n");
+  }
+  if (!summary.curves_svg.empty()) {
+    std::cout << "curves: " << summary.curves_svg << " (loss and "
+              << (last.regression ? "rmse" : "accuracy") << " per epoch)\n"
+              << "history: " << summary.history_csv << " (one row per epoch)\n"
+              << "report: switchyard report "
+              << std::filesystem::path(summary.run_record).parent_path().string() << "\n";
   }
 }
 
@@ -363,7 +371,10 @@ void print_device(const RunDevice& run, std::ostream& log) {
   if (!settings.empty()) log << "settings: " << settings << "\n";
   if (!run.note.empty()) log << run.note << "\n";
   log.flush();
-  print_selection_messages(run.fallback_note, run.warnings);
+  // Under mpirun every rank selects alike: the fallback line comes once, from rank 0; a warning
+  // (a named device that is not usable) may be one rank's own, so each rank gives its own.
+  const bool first_rank = current_communicator()->rank() == 0;
+  print_selection_messages(first_rank ? run.fallback_note : std::string(), run.warnings);
 }
 
 // Rank 0 writes FILE; rank r > 0 writes FILE.rank<r> (each rank's own profile).
@@ -408,8 +419,10 @@ class TaskProfile {
   ProfileSpan span_;
 };
 
-// The keys a run used without the file giving them: one line, so that no default is silent.
-void print_defaults(const Config& config, const std::string& task, std::ostream& log) {
+// The keys a run used without the file giving them: one line, so that no default is silent. The
+// values are the settings the run resolved (TrainConfig), not a second copy of the defaults.
+void print_defaults(const Config& config, const std::string& task, const TrainConfig& settings,
+                    std::ostream& log) {
   const ConfigNode root = config.root();
   std::vector<std::pair<std::string, std::string>> keys;
   if (!root["task"].valid()) {
@@ -417,18 +430,32 @@ void print_defaults(const Config& config, const std::string& task, std::ostream&
         "task", task == "predict" ? "predict (the file has only a predict section)" : "train");
   }
   if (task == "train") {
-    const auto type = root["optimizer"].string_or("type", "sgd");
-    const bool sgd = !type.ok() || *type == "sgd";
+    const DataSettings& data = settings.data;
+    const TrainSettings& train = settings.train;
+    std::ostringstream lr;
+    lr << settings.optimizer.lr;
+    std::string epochs = std::to_string(train.epochs);
+    if (train.epochs_auto) {
+      epochs = "auto (up to " + std::to_string(train.epochs) + ", early stopping on " +
+               train.monitor.metric + " with patience " +
+               std::to_string(train.early_stopping.patience) + ")";
+    }
     keys.insert(keys.end(), {{"seed", "0"},
                              {"data.test_fraction", "0.2"},
                              {"data.split_seed", "0"},
-                             {"data.scale", "none"},
-                             {"loss", "cross_entropy"},
+                             {"data.scale", std::string(scale_mode_name(data.scale)) +
+                                                (data.is_table() ? " (a table)" : "")},
+                             {"loss", loss_kind_name(settings.loss.kind)},
                              {"model.init", "kaiming"},
-                             {"optimizer.type", "sgd"},
-                             {"optimizer.lr", sgd ? "0.01" : "0.001"},
-                             {"train.epochs", "10"},
-                             {"train.batch_size", "64"}});
+                             {"optimizer.type", optimizer_kind_name(settings.optimizer.kind)},
+                             {"optimizer.lr", lr.str()},
+                             {"train.epochs", epochs},
+                             {"train.batch_size", std::to_string(train.batch_size)}});
+    if (data.validation_is_default) {
+      std::ostringstream fraction;
+      fraction << data.validation_fraction << " (held out for train.epochs: auto)";
+      keys.emplace_back("data.validation_fraction", fraction.str());
+    }
   } else {
     keys.emplace_back("predict.batch_size", "256");
   }
@@ -467,7 +494,7 @@ int run_task(const Config& config, const std::string& task, TrainConfig train_co
     RunContext context{config, value_or_throw(open_run_device(config.runtime())), task, log, {},
                        &set_up};
     print_device(context.run, log);
-    print_defaults(config, task, log);
+    print_defaults(config, task, train_config, log);
     TaskProfile profile(rank_file(profile_path, communicator->rank()), task, log);
     if (task == "train") {
       run_training(context, std::move(train_config));

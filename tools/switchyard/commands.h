@@ -17,5 +17,6 @@ int run_command(const Args& args);      // cmd_run.cpp (training and inference)
 int predict_command(const Args& args);  // cmd_predict.cpp (from a checkpoint alone)
 int bench_command(const Args& args);    // cmd_bench.cpp
 int config_command(const Args& args);   // cmd_config.cpp (effective values, --reference)
+int report_command(const Args& args);   // cmd_report.cpp (a training run's summary)
 
 }  // namespace switchyard::cli

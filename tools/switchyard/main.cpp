@@ -17,6 +17,8 @@ const Command kCommands[] = {
     {"run", switchyard::cli::run_command, "train, evaluate or predict as a YAML file says"},
     {"predict", switchyard::cli::predict_command,
      "predict the rows of a CSV file with a checkpoint alone"},
+    {"report", switchyard::cli::report_command,
+     "summarise a training run from the files beside its checkpoint"},
     {"config", switchyard::cli::config_command,
      "show every config key's value and where it came from"},
     {"devices", switchyard::cli::devices_command, "list every device of every plugin"},

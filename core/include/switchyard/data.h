@@ -267,7 +267,13 @@ struct DataSettings {
   std::string format = "labeled";
   double test_fraction = 0.2;
   double validation_fraction = 0;  // of what test_fraction leaves; 0: no validation split
+  // Set by the trainer's train.epochs: auto, not by the file: a training split too small to hold
+  // out validation rows then trains without one (and early stopping watches the training loss).
+  bool validation_is_default = false;
+  // Without data.scale: standard for a table, none for images (data.image_shape, the built-in
+  // digits) and series, whose own rules apply. scale_given says whether the file chose.
   ScaleMode scale = ScaleMode::kNone;
+  bool scale_given = false;
   double divisor = 1.0;
   uint64_t split_seed = 0;
   std::vector<int64_t> image_shape;  // empty: flat features
@@ -291,6 +297,8 @@ struct DataSettings {
   ScaleMode target_scale = ScaleMode::kStandard;
 
   bool is_regression() const { return !targets.empty() || series.enabled; }
+  // Rows of separate features (not images, not a series): what data.scale's default is for.
+  bool is_table() const;
 
   // Reads the section (an absent node gives the defaults); errors carry the YAML location.
   static Result<DataSettings> from_config(const ConfigNode& data_section);
@@ -317,7 +325,10 @@ struct PreparedData {
   int64_t imputed_cells = 0;    // missing features filled, over every part of the split
   std::vector<BaselineScore> baselines;  // regression: computed before any scaling
   int64_t dropped_rows = 0;              // left out by data.non_finite or data.missing: drop_rows
-  std::vector<std::string> notes;        // Dataset::notes of the loaded file
+  std::vector<std::string> notes;        // Dataset::notes of the loaded file, and the split's
+  // Signs of a run not worth having (features 100x apart in scale with data.scale: none), one
+  // sentence each; the trainer passes them on as TrainSummary::warnings.
+  std::vector<std::string> warnings;
 };
 Result<PreparedData> prepare_data(const DataSettings& settings,
                                   const std::filesystem::path& base_dir);

@@ -98,6 +98,10 @@ class OnnxModel {
   const std::shared_ptr<Device>& device() const;
   // What the file says it is: producer name and version, graph name, node count.
   std::string describe() const;
+  // The file's metadata_props by key (a key given twice keeps its last value). Our exports keep
+  // switchyard.architecture, switchyard.data, switchyard.class_names or switchyard.target_names
+  // and, for a model trained on a table, switchyard.table (how its columns were read).
+  std::map<std::string, std::string> metadata() const;
   // Node counts by how they ran in the last run: "MatMul 12 device, Shape 4 host, ...", and which
   // patterns were fused (Erf-based GELU into one gelu op, MatMul + Add into linear).
   std::string execution_summary() const;

@@ -132,16 +132,21 @@ Result<Dataset> load_prediction_input(const PredictSettings& predict, const Data
                                       const std::filesystem::path& base_dir,
                                       const Predictor& predictor);
 
-// ONNX models (switchyard/onnx.h). The rows of predict.input as an ONNX model takes them: the
-// first F columns are the features (data.id and data.drop are refused: rows are read by position),
-// F the product of the model's input extents besides its batch axis; one more column is the label,
-// a class index when `classes` > 0 (the model's output [batch, classes]), else a value.
+// ONNX models (switchyard/onnx.h). The rows of predict.input as an ONNX model takes them. An export
+// of ours from a table (metadata switchyard.table) reads them as its checkpoint would: columns by
+// name, the id kept, labels by class name (a YAML data.target, data.id or data.drop must agree with
+// the metadata). Any other model: the first F columns are the features (data.id and data.drop are
+// refused: rows are read by position), F the product of the model's input extents besides its
+// batch axis; one more column is the label, a class index when `classes` > 0 (the model's output
+// [batch, classes]), else a value.
 Result<Dataset> load_onnx_prediction_input(const PredictSettings& predict, const DataSettings& data,
                                            const std::filesystem::path& base_dir,
                                            const OnnxModel& model, int64_t classes);
 // Runs `model` on the samples in batches. An output [batch, C >= 2] gives classes (its rows as
-// probabilities when they already sum to 1, else their softmax: `notes` says which); any other
-// output gives values (regression), one per output element. INVALID_ARGUMENT naming the file for
+// probabilities when they already sum to 1, else their softmax: `notes` says which), named by the
+// metadata switchyard.class_names when it has C names; any other output gives values
+// (regression), one per output element, named by switchyard.target_names. Rows are named by the
+// data's id column when it has one, else by line. INVALID_ARGUMENT naming the file for
 // an output with no elements per sample, and for an integer input given a value that is not a
 // whole number below 2^24 in magnitude (naming the data's file, line and column).
 Predictions predict_onnx(OnnxModel& model, const Dataset& data, int64_t batch_size);

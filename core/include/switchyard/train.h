@@ -138,12 +138,15 @@ struct LossSettings {
   double delta = 1.0;  // huber: where the quadratic part ends, and the linear part's slope
 };
 enum class OptimizerKind { kSgd, kAdam, kAdamW };
+const char* optimizer_kind_name(OptimizerKind kind);  // "sgd", "adam", "adamw"
 enum class ScheduleKind { kNone, kStep, kCosine };
 enum class ProgressMode { kAuto, kBar, kLog, kNone };
 
+// Without an optimizer section: adam at 0.001, which trains tables, images and sequences alike
+// (docs/config.md, "Defaults"); sgd's own default rate is 0.01.
 struct OptimizerSettings {
-  OptimizerKind kind = OptimizerKind::kSgd;
-  double lr = 0.01;
+  OptimizerKind kind = OptimizerKind::kAdam;
+  double lr = 1e-3;
   double momentum = 0.0;
   bool nesterov = false;
   double weight_decay = 0.0;
@@ -182,7 +185,14 @@ struct EarlyStoppingSettings {
 };
 
 struct TrainSettings {
-  int64_t epochs = 10;
+  // train.epochs: auto (the default): up to kAutoEpochs, with early stopping on the validation
+  // loss (patience kAutoPatience) unless train.early_stopping says otherwise, and a validation
+  // split of kAutoValidationFraction when data.validation_fraction is not given.
+  static constexpr int64_t kAutoEpochs = 200;
+  static constexpr int64_t kAutoPatience = 10;
+  static constexpr double kAutoValidationFraction = 0.1;
+  int64_t epochs = kAutoEpochs;
+  bool epochs_auto = true;
   int64_t batch_size = 64;  // 0 = auto: the largest power of two up to 256 that fits in memory
   int64_t gradient_accumulation_steps = 1;
   std::filesystem::path checkpoint;  // empty (the file says "none" or nothing): no checkpoints
@@ -226,6 +236,7 @@ struct TrainConfig {
   uint64_t seed = 0;
   bool deterministic = false;
   std::filesystem::path base_dir;  // the YAML file's folder
+  std::string config_file;         // the YAML file as given, or "<yaml text>" (for run.json)
 
   // With task: train (the default), data.dataset and model.layers are required (INVALID_ARGUMENT
   // naming the file and, where the section exists, its line); predict and evaluate take what is
@@ -337,11 +348,23 @@ struct TrainSummary {
   MonitorOutcome monitor;
   std::vector<EpochMetrics> history;  // every epoch, including those before a resume
   uint64_t peak_device_memory_bytes = 0;
-  uint64_t fallback_ops = 0;         // op calls that ran on the fallback device
-  int64_t skipped_steps = 0;         // f16 loss scaling: steps skipped for overflow, whole run
-  std::string last_checkpoint;       // "" when none was written
-  std::string exported_weights;      // train.export, once written; "" otherwise
+  uint64_t fallback_ops = 0;     // op calls that ran on the fallback device
+  int64_t skipped_steps = 0;     // f16 loss scaling: steps skipped for overflow, whole run
+  std::string last_checkpoint;   // "" when none was written
+  std::string exported_weights;  // train.export, once written; "" otherwise
+  // Beside the last checkpoint (rank 0 only; "" without train.checkpoint): history.csv (one row
+  // per epoch), curves.svg (loss and metric per epoch) and run.json (what `switchyard report`
+  // prints), rewritten after every epoch (run.json at the end of the run).
+  std::string history_csv;
+  std::string curves_svg;
+  std::string run_record;
   bool stopped_by_callback = false;  // TrainCallbacks::should_stop ended the run
+  // Signs that the model is not worth keeping, one sentence each with what to change: the loss
+  // grew by orders of magnitude in the first epochs, every test prediction is the same class,
+  // features differ in scale by more than 100x with data.scale: none. The CLI prints them as
+  // "warning: ..." lines, the metrics JSON lists them, Python's run() raises them as
+  // switchyard.TrainingWarning.
+  std::vector<std::string> warnings;
 };
 
 // Hooks for an embedding application. Each may be empty. They run on the training thread; an

@@ -1,3 +1,9 @@
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <optional>
+#include <sstream>
+
 #include "switchyard/config.h"
 #include "switchyard/data.h"
 
@@ -65,6 +71,7 @@ Result<DataSettings> DataSettings::from_config(const ConfigNode& data_section) {
       return data_section["validation_fraction"].error("must be between 0 and 1 (exclusive)");
     }
   }
+  settings.scale_given = data_section["scale"].valid();
   SY_ASSIGN_OR_RETURN(const std::string scale, data_section.string_or("scale", "none"));
   auto mode = parse_scale_mode(scale);
   if (!mode.ok()) return data_section["scale"].error(mode.status().message());
@@ -112,7 +119,14 @@ Result<DataSettings> DataSettings::from_config(const ConfigNode& data_section) {
       settings.image_shape.push_back(extent);
     }
   }
+  // Tables are standardised unless the file says otherwise: unscaled columns (a proline of 1000
+  // beside a hue of 1) leave a network at its defaults with a useless model.
+  if (!settings.scale_given && settings.is_table()) settings.scale = ScaleMode::kStandard;
   return settings;
+}
+
+bool DataSettings::is_table() const {
+  return image_shape.empty() && !series.enabled && dataset != "digits";
 }
 
 // "," or "comma", a tab or "tab", ";" or "semicolon", or any other single character but a quote.
@@ -229,6 +243,13 @@ Status apply_sample_shape(const DataSettings& settings, Dataset& data) {
   return reshaped;
 }
 
+std::string too_few_for_validation(const DataSettings& settings, const Status& why) {
+  return "no validation split (train.epochs: auto holds out " +
+         std::to_string(static_cast<int>(settings.validation_fraction * 100 + 0.5)) +
+         "% of the training rows when data.validation_fraction is not given, but " + why.message() +
+         "); early stopping watches the training loss";
+}
+
 // The table of data.dataset, split at random (stratified by class for classification).
 Result<DataSplit> load_table_split(const DataSettings& settings,
                                    const std::filesystem::path& base_dir, PreparedData& prepared) {
@@ -239,12 +260,71 @@ Result<DataSplit> load_table_split(const DataSettings& settings,
   prepared.notes = all.notes;
   SY_ASSIGN_OR_RETURN(DataSplit split,
                       stratified_split(all, settings.test_fraction, settings.split_seed));
+  // train.epochs: auto's own validation split needs rows enough to judge an epoch by.
+  constexpr double kFewestDefaultValidationRows = 5;
+  const double held_out =
+      settings.validation_fraction * static_cast<double>(split.train.sample_count);
+  if (settings.validation_is_default && held_out < kFewestDefaultValidationRows) {
+    prepared.notes.push_back(too_few_for_validation(
+        settings, invalid_argument(std::to_string(split.train.sample_count) +
+                                   " training rows would give fewer than 5")));
+    return split;
+  }
   if (settings.validation_fraction > 0) {
+    DataSplit whole = split;
     const Status carved =
         carve_validation(split, settings.validation_fraction, settings.split_seed);
+    if (!carved.ok() && settings.validation_is_default) {
+      prepared.notes.push_back(too_few_for_validation(settings, carved));
+      return whole;
+    }
     if (!carved.ok()) return carved.with_context("data.validation_fraction");
   }
   return split;
+}
+
+// With data.scale: none on a table, features whose spreads differ by more than 100x: a network at
+// the default learning rate then learns from the widest column alone.
+std::optional<std::string> unscaled_warning(const DataSettings& settings, const Dataset& train) {
+  const int64_t width = train.feature_count();
+  if (settings.scale != ScaleMode::kNone || !settings.is_table() || train.sample_count < 2 ||
+      width < 2) {
+    return std::nullopt;
+  }
+  std::vector<double> spread(static_cast<size_t>(width), 0.0);
+  for (int64_t j = 0; j < width; ++j) {
+    double mean = 0, square = 0;
+    for (int64_t i = 0; i < train.sample_count; ++i) {
+      const double v = train.features[static_cast<size_t>(i * width + j)];
+      mean += v;
+      square += v * v;
+    }
+    mean /= static_cast<double>(train.sample_count);
+    spread[static_cast<size_t>(j)] =
+        std::sqrt(std::max(0.0, square / static_cast<double>(train.sample_count) - mean * mean));
+  }
+  int64_t widest = -1, narrowest = -1;
+  for (int64_t j = 0; j < width; ++j) {
+    const double s = spread[static_cast<size_t>(j)];
+    if (!(s > 0) || !std::isfinite(s)) continue;
+    if (widest < 0 || s > spread[static_cast<size_t>(widest)]) widest = j;
+    if (narrowest < 0 || s < spread[static_cast<size_t>(narrowest)]) narrowest = j;
+  }
+  if (widest < 0) return std::nullopt;
+  const double ratio = spread[static_cast<size_t>(widest)] / spread[static_cast<size_t>(narrowest)];
+  if (ratio <= 100) return std::nullopt;
+  const std::vector<std::string> names = train.table.feature_names();
+  const auto name = [&](int64_t j) {
+    const size_t at = static_cast<size_t>(j);
+    return at < names.size() && !names[at].empty() ? "'" + names[at] + "'"
+                                                   : "feature " + std::to_string(j + 1);
+  };
+  std::ostringstream text;
+  text << std::setprecision(3) << "features differ in scale by " << ratio
+       << "x (standard deviation " << spread[static_cast<size_t>(widest)] << " for " << name(widest)
+       << ", " << spread[static_cast<size_t>(narrowest)] << " for " << name(narrowest)
+       << ") and data.scale is none: set data.scale: standard (or leave data.scale out)";
+  return text.str();
 }
 
 Status scale_split(const FeatureScaler& scaler, bool targets, DataSplit& split) {
@@ -261,7 +341,19 @@ Result<PreparedData> prepare_data(const DataSettings& settings,
                                   const std::filesystem::path& base_dir) {
   PreparedData prepared;
   if (settings.series.enabled) {
-    SY_ASSIGN_OR_RETURN(prepared.split, load_series_split(settings, base_dir));
+    Result<DataSplit> split = load_series_split(settings, base_dir);
+    if (!split.ok() && settings.validation_is_default) {
+      DataSettings without = settings;
+      without.validation_fraction = 0;
+      without.validation_is_default = false;
+      Result<DataSplit> whole = load_series_split(without, base_dir);
+      if (whole.ok()) {
+        prepared.notes.push_back(too_few_for_validation(settings, split.status()));
+        split = std::move(whole);
+      }
+    }
+    if (!split.ok()) return split.status();
+    prepared.split = std::move(*split);
     for (Dataset* part :
          {&prepared.split.train, &prepared.split.validation, &prepared.split.test}) {
       SY_RETURN_IF_ERROR(apply_sample_shape(settings, *part));
@@ -285,6 +377,7 @@ Result<PreparedData> prepare_data(const DataSettings& settings,
         " on the training split (data.missing: " + missing_policy_name(settings.missing) + ")");
   }
   if (split.train.is_regression()) prepared.baselines = regression_baselines(settings, split);
+  if (auto warning = unscaled_warning(settings, split.train)) prepared.warnings.push_back(*warning);
   // Fitted after the validation split is carved out, so that no statistic of a held-out sample
   // shapes the training inputs.
   SY_ASSIGN_OR_RETURN(prepared.scaler,

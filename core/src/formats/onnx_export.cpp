@@ -509,6 +509,7 @@ Result<std::vector<uint8_t>> onnx_model_bytes(const OnnxExportSource& source) {
   }
   add_metadata(model, "switchyard.architecture", source.model->architecture);
   add_metadata(model, "switchyard.data", source.data_description);
+  if (!source.table_record.empty()) add_metadata(model, "switchyard.table", source.table_record);
   add_metadata(model, regression ? "switchyard.target_names" : "switchyard.class_names",
                json_text(Json(regression ? source.target_names : source.class_names)));
   std::string bytes;

@@ -38,6 +38,10 @@ struct OnnxExportSource {
   FeatureScaler target_scaler;            // regression: undone on the outputs
   bool relative_to_last = false;          // data.series offset: last (Predictor's `relative`)
   std::string data_description;           // describe_data(), kept in the metadata
+  // How the training table was read (table_record_text, the checkpoint's "data/table"), kept as
+  // the metadata switchyard.table so that `switchyard predict model.onnx rows.csv` reads new rows
+  // as a checkpoint does. Empty for a model without one (a series, an old checkpoint).
+  std::string table_record;
 };
 
 // The model as the bytes of an ONNX ModelProto; INVALID_ARGUMENT naming a layer the exporter cannot

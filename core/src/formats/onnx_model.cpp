@@ -850,6 +850,12 @@ std::string OnnxModel::describe() const {
   return out.str();
 }
 
+std::map<std::string, std::string> OnnxModel::metadata() const {
+  std::map<std::string, std::string> entries;
+  for (const auto& entry : impl_->model.metadata_props()) entries[entry.key()] = entry.value();
+  return entries;
+}
+
 bool is_onnx_path(const std::filesystem::path& path) {
   return path.extension() == ".onnx";
 }

@@ -1,8 +1,11 @@
 // Predictions from an ONNX model (predict.model: x.onnx, `switchyard predict x.onnx rows.csv`).
 //
-// The file says nothing of how its inputs were read or scaled, so the rows are taken as they come:
-// by position, the first F columns are the features, F being the product of the model's input
-// extents besides the batch axis, reshaped to the input's shape; one more column is the label
+// A model switchyard exported from a table keeps how the table was read (metadata
+// switchyard.table) and its class or target names: its rows are then read as a checkpoint reads
+// them (features by column name, the id kept, the target optional) and its classes named. Any
+// other file says nothing of how its inputs were read or scaled, so the rows are taken as they
+// come: by position, the first F columns are the features, F being the product of the model's
+// input extents besides the batch axis, reshaped to the input's shape; one more column is the label
 // (data.id and data.drop are refused rather than ignored). An output [batch, C] with C >= 2 is read
 // as class scores (probabilities when every row already sums to 1, otherwise their softmax, and the
 // run says which); any other output gives one value per element, as a regression model's
@@ -12,12 +15,14 @@
 #include <sstream>
 
 #include "data/csv_text.h"
+#include "json/json_io.h"
 #include "runtime/memory_budget.h"
 #include "switchyard/data.h"
 #include "switchyard/metrics.h"
 #include "switchyard/onnx.h"
 #include "switchyard/ops.h"
 #include "switchyard/predict.h"
+#include "train/train_state.h"
 
 namespace switchyard {
 namespace {
@@ -96,6 +101,82 @@ void check_integer_rows(const OnnxModel& model, const Dataset& data, int64_t fea
   }
 }
 
+// What an export of ours says of its table and outputs (metadata switchyard.*); empty members for
+// another producer's file.
+struct ExportedLayout {
+  bool has_table = false;
+  TableLayout table;
+  DataSettings settings;
+  std::vector<std::string> class_names;
+  std::vector<std::string> target_names;
+};
+
+Result<ExportedLayout> exported_layout(const OnnxModel& model) {
+  const std::map<std::string, std::string> metadata = model.metadata();
+  const std::string source = model.path().string();
+  ExportedLayout layout;
+  for (const auto& [key, names] : {std::pair<std::string, std::vector<std::string>*>{
+                                       "switchyard.class_names", &layout.class_names},
+                                   {"switchyard.target_names", &layout.target_names}}) {
+    const auto found = metadata.find(key);
+    if (found == metadata.end()) continue;
+    try {
+      *names = detail::parse_strict_json(found->second).get<std::vector<std::string>>();
+    } catch (const std::exception& error) {
+      return data_loss(source + ": metadata " + key +
+                       " is not a JSON list of names: " + error.what());
+    }
+  }
+  const auto table = metadata.find("switchyard.table");
+  if (table == metadata.end()) return layout;
+  Status parsed = detail::parse_table_record(table->second, layout.table, layout.settings);
+  if (!parsed.ok()) {
+    return data_loss(source + ": metadata switchyard.table is malformed: " + parsed.message());
+  }
+  layout.has_table = true;
+  return layout;
+}
+
+// A YAML data key that repeats what the model's metadata says must agree with it.
+Status check_agrees(const std::string& key, const std::string& yaml, const std::string& trained,
+                    const OnnxModel& model) {
+  if (yaml.empty() || yaml == trained) return ok_status();
+  return invalid_argument("data." + key + " '" + yaml + "' contradicts " + model.path().string() +
+                          ", which was trained with " +
+                          (trained.empty() ? "none" : "'" + trained + "'") +
+                          " (metadata switchyard.table)");
+}
+
+// The rows of a table-trained export, read as its checkpoint would read them (predict_io.cpp's
+// prediction_options): the trained columns by name, the YAML's delimiter and header for the new
+// file, labels by class name.
+Result<Dataset> load_exported_table(const PredictSettings& predict, const DataSettings& data,
+                                    const std::filesystem::path& base_dir, const OnnxModel& model,
+                                    const ExportedLayout& exported, int64_t features) {
+  if (static_cast<int64_t>(exported.table.feature_columns.size()) != features) {
+    return data_loss(model.path().string() + ": metadata switchyard.table lists " +
+                     std::to_string(exported.table.feature_columns.size()) +
+                     " feature columns, and input '" + model.inputs()[0].name + "' takes " +
+                     std::to_string(features));
+  }
+  SY_RETURN_IF_ERROR(check_agrees("target", data.target, exported.settings.target, model));
+  SY_RETURN_IF_ERROR(check_agrees("id", data.id, exported.settings.id, model));
+  std::string yaml_drop;
+  std::string trained_drop;
+  for (const std::string& column : data.drop) yaml_drop += (yaml_drop.empty() ? "" : ",") + column;
+  for (const std::string& column : exported.settings.drop) {
+    trained_drop += (trained_drop.empty() ? "" : ",") + column;
+  }
+  SY_RETURN_IF_ERROR(check_agrees("drop", yaml_drop, trained_drop, model));
+  TableOptions options = data.table_options();
+  if (options.header == HeaderMode::kDetect) options.header = exported.settings.header;
+  options.target = options.id = "";
+  options.drop.clear();
+  options.trained = &exported.table;
+  options.model_classes = exported.class_names;
+  return load_dataset(predict.input, base_dir, options);
+}
+
 }  // namespace
 
 Result<Dataset> load_onnx_prediction_input(const PredictSettings& predict, const DataSettings& data,
@@ -106,6 +187,10 @@ Result<Dataset> load_onnx_prediction_input(const PredictSettings& predict, const
     return invalid_argument(
         "predict.input is missing: an ONNX model needs the rows to predict "
         "(predict.input: rows.csv)");
+  }
+  SY_ASSIGN_OR_RETURN(const ExportedLayout exported, exported_layout(model));
+  if (exported.has_table) {
+    return load_exported_table(predict, data, base_dir, model, exported, layout.features);
   }
   if (!data.id.empty() || !data.drop.empty()) {
     return invalid_argument(
@@ -144,9 +229,19 @@ Predictions predict_onnx(OnnxModel& model, const Dataset& data, int64_t batch_si
                                  std::to_string(layout.features)));
   }
   if (layout.integer) check_integer_rows(model, data, layout.features);
+  const ExportedLayout exported = value_or_throw(exported_layout(model));
   Predictions out;
   out.samples = data.sample_count;
-  out.source_lines = data.source_lines;  // rows are named by line: there is no id column
+  out.source_lines = data.source_lines;
+  // Rows are named by the id column when the table has one (as Predictor::predict names them),
+  // else by line.
+  out.ids = data.ids;
+  if (data.table.id_column >= 0 && !data.ids.empty()) {
+    out.id_name = data.table.column_label(data.table.id_column);
+    if (data.table.id_column < static_cast<int64_t>(data.table.column_names.size())) {
+      out.id_name = data.table.column_names[static_cast<size_t>(data.table.id_column)];
+    }
+  }
   const auto start = std::chrono::steady_clock::now();
   const auto& device = model.device();
   std::vector<float> scores;
@@ -200,7 +295,11 @@ Predictions predict_onnx(OnnxModel& model, const Dataset& data, int64_t batch_si
     }
     out.notes.push_back(probabilities ? "probabilities: the model's output (its rows sum to 1)"
                                       : "probabilities: the softmax of the model's output");
-    for (int64_t c = 0; c < width; ++c) out.class_names.push_back(std::to_string(c));
+    if (static_cast<int64_t>(exported.class_names.size()) == width) {
+      out.class_names = exported.class_names;
+    } else {
+      for (int64_t c = 0; c < width; ++c) out.class_names.push_back(std::to_string(c));
+    }
     out.probabilities = scores;
     for (int64_t i = 0; i < data.sample_count; ++i) {
       float* row = out.probabilities.data() + i * width;
@@ -231,14 +330,18 @@ Predictions predict_onnx(OnnxModel& model, const Dataset& data, int64_t batch_si
   } else {
     out.regression = true;
     const std::string name = model.outputs()[0].name;
-    for (int64_t o = 0; o < width; ++o)
-      out.target_names.push_back(width == 1 ? name : name + "_" + std::to_string(o));
+    if (static_cast<int64_t>(exported.target_names.size()) == width) {
+      out.target_names = exported.target_names;
+    } else {
+      for (int64_t o = 0; o < width; ++o)
+        out.target_names.push_back(width == 1 ? name : name + "_" + std::to_string(o));
+    }
     out.values = scores;
-    out.labeled =
-        data.labeled && width == 1 && data.targets.size() == static_cast<size_t>(data.sample_count);
+    out.labeled = data.labeled && data.targets.size() == static_cast<size_t>(data.sample_count) *
+                                                             static_cast<size_t>(width);
     if (out.labeled) {
       out.true_values = data.targets;
-      out.metrics = regression_metrics(out.true_values, out.values, 1);
+      out.metrics = regression_metrics(out.true_values, out.values, width);
       out.loss = out.metrics.rmse * out.metrics.rmse;  // the mean squared error
     }
   }

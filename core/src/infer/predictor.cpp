@@ -303,6 +303,9 @@ Status export_onnx(const std::filesystem::path& path, const Predictor& predictor
   // As predict_into decides it.
   source.relative_to_last = s.relative_to_last;
   source.data_description = s.layout.description;
+  if (s.layout.has_table) {
+    source.table_record = detail::table_record_text(s.layout.table, s.layout.settings);
+  }
   return detail::write_onnx_model(path, source);
 }
 
@@ -328,6 +331,11 @@ Predictions Predictor::predict(Dataset data, int64_t batch_size) {
         data.name + (regression ? " has classes, but the model predicts numbers (regression)"
                                 : " has numbers to predict, but the model predicts classes")));
   }
+  // The true values as the file holds them: scaled and unscaled again they would come back rounded
+  // (68 as 67.99999). A series' targets are relative to each window's level, which predict_values
+  // adds back.
+  std::vector<float> file_truth;
+  if (regression && data.labeled && !s.relative_to_last) file_truth = data.targets;
   if (regression && data.labeled) throw_if_error(s.layout.target_scaler.apply_to_targets(data));
   if (!regression && data.labeled) {
     throw_if_error(check_class_range(data, static_cast<int64_t>(s.layout.class_names.size())));
@@ -356,6 +364,11 @@ Predictions Predictor::predict(Dataset data, int64_t batch_size) {
   const auto start = std::chrono::steady_clock::now();
   if (regression) {
     predict_values(s, data, batch_size, out);
+    if (!file_truth.empty() && file_truth.size() == out.true_values.size()) {
+      out.true_values = std::move(file_truth);
+      out.metrics = regression_metrics(out.true_values, out.values,
+                                       static_cast<int64_t>(out.target_names.size()));
+    }
   } else {
     predict_classes(s, data, batch_size, out);
   }

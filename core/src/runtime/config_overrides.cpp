@@ -106,9 +106,17 @@ Status wrong_kind_error(const OverrideWalk& walk, const YAML::Node& parent, cons
   }
   const std::string parent_name = parent_path.empty() ? "the top level" : "'" + parent_path + "'";
   const std::string purpose = step.index ? "to index" : "to set '" + step.key + "' in";
-  return override_error(
-      walk.source, step.path,
-      parent_name + " is " + describe_found(parent) + ", expected " + expected + " " + purpose);
+  // An index into a list the file does not have (model.layers of a file that uses the default
+  // model): only the whole list can be given.
+  const std::string hint = step.index && (!parent.IsDefined() || parent.IsNull())
+                               ? " (the file has no " + parent_name +
+                                     " to change one item of; give the whole list, "
+                                     "e.g. --set '" +
+                                     parent_path + "=[...]')"
+                               : "";
+  return override_error(walk.source, step.path,
+                        parent_name + " is " + describe_found(parent) + ", expected " + expected +
+                            " " + purpose + hint);
 }
 
 // The node one step below `parent`, created as an empty map when absent (or null) and

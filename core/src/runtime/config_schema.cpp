@@ -414,11 +414,12 @@ std::vector<SchemaField> data_split_fields() {
        kOptional,
        {"The share of the remaining rows held out for validation (early stopping, best "
         "checkpoint).",
-        "none", "0.1"}},
+        "0.1 with train.epochs: auto, else none", "0.2"}},
       {"scale",
        one_of({"none", "standard", "minmax", "divide"}),
        kOptional,
-       {"How features are scaled, fitted on the training split.", "none", "standard"}},
+       {"How features are scaled, fitted on the training split.",
+        "standard for a table; none for images (data.image_shape, digits) and series", "none"}},
       {"divisor",
        number_above_to(0.0, 1e9),
        kOptional,
@@ -554,7 +555,7 @@ SchemaNode loss_options_schema() {
 
 SchemaNode optimizer_schema() {
   return map_of({
-      {"type", one_of({"sgd", "adam", "adamw"}), kOptional, {"The update rule.", "sgd", "adam"}},
+      {"type", one_of({"sgd", "adam", "adamw"}), kOptional, {"The update rule.", "adam", "sgd"}},
       {"lr",
        number_above_to(0.0, kMaxLearningRate),
        kOptional,
@@ -607,7 +608,13 @@ SchemaNode early_stopping_schema() {
 
 SchemaNode train_schema() {
   return map_of({
-      {"epochs", int_in(1, kMaxEpochs), kOptional, {"Passes over the training split.", "10", "60"}},
+      {"epochs",
+       int_or_auto(1, kMaxEpochs),
+       kOptional,
+       {"Passes over the training split; auto trains up to 200, stopping when val_loss has not "
+        "improved for 10 (or as train.early_stopping says), on 10% of the training rows held out "
+        "unless data.validation_fraction is given.",
+        "auto", "60"}},
       {"batch_size",
        int_or_auto(1, kMaxWidth),
        kOptional,
@@ -620,8 +627,9 @@ SchemaNode train_schema() {
       {"checkpoint",
        path_value(),
        kOptional,
-       {"Where the model is saved (none keeps nothing).", "runs/<config name>/model.ckpt",
-        "runs/iris.ckpt"}},
+       {"Where the model is saved (none keeps nothing); the run's history.csv, curves.svg and "
+        "run.json (switchyard report) are written beside it.",
+        "runs/<config name>/model.ckpt", "runs/iris.ckpt"}},
       {"checkpoint_every",
        int_in(1, kMaxEpochs),
        kOptional,
@@ -633,7 +641,8 @@ SchemaNode train_schema() {
       {"early_stopping",
        early_stopping_schema(),
        kOptional,
-       {"Stops training when a metric stops improving.", "none", "{patience: 5}"}},
+       {"Stops training when a metric stops improving.",
+        "{patience: 10} on val_loss with train.epochs: auto, else none", "{patience: 5}"}},
       {"best_checkpoint",
        path_value(),
        kOptional,
@@ -730,8 +739,9 @@ SchemaNode predict_schema() {
        path_value(),
        kOptional,
        {"The model, instead of predict.checkpoint: a checkpoint, a .safetensors file, or an ONNX "
-        "model (.onnx, docs/onnx.md), whose rows are read as they come: its input's features "
-        "by position, then an optional label.",
+        "model (.onnx, docs/onnx.md). Rows of a table for one of our ONNX exports are read as "
+        "for its checkpoint (columns by name); for any other, as they come: its input's "
+        "features by position, then an optional label.",
         "none", "model.onnx"}},
       {"input",
        string_value("a dataset name or a path to a CSV file"),

@@ -294,25 +294,36 @@ Result<LossSettings> get_loss(const Checkpoint& checkpoint) {
   return loss;
 }
 
-void put_table(Checkpoint& checkpoint, const TableLayout& t, const DataSettings& settings) {
+std::string table_record_text(const TableLayout& t, const DataSettings& settings) {
   Json json{{"delimiter", std::string(1, t.delimiter)}, {"header", t.header},
             {"column_count", t.column_count},           {"column_names", t.column_names},
             {"target_column", t.target_column},         {"id_column", t.id_column},
             {"feature_columns", t.feature_columns},     {"dropped_columns", t.dropped_columns},
             {"settings", settings_json(settings)}};
   if (!t.value_columns.empty()) json["value_columns"] = t.value_columns;
-  checkpoint.put_string("data/table", json_text(json));
+  return json_text(json);
+}
+
+Status parse_table_record(const std::string& text, TableLayout& table, DataSettings& settings) {
+  try {
+    const Json json = parse_strict_json(text);
+    table = table_from_json(json);
+    settings = settings_from_json(json.at("settings"));
+  } catch (const std::exception& error) {
+    return data_loss(error.what());
+  }
+  return ok_status();
+}
+
+void put_table(Checkpoint& checkpoint, const TableLayout& t, const DataSettings& settings) {
+  checkpoint.put_string("data/table", table_record_text(t, settings));
 }
 
 Status get_table(const Checkpoint& checkpoint, DataLayout& layout) {
   if (!checkpoint.contains("data/table")) return ok_status();  // before version 2
   SY_ASSIGN_OR_RETURN(const std::string text, checkpoint.get_string("data/table"));
-  try {
-    const Json json = parse_strict_json(text);
-    layout.table = table_from_json(json);
-    layout.settings = settings_from_json(json.at("settings"));
-  } catch (const std::exception& error) {
-    return checkpoint.corrupt("record 'data/table' is malformed: " + std::string(error.what()));
+  if (Status parsed = parse_table_record(text, layout.table, layout.settings); !parsed.ok()) {
+    return checkpoint.corrupt("record 'data/table' is malformed: " + parsed.message());
   }
   int64_t features = 1;
   for (const int64_t extent : layout.sample_shape) {

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 namespace switchyard::detail {
@@ -12,6 +14,32 @@ constexpr int kBarWidth = 30;
 constexpr auto kRedrawInterval = std::chrono::milliseconds(100);
 
 }  // namespace
+
+double estimate_remaining_seconds(double epoch_elapsed, int64_t step, int64_t steps,
+                                  double mean_epoch_seconds, int64_t epochs_after) {
+  double epoch_seconds = mean_epoch_seconds;
+  if (epoch_seconds <= 0) {
+    if (step <= 0 || steps <= 0) return -1;
+    epoch_seconds = epoch_elapsed * static_cast<double>(steps) / static_cast<double>(step);
+  }
+  const double rest_of_epoch = std::max(0.0, epoch_seconds - epoch_elapsed);
+  return rest_of_epoch + static_cast<double>(std::max<int64_t>(epochs_after, 0)) * epoch_seconds;
+}
+
+std::string duration_text(double seconds) {
+  if (seconds < 0) return "?";
+  const auto total = static_cast<long long>(std::llround(seconds));
+  char text[32];
+  if (total < 60) {
+    std::snprintf(text, sizeof(text), "%llds", total);
+  } else if (total < 3600) {
+    std::snprintf(text, sizeof(text), "%lld:%02lld", total / 60, total % 60);
+  } else {
+    std::snprintf(text, sizeof(text), "%lld:%02lld:%02lld", total / 3600, total / 60 % 60,
+                  total % 60);
+  }
+  return text;
+}
 
 ProgressReporter::ProgressReporter(ProgressMode mode, int64_t total_epochs, std::FILE* out)
     : mode_(mode), total_epochs_(total_epochs), out_(out) {
@@ -36,15 +64,24 @@ void ProgressReporter::step_done(int64_t step) {
   draw_bar(step);
 }
 
+double ProgressReporter::remaining_seconds(int64_t step) const {
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch_start_).count();
+  const double mean = epochs_timed_ > 0 ? timed_seconds_ / static_cast<double>(epochs_timed_) : 0;
+  return estimate_remaining_seconds(elapsed, step, steps_, mean, total_epochs_ - epoch_);
+}
+
 void ProgressReporter::draw_bar(int64_t step) {
   const int filled = steps_ > 0 ? static_cast<int>(kBarWidth * step / steps_) : kBarWidth;
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch_start_).count();
-  std::fprintf(out_, "\repoch %lld/%lld [%s%s] %lld/%lld steps %.1fs",
+  // "\033[K" clears what a longer previous line left after this one.
+  std::fprintf(out_, "\repoch %lld/%lld [%s%s] %lld/%lld steps %.1fs  run ETA %s\033[K",
                static_cast<long long>(epoch_), static_cast<long long>(total_epochs_),
                std::string(static_cast<size_t>(filled), '=').c_str(),
                std::string(static_cast<size_t>(kBarWidth - filled), ' ').c_str(),
-               static_cast<long long>(step), static_cast<long long>(steps_), seconds);
+               static_cast<long long>(step), static_cast<long long>(steps_), seconds,
+               duration_text(remaining_seconds(step)).c_str());
   std::fflush(out_);
 }
 
@@ -61,6 +98,9 @@ std::string value_scores(const RegressionMetrics& values) {
 }  // namespace
 
 void ProgressReporter::end_epoch(const EpochMetrics& m) {
+  ++epochs_timed_;
+  timed_seconds_ +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - epoch_start_).count();
   if (mode_ == ProgressMode::kNone) return;
   // "\r\033[K" clears the bar so that the summary replaces it.
   char validation[128] = "";

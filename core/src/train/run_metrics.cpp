@@ -233,6 +233,11 @@ TrainingFigures add_training_metrics(Json& metrics, const TrainSummary& summary,
   metrics["fallbacks"] = fallbacks_json(device);
   metrics["history"] = history_json(summary.history);
   metrics["stopped_by_callback"] = summary.stopped_by_callback;
+  // Beside the checkpoint: the history as CSV, its curves as SVG, and the run's record.
+  metrics["history_csv"] = summary.history_csv;
+  metrics["curves_svg"] = summary.curves_svg;
+  metrics["run_record"] = summary.run_record;
+  metrics["warnings"] = summary.warnings;
   add_final_metrics(metrics, summary, settings);
   return TrainingFigures{median, checksum};
 }

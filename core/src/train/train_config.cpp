@@ -60,7 +60,7 @@ Result<LayerSpec> read_layer(const ConfigNode& node) {
 Result<OptimizerSettings> read_optimizer(const ConfigNode& node) {
   OptimizerSettings o;
   if (!node.valid()) return o;
-  SY_ASSIGN_OR_RETURN(const std::string type, node.string_or("type", "sgd"));
+  SY_ASSIGN_OR_RETURN(const std::string type, node.string_or("type", "adam"));
   if (type == "sgd")
     o.kind = OptimizerKind::kSgd;
   else if (type == "adam")
@@ -184,10 +184,33 @@ Status read_best_checkpoint(const ConfigNode& node, const std::filesystem::path&
   return ok_status();
 }
 
+// train.epochs: a number, or auto (also without the key): up to TrainSettings::kAutoEpochs.
+Status read_epochs(const ConfigNode& node, TrainSettings& t) {
+  const ConfigNode epochs = node["epochs"];
+  if (!epochs.valid()) return ok_status();
+  SY_ASSIGN_OR_RETURN(const std::string text, epochs.as_string());
+  if (text == "auto") return ok_status();
+  SY_ASSIGN_OR_RETURN(t.epochs, epochs.as_int());
+  t.epochs_auto = false;
+  return ok_status();
+}
+
+// train.epochs: auto without train.early_stopping: stop when the validation loss has not improved
+// for kAutoPatience epochs (TrainConfig::for_task holds out the validation rows).
+void auto_early_stopping(TrainSettings& t) {
+  if (!t.epochs_auto || t.early_stopping.enabled) return;
+  t.early_stopping.enabled = true;
+  t.early_stopping.patience = TrainSettings::kAutoPatience;
+  t.monitor = MonitorSettings{};
+}
+
 Result<TrainSettings> read_train(const ConfigNode& node, const std::filesystem::path& base) {
   TrainSettings t;
-  if (!node.valid()) return t;
-  SY_ASSIGN_OR_RETURN(t.epochs, node.int_or("epochs", t.epochs));
+  if (!node.valid()) {
+    auto_early_stopping(t);
+    return t;
+  }
+  SY_RETURN_IF_ERROR(read_epochs(node, t));
   SY_ASSIGN_OR_RETURN(t.batch_size, read_batch_size(node, t.batch_size));
   SY_ASSIGN_OR_RETURN(t.gradient_accumulation_steps, node.int_or("gradient_accumulation_steps", 1));
   SY_ASSIGN_OR_RETURN(const std::string checkpoint, node.string_or("checkpoint", ""));
@@ -202,6 +225,8 @@ Result<TrainSettings> read_train(const ConfigNode& node, const std::filesystem::
   SY_ASSIGN_OR_RETURN(t.progress, read_progress(node));
   SY_RETURN_IF_ERROR(read_early_stopping(node["early_stopping"], t));
   SY_RETURN_IF_ERROR(read_best_checkpoint(node, base, t));
+  // After the best checkpoint: auto's early stopping writes no model.best.ckpt unless asked.
+  auto_early_stopping(t);
   if (t.epochs < 1) return node["epochs"].error("must be >= 1");
   if (t.gradient_accumulation_steps < 1) {
     return node["gradient_accumulation_steps"].error("must be >= 1");
@@ -214,6 +239,10 @@ Result<TrainSettings> read_train(const ConfigNode& node, const std::filesystem::
 // would have nothing to judge by (and choosing by the test split would leak it into training).
 Status check_monitor_has_data(const ConfigNode& root, const TrainConfig& c) {
   const TrainSettings& t = c.train;
+  // train.epochs: auto's own early stopping brings its validation split when training.
+  if (t.epochs_auto && !root["train"]["early_stopping"].valid() && t.best_checkpoint.empty()) {
+    return ok_status();
+  }
   const bool monitored = t.early_stopping.enabled || !t.best_checkpoint.empty();
   if (!monitored || c.data.validation_fraction > 0 || t.monitor.metric.rfind("val_", 0) != 0) {
     return ok_status();
@@ -325,6 +354,12 @@ Result<TrainConfig> TrainConfig::for_task(const Config& config, const std::strin
   TrainConfig c;
   const ConfigNode root = config.root();
   c.base_dir = config.directory();
+  // As a path that stays valid from another folder (run.json, switchyard report); text given in
+  // memory keeps its display name ("<yaml text>").
+  std::error_code error;
+  c.config_file = std::filesystem::is_regular_file(config.file(), error)
+                      ? std::filesystem::absolute(config.file(), error).lexically_normal().string()
+                      : config.file();
   c.seed = config.runtime().seed;
   c.deterministic = config.runtime().deterministic;
   SY_ASSIGN_OR_RETURN(c.data, DataSettings::from_config(root["data"]));
@@ -356,6 +391,14 @@ Result<TrainConfig> TrainConfig::for_task(const Config& config, const std::strin
   SY_ASSIGN_OR_RETURN(c.optimizer, read_optimizer(root["optimizer"]));
   SY_ASSIGN_OR_RETURN(c.schedule, read_schedule(root["schedule"]));
   SY_ASSIGN_OR_RETURN(c.train, read_train(root["train"], c.base_dir));
+  // train.epochs: auto judges each epoch on held-out rows the file did not ask for: 10% of the
+  // training split, said in the run's defaults line (and dropped, with a note, when the split is
+  // too small to spare them).
+  if (c.train.epochs_auto && task == "train" && c.data.validation_fraction == 0 &&
+      c.train.monitor.metric.rfind("val_", 0) == 0) {
+    c.data.validation_fraction = TrainSettings::kAutoValidationFraction;
+    c.data.validation_is_default = true;
+  }
   const ConfigNode distributed = root["distributed"];
   SY_ASSIGN_OR_RETURN(c.distributed.timeout_s,
                       distributed.double_or("timeout_s", c.distributed.timeout_s));

@@ -49,6 +49,11 @@ std::string describe_data(const DataSettings& settings);
 void put_data_layout(Checkpoint& checkpoint, const DataLayout& layout);
 Result<DataLayout> get_data_layout(const Checkpoint& checkpoint);
 
+// The text of "data/table" (JSON), which ONNX exports keep too (metadata switchyard.table), and
+// its parser: DATA_LOSS with what is wrong (the caller names the file) for malformed text.
+std::string table_record_text(const TableLayout& table, const DataSettings& settings);
+Status parse_table_record(const std::string& text, TableLayout& table, DataSettings& settings);
+
 // "data/table": `table` and the table keys of `settings`.
 void put_table(Checkpoint& checkpoint, const TableLayout& table, const DataSettings& settings);
 // Fills layout.table and layout.settings (and has_table) when the record is there.

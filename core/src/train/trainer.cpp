@@ -17,7 +17,9 @@
 #include "switchyard/ops.h"
 #include "switchyard/profile.h"
 #include "train/batch_search.h"
+#include "train/file_bytes.h"
 #include "train/progress.h"
+#include "train/run_files.h"
 #include "train/train_state.h"
 #include "train/trainer_impl.h"
 
@@ -172,6 +174,11 @@ EpochTotals train_one_epoch(Trainer::State& s, int64_t epoch, detail::ProgressRe
                                s.config.train.precision);
       detail::forward_backward(recipe, batch, running);
     }
+    // The run's very first loss (one wait for the device, once per run): the level that
+    // collect_warnings compares the first epochs' losses with.
+    if (s.micro_steps == 0 && count > 0 && running.loss_sum.defined()) {
+      s.first_step_loss = running.loss_sum.item() / static_cast<double>(count);
+    }
     ++s.micro_steps;
     if (sync) optimizer_step(s);
     progress.step_done(step + 1);
@@ -303,7 +310,26 @@ detail::OnnxExportSource onnx_source(const Trainer::State& s) {
   source.target_scaler = s.data.target_scaler;
   source.relative_to_last = s.config.data.series.enabled && s.config.data.series.relative_to_last;
   source.data_description = detail::describe_data(s.config.data);
+  if (!s.config.data.series.enabled) {
+    source.table_record = detail::table_record_text(s.data.split.train.table, s.config.data);
+  }
   return source;
+}
+
+// The folder that keeps the run's history.csv, curves.svg and run.json: the checkpoint's; empty
+// when this rank writes no files or the run keeps no checkpoint.
+std::filesystem::path run_folder(const Trainer::State& s) {
+  if (!s.writes_files || s.config.train.checkpoint.empty()) return {};
+  const std::filesystem::path folder = s.config.train.checkpoint.parent_path();
+  return folder.empty() ? std::filesystem::path(".") : folder;
+}
+
+// history.csv and curves.svg as of the last epoch, so that a long run can be watched.
+void write_history(const Trainer::State& s) {
+  const std::filesystem::path folder = run_folder(s);
+  if (folder.empty()) return;
+  const std::string title = s.config.config_file + ": " + s.built.architecture;
+  throw_if_error(detail::write_history_files(folder, s.history, title));
 }
 
 }  // namespace
@@ -346,6 +372,7 @@ TrainSummary Trainer::run() {
         epoch % s.config.train.empty_cache_interval == 0) {
       (void)s.device->empty_cache();
     }
+    write_history(s);
     progress.end_epoch(metrics);
     for (const auto& c : s.callbacks) {
       if (c.on_epoch_end) c.on_epoch_end(metrics);
@@ -353,6 +380,7 @@ TrainSummary Trainer::run() {
     if (summary.stopped_by_callback) break;
   }
   finish_monitoring(s, summary);
+  collect_warnings(s, summary);
   summary.history = s.history;
   for (const EpochMetrics& m : s.history) summary.skipped_steps += m.skipped_steps;
   summary.fallback_ops = s.device->fallback_calls() - fallbacks_before;
@@ -367,6 +395,18 @@ TrainSummary Trainer::run() {
       throw_if_error(written.with_context("exporting the weights"));
     }
     summary.exported_weights = path.string();
+  }
+  if (const std::filesystem::path folder = run_folder(s); !folder.empty()) {
+    // A resumed run that had already stopped trains no epoch: its files are written here.
+    if (summary.info.first_epoch > s.completed_epochs) write_history(s);
+    const std::string record = detail::json_text(
+        detail::run_record_json(summary, s.config.train, s.config.config_file), 2);
+    throw_if_error(detail::write_file_atomically(folder / detail::kRunRecordName,
+                                                 std::vector<uint8_t>(record.begin(), record.end()),
+                                                 "run record"));
+    summary.history_csv = (folder / detail::kHistoryCsvName).string();
+    summary.curves_svg = (folder / detail::kCurvesSvgName).string();
+    summary.run_record = (folder / detail::kRunRecordName).string();
   }
   for (const auto& c : s.callbacks) {
     if (c.on_run_end) c.on_run_end(summary);

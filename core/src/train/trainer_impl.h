@@ -38,7 +38,8 @@ struct Trainer::State {
   std::string batch_size_choice;  // why auto chose batch_size (RunInfo::batch_size_choice)
   int64_t completed_epochs = 0;
   int64_t optimizer_steps = 0;
-  int64_t micro_steps = 0;  // forward/backward passes; seeds dropout
+  int64_t micro_steps = 0;     // forward/backward passes; seeds dropout
+  double first_step_loss = 0;  // the mean loss of this run's first batch; 0 before it (or resumed)
   std::vector<EpochMetrics> history;
   std::string resumed_from;
   std::string last_checkpoint;
@@ -72,6 +73,9 @@ void replay_monitor(Trainer::State& s, const Checkpoint& restored);
 // At the end of the run: restores the best weights when asked, evaluates the test and validation
 // splits with the final weights and fills summary.monitor and summary.final_evaluations.
 void finish_monitoring(Trainer::State& s, TrainSummary& summary);
+// After finish_monitoring: the run's warnings (TrainSummary::warnings), from the data and from the
+// history and the final test evaluation.
+void collect_warnings(const Trainer::State& s, TrainSummary& summary);
 
 namespace detail {
 // Copies rank 0's parameters and buffers into every other rank (a no-op with one rank).
@@ -82,7 +86,6 @@ Evaluation evaluate_split(Trainer::State& s, const std::vector<DeviceBatch>& bat
 }  // namespace detail
 
 // Names used in checkpoints and messages.
-const char* optimizer_kind_name(OptimizerKind kind);
 const char* schedule_kind_name(ScheduleKind kind);
 
 }  // namespace switchyard

@@ -1,5 +1,8 @@
 // The monitored metric over a run: the best epoch, the best checkpoint, early stopping, and the
 // final evaluation with per-class metrics (train.early_stopping, train.best_checkpoint).
+#include <cmath>
+#include <sstream>
+
 #include "switchyard/autocast.h"
 #include "switchyard/checkpoint.h"
 #include "train/train_state.h"
@@ -132,6 +135,69 @@ void finish_monitoring(Trainer::State& s, TrainSummary& summary) {
   summary.class_names = s.data.split.train.class_names;
   summary.target_names = s.data.split.train.target_names;
   summary.baselines = s.data.baselines;
+}
+
+namespace {
+
+// The training loss of the first epochs growing 100x or more over the run's first batch's (a
+// non-finite loss already stops the run with an error): the learning rate is too high for this
+// data. An epoch's mean hides a loss that exploded and then fell back, so the first epochs are
+// compared with the first batch, not with each other.
+std::optional<std::string> divergence_warning(const Trainer::State& s) {
+  constexpr size_t kWatched = 5;
+  const double first = s.first_step_loss;
+  if (!(first > 0) || !std::isfinite(first)) return std::nullopt;
+  for (size_t i = 0; i < std::min(kWatched, s.history.size()); ++i) {
+    const double loss = s.history[i].train_loss;
+    if (!(loss >= 100 * first)) continue;
+    std::ostringstream text;
+    text << "the training loss grew from " << first << " (the first batch) to " << loss
+         << " (epoch " << s.history[i].epoch << "'s mean): optimizer.lr (" << s.config.optimizer.lr
+         << ") is probably too high for this data; try a rate 10x lower";
+    if (s.config.data.scale == ScaleMode::kNone) text << ", or data.scale: standard";
+    return text.str();
+  }
+  return std::nullopt;
+}
+
+// Every test prediction one class, while the test split holds several: the model learned nothing
+// but the most common class.
+std::optional<std::string> one_class_warning(const TrainSummary& summary) {
+  if (summary.final_evaluations.empty() || summary.final_evaluations.front().regression) {
+    return std::nullopt;
+  }
+  const ConfusionMatrix& m = summary.final_evaluations.front().report.matrix;
+  const int64_t n = m.class_count();
+  int64_t predicted_classes = 0, true_classes = 0, predicted = -1;
+  for (int64_t c = 0; c < n; ++c) {
+    int64_t as_predicted = 0, as_true = 0;
+    for (int64_t other = 0; other < n; ++other) {
+      as_predicted += m.at(other, c);
+      as_true += m.at(c, other);
+    }
+    if (as_predicted > 0) {
+      ++predicted_classes;
+      predicted = c;
+    }
+    if (as_true > 0) ++true_classes;
+  }
+  if (predicted_classes != 1 || true_classes < 2) return std::nullopt;
+  const std::vector<std::string>& names = summary.class_names;
+  const std::string name = predicted < static_cast<int64_t>(names.size())
+                               ? names[static_cast<size_t>(predicted)]
+                               : std::to_string(predicted);
+  return "every one of the " + std::to_string(m.samples()) + " test predictions is class '" + name +
+         "', although the test split holds " + std::to_string(true_classes) +
+         " classes: the model learned only the most common class (try data.scale: standard, "
+         "optimizer.type: adam, more epochs, or check that the features carry the target)";
+}
+
+}  // namespace
+
+void collect_warnings(const Trainer::State& s, TrainSummary& summary) {
+  summary.warnings = s.data.warnings;
+  if (auto w = divergence_warning(s)) summary.warnings.push_back(*w);
+  if (auto w = one_class_warning(summary)) summary.warnings.push_back(*w);
 }
 
 detail::Evaluation detail::evaluate_split(Trainer::State& s,

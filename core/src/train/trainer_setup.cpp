@@ -199,6 +199,13 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<Device> device)
   if (!s.device) throw_error(invalid_argument("Trainer needs a device"));
   check_output_files(s.config.train);
   s.data = value_or_throw(prepare_data(s.config.data, s.config.base_dir));
+  // train.epochs: auto on a split too small to spare validation rows (prepare_data's note says
+  // so): early stopping watches the training loss instead.
+  if (s.config.data.validation_is_default && s.data.split.validation.sample_count == 0 &&
+      s.config.train.monitor.metric.rfind("val_", 0) == 0) {
+    s.config.data.validation_fraction = 0;
+    s.config.train.monitor = MonitorSettings{"train_loss", MonitorMode::kMin, 0};
+  }
   // Parameters are f32 master weights whatever the precision; autocast lowers the products.
   InitContext init{s.device, s.config.model.init, s.config.seed, 0, DType::kF32};
   const Dataset& train = s.data.split.train;
