@@ -274,6 +274,10 @@ struct DataSettings {
   // digits) and series, whose own rules apply. scale_given says whether the file chose.
   ScaleMode scale = ScaleMode::kNone;
   bool scale_given = false;
+  // Set by the trainer when the file gives no loss and no data.targets: a table whose target holds
+  // numbers rather than classes (values that are not integers, or many distinct ones with few rows
+  // each) is then read as a regression of that column (PreparedData::detected_regression).
+  bool detect_regression = false;
   double divisor = 1.0;
   uint64_t split_seed = 0;
   std::vector<int64_t> image_shape;  // empty: flat features
@@ -329,6 +333,9 @@ struct PreparedData {
   // Signs of a run not worth having (features 100x apart in scale with data.scale: none), one
   // sentence each; the trainer passes them on as TrainSummary::warnings.
   std::vector<std::string> warnings;
+  // With DataSettings::detect_regression: the target column it read as numbers to predict ("" when
+  // the table holds classes). The trainer then trains data.targets: [it] with loss: mse.
+  std::string detected_regression;
 };
 Result<PreparedData> prepare_data(const DataSettings& settings,
                                   const std::filesystem::path& base_dir);

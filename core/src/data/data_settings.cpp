@@ -2,6 +2,7 @@
 #include <cmath>
 #include <iomanip>
 #include <optional>
+#include <regex>
 #include <sstream>
 
 #include "switchyard/config.h"
@@ -250,14 +251,49 @@ std::string too_few_for_validation(const DataSettings& settings, const Status& w
          "); early stopping watches the training loss";
 }
 
+// The table again with its target as numbers to predict, when reading it as classes failed because
+// it holds numbers (the table reader's refusal then says to replace data.target by data.targets:
+// that advice is what is taken here). Nothing when the refusal was about something else.
+std::optional<Result<Dataset>> load_as_regression(const DataSettings& settings,
+                                                  const std::filesystem::path& base_dir,
+                                                  const Status& as_classes,
+                                                  PreparedData& prepared) {
+  if (as_classes.message().find("replace data.target by data.targets") == std::string::npos) {
+    return std::nullopt;
+  }
+  TableOptions options = settings.table_options();
+  options.targets = {settings.target.empty() ? std::string("-1") : settings.target};
+  Result<Dataset> numbers = load_dataset(settings.dataset, base_dir, options);
+  if (!numbers.ok() || numbers->target_names.size() != 1) return std::nullopt;
+  const std::string& name = numbers->target_names.front();
+  prepared.detected_regression = name;
+  // How the class reading failed says why: the values, and how many distinct ones.
+  std::smatch found;
+  const std::string& why = as_classes.message();
+  const std::string count =
+      std::regex_search(why, found, std::regex("[0-9]+ distinct values in [0-9]+ rows"))
+          ? " (" + found.str() + ")"
+          : "";
+  prepared.notes.push_back("the target '" + name + "' holds numbers" + count +
+                           ", not classes: trained as a regression (data.targets: [" + name +
+                           "], loss: mse); give loss: cross_entropy to insist on classes");
+  return numbers;
+}
+
 // The table of data.dataset, split at random (stratified by class for classification).
 Result<DataSplit> load_table_split(const DataSettings& settings,
                                    const std::filesystem::path& base_dir, PreparedData& prepared) {
-  SY_ASSIGN_OR_RETURN(Dataset all,
-                      load_dataset(settings.dataset, base_dir, settings.table_options()));
+  Result<Dataset> loaded = load_dataset(settings.dataset, base_dir, settings.table_options());
+  if (!loaded.ok() && settings.detect_regression) {
+    if (auto numbers = load_as_regression(settings, base_dir, loaded.status(), prepared)) {
+      loaded = std::move(*numbers);
+    }
+  }
+  if (!loaded.ok()) return loaded.status();
+  Dataset all = std::move(*loaded);
   SY_RETURN_IF_ERROR(apply_sample_shape(settings, all));
   prepared.dropped_rows = all.dropped_rows;
-  prepared.notes = all.notes;
+  prepared.notes.insert(prepared.notes.begin(), all.notes.begin(), all.notes.end());
   SY_ASSIGN_OR_RETURN(DataSplit split,
                       stratified_split(all, settings.test_fraction, settings.split_seed));
   // train.epochs: auto's own validation split needs rows enough to judge an epoch by.

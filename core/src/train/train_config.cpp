@@ -388,6 +388,9 @@ Result<TrainConfig> TrainConfig::for_task(const Config& config, const std::strin
                             "out_features: 10}]");
   }
   SY_ASSIGN_OR_RETURN(c.loss, read_loss(root, c.data));
+  // A table's target of numbers trains as a regression when the file does not say otherwise.
+  c.data.detect_regression = task == "train" && !root["loss"].valid() && !c.data.is_regression() &&
+                             c.data.image_shape.empty();
   SY_ASSIGN_OR_RETURN(c.optimizer, read_optimizer(root["optimizer"]));
   SY_ASSIGN_OR_RETURN(c.schedule, read_schedule(root["schedule"]));
   SY_ASSIGN_OR_RETURN(c.train, read_train(root["train"], c.base_dir));

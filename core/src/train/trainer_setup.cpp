@@ -199,6 +199,13 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<Device> device)
   if (!s.device) throw_error(invalid_argument("Trainer needs a device"));
   check_output_files(s.config.train);
   s.data = value_or_throw(prepare_data(s.config.data, s.config.base_dir));
+  // A target of numbers read as a regression (prepare_data's note says so): the settings the
+  // checkpoint keeps say so too, so that predict reads the file the same way.
+  if (!s.data.detected_regression.empty()) {
+    s.config.data.targets = {s.data.detected_regression};
+    s.config.data.target.clear();
+    s.config.loss = LossSettings(LossKind::kMse);
+  }
   // train.epochs: auto on a split too small to spare validation rows (prepare_data's note says
   // so): early stopping watches the training loss instead.
   if (s.config.data.validation_is_default && s.data.split.validation.sample_count == 0 &&
