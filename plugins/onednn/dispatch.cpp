@@ -67,6 +67,9 @@ constexpr Runner kRunners[] = {
     run_adam_update,  // SGD_UPDATE ADAM_UPDATE
     run_lstm_cell,
     run_lstm_cell_backward,  // LSTM_CELL(_BACKWARD)
+    run_conv2d,
+    run_conv2d_backward_data,
+    run_conv2d_backward_weight,  // CONV2D_GROUPED(_BACKWARD_DATA, _BACKWARD_WEIGHT)
 };
 // One runner per op: a new op must be added here (a short table would leave it a null pointer).
 static_assert(std::size(kRunners) == SY_OP_COUNT);

@@ -1,4 +1,5 @@
-// CONV2D (NCHW activations, OIHW weights, groups = 1) and its two backward ops.
+// CONV2D (NCHW activations, OIHW weights, groups = 1), CONV2D_GROUPED (weights [O, C / groups,
+// KH, KW]) and their backward ops. One set of loops serves both: CONV2D is the case groups = 1.
 //
 // Direct loops over converted contiguous copies of the tensors. The inner loop runs along an
 // output row, so x and y are streamed; out-of-range (padding) positions contribute zero.
@@ -14,11 +15,20 @@ struct ConvGeometry {
   int64_t o = 0, kh = 0, kw = 0;       // weights
   int64_t oh = 0, ow = 0;              // y
   int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dil_h = 1, dil_w = 1;
+  int64_t groups = 1, cg = 0, og = 0;  // groups; input and output channels per group
+
+  // The input channel that output channel o reads as its group's channel k.
+  int64_t in_channel(int64_t out, int64_t k) const { return (out / og) * cg + k; }
 
   // The input coordinate that output coordinate i reads through kernel tap k.
   int64_t in_row(int64_t i, int64_t k) const { return i * stride_h - pad_h + k * dil_h; }
   int64_t in_col(int64_t j, int64_t k) const { return j * stride_w - pad_w + k * dil_w; }
 };
+
+bool is_grouped(const OpContext& ctx) {
+  return ctx.op == SY_OP_CONV2D_GROUPED || ctx.op == SY_OP_CONV2D_GROUPED_BACKWARD_DATA ||
+         ctx.op == SY_OP_CONV2D_GROUPED_BACKWARD_WEIGHT;
+}
 
 int64_t floor_div(int64_t numerator, int64_t denominator) {
   const int64_t quotient = numerator / denominator;
@@ -37,12 +47,20 @@ ConvGeometry make_geometry(const OpContext& ctx, const Shape& x, const Shape& w,
   }
   ConvGeometry g{x[0], x[1],       x[2],       x[3],    w[0],    w[2],         w[3],        0,
                  0,    p.stride_h, p.stride_w, p.pad_h, p.pad_w, p.dilation_h, p.dilation_w};
+  if (is_grouped(ctx)) g.groups = ctx.params().conv2d_grouped.groups;
+  if (g.groups < 1 || g.c % g.groups != 0 || g.o % g.groups != 0) {
+    fail(ctx, "groups " + std::to_string(g.groups) + " must be >= 1 and divide the " +
+                  std::to_string(g.c) + " input and " + std::to_string(g.o) + " output channels");
+  }
+  g.cg = g.c / g.groups;
+  g.og = g.o / g.groups;
   g.oh = floor_div(g.h + 2 * g.pad_h - g.dil_h * (g.kh - 1) - 1, g.stride_h) + 1;
   g.ow = floor_div(g.w + 2 * g.pad_w - g.dil_w * (g.kw - 1) - 1, g.stride_w) + 1;
   if (g.kh < 1 || g.kw < 1) fail(ctx, "the kernel " + w.to_string() + " must have KH, KW >= 1");
-  if (w[1] != g.c) {
-    fail(ctx, "channels differ: x " + x.to_string() + " has C=" + std::to_string(g.c) + " but w " +
-                  w.to_string() + " has C=" + std::to_string(w[1]));
+  if (w[1] != g.cg) {
+    fail(ctx, "channels differ: x " + x.to_string() + " has C=" + std::to_string(g.c) + " in " +
+                  std::to_string(g.groups) + " group(s), C/groups=" + std::to_string(g.cg) +
+                  ", but w " + w.to_string() + " has " + std::to_string(w[1]));
   }
   if (g.oh < 1 || g.ow < 1) {
     fail(ctx, "the kernel " + w.to_string() + " with this stride/padding/dilation does not fit x " +
@@ -68,11 +86,11 @@ void conv_forward(const ConvGeometry& g, const float* x, const float* w, float* 
   for (int64_t n = 0; n < g.n; ++n) {
     for (int64_t o = 0; o < g.o; ++o) {
       float* y_plane = y + (n * g.o + o) * g.oh * g.ow;
-      for (int64_t c = 0; c < g.c; ++c) {
-        const float* x_plane = x + (n * g.c + c) * g.h * g.w;
+      for (int64_t k = 0; k < g.cg; ++k) {
+        const float* x_plane = x + (n * g.c + g.in_channel(o, k)) * g.h * g.w;
         for (int64_t kh = 0; kh < g.kh; ++kh) {
           for (int64_t kw = 0; kw < g.kw; ++kw) {
-            const float weight = w[((o * g.c + c) * g.kh + kh) * g.kw + kw];
+            const float weight = w[((o * g.cg + k) * g.kh + kh) * g.kw + kw];
             for (int64_t i = 0; i < g.oh; ++i) {
               const int64_t row = g.in_row(i, kh);
               if (row < 0 || row >= g.h) continue;
@@ -94,11 +112,11 @@ void conv_backward_data(const ConvGeometry& g, const float* grad_y, const float*
   for (int64_t n = 0; n < g.n; ++n) {
     for (int64_t o = 0; o < g.o; ++o) {
       const float* gy_plane = grad_y + (n * g.o + o) * g.oh * g.ow;
-      for (int64_t c = 0; c < g.c; ++c) {
-        float* gx_plane = grad_x + (n * g.c + c) * g.h * g.w;
+      for (int64_t k = 0; k < g.cg; ++k) {
+        float* gx_plane = grad_x + (n * g.c + g.in_channel(o, k)) * g.h * g.w;
         for (int64_t kh = 0; kh < g.kh; ++kh) {
           for (int64_t kw = 0; kw < g.kw; ++kw) {
-            const float weight = w[((o * g.c + c) * g.kh + kh) * g.kw + kw];
+            const float weight = w[((o * g.cg + k) * g.kh + kh) * g.kw + kw];
             for (int64_t i = 0; i < g.oh; ++i) {
               const int64_t row = g.in_row(i, kh);
               if (row < 0 || row >= g.h) continue;
@@ -200,10 +218,10 @@ void run_conv2d_backward_weight(const OpContext& ctx) {
   std::vector<float> result(static_cast<size_t>(grad_w.shape.count()));
   size_t next = 0;
   for (int64_t o = 0; o < g.o; ++o) {
-    for (int64_t c = 0; c < g.c; ++c) {
+    for (int64_t k = 0; k < g.cg; ++k) {
       for (int64_t kh = 0; kh < g.kh; ++kh) {
         for (int64_t kw = 0; kw < g.kw; ++kw)
-          result[next++] = weight_gradient(g, gy.data(), xv.data(), o, c, kh, kw);
+          result[next++] = weight_gradient(g, gy.data(), xv.data(), o, g.in_channel(o, k), kh, kw);
       }
     }
   }

@@ -65,7 +65,10 @@ constexpr std::array<OpFunction, SY_OP_COUNT> kOpTable = {run_matmul,  // 0
                                                           run_sgd_update,
                                                           run_adam_update,  // 49-50
                                                           run_lstm_cell,
-                                                          run_lstm_cell_backward};  // 51-52
+                                                          run_lstm_cell_backward,  // 51-52
+                                                          run_conv2d,
+                                                          run_conv2d_backward_data,
+                                                          run_conv2d_backward_weight};  // 53-55
 
 std::string tensor_role(bool is_output, uint32_t index) {
   return std::string(is_output ? "output " : "input ") + std::to_string(index);
@@ -147,7 +150,7 @@ bool reference_supports_op(uint32_t op, uint32_t dtype) {
 void dispatch_op(sy_device device, const sy_op_call& call) {
   if (call.op >= SY_OP_COUNT) {
     raise(SY_STATUS_UNIMPLEMENTED, "reference: op " + std::to_string(call.op) +
-                                       " is not in op set version 1 (0.." +
+                                       " is not in this op set (0.." +
                                        std::to_string(SY_OP_COUNT - 1) + ")");
   }
   const OpContext ctx{call, static_cast<sy_op>(call.op), op_name(call.op)};

@@ -248,6 +248,7 @@ void check_training_defaults(std::set<std::string>& checked, const TrainConfig& 
   check_default(checked, "layer.conv2d.stride", layers[1].stride == 0 ? "1" : "set");
   check_default(checked, "layer.conv2d.padding", std::to_string(layers[1].padding));
   check_default(checked, "layer.conv2d.dilation", std::to_string(layers[1].dilation));
+  check_default(checked, "layer.conv2d.groups", std::to_string(layers[1].groups));
   check_default(checked, "layer.conv2d.bias", text(layers[1].bias));
   check_default(checked, "layer.maxpool2d.stride", layers[2].stride == 0 ? "kernel_size" : "set");
   check_default(checked, "layer.maxpool2d.padding", std::to_string(layers[2].padding));

@@ -92,7 +92,11 @@ TEST_CASE("cuda device options are checked before the driver is needed", "[cuda]
 TEST_CASE("cuda supports every op in floats and the data ops in integers", "[cuda]") {
   if (!plugin_built()) return;
   const sy_plugin_functions& f = cuda_plugin()->functions();
-  for (uint32_t op = 0; op < SY_OP_COUNT; ++op) {
+  // The CONV2D_GROUPED family is not written for CUDA yet: the core composes it (docs/ops.md 9a).
+  for (uint32_t op = SY_OP_CONV2D_GROUPED; op <= SY_OP_CONV2D_GROUPED_BACKWARD_WEIGHT; ++op) {
+    CHECK(f.supports_op(nullptr, op, SY_DTYPE_F32) == 0);
+  }
+  for (uint32_t op = 0; op < SY_OP_CONV2D_GROUPED; ++op) {
     INFO("op " << op);
     CHECK(f.supports_op(nullptr, op, SY_DTYPE_F32) == 1);
     CHECK(f.supports_op(nullptr, op, SY_DTYPE_F16) == 1);

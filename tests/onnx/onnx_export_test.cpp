@@ -47,8 +47,10 @@ const std::vector<ExportCase>& extra_cases() {
       {"image-layers",
        "digits-cnn.yaml",
        {"model.layers=[{type: conv2d, out_channels: 4, kernel_size: 3, padding: 1}, "
+        "{type: conv2d, out_channels: 8, kernel_size: 3, padding: 1, groups: 4}, "
         "{type: batchnorm2d}, {type: gelu}, {type: avgpool2d, kernel_size: 2}, "
-        "{type: conv2d, out_channels: 6, kernel_size: 2, dilation: 2, padding: 1, bias: false}, "
+        "{type: conv2d, out_channels: 6, kernel_size: 2, dilation: 2, padding: 1, bias: false, "
+        "groups: 2}, "
         "{type: maxpool2d, kernel_size: 3, stride: 2, padding: 1}, {type: flatten}, "
         "{type: batchnorm1d}, {type: sigmoid}, {type: layernorm}, "
         "{type: linear, out_features: 12, bias: false}, {type: tanh}, {type: dropout, p: 0.5}, "

@@ -356,3 +356,76 @@ TEST_CASE("Split sizes that are negative or do not add up are refused on the hos
     }
   }
 }
+
+namespace {
+
+// One Conv node over x [1, 2, 4] (1-D) with a constant weight [2, 2 / group, 2] and bias [2].
+onnx::ModelProto conv1d_model(int64_t group, const std::vector<float>& weight) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(17);
+  onnx::GraphProto& graph = *model.mutable_graph();
+  declare_value(*graph.add_input(), "x", onnx::TensorProto::FLOAT, {1, 2, 4});
+  declare_value(*graph.add_output(), "y", onnx::TensorProto::FLOAT, {1, 2, 3});
+  auto* w = graph.add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  for (const int64_t extent : {int64_t{2}, static_cast<int64_t>(weight.size()) / 4, int64_t{2}})
+    w->add_dims(extent);
+  for (const float v : weight) w->add_float_data(v);
+  auto* b = graph.add_initializer();
+  b->set_name("b");
+  b->set_data_type(onnx::TensorProto::FLOAT);
+  b->add_dims(2);
+  b->add_float_data(0.5f);
+  b->add_float_data(-0.5f);
+  auto* conv = graph.add_node();
+  conv->set_name("depthwise_conv");
+  conv->set_op_type("Conv");
+  conv->add_input("x");
+  conv->add_input("w");
+  conv->add_input("b");
+  conv->add_output("y");
+  auto* attribute = conv->add_attribute();
+  attribute->set_name("group");
+  attribute->set_type(onnx::AttributeProto::INT);
+  attribute->set_i(group);
+  return model;
+}
+
+}  // namespace
+
+TEST_CASE("a 1-D depthwise Conv runs as one grouped convolution", "[onnx][conv]") {
+  const auto device = test_device();
+  TempDir dir;
+  const auto path = dir / "conv1d.onnx";
+  // w[0] = [1, 1], w[1] = [1, -1]: y[0, j] = x[0, j] + x[0, j+1] + 0.5,
+  // y[1, j] = x[1, j] - x[1, j+1] - 0.5.
+  write_model(path, conv1d_model(2, {1, 1, 1, -1}));
+  const Tensor x = Tensor::from_host(std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}, {1, 2, 4}, device);
+  const std::vector<Tensor> y = OnnxModel::load(path, device)->run({x});
+  REQUIRE(y.size() == 1);
+  CHECK(y[0].shape() == Shape{1, 2, 3});
+  const std::vector<float> got = y[0].to_host_float();
+  const std::vector<float> expected = {3.5f, 5.5f, 7.5f, -1.5f, -1.5f, -1.5f};
+  REQUIRE(got.size() == expected.size());
+  for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(expected[i]).margin(1e-6));
+}
+
+TEST_CASE("a Conv group that does not divide the channels is refused naming the node and file",
+          "[onnx][conv][errors]") {
+  const auto device = test_device();
+  TempDir dir;
+  const auto path = dir / "conv1d_bad_group.onnx";
+  // group 3 does not divide the 2 input channels (weight [2, 1, 2] as for group 2).
+  write_model(path, conv1d_model(3, {1, 1, 1, -1}));
+  const Tensor x = Tensor::from_host(std::vector<float>(8, 1.0f), {1, 2, 4}, device);
+  try {
+    OnnxModel::load(path, device)->run({x});
+    FAIL("accepted");
+  } catch (const Error& error) {
+    CHECK(error.status().code() == StatusCode::kInvalidArgument);
+    CHECK_THAT(error.what(), Catch::Contains(path.string()) && Catch::Contains("depthwise_conv") &&
+                                 Catch::Contains("group 3"));
+  }
+}

@@ -2,6 +2,8 @@
 // about: file, line, column and the dotted key, like the schema's errors.
 #include <catch2/catch.hpp>
 
+#include "switchyard/nn.h"
+#include "switchyard/ops.h"
 #include "switchyard/train.h"
 #include "train/trainer_test_support.h"
 
@@ -65,6 +67,43 @@ TEST_CASE("a window larger than its input names the layer's place", "[model]") {
   const Status status = build_status(yaml, {1, 8, 8}, 10);
   CHECK(status.message() ==
         "run.yaml:4:7: key 'model.layers[0]': maxpool2d turns [1, 8, 8] into nothing");
+}
+
+TEST_CASE("conv2d groups that do not divide the channels name the layer's place", "[model]") {
+  const std::string yaml =
+      "data: {dataset: digits, image_shape: [1, 8, 8]}\n"
+      "model:\n"
+      "  layers:\n"
+      "    - {type: conv2d, out_channels: 6, kernel_size: 3, padding: 1}\n"
+      "    - {type: conv2d, out_channels: 6, kernel_size: 3, groups: 4}\n";
+  const Status status = build_status(yaml, {1, 8, 8}, 10);
+  CHECK(status.code() == StatusCode::kInvalidArgument);
+  CHECK(status.message() ==
+        "run.yaml:5:7: key 'model.layers[1]': conv2d groups 4 must divide its input channels (6) "
+        "and out_channels (6)");
+}
+
+TEST_CASE("a depthwise conv2d layer (groups = channels) has PyTorch's weight layout", "[model]") {
+  const std::string yaml =
+      "data: {dataset: digits, image_shape: [1, 8, 8]}\n"
+      "model:\n"
+      "  layers:\n"
+      "    - {type: conv2d, out_channels: 6, kernel_size: 3, padding: 1}\n"
+      "    - {type: conv2d, out_channels: 12, kernel_size: 3, groups: 6}\n"
+      "    - {type: flatten}\n"
+      "    - {type: linear, out_features: 10}\n";
+  const TrainConfig config = config_from(yaml);
+  InitContext init;
+  init.device = reference_device();
+  const BuiltModel model = value_or_throw(build_model(config.model, {1, 8, 8}, 10, init));
+  const auto named = model.network->named_parameters();
+  bool found = false;
+  for (const auto& [name, tensor] : named) {
+    if (tensor.shape() == Shape{12, 1, 3, 3}) found = true;  // [out, in / groups, k, k]
+  }
+  CHECK(found);
+  const Tensor x = rand_uniform({2, 1, 8, 8}, -1.0, 1.0, 3, 0, init.device);
+  CHECK(model.network->forward(x).shape() == Shape{2, 10});
 }
 
 TEST_CASE("a layer made in code (no YAML) is still named by its index", "[model]") {

@@ -114,11 +114,12 @@ class Linear : public Module {
   Tensor weight_, bias_;
 };
 
-// NCHW convolution; weight [out, in, k, k], bias [out].
+// NCHW convolution; weight [out, in / groups, k, k] (PyTorch's layout), bias [out]. groups
+// divides in and out; groups = in is depthwise.
 class Conv2d : public Module {
  public:
   Conv2d(InitContext& init, int64_t in_channels, int64_t out_channels, int kernel_size,
-         int stride = 1, int padding = 0, int dilation = 1, bool bias = true);
+         int stride = 1, int padding = 0, int dilation = 1, bool bias = true, int groups = 1);
   Tensor forward(const Tensor& input) override;
   std::string describe() const override;
   const Tensor& weight() const { return weight_; }

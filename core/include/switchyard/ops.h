@@ -129,12 +129,21 @@ Tensor gaussian_kl_divergence(const Tensor& mu, const Tensor& logvar,
 double accuracy(const Tensor& logits, const Tensor& labels);
 
 // ---- convolution and pooling (NCHW) -------------------------------------------------------------
+// How a grouped convolution (groups > 1) runs: kAuto takes the CONV2D_GROUPED op where the
+// device supports it and the composed path otherwise; kGroupedOp always dispatches the op (on the
+// fallback device where the backend lacks it); kComposed always runs one CONV2D per group on
+// slices of x and weight, concatenated. A profile shows the path: rows "conv2d_grouped" for the
+// op, "conv2d" (one per group) with "copy" rows for the composed path.
+enum class ConvPath { kAuto, kGroupedOp, kComposed };
+
 struct Conv2dOptions {
   int stride_h = 1, stride_w = 1;
   int pad_h = 0, pad_w = 0;
   int dilation_h = 1, dilation_w = 1;
+  int groups = 1;  // divides C and O; C = groups is depthwise
+  ConvPath path = ConvPath::kAuto;
 };
-// x [N, C, H, W], weight [O, C, KH, KW], bias [O] or undefined.
+// x [N, C, H, W], weight [O, C / groups, KH, KW] (PyTorch's layout), bias [O] or undefined.
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias,
               const Conv2dOptions& options = {});
 

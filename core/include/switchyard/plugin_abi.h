@@ -164,7 +164,14 @@ typedef enum sy_op {
   /* one step of an LSTM cell after its matrix products; gates in PyTorch's order i, f, g, o */
   SY_OP_LSTM_CELL = 51,          /* (gates, c_prev) -> h, c, act */
   SY_OP_LSTM_CELL_BACKWARD = 52, /* (grad_h, grad_c, act, c_prev, c) -> grad_gates, grad_c_prev */
-  SY_OP_COUNT = 53
+  /* grouped 2-D convolution (depthwise when groups = channels), NCHW activations, weights
+   * [O, C / groups, KH, KW] (PyTorch's layout; oneDNN's goihw once O is split into groups x O/g);
+   * params.conv2d_grouped. Added after the first op set: a plugin built before it answers
+   * supports_op with 0 for these ids, and the core then composes the convolution per group. */
+  SY_OP_CONV2D_GROUPED = 53,                 /* (x, w [, bias]) -> y */
+  SY_OP_CONV2D_GROUPED_BACKWARD_DATA = 54,   /* (grad_y, w) -> grad_x */
+  SY_OP_CONV2D_GROUPED_BACKWARD_WEIGHT = 55, /* (grad_y, x) -> grad_w [, grad_bias] */
+  SY_OP_COUNT = 56
 } sy_op;
 
 /* The op's name as spelled in sy_op without the SY_OP_ prefix ("MATMUL"), or "UNKNOWN_OP" beyond
@@ -224,7 +231,10 @@ static inline const char* sy_op_name(uint32_t op) {
     "SGD_UPDATE",
     "ADAM_UPDATE",
     "LSTM_CELL",
-    "LSTM_CELL_BACKWARD"};
+    "LSTM_CELL_BACKWARD",
+    "CONV2D_GROUPED",
+    "CONV2D_GROUPED_BACKWARD_DATA",
+    "CONV2D_GROUPED_BACKWARD_WEIGHT"};
   return op < (uint32_t)SY_OP_COUNT ? names[op] : "UNKNOWN_OP";
 }
 
@@ -336,6 +346,15 @@ typedef struct sy_conv2d_params {
   uint32_t reserved;
 } sy_conv2d_params;
 
+/* The SY_OP_CONV2D_GROUPED family. conv holds what CONV2D's params hold (conv.reserved stays 0);
+ * it is the first member, so params.conv2d reads the same fields. groups >= 1 divides both the
+ * input and the output channels. */
+typedef struct sy_conv2d_grouped_params {
+  sy_conv2d_params conv;
+  int32_t groups;
+  uint32_t reserved;
+} sy_conv2d_grouped_params;
+
 typedef struct sy_pool2d_params {
   int32_t kernel_h, kernel_w;
   int32_t stride_h, stride_w;
@@ -393,6 +412,7 @@ typedef union sy_op_params {
   sy_softmax_params softmax;
   sy_cross_entropy_params cross_entropy;
   sy_conv2d_params conv2d;
+  sy_conv2d_grouped_params conv2d_grouped;
   sy_pool2d_params pool2d;
   sy_layer_norm_params layer_norm;
   sy_index_params index;

@@ -56,6 +56,7 @@ struct LayerSpec {
   int stride = 0;            // 0: 1 for conv2d, kernel_size for pools
   int padding = 0;
   int dilation = 1;
+  int groups = 1;  // conv2d: divides the input and output channels; = channels is depthwise
   bool bias = true;
   double p = 0.5;     // dropout
   double eps = 1e-5;  // layernorm, batchnorm1d, batchnorm2d, transformer_encoder

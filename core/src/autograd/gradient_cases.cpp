@@ -240,6 +240,61 @@ void add_conv_pool_cases(std::vector<GradientCase>& cases) {
                      o.pad_w = 1;
                      return conv2d(in[0], in[1], Tensor(), o);
                    }});
+  const auto grouped_ops = with_base({SY_OP_CONV2D_GROUPED, SY_OP_CONV2D_GROUPED_BACKWARD_DATA,
+                                      SY_OP_CONV2D_GROUPED_BACKWARD_WEIGHT});
+  cases.push_back({"conv2d_grouped/depthwise_pad1_bias", "conv2d", grouped_ops, 0.0,
+                   [](const DevicePtr& d) {
+                     return Inputs{make(d, {2, 4, 5, 5}, Values::kUniform, 171),
+                                   make(d, {4, 1, 3, 3}, Values::kUniform, 172),
+                                   make(d, {4}, Values::kUniform, 173)};
+                   },
+                   [](const Inputs& in) {
+                     Conv2dOptions o;
+                     o.pad_h = o.pad_w = 1;
+                     o.groups = 4;
+                     o.path = ConvPath::kGroupedOp;
+                     return conv2d(in[0], in[1], in[2], o);
+                   }});
+  cases.push_back({"conv2d_grouped/groups2_stride2_dilation2", "conv2d", grouped_ops, 0.0,
+                   [](const DevicePtr& d) {
+                     return Inputs{make(d, {1, 4, 7, 6}, Values::kUniform, 174),
+                                   make(d, {6, 2, 2, 3}, Values::kUniform, 175)};
+                   },
+                   [](const Inputs& in) {
+                     Conv2dOptions o;
+                     o.stride_h = o.stride_w = 2;
+                     o.dilation_h = o.dilation_w = 2;
+                     o.pad_w = 1;
+                     o.groups = 2;
+                     o.path = ConvPath::kGroupedOp;
+                     return conv2d(in[0], in[1], Tensor(), o);
+                   }});
+  cases.push_back({"conv2d_grouped/multiplier2_bias", "conv2d", grouped_ops, 0.0,
+                   [](const DevicePtr& d) {
+                     return Inputs{make(d, {2, 3, 5, 4}, Values::kUniform, 176),
+                                   make(d, {6, 1, 3, 2}, Values::kUniform, 177),
+                                   make(d, {6}, Values::kUniform, 178)};
+                   },
+                   [](const Inputs& in) {
+                     Conv2dOptions o;
+                     o.pad_h = 1;
+                     o.groups = 3;
+                     o.path = ConvPath::kGroupedOp;
+                     return conv2d(in[0], in[1], in[2], o);
+                   }});
+  cases.push_back({"conv2d_grouped/composed_groups2_bias", "conv2d", conv_ops, 0.0,
+                   [](const DevicePtr& d) {
+                     return Inputs{make(d, {2, 4, 5, 5}, Values::kUniform, 179),
+                                   make(d, {4, 2, 3, 3}, Values::kUniform, 180),
+                                   make(d, {4}, Values::kUniform, 181)};
+                   },
+                   [](const Inputs& in) {
+                     Conv2dOptions o;
+                     o.pad_h = o.pad_w = 1;
+                     o.groups = 2;
+                     o.path = ConvPath::kComposed;
+                     return conv2d(in[0], in[1], in[2], o);
+                   }});
   auto pool_input = [](const DevicePtr& d) {
     return Inputs{make(d, {2, 2, 5, 5}, Values::kDistinct, 76)};
   };

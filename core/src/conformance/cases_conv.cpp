@@ -1,5 +1,7 @@
 // CONV2D and both of its backward ops with stride, padding, dilation, non-square kernels, bias,
-// 1x1 kernels, a larger layer, and channels-last (permuted) activations.
+// 1x1 kernels, a larger layer, and channels-last (permuted) activations; CONV2D_GROUPED and its
+// backward ops with groups 1, 2, depthwise (groups = C) and a channel multiplier (O = 2C,
+// groups = C), with the same stride, padding and dilation variety.
 #include "conformance/cases.h"
 
 namespace switchyard::conformance {
@@ -11,6 +13,7 @@ struct ConvSpec {
   int32_t stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
   bool bias;
   bool channels_last;  // activations stored NHWC: NCHW view with permuted strides
+  int32_t groups = 1;  // CONV2D_GROUPED only
 
   int64_t out_h() const { return (h + 2 * pad_h - dilation_h * (kh - 1) - 1) / stride_h + 1; }
   int64_t out_w() const { return (w + 2 * pad_w - dilation_w * (kw - 1) - 1) / stride_w + 1; }
@@ -27,6 +30,22 @@ const ConvSpec kConvSpecs[] = {
     {"3x3/pad1/channels_last/bias", 2, 3, 6, 5, 4, 3, 3, 1, 1, 1, 1, 1, 1, true, true},
 };
 
+// CONV2D_GROUPED: groups 1 (the op must accept it), 2, depthwise and a channel multiplier.
+const ConvSpec kGroupedSpecs[] = {
+    {"groups1/3x3/bias", 2, 3, 7, 6, 4, 3, 3, 1, 1, 0, 0, 1, 1, true, false, 1},
+    {"groups2/3x3/stride2/pad1", 2, 4, 8, 8, 6, 3, 3, 2, 2, 1, 1, 1, 1, false, false, 2},
+    {"groups2/3x2/dilation2/pad2/bias", 1, 6, 9, 7, 4, 3, 2, 1, 1, 2, 2, 2, 2, true, false, 2},
+    {"depthwise/3x3/pad1/bias", 2, 8, 9, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1, true, false, 8},
+    {"depthwise/3x3/stride2/pad1", 2, 16, 12, 12, 16, 3, 3, 2, 2, 1, 1, 1, 1, false, false, 16},
+    {"depthwise/5x5/dilation2/pad4/bias", 1, 4, 11, 10, 4, 5, 5, 1, 1, 4, 4, 2, 2, true, false, 4},
+    {"multiplier2/3x3/pad1/bias", 2, 4, 7, 7, 8, 3, 3, 1, 1, 1, 1, 1, 1, true, false, 4},
+    {"multiplier2/2x3/asymmetric_stride_pad/bias", 2, 3, 6, 9, 6, 2, 3, 2, 1, 0, 1, 1, 1, true,
+     false, 3},
+    {"depthwise/3x3/pad1/channels_last/bias", 2, 6, 6, 5, 6, 3, 3, 1, 1, 1, 1, 1, 1, true, true, 6},
+    // 1-D convolution as the importer runs it: H = 1, a 1 x K kernel.
+    {"depthwise/1d/1x5/pad2/bias", 2, 6, 1, 17, 6, 1, 5, 1, 1, 0, 2, 1, 1, true, false, 6},
+};
+
 HostTensor activation(Generator& gen, sy_dtype dtype, const ConvSpec& spec, Shape shape) {
   HostTensor t = random_tensor(gen, dtype, std::move(shape), -1.0, 1.0);
   return spec.channels_last ? permuted_layout(t, {0, 2, 3, 1}) : t;
@@ -34,15 +53,15 @@ HostTensor activation(Generator& gen, sy_dtype dtype, const ConvSpec& spec, Shap
 
 OpCase build_conv(Generator& gen, sy_op op, sy_dtype dtype, const ConvSpec& spec) {
   const Shape x_shape = {spec.n, spec.c, spec.h, spec.w};
-  const Shape w_shape = {spec.o, spec.c, spec.kh, spec.kw};
+  const Shape w_shape = {spec.o, spec.c / spec.groups, spec.kh, spec.kw};
   const Shape y_shape = {spec.n, spec.o, spec.out_h(), spec.out_w()};
   OpCase op_case;
-  if (op == SY_OP_CONV2D) {
+  if (op == SY_OP_CONV2D || op == SY_OP_CONV2D_GROUPED) {
     std::vector<HostTensor> inputs = {activation(gen, dtype, spec, x_shape),
                                       random_tensor(gen, dtype, w_shape, -1.0, 1.0)};
     if (spec.bias) inputs.push_back(random_tensor(gen, dtype, {spec.o}, -1.0, 1.0));
     op_case = make_op_case(op, inputs, {zeros(dtype, y_shape)});
-  } else if (op == SY_OP_CONV2D_BACKWARD_DATA) {
+  } else if (op == SY_OP_CONV2D_BACKWARD_DATA || op == SY_OP_CONV2D_GROUPED_BACKWARD_DATA) {
     op_case = make_op_case(
         op, {activation(gen, dtype, spec, y_shape), random_tensor(gen, dtype, w_shape, -1.0, 1.0)},
         {zeros(dtype, x_shape)});
@@ -61,6 +80,10 @@ OpCase build_conv(Generator& gen, sy_op op, sy_dtype dtype, const ConvSpec& spec
   params.dilation_h = spec.dilation_h;
   params.dilation_w = spec.dilation_w;
   params.has_bias = spec.bias ? 1u : 0u;
+  if (op == SY_OP_CONV2D_GROUPED || op == SY_OP_CONV2D_GROUPED_BACKWARD_DATA ||
+      op == SY_OP_CONV2D_GROUPED_BACKWARD_WEIGHT) {
+    op_case.params.conv2d_grouped.groups = spec.groups;
+  }
   return op_case;
 }
 
@@ -70,6 +93,15 @@ void add_conv_cases(CaseTable& table) {
   for (sy_op op : {SY_OP_CONV2D, SY_OP_CONV2D_BACKWARD_DATA, SY_OP_CONV2D_BACKWARD_WEIGHT}) {
     for (sy_dtype dtype : kFloatDtypes) {
       for (const ConvSpec& spec : kConvSpecs) {
+        add_case(table, op, dtype, spec.name,
+                 [op, dtype, spec](Generator& gen) { return build_conv(gen, op, dtype, spec); });
+      }
+    }
+  }
+  for (sy_op op : {SY_OP_CONV2D_GROUPED, SY_OP_CONV2D_GROUPED_BACKWARD_DATA,
+                   SY_OP_CONV2D_GROUPED_BACKWARD_WEIGHT}) {
+    for (sy_dtype dtype : kFloatDtypes) {
+      for (const ConvSpec& spec : kGroupedSpecs) {
         add_case(table, op, dtype, spec.name,
                  [op, dtype, spec](Generator& gen) { return build_conv(gen, op, dtype, spec); });
       }

@@ -193,6 +193,7 @@ Flow export_conv(GraphWriter& g, const Conv2d& conv, const Flow& in, const std::
   GraphWriter::attribute(node, "strides", std::vector<int64_t>{o.stride_h, o.stride_w});
   GraphWriter::attribute(node, "pads", std::vector<int64_t>{o.pad_h, o.pad_w, o.pad_h, o.pad_w});
   GraphWriter::attribute(node, "dilations", std::vector<int64_t>{o.dilation_h, o.dilation_w});
+  if (o.groups != 1) GraphWriter::attribute(node, "group", int64_t{o.groups});
   return {GraphWriter::output(node),
           {out_channels, window_extent(in.shape[1], kernel, o.stride_h, o.pad_h, o.dilation_h),
            window_extent(in.shape[2], kernel, o.stride_w, o.pad_w, o.dilation_w)}};

@@ -785,21 +785,9 @@ void device_conv(NodeContext& c) {
   Conv2dOptions options;
   options.stride_h = w.sh, options.stride_w = w.sw, options.pad_h = w.ph, options.pad_w = w.pw;
   options.dilation_h = w.dh, options.dilation_w = w.dw;
-  const Tensor x2 = as_2d(x, w.one_d), w2 = as_2d(weight, w.one_d);
-  Tensor y;
-  if (groups == 1) {
-    y = conv2d(x2, w2, bias, options);
-  } else {
-    std::vector<Tensor> parts;
-    const int64_t in_per = channels / groups, out_per = out_channels / groups;
-    for (int64_t g = 0; g < groups; ++g) {
-      const Tensor b =
-          bias.defined() ? bias.narrow(0, g * out_per, out_per).contiguous() : Tensor();
-      parts.push_back(conv2d(x2.narrow(1, g * in_per, in_per).contiguous(),
-                             w2.narrow(0, g * out_per, out_per).contiguous(), b, options));
-    }
-    y = concat(parts, 1);
-  }
+  options.groups = static_cast<int>(groups);
+  // 1-D: [N, C, L] runs as [N, C, 1, L] with a 1 x K kernel.
+  const Tensor y = conv2d(as_2d(x, w.one_d), as_2d(weight, w.one_d), bias, options);
   c.set_device(0, from_2d(y, w.one_d), kFloat);
 }
 

@@ -64,7 +64,7 @@ std::string Linear::describe() const {
 }
 
 Conv2d::Conv2d(InitContext& init, int64_t in_channels, int64_t out_channels, int kernel_size,
-               int stride, int padding, int dilation, bool bias)
+               int stride, int padding, int dilation, bool bias, int groups)
     : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {
   require_positive(in_channels, "in_channels", "Conv2d");
   require_positive(out_channels, "out_channels", "Conv2d");
@@ -72,10 +72,17 @@ Conv2d::Conv2d(InitContext& init, int64_t in_channels, int64_t out_channels, int
   require_positive(stride, "stride", "Conv2d");
   require_positive(dilation, "dilation", "Conv2d");
   if (padding < 0) throw_error(invalid_argument("Conv2d: padding must be >= 0"));
+  require_positive(groups, "groups", "Conv2d");
+  if (in_channels % groups != 0 || out_channels % groups != 0) {
+    throw_error(invalid_argument("Conv2d: groups " + std::to_string(groups) +
+                                 " must divide in_channels (" + std::to_string(in_channels) +
+                                 ") and out_channels (" + std::to_string(out_channels) + ")"));
+  }
+  options_.groups = groups;
   options_.stride_h = options_.stride_w = stride;
   options_.pad_h = options_.pad_w = padding;
   options_.dilation_h = options_.dilation_w = dilation;
-  const Shape shape{out_channels, in_channels, kernel_size, kernel_size};
+  const Shape shape{out_channels, in_channels / groups, kernel_size, kernel_size};
   weight_ = register_parameter("weight", init_weight(init, shape));
   if (bias) {
     bias_ = register_parameter("bias",
@@ -94,6 +101,7 @@ std::string Conv2d::describe() const {
          ", stride=" + std::to_string(options_.stride_h) +
          ", padding=" + std::to_string(options_.pad_h) +
          ", dilation=" + std::to_string(options_.dilation_h) +
+         (options_.groups != 1 ? ", groups=" + std::to_string(options_.groups) : std::string()) +
          ", bias=" + bool_text(bias_.defined()) + ")";
 }
 

@@ -319,6 +319,12 @@ SchemaNode layer_schema() {
          int_in(1, kMaxWindow),
          kOptional,
          {"Spacing between the filter's taps.", "1", "2"}},
+        {"groups",
+         int_in(1, kMaxWidth),
+         kOptional,
+         {"Channel groups, each convolved on its own; must divide the input channels and "
+          "out_channels (the input channels: depthwise).",
+          "1", "16"}},
         {"bias",
          boolean(),
          kOptional,

@@ -1,5 +1,9 @@
 // Matrix products, convolution, pooling and layer normalisation with their gradients.
+#include <string>
+#include <vector>
+
 #include "autograd/node.h"
+#include "switchyard/device.h"
 #include "switchyard/ops.h"
 #include "switchyard/status.h"
 #include "tensor/dispatch_internal.h"
@@ -120,27 +124,95 @@ sy_op_params conv_params(const Conv2dOptions& o, bool has_bias) {
   sy_op_params params{};
   params.conv2d = {o.stride_h,   o.stride_w,         o.pad_h, o.pad_w, o.dilation_h,
                    o.dilation_w, has_bias ? 1u : 0u, 0u};
+  if (o.groups != 1) params.conv2d_grouped.groups = o.groups;
   return params;
+}
+
+// The op ids of one convolution: CONV2D's family for groups = 1, CONV2D_GROUPED's otherwise.
+struct ConvOps {
+  sy_op forward, backward_data, backward_weight;
+};
+ConvOps conv_ops(const Conv2dOptions& o) {
+  if (o.groups == 1) {
+    return {SY_OP_CONV2D, SY_OP_CONV2D_BACKWARD_DATA, SY_OP_CONV2D_BACKWARD_WEIGHT};
+  }
+  return {SY_OP_CONV2D_GROUPED, SY_OP_CONV2D_GROUPED_BACKWARD_DATA,
+          SY_OP_CONV2D_GROUPED_BACKWARD_WEIGHT};
 }
 
 Grads conv2d_backward(const Tensor& g, const Node& node, const Tensor& x, const Tensor& w,
                       const Conv2dOptions& options) {
+  const ConvOps ops = conv_ops(options);
   Tensor gx, gw, gb;
   if (node.needs_grad(0)) {
     gx = empty_like_shape(x, x.shape());
-    run_op(SY_OP_CONV2D_BACKWARD_DATA, {g, w}, {gx}, conv_params(options, false));
+    run_op(ops.backward_data, {g, w}, {gx}, conv_params(options, false));
   }
   const bool want_bias = node.inputs().size() > 2 && node.needs_grad(2);
   if (node.needs_grad(1) || want_bias) {
     gw = empty_like_shape(w, w.shape());
     if (want_bias) {
       gb = empty_like_shape(w, Shape{w.dim(0)});
-      run_op(SY_OP_CONV2D_BACKWARD_WEIGHT, {g, x}, {gw, gb}, conv_params(options, true));
+      run_op(ops.backward_weight, {g, x}, {gw, gb}, conv_params(options, true));
     } else {
-      run_op(SY_OP_CONV2D_BACKWARD_WEIGHT, {g, x}, {gw}, conv_params(options, false));
+      run_op(ops.backward_weight, {g, x}, {gw}, conv_params(options, false));
     }
   }
   return Grads{gx, node.needs_grad(1) ? gw : Tensor(), gb};
+}
+
+// One op (CONV2D, or CONV2D_GROUPED for groups > 1), recorded with its backward.
+Tensor conv2d_op(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                 const Conv2dOptions& options) {
+  const Shape out_shape{
+      x.dim(0), weight.dim(0),
+      conv_extent(x.dim(2), weight.dim(2), options.stride_h, options.pad_h, options.dilation_h),
+      conv_extent(x.dim(3), weight.dim(3), options.stride_w, options.pad_w, options.dilation_w)};
+  Tensor out = empty_like_shape(x, out_shape);
+  const sy_op_params params = conv_params(options, bias.defined());
+  const sy_op forward = conv_ops(options).forward;
+  const char* name = options.groups == 1 ? "conv2d" : "conv2d_grouped";
+  auto backward = [x_data = x.detach(), w_data = weight.detach(), options](const Tensor& g,
+                                                                           const Node& node) {
+    return conv2d_backward(g, node, x_data, w_data, options);
+  };
+  if (bias.defined()) {
+    run_op(forward, {x, weight, bias}, {out}, params);
+    record_op(out, name, {x, weight, bias}, backward);
+  } else {
+    run_op(forward, {x, weight}, {out}, params);
+    record_op(out, name, {x, weight}, backward);
+  }
+  return out;
+}
+
+// The composed path: one CONV2D per group on slices of x, weight and bias, concatenated along
+// the channels. Autograd flows through the slices, the convolutions and the concatenation.
+Tensor conv2d_composed(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                       const Conv2dOptions& options) {
+  Conv2dOptions single = options;
+  single.groups = 1;
+  const int64_t in_per = x.dim(1) / options.groups, out_per = weight.dim(0) / options.groups;
+  std::vector<Tensor> parts;
+  parts.reserve(static_cast<size_t>(options.groups));
+  for (int64_t g = 0; g < options.groups; ++g) {
+    const Tensor b = bias.defined() ? bias.narrow(0, g * out_per, out_per).contiguous() : Tensor();
+    parts.push_back(conv2d_op(x.narrow(1, g * in_per, in_per).contiguous(),
+                              weight.narrow(0, g * out_per, out_per).contiguous(), b, single));
+  }
+  return concat(parts, 1);
+}
+
+bool use_grouped_op(const Tensor& x, const Conv2dOptions& options) {
+  switch (options.path) {
+    case ConvPath::kGroupedOp:
+      return true;
+    case ConvPath::kComposed:
+      return false;
+    case ConvPath::kAuto:
+      break;
+  }
+  return x.device()->supports(SY_OP_CONV2D_GROUPED, to_sy_dtype(x.dtype()));
 }
 
 }  // namespace
@@ -151,29 +223,26 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in
   const Tensor weight = autocast_low(weight_in);
   const Tensor bias = autocast_low(bias_in);
   require_float(x, "conv2d");
-  if (x.rank() != 4 || weight.rank() != 4 || x.dim(1) != weight.dim(1)) {
-    throw_error(invalid_argument("conv2d: needs x [N, C, H, W] and weight [O, C, KH, KW], got x " +
-                                 x.shape().to_string() + " and weight " +
-                                 weight.shape().to_string()));
+  const int64_t groups = options.groups;
+  if (x.rank() != 4 || weight.rank() != 4) {
+    throw_error(
+        invalid_argument("conv2d: needs x [N, C, H, W] and weight [O, C / groups, KH, KW], got x " +
+                         x.shape().to_string() + " and weight " + weight.shape().to_string()));
   }
-  const Shape out_shape{
-      x.dim(0), weight.dim(0),
-      conv_extent(x.dim(2), weight.dim(2), options.stride_h, options.pad_h, options.dilation_h),
-      conv_extent(x.dim(3), weight.dim(3), options.stride_w, options.pad_w, options.dilation_w)};
-  Tensor out = empty_like_shape(x, out_shape);
-  const sy_op_params params = conv_params(options, bias.defined());
-  auto backward = [x_data = x.detach(), w_data = weight.detach(), options](const Tensor& g,
-                                                                           const Node& node) {
-    return conv2d_backward(g, node, x_data, w_data, options);
-  };
-  if (bias.defined()) {
-    run_op(SY_OP_CONV2D, {x, weight, bias}, {out}, params);
-    record_op(out, "conv2d", {x, weight, bias}, backward);
-  } else {
-    run_op(SY_OP_CONV2D, {x, weight}, {out}, params);
-    record_op(out, "conv2d", {x, weight}, backward);
+  if (groups < 1 || x.dim(1) % groups != 0 || weight.dim(0) % groups != 0) {
+    throw_error(invalid_argument("conv2d: groups " + std::to_string(groups) +
+                                 " must be >= 1 and divide the input channels (" +
+                                 std::to_string(x.dim(1)) + ") and the output channels (" +
+                                 std::to_string(weight.dim(0)) + ")"));
   }
-  return out;
+  if (weight.dim(1) * groups != x.dim(1)) {
+    throw_error(invalid_argument("conv2d: weight " + weight.shape().to_string() +
+                                 " needs C / groups = " + std::to_string(x.dim(1) / groups) +
+                                 " in dim 1 for x " + x.shape().to_string() + " and groups " +
+                                 std::to_string(groups)));
+  }
+  if (groups == 1 || use_grouped_op(x, options)) return conv2d_op(x, weight, bias, options);
+  return conv2d_composed(x, weight, bias, options);
 }
 
 // ---- pooling ------------------------------------------------------------------------------------

@@ -90,13 +90,20 @@ struct Builder {
     const int64_t w =
         window_output(shape[2], layer.kernel_size, stride, layer.padding, layer.dilation);
     if (h < 1 || w < 1) return error("conv2d turns " + shape_text(shape) + " into nothing");
+    if (layer.groups < 1 || shape[0] % layer.groups != 0 ||
+        layer.out_channels % layer.groups != 0) {
+      return error("conv2d groups " + std::to_string(layer.groups) +
+                   " must divide its input channels (" + std::to_string(shape[0]) +
+                   ") and out_channels (" + std::to_string(layer.out_channels) + ")");
+    }
     model.network->add(std::make_shared<Conv2d>(init, shape[0], layer.out_channels,
                                                 layer.kernel_size, stride, layer.padding,
-                                                layer.dilation, layer.bias));
+                                                layer.dilation, layer.bias, layer.groups));
     std::ostringstream text;
     text << "conv2d(" << shape[0] << "->" << layer.out_channels << ",k" << layer.kernel_size << ",s"
-         << stride << ",p" << layer.padding << ",d" << layer.dilation
-         << (layer.bias ? ",bias)" : ")");
+         << stride << ",p" << layer.padding << ",d" << layer.dilation;
+    if (layer.groups != 1) text << ",g" << layer.groups;
+    text << (layer.bias ? ",bias)" : ")");
     parts.push_back(text.str());
     shape = {layer.out_channels, h, w};
     return ok_status();

@@ -38,10 +38,12 @@ Result<LayerSpec> read_layer(const ConfigNode& node) {
   SY_ASSIGN_OR_RETURN(const int64_t stride, node.int_or("stride", 0));
   SY_ASSIGN_OR_RETURN(const int64_t padding, node.int_or("padding", 0));
   SY_ASSIGN_OR_RETURN(const int64_t dilation, node.int_or("dilation", 1));
+  SY_ASSIGN_OR_RETURN(const int64_t groups, node.int_or("groups", 1));
   layer.kernel_size = static_cast<int>(kernel);
   layer.stride = static_cast<int>(stride);
   layer.padding = static_cast<int>(padding);
   layer.dilation = static_cast<int>(dilation);
+  layer.groups = static_cast<int>(groups);
   SY_ASSIGN_OR_RETURN(layer.bias, node.bool_or("bias", true));
   SY_ASSIGN_OR_RETURN(layer.p, node.double_or("p", 0.5));
   SY_ASSIGN_OR_RETURN(layer.eps, node.double_or("eps", 1e-5));

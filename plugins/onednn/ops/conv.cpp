@@ -1,4 +1,7 @@
-// CONV2D and its backward ops (docs/ops.md section 9) on oneDNN's convolution primitives.
+// CONV2D, CONV2D_GROUPED and their backward ops (docs/ops.md section 9) on oneDNN's convolution
+// primitives. A grouped convolution's weights [O, C / G, KH, KW] are viewed as oneDNN's goihw
+// [G, O / G, C / G, KH, KW] (dimension 0 split, no copy); depthwise (C / G = 1, O / G = 1 or a
+// channel multiplier) then runs oneDNN's depthwise kernels.
 //
 // The primitives are created with format_tag::any so that oneDNN picks the blocked layouts its
 // fastest kernels use; cached reorders convert the caller's NCHW/OIHW tensors (any strides) in
@@ -16,8 +19,37 @@ using tag = dnnl::memory::format_tag;
 
 struct ConvGeometry {
   int64_t n = 0, c = 0, h = 0, w = 0, o = 0, kh = 0, kw = 0, oh = 0, ow = 0;
+  int64_t groups = 1;
   dims strides, dilates, padding;
+
+  // The weights' logical dims for oneDNN: oihw, or goihw when grouped.
+  dims weight_dims() const {
+    if (groups == 1) return {o, c, kh, kw};
+    return {groups, o / groups, c / groups, kh, kw};
+  }
 };
+
+bool is_grouped(const OpContext& ctx) {
+  return ctx.op == SY_OP_CONV2D_GROUPED || ctx.op == SY_OP_CONV2D_GROUPED_BACKWARD_DATA ||
+         ctx.op == SY_OP_CONV2D_GROUPED_BACKWARD_WEIGHT;
+}
+
+// The caller's weights [O, C / G, KH, KW] as goihw [G, O / G, C / G, KH, KW]: dimension 0 split
+// into two, whatever its stride (same memory).
+TensorView weight_view(const TensorView& w, const ConvGeometry& g) {
+  if (g.groups == 1) return w;
+  TensorView split = w;
+  split.rank = 5;
+  for (int d = 4; d >= 2; --d) {
+    split.shape[d] = w.shape[d - 1];
+    split.strides[d] = w.strides[d - 1];
+  }
+  split.shape[0] = g.groups;
+  split.shape[1] = g.o / g.groups;
+  split.strides[1] = w.strides[0];
+  split.strides[0] = w.strides[0] * (g.o / g.groups);
+  return split;
+}
 
 struct ConvEntry : CachedPrimitive {
   dnnl::primitive primitive;
@@ -45,9 +77,14 @@ ConvGeometry check_geometry(const OpContext& ctx, const TensorView& x, const Ten
   ConvGeometry g;
   g.n = x.shape[0], g.c = x.shape[1], g.h = x.shape[2], g.w = x.shape[3];
   g.o = w.shape[0], g.kh = w.shape[2], g.kw = w.shape[3];
-  if (w.shape[1] != g.c) {
-    ctx.fail_shape(cat("channels differ: x ", shape_string(x), " (C=", g.c, ") vs w ",
-                       shape_string(w), " (C=", w.shape[1], ")"));
+  if (is_grouped(ctx)) g.groups = ctx.params.conv2d_grouped.groups;
+  if (g.groups < 1 || g.c % g.groups != 0 || g.o % g.groups != 0) {
+    ctx.fail_shape(cat("groups ", g.groups, " must be >= 1 and divide the ", g.c, " input and ",
+                       g.o, " output channels"));
+  }
+  if (w.shape[1] * g.groups != g.c) {
+    ctx.fail_shape(cat("channels differ: x ", shape_string(x), " (C=", g.c, ", ", g.groups,
+                       " group(s)) vs w ", shape_string(w), " (C/groups=", w.shape[1], ")"));
   }
   g.oh = output_size(g.h, g.kh, p.stride_h, p.pad_h, p.dilation_h);
   g.ow = output_size(g.w, g.kw, p.stride_w, p.pad_w, p.dilation_w);
@@ -56,7 +93,8 @@ ConvGeometry check_geometry(const OpContext& ctx, const TensorView& x, const Ten
                        " and w ", shape_string(w)));
   }
   const int64_t expected[4] = {g.n, g.o, g.oh, g.ow};
-  ctx.require_shape(y, ctx.op == SY_OP_CONV2D ? "y" : "grad_y", expected, 4);
+  const bool forward = ctx.op == SY_OP_CONV2D || ctx.op == SY_OP_CONV2D_GROUPED;
+  ctx.require_shape(y, forward ? "y" : "grad_y", expected, 4);
   g.strides = {p.stride_h, p.stride_w};
   g.dilates = {p.dilation_h - 1, p.dilation_w - 1};
   g.padding = {p.pad_h, p.pad_w};
@@ -72,8 +110,8 @@ TensorView describable(OpContext& ctx, const TensorView& view) {
 }
 
 int conv_threads(OpContext& ctx, const ConvGeometry& g) {
-  const double flops =
-      2.0 * static_cast<double>(g.n * g.o * g.oh * g.ow) * static_cast<double>(g.c * g.kh * g.kw);
+  const double flops = 2.0 * static_cast<double>(g.n * g.o * g.oh * g.ow) *
+                       static_cast<double>(g.c / g.groups * g.kh * g.kw);
   const int threads = ctx.threads_for(static_cast<int64_t>(flops), kMinFlops);
   ctx.use_threads(threads);
   return threads;
@@ -85,6 +123,7 @@ CacheKey conv_key(const OpContext& ctx, int threads,
   CacheKeyBuilder key(ctx.op);
   key.add(threads).add(p.stride_h).add(p.stride_w).add(p.pad_h).add(p.pad_w);
   key.add(p.dilation_h).add(p.dilation_w).add(p.has_bias);
+  key.add(is_grouped(ctx) ? ctx.params.conv2d_grouped.groups : 1);
   for (const TensorView* v : views) {
     if (v) key.add_view(*v);
   }
@@ -95,7 +134,7 @@ dnnl::convolution_forward::primitive_desc forward_pd(const OpContext& ctx, const
                                                      uint32_t dtype, const dnnl::memory::desc* bias,
                                                      const dnnl::primitive_attr& attr) {
   auto src = any_desc({g.n, g.c, g.h, g.w}, dtype);
-  auto wei = any_desc({g.o, g.c, g.kh, g.kw}, dtype);
+  auto wei = any_desc(g.weight_dims(), dtype);
   auto dst = any_desc({g.n, g.o, g.oh, g.ow}, dtype);
   const auto prop = dnnl::prop_kind::forward_training;
   const auto alg = dnnl::algorithm::convolution_direct;
@@ -135,7 +174,7 @@ void conv_forward(OpContext& ctx) {
     return fill_zero(y, ctx.threads_for(y.numel()));
   }
   x = describable(ctx, x);
-  w = describable(ctx, w);
+  w = weight_view(describable(ctx, w), g);
   const int threads = conv_threads(ctx, g);
   auto entry = ctx.device.primitives.get_or_create<ConvEntry>(
       conv_key(ctx, threads, {&x, &w, has_bias ? &bias : nullptr, &y}), [&] {
@@ -170,7 +209,7 @@ void conv_backward_data(OpContext& ctx) {
   if (grad_x.numel() == 0) return;
   if (grad_y.numel() == 0) return fill_zero(grad_x, ctx.threads_for(grad_x.numel()));
   grad_y = describable(ctx, grad_y);
-  w = describable(ctx, w);
+  w = weight_view(describable(ctx, w), g);
   const int threads = conv_threads(ctx, g);
   auto entry = ctx.device.primitives.get_or_create<ConvEntry>(
       conv_key(ctx, threads, {&grad_y, &w, &grad_x}), [&] {
@@ -178,7 +217,7 @@ void conv_backward_data(OpContext& ctx) {
         const dnnl::engine& engine = ctx.device.engine;
         auto hint = forward_pd(ctx, g, grad_y.dtype, nullptr, primitive_attr(ctx));
         auto diff_src = any_desc({g.n, g.c, g.h, g.w}, grad_y.dtype);
-        auto wei = any_desc({g.o, g.c, g.kh, g.kw}, grad_y.dtype);
+        auto wei = any_desc(g.weight_dims(), grad_y.dtype);
         auto diff_dst = any_desc({g.n, g.o, g.oh, g.ow}, grad_y.dtype);
         dnnl::convolution_backward_data::primitive_desc pd(
             {dnnl::algorithm::convolution_direct, diff_src, wei, diff_dst, g.strides, g.dilates,
@@ -208,7 +247,7 @@ dnnl::convolution_backward_weights::primitive_desc backward_weights_pd(
   dnnl::memory::desc bias_desc = dnnl_dense_desc({g.o}, diff_dtype);
   auto hint = forward_pd(ctx, g, dtype, bias ? &bias_desc : nullptr, primitive_attr(ctx));
   auto src = any_desc({g.n, g.c, g.h, g.w}, dtype);
-  auto diff_wei = any_desc({g.o, g.c, g.kh, g.kw}, diff_dtype);
+  auto diff_wei = any_desc(g.weight_dims(), diff_dtype);
   auto diff_dst = any_desc({g.n, g.o, g.oh, g.ow}, dtype);
   const auto alg = dnnl::algorithm::convolution_direct;
   if (bias) {
@@ -238,9 +277,10 @@ void conv_backward_weight(OpContext& ctx) {
   }
   grad_y = describable(ctx, grad_y);
   x = describable(ctx, x);
+  const TensorView grad_w_view = weight_view(grad_w, g);
   const int threads = conv_threads(ctx, g);
   auto entry = ctx.device.primitives.get_or_create<ConvEntry>(
-      conv_key(ctx, threads, {&grad_y, &x, &grad_w, has_bias ? &ctx.out[1] : nullptr}), [&] {
+      conv_key(ctx, threads, {&grad_y, &x, &grad_w_view, has_bias ? &ctx.out[1] : nullptr}), [&] {
         auto e = std::make_shared<ConvEntry>();
         const dnnl::engine& engine = ctx.device.engine;
         dnnl::convolution_backward_weights::primitive_desc pd;
@@ -252,7 +292,7 @@ void conv_backward_weight(OpContext& ctx) {
         e->primitive = dnnl::convolution_backward_weights(pd);
         e->first = make_input_layout(engine, dnnl_desc(grad_y), pd.diff_dst_desc());
         e->second = make_input_layout(engine, dnnl_desc(x), pd.src_desc());
-        e->third = make_output_layout(engine, dnnl_desc(grad_w), pd.diff_weights_desc());
+        e->third = make_output_layout(engine, dnnl_desc(grad_w_view), pd.diff_weights_desc());
         if (has_bias) {
           e->fourth = make_output_layout(engine, dnnl_desc(ctx.out[1]), pd.diff_bias_desc());
         }

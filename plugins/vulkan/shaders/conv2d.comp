@@ -18,7 +18,7 @@ uint bias_offset, bias_stride;
 
 float load_a(uint o, uint k) {
   const uvec3 q = split3(k, g_kh, g_kw);  // c, kh, kw
-  return TO_F(w[at4(vw, o, q.x, q.y, q.z)]);
+  return TO_F(w[at4(vw, g_o0 + o, q.x, q.y, q.z)]);
 }
 
 float load_b(uint k, uint n) {
@@ -27,13 +27,13 @@ float load_b(uint k, uint n) {
   const int row = int(p.y) * g_stride_h - g_pad_h + int(q.y) * g_dilation_h;
   const int col = int(p.z) * g_stride_w - g_pad_w + int(q.z) * g_dilation_w;
   if (row < 0 || row >= int(g_h) || col < 0 || col >= int(g_w)) return 0.0;
-  return TO_F(x[at4(vx, p.x, q.x, uint(row), uint(col))]);
+  return TO_F(x[at4(vx, p.x, g_c0 + q.x, uint(row), uint(col))]);
 }
 
 void store_c(uint o, uint n, float value) {
   const uvec3 p = split3(n, g_oh, g_ow);
-  if (g_flag) value += TO_F(bias[bias_offset + o * bias_stride]);
-  y[at4(vy, p.x, o, p.y, p.z)] = FROM_F(value);
+  if (g_flag) value += TO_F(bias[bias_offset + (g_o0 + o) * bias_stride]);
+  y[at4(vy, p.x, g_o0 + o, p.y, p.z)] = FROM_F(value);
 }
 
 #include "gemm_tile.glsl"

@@ -16,7 +16,7 @@ View4 vgy, vw, vgx;
 
 float load_a(uint c, uint k) {
   const uvec3 q = split3(k, g_kh, g_kw);  // o, kh, kw
-  return TO_F(w[at4(vw, q.x, c, q.y, q.z)]);
+  return TO_F(w[at4(vw, g_o0 + q.x, c, q.y, q.z)]);
 }
 
 float load_b(uint k, uint n) {
@@ -27,12 +27,12 @@ float load_b(uint k, uint n) {
   if (top < 0 || left < 0 || top % g_stride_h != 0 || left % g_stride_w != 0) return 0.0;
   const uint i = uint(top / g_stride_h), j = uint(left / g_stride_w);
   if (i >= g_oh || j >= g_ow) return 0.0;
-  return TO_F(grad_y[at4(vgy, p.x, q.x, i, j)]);
+  return TO_F(grad_y[at4(vgy, p.x, g_o0 + q.x, i, j)]);
 }
 
 void store_c(uint c, uint n, float value) {
   const uvec3 p = split3(n, g_h, g_w);
-  grad_x[at4(vgx, p.x, c, p.y, p.z)] = FROM_F(value);
+  grad_x[at4(vgx, p.x, g_c0 + c, p.y, p.z)] = FROM_F(value);
 }
 
 #include "gemm_tile.glsl"

@@ -21,7 +21,7 @@ bool for_bias;
 
 float load_a(uint o, uint k) {
   const uvec3 p = split3(k, g_oh, g_ow);  // batch, i, j
-  return TO_F(grad_y[at4(vgy, p.x, o, p.y, p.z)]);
+  return TO_F(grad_y[at4(vgy, p.x, g_o0 + o, p.y, p.z)]);
 }
 
 float load_b(uint k, uint n) {
@@ -31,15 +31,15 @@ float load_b(uint k, uint n) {
   const int row = int(p.y) * g_stride_h - g_pad_h + int(q.y) * g_dilation_h;
   const int col = int(p.z) * g_stride_w - g_pad_w + int(q.z) * g_dilation_w;
   if (row < 0 || row >= int(g_h) || col < 0 || col >= int(g_w)) return 0.0;
-  return TO_F(x[at4(vx, p.x, q.x, uint(row), uint(col))]);
+  return TO_F(x[at4(vx, p.x, g_c0 + q.x, uint(row), uint(col))]);
 }
 
 void store_c(uint o, uint n, float value) {
   if (for_bias) {
-    grad_bias[bias_offset + o * bias_stride] = FROM_F(value);
+    grad_bias[bias_offset + (g_o0 + o) * bias_stride] = FROM_F(value);
   } else {
     const uvec3 q = split3(n, g_kh, g_kw);
-    grad_w[at4(vgw, o, q.x, q.y, q.z)] = FROM_F(value);
+    grad_w[at4(vgw, g_o0 + o, q.x, q.y, q.z)] = FROM_F(value);
   }
 }
 

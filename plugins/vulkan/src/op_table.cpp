@@ -22,10 +22,13 @@ OpFunction function_for(uint32_t op) {
     case SY_OP_CROSS_ENTROPY_BACKWARD:
       return run_cross_entropy_backward;
     case SY_OP_CONV2D:
+    case SY_OP_CONV2D_GROUPED:
       return run_conv2d;
     case SY_OP_CONV2D_BACKWARD_DATA:
+    case SY_OP_CONV2D_GROUPED_BACKWARD_DATA:
       return run_conv2d_backward_data;
     case SY_OP_CONV2D_BACKWARD_WEIGHT:
+    case SY_OP_CONV2D_GROUPED_BACKWARD_WEIGHT:
       return run_conv2d_backward_weight;
     case SY_OP_MAX_POOL2D:
     case SY_OP_AVG_POOL2D:

@@ -1,4 +1,6 @@
-// CONV2D and its backward ops (NCHW activations, OIHW weights, groups = 1), direct method.
+// CONV2D, CONV2D_GROUPED and their backward ops (NCHW activations, weights [O, C / groups, KH,
+// KW]), implicit GEMMs. A grouped call is one dispatch per 65535 groups: the dispatch's z index is
+// the group, and the shaders offset the channels by it (conv_common.glsl).
 #include <algorithm>
 #include <vector>
 
@@ -61,6 +63,43 @@ Status bind_all(const OpContext& ctx, std::initializer_list<const sy_tensor_desc
   return ok_status();
 }
 
+// Groups of this call: 1 for the CONV2D ops, conv2d_grouped.groups (checked against C and O) for
+// CONV2D_GROUPED's.
+Status read_groups(const OpContext& ctx, const ConvGeometry& g, int64_t* groups) {
+  const uint32_t op = ctx.call.op;
+  *groups = 1;
+  if (op == SY_OP_CONV2D_GROUPED || op == SY_OP_CONV2D_GROUPED_BACKWARD_DATA ||
+      op == SY_OP_CONV2D_GROUPED_BACKWARD_WEIGHT) {
+    *groups = ctx.call.params.conv2d_grouped.groups;
+  }
+  if (*groups < 1 || g.c % *groups != 0 || g.o % *groups != 0) {
+    return invalid_argument(std::string(op_name(op)) + ": groups " + std::to_string(*groups) +
+                            " must be >= 1 and divide the " + std::to_string(g.c) + " input and " +
+                            std::to_string(g.o) + " output channels");
+  }
+  return ok_status();
+}
+
+// The geometry one group's GEMM sees: C / groups input and O / groups output channels.
+ConvGeometry per_group(ConvGeometry g, int64_t groups) {
+  g.c /= groups;
+  g.o /= groups;
+  return g;
+}
+
+// Runs `module` over all groups, the group in the dispatch's z index (u[13] the first one).
+Status run_groups(const OpContext& ctx, const std::string& module, ParamBlock params,
+                  const std::vector<BufferBinding>& bindings, uint32_t groups_x, uint32_t groups_y,
+                  int64_t groups) {
+  constexpr int64_t kMaxZ = 65535;  // Vulkan's guaranteed maxComputeWorkGroupCount[2]
+  for (int64_t first = 0; first < groups; first += kMaxZ) {
+    params.u[13] = static_cast<uint32_t>(first);
+    const auto z = static_cast<uint32_t>(std::min(groups - first, kMaxZ));
+    SY_VK_RETURN_IF_ERROR(run_shader(ctx, module, params, bindings, groups_x, groups_y, z));
+  }
+  return ok_status();
+}
+
 }  // namespace
 
 Status run_conv2d(const OpContext& ctx) {
@@ -78,14 +117,17 @@ Status run_conv2d(const OpContext& ctx) {
   ConvGeometry g;
   SY_VK_RETURN_IF_ERROR(read_conv_params(ctx, &g));
   set_sizes(&g, x.shape, w.shape);
-  if (w.shape[1] != g.c) {
-    return invalid_argument("CONV2D: w " + shape_text(w) + " has " + std::to_string(w.shape[1]) +
-                            " input channels but x " + shape_text(x) + " has " +
-                            std::to_string(g.c));
+  int64_t groups = 1;
+  SY_VK_RETURN_IF_ERROR(read_groups(ctx, g, &groups));
+  if (w.shape[1] * groups != g.c) {
+    return invalid_argument(std::string(op_name(ctx.call.op)) + ": w " + shape_text(w) + " has " +
+                            std::to_string(w.shape[1]) + " input channels per group but x " +
+                            shape_text(x) + " has " + std::to_string(g.c) + " in " +
+                            std::to_string(groups) + " group(s)");
   }
   if (has_bias && (bias.rank != 1 || bias.shape[0] != g.o)) {
-    return invalid_argument("CONV2D: bias " + shape_text(bias) + " should be [" +
-                            std::to_string(g.o) + "]");
+    return invalid_argument(std::string(op_name(ctx.call.op)) + ": bias " + shape_text(bias) +
+                            " should be [" + std::to_string(g.o) + "]");
   }
   SY_VK_RETURN_IF_ERROR(check_geometry(ctx, g));
   SY_VK_RETURN_IF_ERROR(expect_shape(ctx, y, "y", g.n, g.o, g.oh, g.ow));
@@ -95,10 +137,11 @@ Status run_conv2d(const OpContext& ctx) {
       bind_all(ctx, {&x, &w, &bias, &y}, {"x", "w", "bias", "y"}, &bindings, &params));
   const int64_t count = element_count(y);
   if (count == 0) return ok_status();
-  encode_geometry(g, has_bias, &params);
+  const ConvGeometry one = per_group(g, groups);
+  encode_geometry(one, has_bias, &params);
   params.count = static_cast<uint32_t>(count);
-  return run_shader(ctx, std::string("conv2d.") + float_variant(x.dtype), params, bindings,
-                    gemm_groups(g.n * g.oh * g.ow), gemm_groups(g.o));
+  return run_groups(ctx, std::string("conv2d.") + float_variant(x.dtype), params, bindings,
+                    gemm_groups(g.n * g.oh * g.ow), gemm_groups(one.o), groups);
 }
 
 Status run_conv2d_backward_data(const OpContext& ctx) {
@@ -114,8 +157,10 @@ Status run_conv2d_backward_data(const OpContext& ctx) {
   ConvGeometry g;
   SY_VK_RETURN_IF_ERROR(read_conv_params(ctx, &g));
   set_sizes(&g, grad_x.shape, w.shape);
+  int64_t groups = 1;
+  SY_VK_RETURN_IF_ERROR(read_groups(ctx, g, &groups));
   SY_VK_RETURN_IF_ERROR(check_geometry(ctx, g));
-  SY_VK_RETURN_IF_ERROR(expect_shape(ctx, w, "w", g.o, g.c, g.kh, g.kw));
+  SY_VK_RETURN_IF_ERROR(expect_shape(ctx, w, "w", g.o, g.c / groups, g.kh, g.kw));
   SY_VK_RETURN_IF_ERROR(expect_shape(ctx, grad_y, "grad_y", g.n, g.o, g.oh, g.ow));
   ParamBlock params;
   std::vector<BufferBinding> bindings;
@@ -123,10 +168,11 @@ Status run_conv2d_backward_data(const OpContext& ctx) {
       bind_all(ctx, {&grad_y, &w, &grad_x}, {"grad_y", "w", "grad_x"}, &bindings, &params));
   const int64_t count = element_count(grad_x);
   if (count == 0) return ok_status();
-  encode_geometry(g, false, &params);
+  const ConvGeometry one = per_group(g, groups);
+  encode_geometry(one, false, &params);
   params.count = static_cast<uint32_t>(count);
-  return run_shader(ctx, std::string("conv2d_backward_data.") + float_variant(w.dtype), params,
-                    bindings, gemm_groups(g.n * g.h * g.w), gemm_groups(g.c));
+  return run_groups(ctx, std::string("conv2d_backward_data.") + float_variant(w.dtype), params,
+                    bindings, gemm_groups(g.n * g.h * g.w), gemm_groups(one.c), groups);
 }
 
 Status run_conv2d_backward_weight(const OpContext& ctx) {
@@ -145,30 +191,33 @@ Status run_conv2d_backward_weight(const OpContext& ctx) {
   ConvGeometry g;
   SY_VK_RETURN_IF_ERROR(read_conv_params(ctx, &g));
   set_sizes(&g, x.shape, grad_w.shape);
+  int64_t groups = 1;
+  SY_VK_RETURN_IF_ERROR(read_groups(ctx, g, &groups));
   SY_VK_RETURN_IF_ERROR(check_geometry(ctx, g));
-  SY_VK_RETURN_IF_ERROR(expect_shape(ctx, grad_w, "grad_w", g.o, g.c, g.kh, g.kw));
+  SY_VK_RETURN_IF_ERROR(expect_shape(ctx, grad_w, "grad_w", g.o, g.c / groups, g.kh, g.kw));
   SY_VK_RETURN_IF_ERROR(expect_shape(ctx, grad_y, "grad_y", g.n, g.o, g.oh, g.ow));
   if (has_bias && (grad_bias.rank != 1 || grad_bias.shape[0] != g.o)) {
-    return invalid_argument("CONV2D_BACKWARD_WEIGHT: grad_bias " + shape_text(grad_bias) +
-                            " should be [" + std::to_string(g.o) + "]");
+    return invalid_argument(std::string(op_name(ctx.call.op)) + ": grad_bias " +
+                            shape_text(grad_bias) + " should be [" + std::to_string(g.o) + "]");
   }
   ParamBlock params;
   std::vector<BufferBinding> bindings;
   SY_VK_RETURN_IF_ERROR(bind_all(ctx, {&grad_y, &x, &grad_w, &grad_bias},
                                  {"grad_y", "x", "grad_w", "grad_bias"}, &bindings, &params));
-  encode_geometry(g, has_bias, &params);
+  const ConvGeometry one = per_group(g, groups);
+  encode_geometry(one, has_bias, &params);
   const std::string module = std::string("conv2d_backward_weight.") + float_variant(x.dtype);
   const int64_t weights = element_count(grad_w);
   if (weights > 0) {
     params.count = static_cast<uint32_t>(weights);
     params.mode = 0;
-    SY_VK_RETURN_IF_ERROR(run_shader(ctx, module, params, bindings, gemm_groups(g.c * g.kh * g.kw),
-                                     gemm_groups(g.o)));
+    SY_VK_RETURN_IF_ERROR(run_groups(ctx, module, params, bindings,
+                                     gemm_groups(one.c * g.kh * g.kw), gemm_groups(one.o), groups));
   }
   if (has_bias && g.o > 0) {
     params.count = static_cast<uint32_t>(g.o);
     params.mode = 1;
-    SY_VK_RETURN_IF_ERROR(run_shader(ctx, module, params, bindings, 1, gemm_groups(g.o)));
+    SY_VK_RETURN_IF_ERROR(run_groups(ctx, module, params, bindings, 1, gemm_groups(one.o), groups));
   }
   return ok_status();
 }
