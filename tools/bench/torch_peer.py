@@ -395,9 +395,12 @@ def openblas_view(path):
     try:
         library = ctypes.CDLL(path)
         library.openblas_get_config.restype = ctypes.c_char_p
+        library.openblas_get_corename.restype = ctypes.c_char_p
         parallel = {0: "sequential", 1: "pthreads", 2: "openmp"}.get(
             library.openblas_get_parallel(), "unknown")
         return {"config": library.openblas_get_config().decode(), "parallel": parallel,
+                "corename": library.openblas_get_corename().decode(),
+                "coretype_variable": os.environ.get("OPENBLAS_CORETYPE"),
                 "threads": library.openblas_get_num_threads()}
     except (OSError, AttributeError):
         return None
