@@ -67,6 +67,8 @@ constexpr Runner kRunners[] = {
     run_adam_update,  // SGD_UPDATE ADAM_UPDATE
     run_lstm_cell,
     run_lstm_cell_backward,  // LSTM_CELL(_BACKWARD)
+    run_rnn_sequence,
+    run_rnn_sequence,  // LSTM_SEQUENCE GRU_SEQUENCE
 };
 // One runner per op: a new op must be added here (a short table would leave it a null pointer).
 static_assert(std::size(kRunners) == SY_OP_COUNT);

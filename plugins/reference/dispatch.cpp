@@ -65,7 +65,9 @@ constexpr std::array<OpFunction, SY_OP_COUNT> kOpTable = {run_matmul,  // 0
                                                           run_sgd_update,
                                                           run_adam_update,  // 49-50
                                                           run_lstm_cell,
-                                                          run_lstm_cell_backward};  // 51-52
+                                                          run_lstm_cell_backward,  // 51-52
+                                                          run_lstm_sequence,
+                                                          run_gru_sequence};
 
 std::string tensor_role(bool is_output, uint32_t index) {
   return std::string(is_output ? "output " : "input ") + std::to_string(index);
