@@ -2,8 +2,8 @@
 // replace: the LSTM and GRU layers give the same outputs and final states both ways, for one and
 // two layers, one and two directions, with and without biases, given and zero initial states,
 // batch 1 and 3, batch-first or not; and the profile names the path that ran.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -119,8 +119,8 @@ void check_all_variants(const std::shared_ptr<Device>& device) {
           for (bool initial_state : {true, false}) {
             for (int64_t batch : {int64_t{1}, int64_t{3}}) {
               const bool batch_first = batch == 3 && layers == 2;
-              check_variant(device, {lstm, layers, bidirectional, bias, initial_state, batch,
-                                     batch_first});
+              check_variant(device,
+                            {lstm, layers, bidirectional, bias, initial_state, batch, batch_first});
             }
           }
         }
@@ -141,6 +141,39 @@ TEST_CASE("fused and composed LSTM/GRU agree on onednn", "[nn][recurrent][onednn
   if (device == nullptr) return;
   REQUIRE(device->supports(SY_OP_GRU_SEQUENCE, SY_DTYPE_F32));
   check_all_variants(device);
+}
+
+TEST_CASE("onednn sees weights rewritten in place between fused calls", "[nn][recurrent][onednn]") {
+  // The plugin keeps converted weights by buffer; a changed weight must not reuse them.
+  const std::shared_ptr<Device> device = optional_device("onednn");
+  if (device == nullptr) return;
+  InitContext init{device, InitScheme::kKaimingUniform, 11};
+  RecurrentOptions options;
+  options.input_size = 8;
+  options.hidden_size = 16;
+  for (const bool lstm : {true, false}) {
+    INFO((lstm ? "LSTM" : "GRU"));
+    std::shared_ptr<RecurrentBase> layer;
+    if (lstm) {
+      layer = std::make_shared<LSTM>(init, options);
+    } else {
+      layer = std::make_shared<GRU>(init, options);
+    }
+    const Tensor x = rand_uniform({6, 2, 8}, -1.0, 1.0, 3, 0, device);
+    NoGradGuard no_grad;
+    const Tensor before = layer->run(x).output;
+    for (Tensor& parameter : layer->parameters()) {
+      parameter.copy_(rand_uniform(parameter.shape(), -0.5, 0.5, 9, 0, device));
+    }
+    const Tensor after = layer->run(x).output;
+    Tensor composed;
+    {
+      detail::ComposedRecurrentScope force_composed;
+      composed = layer->run(x).output;
+    }
+    CHECK(max_abs_difference(after, composed) <= 2e-5);
+    CHECK(max_abs_difference(after, before) > 0.01);
+  }
 }
 
 TEST_CASE("training composes the sequence: gradients need the per-step path", "[nn][recurrent]") {

@@ -8,9 +8,19 @@
 // LSTM gates are i, f, c~, o, PyTorch's order; its GRU gates are u, r, o where PyTorch has r, z, n,
 // so GRU weights go through a scratch copy with the first two gate blocks swapped. oneDNN's bias is
 // one vector per gate (b_ih + b_hh), plus b_hn as a fourth for the linear-before-reset GRU.
+//
+// Converting a weight costs about as much as the layer's recurrence at batch 1 (oneDNN 2.6's
+// brgemm RNN wants its blocked layout: about 0.7 ms for a [1024, 256] weight), so converted
+// weights are kept per device and weight buffer, and used again only while the caller's bytes are
+// unchanged (a memcmp against a saved copy, some 50 us per MB): a training step or load_state_dict
+// that rewrites the weights in place gets a fresh conversion.
 // f16 and bf16 run through f32 scratch tensors.
 #include <cstring>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <tuple>
+#include <vector>
 
 #include "dnnl_util.h"
 #include "ops/ops.h"
@@ -173,6 +183,52 @@ float* combined_bias(OpContext& ctx, const RnnShape& s, int first_bias) {
   return bias;
 }
 
+// A weight in the primitive's layout, and the caller's bytes it was converted from.
+struct ConvertedWeight {
+  std::vector<char> source;
+  std::vector<char> converted;
+};
+
+// (device, op, which weight, caller's address, T, B, in, H).
+using WeightKey =
+    std::tuple<const void*, uint32_t, int, const void*, int64_t, int64_t, int64_t, int64_t>;
+
+// Shared by every device of the plugin, so guarded; entries hold their memory alive through
+// shared_ptr while a call uses them even if another device's call clears the map.
+std::mutex g_weights_mutex;
+std::map<WeightKey, std::shared_ptr<const ConvertedWeight>> g_weights;
+constexpr size_t kMaxConvertedWeights = 64;
+
+// The weight in the primitive's layout: the caller's own bytes where the layouts agree, a cached
+// conversion while the caller's bytes are unchanged, else a fresh one (kept in `hold`).
+void* weights_for(OpContext& ctx, const RnnShape& s, const ArgLayout& layout, const TensorView& w,
+                  int which, std::shared_ptr<const ConvertedWeight>& hold) {
+  if (layout.same || !w.is_contiguous()) {
+    return prepare_input(ctx, layout, weights_in_dnnl_order(ctx, s, w));
+  }
+  const auto bytes = static_cast<size_t>(w.numel()) * sizeof(float);
+  const WeightKey key{&ctx.device, ctx.op, which, w.data, s.t, s.b, s.in, s.h};
+  {
+    const std::lock_guard<std::mutex> lock(g_weights_mutex);
+    const auto found = g_weights.find(key);
+    if (found != g_weights.end()) hold = found->second;
+  }
+  if (hold != nullptr && hold->source.size() == bytes &&
+      std::memcmp(hold->source.data(), w.data, bytes) == 0) {
+    return const_cast<char*>(hold->converted.data());
+  }
+  void* converted = prepare_input(ctx, layout, weights_in_dnnl_order(ctx, s, w));
+  auto fresh = std::make_shared<ConvertedWeight>();
+  fresh->source.assign(w.data, w.data + bytes);
+  const auto* begin = static_cast<const char*>(converted);
+  fresh->converted.assign(begin, begin + layout.internal.get_size());
+  hold = fresh;
+  const std::lock_guard<std::mutex> lock(g_weights_mutex);
+  if (g_weights.size() >= kMaxConvertedWeights) g_weights.clear();
+  g_weights[key] = fresh;
+  return converted;
+}
+
 void rnn_sequence_f32(OpContext& ctx) {
   const RnnShape s = checked_shape(ctx);
   const bool reverse = ctx.params.rnn.reverse != 0;
@@ -187,10 +243,9 @@ void rnn_sequence_f32(OpContext& ctx) {
   const TensorView x = dense_copy(ctx, ctx.in[0], SY_DTYPE_F32);
   const TensorView h0 = dense_copy(ctx, ctx.in[1], SY_DTYPE_F32);
   const TensorView c0 = s.lstm ? dense_copy(ctx, ctx.in[2], SY_DTYPE_F32) : TensorView();
-  void* w_layer = prepare_input(ctx, entry->weights_layer,
-                                weights_in_dnnl_order(ctx, s, ctx.in[w]));
-  void* w_iter = prepare_input(ctx, entry->weights_iter,
-                               weights_in_dnnl_order(ctx, s, ctx.in[w + 1]));
+  std::shared_ptr<const ConvertedWeight> hold_layer, hold_iter;
+  void* w_layer = weights_for(ctx, s, entry->weights_layer, ctx.in[w], 0, hold_layer);
+  void* w_iter = weights_for(ctx, s, entry->weights_iter, ctx.in[w + 1], 1, hold_iter);
   float* bias = combined_bias(ctx, s, w + 2);
   TensorView outs[3];
   for (int k = 0; k <= s.states; ++k) {
