@@ -232,8 +232,11 @@ void* weights_for(OpContext& ctx, const RnnShape& s, const ArgLayout& layout, co
 void rnn_sequence_f32(OpContext& ctx) {
   const RnnShape s = checked_shape(ctx);
   const bool reverse = ctx.params.rnn.reverse != 0;
-  const int64_t flops = 2 * s.t * s.b * s.g * s.h * (s.in + s.h);
-  const int threads = ctx.threads_for(flops, kMinFlops);
+  // Threads by the work of one step, not of the sequence: the primitive meets its threads at a
+  // barrier every step, and at batch 1 a step is some 10-20 us of work, less than waking a second
+  // thread costs on a busy machine (op_context.h).
+  const int64_t step_flops = 2 * s.b * s.g * s.h * (s.in + s.h);
+  const int threads = ctx.threads_for(step_flops, kMinFlops);
   ctx.use_threads(threads);
   CacheKeyBuilder key(ctx.op);
   key.add(threads).add(reverse ? 1 : 0).add(s.t).add(s.b).add(s.in).add(s.h);
