@@ -70,6 +70,8 @@ constexpr Runner kRunners[] = {
     run_conv2d,
     run_conv2d_backward_data,
     run_conv2d_backward_weight,  // CONV2D_GROUPED(_BACKWARD_DATA, _BACKWARD_WEIGHT)
+    run_rnn_sequence,
+    run_rnn_sequence,  // LSTM_SEQUENCE GRU_SEQUENCE
 };
 // One runner per op: a new op must be added here (a short table would leave it a null pointer).
 static_assert(std::size(kRunners) == SY_OP_COUNT);

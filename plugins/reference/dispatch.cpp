@@ -68,7 +68,9 @@ constexpr std::array<OpFunction, SY_OP_COUNT> kOpTable = {run_matmul,  // 0
                                                           run_lstm_cell_backward,  // 51-52
                                                           run_conv2d,
                                                           run_conv2d_backward_data,
-                                                          run_conv2d_backward_weight};  // 53-55
+                                                          run_conv2d_backward_weight,  // 53-55
+                                                          run_lstm_sequence,
+                                                          run_gru_sequence};  // 56-57
 
 std::string tensor_role(bool is_output, uint32_t index) {
   return std::string(is_output ? "output " : "input ") + std::to_string(index);

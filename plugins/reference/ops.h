@@ -33,5 +33,7 @@ void run_sgd_update(const OpContext& ctx);              // optimizer.cpp
 void run_adam_update(const OpContext& ctx);             // optimizer.cpp
 void run_lstm_cell(const OpContext& ctx);               // lstm_cell.cpp
 void run_lstm_cell_backward(const OpContext& ctx);      // lstm_cell.cpp
+void run_lstm_sequence(const OpContext& ctx);           // rnn_sequence.cpp
+void run_gru_sequence(const OpContext& ctx);            // rnn_sequence.cpp
 
 }  // namespace sy_reference

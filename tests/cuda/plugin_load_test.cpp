@@ -89,7 +89,8 @@ TEST_CASE("cuda device options are checked before the driver is needed", "[cuda]
   CHECK(f.device_settings != nullptr);
 }
 
-TEST_CASE("cuda supports every op in floats and the data ops in integers", "[cuda]") {
+TEST_CASE("cuda supports every op but the whole-sequence RNNs in floats, the data ops in integers",
+          "[cuda]") {
   if (!plugin_built()) return;
   const sy_plugin_functions& f = cuda_plugin()->functions();
   // The CONV2D_GROUPED family is not written for CUDA yet: the core composes it (docs/ops.md 9a).
@@ -98,9 +99,11 @@ TEST_CASE("cuda supports every op in floats and the data ops in integers", "[cud
   }
   for (uint32_t op = 0; op < SY_OP_CONV2D_GROUPED; ++op) {
     INFO("op " << op);
-    CHECK(f.supports_op(nullptr, op, SY_DTYPE_F32) == 1);
-    CHECK(f.supports_op(nullptr, op, SY_DTYPE_F16) == 1);
-    CHECK(f.supports_op(nullptr, op, SY_DTYPE_BF16) == 1);
+    // docs/ops.md section 17: the core composes LSTM_SEQUENCE and GRU_SEQUENCE on cuda.
+    const int floats = op == SY_OP_LSTM_SEQUENCE || op == SY_OP_GRU_SEQUENCE ? 0 : 1;
+    CHECK(f.supports_op(nullptr, op, SY_DTYPE_F32) == floats);
+    CHECK(f.supports_op(nullptr, op, SY_DTYPE_F16) == floats);
+    CHECK(f.supports_op(nullptr, op, SY_DTYPE_BF16) == floats);
     const bool integer_op =
         op == SY_OP_GATHER || op == SY_OP_SCATTER_ADD || op == SY_OP_COPY || op == SY_OP_FILL;
     CHECK(f.supports_op(nullptr, op, SY_DTYPE_I32) == (integer_op ? 1 : 0));

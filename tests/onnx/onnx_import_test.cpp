@@ -159,6 +159,32 @@ TEST_CASE("inputs that do not fit the model are refused naming the input", "[onn
   CHECK(model->run({zeros(Shape{5, 20}, device)})[0].shape() == Shape{5, 5});
 }
 
+TEST_CASE("an LSTM node given a sequence of length 0 is refused naming the file and the node",
+          "[onnx][errors]") {
+  const auto device = test_device();
+  TempDir dir;
+  // lstm2 takes [batch, 5, 6]; with the time axis made dynamic, 0 steps reach the LSTM node.
+  onnx::ModelProto model = read_model(models_dir() / "lstm2" / "model.onnx");
+  auto* time = model.mutable_graph()
+                   ->mutable_input(0)
+                   ->mutable_type()
+                   ->mutable_tensor_type()
+                   ->mutable_shape()
+                   ->mutable_dim(1);
+  time->set_dim_param("time");
+  const auto path = dir / "empty_sequence.onnx";
+  write_model(path, model);
+  try {
+    OnnxModel::load(path, device)->run({zeros(Shape{2, 0, 6}, device)});
+    FAIL("accepted a sequence of length 0");
+  } catch (const Error& error) {
+    INFO(error.what());
+    CHECK(error.status().code() == StatusCode::kInvalidArgument);
+    CHECK_THAT(error.what(), Catch::Contains(path.string()) && Catch::Contains("LSTM") &&
+                                 Catch::Contains("sequence of length >= 1"));
+  }
+}
+
 TEST_CASE("damaged and hostile ONNX files are refused with the file named", "[onnx][errors]") {
   const auto device = test_device();
   TempDir dir;

@@ -171,7 +171,11 @@ typedef enum sy_op {
   SY_OP_CONV2D_GROUPED = 53,                 /* (x, w [, bias]) -> y */
   SY_OP_CONV2D_GROUPED_BACKWARD_DATA = 54,   /* (grad_y, w) -> grad_x */
   SY_OP_CONV2D_GROUPED_BACKWARD_WEIGHT = 55, /* (grad_y, x) -> grad_w [, grad_bias] */
-  SY_OP_COUNT = 56
+  /* one layer and one direction of a recurrent network over every step of a sequence, inference
+   * (no saved activations), weights in PyTorch's layouts; params.rnn; docs/ops.md section 17 */
+  SY_OP_LSTM_SEQUENCE = 56, /* (x, h0, c0, w_ih, w_hh [, b_ih, b_hh]) -> y, h_n, c_n */
+  SY_OP_GRU_SEQUENCE = 57,  /* (x, h0, w_ih, w_hh [, b_ih, b_hh]) -> y, h_n (linear before reset) */
+  SY_OP_COUNT = 58
 } sy_op;
 
 /* The op's name as spelled in sy_op without the SY_OP_ prefix ("MATMUL"), or "UNKNOWN_OP" beyond
@@ -234,7 +238,9 @@ static inline const char* sy_op_name(uint32_t op) {
     "LSTM_CELL_BACKWARD",
     "CONV2D_GROUPED",
     "CONV2D_GROUPED_BACKWARD_DATA",
-    "CONV2D_GROUPED_BACKWARD_WEIGHT"};
+    "CONV2D_GROUPED_BACKWARD_WEIGHT",
+    "LSTM_SEQUENCE",
+    "GRU_SEQUENCE"};
   return op < (uint32_t)SY_OP_COUNT ? names[op] : "UNKNOWN_OP";
 }
 
@@ -405,6 +411,20 @@ typedef struct sy_adam_params {
   int64_t step; /* 1-based step count after this update, for bias correction */
 } sy_adam_params;
 
+/* LSTM_SEQUENCE and GRU_SEQUENCE. One call is one layer in one direction, as PyTorch's own oneDNN
+ * path (mkldnn_rnn_layer) calls it: the weights stay the separate tensors PyTorch and ONNX hold
+ * (weight_ih_l{k}[_reverse] is [G*H, in], weight_hh [G*H, H], bias_ih and bias_hh [G*H], gates in
+ * PyTorch's order: LSTM i, f, g, o with G = 4, GRU r, z, n with G = 3), so nothing is packed per
+ * call, and a stack of L layers in D directions would need 4 * L * D inputs where a call has 8.
+ * x is [T, B, in] and y [T, B, H] through their strides, so a batch-first sequence is a permuted
+ * view and a bidirectional layer writes each direction into its half of one [T, B, 2H] tensor. */
+typedef struct sy_rnn_params {
+  int64_t hidden_size; /* H */
+  uint32_t reverse;    /* 1: the steps run from position T-1 down to 0 (the _reverse direction) */
+  uint32_t has_bias;   /* 1: b_ih and b_hh follow w_hh; 0: there are no biases */
+  uint32_t reserved[4]; /* 0 */
+} sy_rnn_params;
+
 typedef union sy_op_params {
   sy_matmul_params matmul;
   sy_binary_params binary;
@@ -420,6 +440,7 @@ typedef union sy_op_params {
   sy_random_params random;
   sy_sgd_params sgd;
   sy_adam_params adam;
+  sy_rnn_params rnn;
   uint8_t reserved[256]; /* fixes the size of the union for the ABI */
 } sy_op_params;
 

@@ -100,6 +100,7 @@ CaseTable all_cases() {
   add_random_cases(table);
   add_optimizer_cases(table);
   add_lstm_cell_cases(table);
+  add_rnn_sequence_cases(table);
   return table;
 }
 

@@ -1076,6 +1076,10 @@ void device_recurrent(NodeContext& c, bool lstm) {
   const Tensor x = dev_float(c, 0).contiguous();  // [T, B, I]
   if (x.rank() != 3) c.fail("X must be [seq, batch, input], got " + x.shape().to_string());
   const int64_t steps = x.dim(0), batch = x.dim(1), input = x.dim(2);
+  if (steps < 1 || batch < 1) {
+    c.fail("X " + x.shape().to_string() + " has no steps or no sequences: " +
+           (lstm ? "LSTM" : "GRU") + " needs a sequence of length >= 1 and batch >= 1");
+  }
   const int64_t hidden = c.attr_int("hidden_size", c.shape(2).empty() ? 0 : c.shape(2).back());
   if (c.shape(1) != Ints{dirs, gates * hidden, input}) {
     c.fail("W " + shape_text(c.shape(1)) + " must be " + shape_text({dirs, gates * hidden, input}));

@@ -7,6 +7,7 @@
 #include "switchyard/autograd.h"
 #include "switchyard/device.h"
 #include "switchyard/ops.h"
+#include "switchyard/profile.h"
 #include "tensor/dispatch_internal.h"
 #include "tensor/op_helpers.h"
 
@@ -15,6 +16,64 @@ namespace switchyard::detail {
 namespace {
 
 using Grads = std::vector<Tensor>;
+
+thread_local bool t_force_composed = false;
+
+// A bias without its history, or none (a layer built with bias: false).
+Tensor detached(const Tensor& bias) {
+  return bias.defined() ? bias.detach() : Tensor();
+}
+
+// Whether one SEQUENCE op can run this layer and direction: nothing needs a gradient (there is no
+// backward op yet, so training composes), both biases or neither, one dtype and device for all,
+// and the device has the op in that dtype.
+bool fused_available(sy_op op, const std::vector<Tensor>& tensors, const RecurrentWeights& w) {
+  if (t_force_composed || w.b_ih.defined() != w.b_hh.defined()) return false;
+  if (any_needs_grad(tensors)) return false;
+  const Tensor& x = tensors.front();
+  for (const Tensor& t : tensors) {
+    if (t.defined() && (t.dtype() != x.dtype() || t.device() != x.device())) return false;
+  }
+  return x.device()->supports(op, to_sy_dtype(x.dtype()));
+}
+
+sy_op_params rnn_params(int64_t hidden, bool reverse, bool has_bias) {
+  sy_op_params params{};
+  params.rnn.hidden_size = hidden;
+  params.rnn.reverse = reverse ? 1 : 0;
+  params.rnn.has_bias = has_bias ? 1 : 0;
+  return params;
+}
+
+// LSTM_SEQUENCE into the packed [T + 1, B, H] result lstm_sequence returns.
+Tensor fused_lstm(const Tensor& x, const Tensor& h0, const Tensor& c0, const RecurrentWeights& w,
+                  bool reverse) {
+  const int64_t steps = x.dim(0), batch = x.dim(1), hidden = w.w_hh.dim(1);
+  Tensor packed = empty_like_shape(x, Shape{steps + 1, batch, hidden});
+  const Tensor y = packed.narrow(0, 0, steps);
+  const Tensor c_n = packed.narrow(0, steps, 1).squeeze(0);
+  const Tensor h_n = empty_like_shape(x, Shape{batch, hidden});
+  const sy_op_params params = rnn_params(hidden, reverse, w.b_ih.defined());
+  if (w.b_ih.defined()) {
+    run_op(SY_OP_LSTM_SEQUENCE, {x, h0, c0, w.w_ih, w.w_hh, w.b_ih, w.b_hh}, {y, h_n, c_n}, params);
+  } else {
+    run_op(SY_OP_LSTM_SEQUENCE, {x, h0, c0, w.w_ih, w.w_hh}, {y, h_n, c_n}, params);
+  }
+  return packed;
+}
+
+Tensor fused_gru(const Tensor& x, const Tensor& h0, const RecurrentWeights& w, bool reverse) {
+  const int64_t steps = x.dim(0), batch = x.dim(1), hidden = w.w_hh.dim(1);
+  Tensor y = empty_like_shape(x, Shape{steps, batch, hidden});
+  const Tensor h_n = empty_like_shape(x, Shape{batch, hidden});
+  const sy_op_params params = rnn_params(hidden, reverse, w.b_ih.defined());
+  if (w.b_ih.defined()) {
+    run_op(SY_OP_GRU_SEQUENCE, {x, h0, w.w_ih, w.w_hh, w.b_ih, w.b_hh}, {y, h_n}, params);
+  } else {
+    run_op(SY_OP_GRU_SEQUENCE, {x, h0, w.w_ih, w.w_hh}, {y, h_n}, params);
+  }
+  return y;
+}
 
 // Position of the step-th step processed.
 int64_t position(int64_t step, int64_t steps, bool reverse) {
@@ -87,15 +146,28 @@ Tensor composed_cell_backward(const LstmSaved& s, size_t k, int64_t hidden, cons
 
 }  // namespace
 
+ComposedRecurrentScope::ComposedRecurrentScope() : previous_(t_force_composed) {
+  t_force_composed = true;
+}
+
+ComposedRecurrentScope::~ComposedRecurrentScope() {
+  t_force_composed = previous_;
+}
+
 Tensor lstm_sequence(const Tensor& x, const Tensor& h0, const Tensor& c0, const RecurrentWeights& w,
                      bool reverse) {
+  if (fused_available(SY_OP_LSTM_SEQUENCE, {x, h0, c0, w.w_ih, w.w_hh, w.b_ih, w.b_hh}, w)) {
+    const ProfileSpan span = profile_span("lstm_sequence: fused");
+    return fused_lstm(x, h0, c0, w, reverse);
+  }
+  const ProfileSpan span = profile_span("lstm_sequence: composed");
   const int64_t steps = x.dim(0), hidden = w.w_hh.dim(1);
   auto saved = std::make_shared<LstmSaved>();
   std::vector<Tensor> rows(static_cast<size_t>(steps) + 1);
   {
     NoGradGuard no_grad;
-    const Tensor x_gates = linear(x.detach(), w.w_ih.detach(), w.b_ih.detach());
-    const Tensor w_hh = w.w_hh.detach(), b_hh = w.b_hh.detach();
+    const Tensor x_gates = linear(x.detach(), w.w_ih.detach(), detached(w.b_ih));
+    const Tensor w_hh = w.w_hh.detach(), b_hh = detached(w.b_hh);
     Tensor h = h0.detach(), c = c0.detach();
     for (int64_t step = 0; step < steps; ++step) {
       const int64_t t = position(step, steps, reverse);
@@ -171,13 +243,18 @@ struct GruSaved {
 }  // namespace
 
 Tensor gru_sequence(const Tensor& x, const Tensor& h0, const RecurrentWeights& w, bool reverse) {
+  if (fused_available(SY_OP_GRU_SEQUENCE, {x, h0, w.w_ih, w.w_hh, w.b_ih, w.b_hh}, w)) {
+    const ProfileSpan span = profile_span("gru_sequence: fused");
+    return fused_gru(x, h0, w, reverse);
+  }
+  const ProfileSpan span = profile_span("gru_sequence: composed");
   const int64_t steps = x.dim(0), hidden = w.w_hh.dim(1);
   auto saved = std::make_shared<GruSaved>();
   std::vector<Tensor> rows(static_cast<size_t>(steps));
   {
     NoGradGuard no_grad;
-    const Tensor x_gates = linear(x.detach(), w.w_ih.detach(), w.b_ih.detach());
-    const Tensor w_hh = w.w_hh.detach(), b_hh = w.b_hh.detach();
+    const Tensor x_gates = linear(x.detach(), w.w_ih.detach(), detached(w.b_ih));
+    const Tensor w_hh = w.w_hh.detach(), b_hh = detached(w.b_hh);
     Tensor h = h0.detach();
     for (int64_t step = 0; step < steps; ++step) {
       const int64_t t = position(step, steps, reverse);

@@ -11,13 +11,31 @@ struct RecurrentWeights {
   Tensor w_ih, w_hh, b_ih, b_hh;  // biases may be undefined
 };
 
-// x [T, B, in] time-major; h0, c0 [B, H]. Returns packed [T + 1, B, H]: rows 0..T-1 are the
-// hidden state at each position (in position order, also when `reverse` runs from T-1 down to 0)
-// and row T is the final cell state.
+// Inference (nothing needs a gradient) runs the whole sequence as one LSTM_SEQUENCE or
+// GRU_SEQUENCE op where the device has it for the dtype (docs/ops.md section 17); training, and a
+// device without the op, compose it from MATMUL and LSTM_CELL or elementwise ops per step. Each
+// call opens a profile span that names the path: "lstm_sequence: fused" or "...: composed".
+//
+// x [T, B, in] time-major (any strides); h0, c0 [B, H]. Returns packed [T + 1, B, H]: rows 0..T-1
+// are the hidden state at each position (in position order, also when `reverse` runs from T-1 down
+// to 0) and row T is the final cell state.
 Tensor lstm_sequence(const Tensor& x, const Tensor& h0, const Tensor& c0, const RecurrentWeights& w,
                      bool reverse);
 
 // The same for a GRU: returns [T, B, H].
 Tensor gru_sequence(const Tensor& x, const Tensor& h0, const RecurrentWeights& w, bool reverse);
+
+// While one lives, this thread's sequences take the composed path even where the fused op exists,
+// so that tests can compare the two on one device.
+class ComposedRecurrentScope {
+ public:
+  ComposedRecurrentScope();
+  ~ComposedRecurrentScope();
+  ComposedRecurrentScope(const ComposedRecurrentScope&) = delete;
+  ComposedRecurrentScope& operator=(const ComposedRecurrentScope&) = delete;
+
+ private:
+  bool previous_;
+};
 
 }  // namespace switchyard::detail

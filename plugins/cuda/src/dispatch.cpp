@@ -11,8 +11,9 @@ namespace {
 using OpFunction = Status (*)(const OpContext&);
 
 // The ops this plugin implements: the op set up to LSTM_CELL_BACKWARD. The CONV2D_GROUPED family
-// (53-55) is not written for CUDA yet, so supports() says no and the core composes a grouped
-// convolution from CONV2D per group.
+// (53-55) and the whole-sequence LSTM and GRU (56-57) are not written for CUDA yet, so supports()
+// says no and the core composes them (a grouped convolution from CONV2D per group, a sequence
+// from matmuls and LSTM_CELL steps).
 constexpr uint32_t kImplementedOps = SY_OP_LSTM_CELL_BACKWARD + 1;
 
 OpFunction family_of(uint32_t op) {
@@ -29,7 +30,8 @@ OpFunction family_of(uint32_t op) {
   if (op == SY_OP_FILL) return run_fill;
   if (op <= SY_OP_RANDOM_NORMAL) return run_random;
   if (op <= SY_OP_ADAM_UPDATE) return run_optimizer;
-  return run_lstm_cell;
+  if (op <= SY_OP_LSTM_CELL_BACKWARD) return run_lstm_cell;
+  return nullptr;
 }
 
 Status check_tensors(const sy_op_call& call, const char* name) {
@@ -85,8 +87,13 @@ Status dispatch(CudaDevice& device, CudaQueue& queue, const sy_op_call& call) {
   const char* name = op_name(call.op);
   SY_CUDA_RETURN_IF_ERROR(check_tensors(call, name));
   SY_CUDA_RETURN_IF_ERROR(order_buffers(device, queue, call));
+  const OpFunction family = family_of(call.op);
+  if (family == nullptr) {
+    return unimplemented(std::string(name) + ": not implemented by the cuda plugin (the core " +
+                         "composes it from other ops; supports_op says 0)");
+  }
   const OpContext ctx{device, queue, call, name};
-  return family_of(call.op)(ctx);
+  return family(ctx);
 }
 
 }  // namespace sy_cuda

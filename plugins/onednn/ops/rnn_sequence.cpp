@@ -1,0 +1,285 @@
+// LSTM_SEQUENCE and GRU_SEQUENCE (docs/ops.md section 17) on oneDNN's RNN primitives: vanilla LSTM
+// (lstm_forward) and linear-before-reset GRU (lbr_gru_forward), one layer and one direction per
+// call, forward inference.
+//
+// Layouts: PyTorch's weight [G*H, in] is oneDNN's ldgoi ({1, 1, in, G, H} with the input channel
+// innermost). The primitive is asked for that layout first, so the caller's weights are used in
+// place; where oneDNN wants its own layout, a cached reorder converts them on every call. oneDNN's
+// LSTM gates are i, f, c~, o, PyTorch's order; its GRU gates are u, r, o where PyTorch has r, z, n,
+// so GRU weights go through a scratch copy with the first two gate blocks swapped. oneDNN's bias is
+// one vector per gate (b_ih + b_hh), plus b_hn as a fourth for the linear-before-reset GRU.
+//
+// Converting a weight costs about as much as the layer's recurrence at batch 1 (oneDNN 2.6's
+// brgemm RNN wants its blocked layout: about 0.7 ms for a [1024, 256] weight), so converted
+// weights are kept per device and weight buffer, and used again only while the caller's bytes are
+// unchanged (a memcmp against a saved copy, some 50 us per MB): a training step or load_state_dict
+// that rewrites the weights in place gets a fresh conversion.
+// f16 and bf16 run through f32 scratch tensors.
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+#include <vector>
+
+#include "dnnl_util.h"
+#include "ops/ops.h"
+
+namespace sy_onednn {
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+struct RnnEntry : CachedPrimitive {
+  dnnl::primitive primitive;
+  memory::desc src_layer, state, bias, dst_layer;
+  ArgLayout weights_layer, weights_iter;
+  memory::desc scratchpad;
+};
+
+struct RnnShape {
+  int64_t t = 0, b = 0, in = 0, h = 0, g = 0;
+  bool lstm = true;
+  int states = 1;  // 2 for LSTM (h and c)
+};
+
+RnnShape checked_shape(OpContext& ctx) {
+  RnnShape s;
+  s.lstm = ctx.op == SY_OP_LSTM_SEQUENCE;
+  s.states = s.lstm ? 2 : 1;
+  s.g = s.lstm ? 4 : 3;
+  const sy_rnn_params& p = ctx.params.rnn;
+  if (p.reverse > 1 || p.has_bias > 1) {
+    ctx.fail_shape(cat("params.rnn.reverse and has_bias must be 0 or 1, got ", p.reverse, " and ",
+                       p.has_bias));
+  }
+  ctx.require_counts(s.states + 3 + (p.has_bias != 0 ? 2 : 0), s.states + 1);
+  const TensorView& x = ctx.in[0];
+  ctx.require_float(x, "x");
+  if (x.rank != 3) ctx.fail_shape(cat("x has shape ", shape_string(x), ", expected [T, B, input]"));
+  s.t = x.shape[0];
+  s.b = x.shape[1];
+  s.in = x.shape[2];
+  s.h = p.hidden_size;
+  if (s.t < 1 || s.b < 1 || s.h < 1) {
+    ctx.fail_shape(cat("needs at least one step, one sequence and hidden_size >= 1; got x ",
+                       shape_string(x), " and hidden_size ", s.h));
+  }
+  const int64_t state[2] = {s.b, s.h};
+  const char* state_roles[2] = {"h0", "c0"};
+  for (int k = 0; k < s.states; ++k) {
+    ctx.require_same_dtype(x, "x", ctx.in[1 + k], state_roles[k]);
+    ctx.require_shape(ctx.in[1 + k], state_roles[k], state, 2);
+  }
+  const int w = 1 + s.states;
+  const int64_t w_ih[2] = {s.g * s.h, s.in};
+  const int64_t w_hh[2] = {s.g * s.h, s.h};
+  const int64_t bias[1] = {s.g * s.h};
+  ctx.require_same_dtype(x, "x", ctx.in[w], "w_ih");
+  ctx.require_shape(ctx.in[w], "w_ih", w_ih, 2);
+  ctx.require_same_dtype(x, "x", ctx.in[w + 1], "w_hh");
+  ctx.require_shape(ctx.in[w + 1], "w_hh", w_hh, 2);
+  if (p.has_bias != 0) {
+    ctx.require_same_dtype(x, "x", ctx.in[w + 2], "b_ih");
+    ctx.require_shape(ctx.in[w + 2], "b_ih", bias, 1);
+    ctx.require_same_dtype(x, "x", ctx.in[w + 3], "b_hh");
+    ctx.require_shape(ctx.in[w + 3], "b_hh", bias, 1);
+  }
+  const int64_t y[3] = {s.t, s.b, s.h};
+  ctx.require_same_dtype(x, "x", ctx.out[0], "y");
+  ctx.require_shape(ctx.out[0], "y", y, 3);
+  const char* out_roles[2] = {"h_n", "c_n"};
+  for (int k = 0; k < s.states; ++k) {
+    ctx.require_same_dtype(x, "x", ctx.out[1 + k], out_roles[k]);
+    ctx.require_shape(ctx.out[1 + k], out_roles[k], state, 2);
+  }
+  return s;
+}
+
+// The primitive for `s`, with weights in ldgoi where oneDNN takes them so (else its own layout).
+std::shared_ptr<RnnEntry> make_entry(const OpContext& ctx, const RnnShape& s, bool reverse) {
+  auto entry = std::make_shared<RnnEntry>();
+  const dnnl::engine& engine = ctx.device.engine;
+  entry->src_layer = memory::desc({s.t, s.b, s.in}, dt::f32, tag::tnc);
+  entry->dst_layer = memory::desc({s.t, s.b, s.h}, dt::f32, tag::tnc);
+  entry->state = memory::desc({1, 1, s.b, s.h}, dt::f32, tag::ldnc);
+  entry->bias = memory::desc({1, 1, s.lstm ? s.g : s.g + 1, s.h}, dt::f32, tag::ldgo);
+  const memory::desc user_layer({1, 1, s.in, s.g, s.h}, dt::f32, tag::ldgoi);
+  const memory::desc user_iter({1, 1, s.h, s.g, s.h}, dt::f32, tag::ldgoi);
+  const auto direction = reverse ? dnnl::rnn_direction::unidirectional_right2left
+                                 : dnnl::rnn_direction::unidirectional_left2right;
+  const auto prop = dnnl::prop_kind::forward_inference;
+  auto build = [&](const memory::desc& layer, const memory::desc& iter) {
+    const memory::desc& st = entry->state;
+    if (s.lstm) {
+      dnnl::lstm_forward::desc desc(prop, direction, entry->src_layer, st, st, layer, iter,
+                                    entry->bias, entry->dst_layer, st, st);
+      dnnl::lstm_forward::primitive_desc pd(desc, primitive_attr(ctx), engine);
+      entry->primitive = dnnl::lstm_forward(pd);
+      entry->scratchpad = pd.scratchpad_desc();
+      entry->weights_layer = make_input_layout(engine, user_layer, pd.weights_layer_desc());
+      entry->weights_iter = make_input_layout(engine, user_iter, pd.weights_iter_desc());
+    } else {
+      dnnl::lbr_gru_forward::desc desc(prop, direction, entry->src_layer, st, layer, iter,
+                                       entry->bias, entry->dst_layer, st);
+      dnnl::lbr_gru_forward::primitive_desc pd(desc, primitive_attr(ctx), engine);
+      entry->primitive = dnnl::lbr_gru_forward(pd);
+      entry->scratchpad = pd.scratchpad_desc();
+      entry->weights_layer = make_input_layout(engine, user_layer, pd.weights_layer_desc());
+      entry->weights_iter = make_input_layout(engine, user_iter, pd.weights_iter_desc());
+    }
+  };
+  try {
+    build(user_layer, user_iter);
+  } catch (const dnnl::error& e) {
+    if (e.status != dnnl_unimplemented) throw;
+    const memory::desc any_layer({1, 1, s.in, s.g, s.h}, dt::f32, tag::any);
+    const memory::desc any_iter({1, 1, s.h, s.g, s.h}, dt::f32, tag::any);
+    build(any_layer, any_iter);
+  }
+  return entry;
+}
+
+// A dense [G*H, width] copy of a weight (any strides) in oneDNN's gate order: GRU's r and z blocks
+// trade places; LSTM weights that are already dense are used as they are.
+float* weights_in_dnnl_order(OpContext& ctx, const RnnShape& s, const TensorView& w) {
+  if (s.lstm && w.is_contiguous()) return w.as<float>();
+  const int64_t width = w.shape[1];
+  const int64_t shape[2] = {s.g * s.h, width};
+  TensorView dense = ctx.scratch_view(SY_DTYPE_F32, 2, shape);
+  copy_view(w, dense, 1);
+  if (!s.lstm) {
+    float* data = dense.as<float>();
+    const int64_t block = s.h * width;
+    for (int64_t k = 0; k < block; ++k) std::swap(data[k], data[block + k]);
+  }
+  return dense.as<float>();
+}
+
+// oneDNN's bias {G (+1 for GRU), H}: LSTM b_ih + b_hh per gate; GRU u = z, r, then b_in and b_hn.
+float* combined_bias(OpContext& ctx, const RnnShape& s, int first_bias) {
+  const int64_t rows = s.lstm ? s.g : s.g + 1;
+  auto* bias = static_cast<float*>(ctx.scratch(static_cast<size_t>(rows * s.h) * sizeof(float)));
+  std::memset(bias, 0, static_cast<size_t>(rows * s.h) * sizeof(float));
+  if (ctx.params.rnn.has_bias == 0) return bias;
+  const TensorView& b_ih = ctx.in[first_bias];
+  const TensorView& b_hh = ctx.in[first_bias + 1];
+  auto at = [](const TensorView& v, int64_t k) { return v.as<float>()[k * v.strides[0]]; };
+  for (int64_t gate = 0; gate < s.g; ++gate) {
+    // PyTorch's gate `gate` goes to oneDNN's row `row`.
+    const int64_t row = s.lstm || gate == 2 ? gate : 1 - gate;
+    for (int64_t j = 0; j < s.h; ++j) {
+      const int64_t k = gate * s.h + j;
+      if (!s.lstm && gate == 2) {
+        bias[2 * s.h + j] = at(b_ih, k);
+        bias[3 * s.h + j] = at(b_hh, k);
+      } else {
+        bias[row * s.h + j] = at(b_ih, k) + at(b_hh, k);
+      }
+    }
+  }
+  return bias;
+}
+
+// A weight in the primitive's layout, and the caller's bytes it was converted from.
+struct ConvertedWeight {
+  std::vector<char> source;
+  std::vector<char> converted;
+};
+
+// (device, op, which weight, caller's address, T, B, in, H).
+using WeightKey =
+    std::tuple<const void*, uint32_t, int, const void*, int64_t, int64_t, int64_t, int64_t>;
+
+// Shared by every device of the plugin, so guarded; entries hold their memory alive through
+// shared_ptr while a call uses them even if another device's call clears the map.
+std::mutex g_weights_mutex;
+std::map<WeightKey, std::shared_ptr<const ConvertedWeight>> g_weights;
+constexpr size_t kMaxConvertedWeights = 64;
+
+// The weight in the primitive's layout: the caller's own bytes where the layouts agree, a cached
+// conversion while the caller's bytes are unchanged, else a fresh one (kept in `hold`).
+void* weights_for(OpContext& ctx, const RnnShape& s, const ArgLayout& layout, const TensorView& w,
+                  int which, std::shared_ptr<const ConvertedWeight>& hold) {
+  if (layout.same || !w.is_contiguous()) {
+    return prepare_input(ctx, layout, weights_in_dnnl_order(ctx, s, w));
+  }
+  const auto bytes = static_cast<size_t>(w.numel()) * sizeof(float);
+  const WeightKey key{&ctx.device, ctx.op, which, w.data, s.t, s.b, s.in, s.h};
+  {
+    const std::lock_guard<std::mutex> lock(g_weights_mutex);
+    const auto found = g_weights.find(key);
+    if (found != g_weights.end()) hold = found->second;
+  }
+  if (hold != nullptr && hold->source.size() == bytes &&
+      std::memcmp(hold->source.data(), w.data, bytes) == 0) {
+    return const_cast<char*>(hold->converted.data());
+  }
+  void* converted = prepare_input(ctx, layout, weights_in_dnnl_order(ctx, s, w));
+  auto fresh = std::make_shared<ConvertedWeight>();
+  fresh->source.assign(w.data, w.data + bytes);
+  const auto* begin = static_cast<const char*>(converted);
+  fresh->converted.assign(begin, begin + layout.internal.get_size());
+  hold = fresh;
+  const std::lock_guard<std::mutex> lock(g_weights_mutex);
+  if (g_weights.size() >= kMaxConvertedWeights) g_weights.clear();
+  g_weights[key] = fresh;
+  return converted;
+}
+
+void rnn_sequence_f32(OpContext& ctx) {
+  const RnnShape s = checked_shape(ctx);
+  const bool reverse = ctx.params.rnn.reverse != 0;
+  // Threads by the work of one step, not of the sequence: the primitive meets its threads at a
+  // barrier every step, and at batch 1 a step is some 10-20 us of work, less than waking a second
+  // thread costs on a busy machine (op_context.h).
+  const int64_t step_flops = 2 * s.b * s.g * s.h * (s.in + s.h);
+  const int threads = ctx.threads_for(step_flops, kMinFlops);
+  ctx.use_threads(threads);
+  CacheKeyBuilder key(ctx.op);
+  key.add(threads).add(reverse ? 1 : 0).add(s.t).add(s.b).add(s.in).add(s.h);
+  auto entry = ctx.device.primitives.get_or_create<RnnEntry>(
+      key.finish(), [&] { return make_entry(ctx, s, reverse); });
+  const int w = 1 + s.states;
+  const TensorView x = dense_copy(ctx, ctx.in[0], SY_DTYPE_F32);
+  const TensorView h0 = dense_copy(ctx, ctx.in[1], SY_DTYPE_F32);
+  const TensorView c0 = s.lstm ? dense_copy(ctx, ctx.in[2], SY_DTYPE_F32) : TensorView();
+  std::shared_ptr<const ConvertedWeight> hold_layer, hold_iter;
+  void* w_layer = weights_for(ctx, s, entry->weights_layer, ctx.in[w], 0, hold_layer);
+  void* w_iter = weights_for(ctx, s, entry->weights_iter, ctx.in[w + 1], 1, hold_iter);
+  float* bias = combined_bias(ctx, s, w + 2);
+  TensorView outs[3];
+  for (int k = 0; k <= s.states; ++k) {
+    outs[k] = ctx.out[k].is_contiguous()
+                  ? ctx.out[k]
+                  : ctx.scratch_view(SY_DTYPE_F32, ctx.out[k].rank, ctx.out[k].shape);
+  }
+  execute_primitive(ctx, entry->primitive, entry->scratchpad,
+                    {{DNNL_ARG_SRC_LAYER, &entry->src_layer, x.data},
+                     {DNNL_ARG_SRC_ITER, &entry->state, h0.data},
+                     {DNNL_ARG_SRC_ITER_C, &entry->state, s.lstm ? c0.data : nullptr},
+                     {DNNL_ARG_WEIGHTS_LAYER, &entry->weights_layer.internal, w_layer},
+                     {DNNL_ARG_WEIGHTS_ITER, &entry->weights_iter.internal, w_iter},
+                     {DNNL_ARG_BIAS, &entry->bias, bias},
+                     {DNNL_ARG_DST_LAYER, &entry->dst_layer, outs[0].data},
+                     {DNNL_ARG_DST_ITER, &entry->state, outs[1].data},
+                     {DNNL_ARG_DST_ITER_C, &entry->state, s.lstm ? outs[2].data : nullptr}});
+  for (int k = 0; k <= s.states; ++k) {
+    if (outs[k].data != ctx.out[k].data) copy_view(outs[k], ctx.out[k], 1);
+  }
+}
+
+}  // namespace
+
+void run_rnn_sequence(OpContext& ctx) {
+  const uint32_t dtype = ctx.in[0].dtype;
+  if (dtype == SY_DTYPE_F32) {
+    rnn_sequence_f32(ctx);
+  } else {
+    run_through_f32(ctx, rnn_sequence_f32, dtype);
+  }
+}
+
+}  // namespace sy_onednn
