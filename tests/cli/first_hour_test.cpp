@@ -127,7 +127,8 @@ TEST_CASE(
                  "set: the model is kept there, under the current folder;"));
   CHECK(contains(trained.output,
                  "defaults (not in the file): task: train, seed: 0, data.test_fraction: 0.2, "
-                 "data.split_seed: 0, data.scale: standard (a table), loss: cross_entropy, "
+                 "data.split_seed: 0, data.scale: standard (a table), loss: cross_entropy (mse for "
+                 "a target of numbers), "
                  "model.init: kaiming, optimizer.type: adam, optimizer.lr: 0.001, train.epochs: "
                  "auto (up to 200, early stopping on val_loss with patience 10), "
                  "train.batch_size: 64, data.validation_fraction: 0.1 (held out for "
@@ -272,7 +273,8 @@ TEST_CASE("no silent defaults: a missing dataset is an error, a kept-nowhere mod
   // The file gave everything the defaults line lists but these.
   CHECK(contains(none.output,
                  "defaults (not in the file): task: train, seed: 0, data.test_fraction: 0.2, "
-                 "data.split_seed: 0, data.scale: standard (a table), loss: cross_entropy, "
+                 "data.split_seed: 0, data.scale: standard (a table), loss: cross_entropy (mse for "
+                 "a target of numbers), "
                  "model.init: kaiming, optimizer.type: adam, optimizer.lr: 0.001, "
                  "train.batch_size: 64\n"));
 }
