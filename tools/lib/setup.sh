@@ -17,6 +17,14 @@ SWITCHYARD_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # tools/fuzz (CI's fuzz stage): clang and its sanitizer and libFuzzer runtimes
 # (libclang_rt.fuzzer, asan, ubsan), which clang only recommends and --no-install-recommends skips.
 SWITCHYARD_FUZZ_PACKAGES=(clang libclang-rt-14-dev)
+# The benchmark peers (tools/bench/compare and tools/bench/zoo install them when missing, about
+# 700 MB, which is why the quickstart does not): PyTorch with the OpenMP OpenBLAS, torchvision's
+# architectures and ONNX for the zoo's exports, scikit-learn for compare's split. ONNX Runtime is
+# the npm package onnxruntime-node, installed by the zoo with npm into build/zoo/node; npm comes
+# with a NodeSource nodejs, so Debian's npm package is only installed where no npm is found.
+SWITCHYARD_PEER_PACKAGES=(python3-torch python3-torchvision python3-onnx python3-sklearn
+  libopenblas0-openmp)
+sy_ensure_npm() { command -v npm >/dev/null || sy_ensure_packages npm; }
 SWITCHYARD_PACKAGES=(
   cmake ninja-build g++ ccache pkg-config zlib1g-dev clang-format
   libboost-dev libboost-program-options-dev libyaml-cpp-dev nlohmann-json3-dev catch2
