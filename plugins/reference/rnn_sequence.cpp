@@ -3,6 +3,7 @@
 // is rounded once to its dtype.
 #include <cmath>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ops.h"
@@ -109,12 +110,15 @@ std::vector<float> to_float(const std::vector<double>& values) {
   return std::vector<float>(values.begin(), values.end());
 }
 
-}  // namespace
-
-void run_lstm_sequence(const OpContext& ctx) {
-  SequenceCall s = checked_call(ctx, true);
-  const int64_t h = s.h, gates = 4 * h;
-  std::vector<double> hs = s.h0, cs = s.c0, gx, gh;
+// Every step of one layer and direction: the input and recurrent projections of the step (gates
+// in PyTorch's order, `gate_count` of them), then `cell(gate, r, j)` for each row r and hidden unit
+// j, which updates the states and returns the new h; `gate(k)` gives gate k's input and recurrent
+// parts. Returns y, [T, B, H].
+template <typename Cell>
+std::vector<double> over_steps(const SequenceCall& s, int64_t gate_count, std::vector<double>& hs,
+                               Cell cell) {
+  const int64_t h = s.h, gates = gate_count * h;
+  std::vector<double> gx, gh;
   std::vector<double> y(static_cast<size_t>(s.t * s.b * h));
   for (int64_t step = 0; step < s.t; ++step) {
     const int64_t t = s.reverse ? s.t - 1 - step : step;
@@ -122,44 +126,45 @@ void run_lstm_sequence(const OpContext& ctx) {
     project(hs.data(), s.b, h, s.w_hh, s.b_hh, gates, gh);
     for (int64_t r = 0; r < s.b; ++r) {
       for (int64_t j = 0; j < h; ++j) {
-        const auto at = [&](int64_t gate) { return static_cast<size_t>(r * gates + gate * h + j); };
-        const double i = sigmoid(gx[at(0)] + gh[at(0)]);
-        const double f = sigmoid(gx[at(1)] + gh[at(1)]);
-        const double g = std::tanh(gx[at(2)] + gh[at(2)]);
-        const double o = sigmoid(gx[at(3)] + gh[at(3)]);
-        const auto cell = static_cast<size_t>(r * h + j);
-        cs[cell] = f * cs[cell] + i * g;
-        hs[cell] = o * std::tanh(cs[cell]);
-        y[static_cast<size_t>((t * s.b + r) * h + j)] = hs[cell];
+        const auto gate = [&](int64_t k) {
+          const auto at = static_cast<size_t>(r * gates + k * h + j);
+          return std::pair<double, double>{gx[at], gh[at]};
+        };
+        y[static_cast<size_t>((t * s.b + r) * h + j)] = cell(gate, static_cast<size_t>(r * h + j));
       }
     }
   }
+  return y;
+}
+
+}  // namespace
+
+void run_lstm_sequence(const OpContext& ctx) {
+  SequenceCall s = checked_call(ctx, true);
+  std::vector<double> hs = s.h0, cs = s.c0;
+  const std::vector<double> y = over_steps(s, 4, hs, [&](const auto& gate, size_t cell) {
+    const auto sum = [&](int64_t k) { return gate(k).first + gate(k).second; };
+    const double i = sigmoid(sum(0)), f = sigmoid(sum(1)), g = std::tanh(sum(2));
+    const double o = sigmoid(sum(3));
+    cs[cell] = f * cs[cell] + i * g;
+    return hs[cell] = o * std::tanh(cs[cell]);
+  });
   write_f32(s.y, to_float(y));
   write_f32(s.h_n, to_float(hs));
   write_f32(s.c_n, to_float(cs));
 }
 
+// PyTorch's GRU: the reset gate scales the recurrent part of n after its bias (linear before
+// reset).
 void run_gru_sequence(const OpContext& ctx) {
   SequenceCall s = checked_call(ctx, false);
-  const int64_t h = s.h, gates = 3 * h;
-  std::vector<double> hs = s.h0, gx, gh;
-  std::vector<double> y(static_cast<size_t>(s.t * s.b * h));
-  for (int64_t step = 0; step < s.t; ++step) {
-    const int64_t t = s.reverse ? s.t - 1 - step : step;
-    project(s.x.data() + t * s.b * s.in, s.b, s.in, s.w_ih, s.b_ih, gates, gx);
-    project(hs.data(), s.b, h, s.w_hh, s.b_hh, gates, gh);
-    for (int64_t r = 0; r < s.b; ++r) {
-      for (int64_t j = 0; j < h; ++j) {
-        const auto at = [&](int64_t gate) { return static_cast<size_t>(r * gates + gate * h + j); };
-        const double reset = sigmoid(gx[at(0)] + gh[at(0)]);
-        const double update = sigmoid(gx[at(1)] + gh[at(1)]);
-        const double n = std::tanh(gx[at(2)] + reset * gh[at(2)]);
-        const auto cell = static_cast<size_t>(r * h + j);
-        hs[cell] = (1.0 - update) * n + update * hs[cell];
-        y[static_cast<size_t>((t * s.b + r) * h + j)] = hs[cell];
-      }
-    }
-  }
+  std::vector<double> hs = s.h0;
+  const std::vector<double> y = over_steps(s, 3, hs, [&](const auto& gate, size_t cell) {
+    const double reset = sigmoid(gate(0).first + gate(0).second);
+    const double update = sigmoid(gate(1).first + gate(1).second);
+    const double n = std::tanh(gate(2).first + reset * gate(2).second);
+    return hs[cell] = (1.0 - update) * n + update * hs[cell];
+  });
   write_f32(s.y, to_float(y));
   write_f32(s.h_n, to_float(hs));
 }
