@@ -9,6 +9,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "switchyard/device.h"
 #include "switchyard/plugin.h"
@@ -22,6 +23,19 @@ inline constexpr bool kSanitized = SWITCHYARD_TEST_SANITIZED != 0;
 
 inline bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
+}
+
+// The fields of each line of simple CSV text (no quoting), split at commas.
+inline std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    std::vector<std::string> fields;
+    std::stringstream items(line);
+    for (std::string item; std::getline(items, item, ',');) fields.push_back(item);
+    rows.push_back(fields);
+  }
+  return rows;
 }
 
 // A whole file's contents ("" if it cannot be read).

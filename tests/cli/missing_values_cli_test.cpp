@@ -188,9 +188,16 @@ TEST_CASE("a target of many numbers trains a regression, and says so", "[cli][re
   CHECK(contains(detected, "loss: cross_entropy (mse for a target of numbers)"));
   const Json metrics = parse_json(read_text(dir / "m.json"));
   CHECK(metrics.at("test_r2").get<double>() >= 0.40);
-  // The checkpoint predicts the same table's rows as a regression, ids kept.
-  const std::string predicted = run_in(dir, "predict runs/three/model.ckpt diabetes.csv");
-  CHECK(contains(predicted, "r2 "));
+  // The checkpoint predicts the same table's rows as a regression: ids kept, the true value and a
+  // number predicted for each of the 442 rows.
+  const std::string predicted = run_in(dir, "predict runs/three/model.ckpt diabetes.csv -o p.csv");
+  CHECK(contains(predicted, "diabetes.csv: 442 samples, rmse "));
+  const auto rows = csv_rows(read_text(dir / "p.csv"));
+  REQUIRE(rows.size() == 443);
+  CHECK(rows[0] == std::vector<std::string>{"id", "progression", "predicted_progression"});
+  CHECK(rows[1][0] == "p1");
+  CHECK(rows[1][1] == "151");
+  CHECK(std::isfinite(std::stod(rows[1][2])));
 
   // Classes asked for by name: the refusal says what a regression needs.
   write_text(dir / "run.yaml",

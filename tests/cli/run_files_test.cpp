@@ -13,18 +13,6 @@ namespace {
 
 const std::string kEnv = "SWITCHYARD_PLUGIN_PATH= SWITCHYARD_BACKENDS=reference ";
 
-std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
-  std::vector<std::vector<std::string>> rows;
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);) {
-    std::vector<std::string> fields;
-    std::stringstream items(line);
-    for (std::string item; std::getline(items, item, ',');) fields.push_back(item);
-    rows.push_back(fields);
-  }
-  return rows;
-}
-
 // The SVG parsed by Python's XML parser: one line per <polyline> of the SVG namespace, "id
 // points", or the parser's error.
 CommandResult svg_polylines(const std::filesystem::path& svg) {

@@ -18,18 +18,6 @@ namespace {
 
 const std::string kEnv = "SWITCHYARD_PLUGIN_PATH= SWITCHYARD_BACKENDS=reference ";
 
-std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
-  std::vector<std::vector<std::string>> rows;
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);) {
-    std::vector<std::string> fields;
-    std::stringstream items(line);
-    for (std::string item; std::getline(items, item, ',');) fields.push_back(item);
-    rows.push_back(fields);
-  }
-  return rows;
-}
-
 // `rows` with its columns in the order of `order` (indices into the original header).
 std::string reordered(const std::vector<std::vector<std::string>>& rows,
                       const std::vector<size_t>& order, size_t count) {
