@@ -440,19 +440,22 @@ void print_defaults(const Config& config, const std::string& task, const TrainCo
                train.monitor.metric + " with patience " +
                std::to_string(train.early_stopping.patience) + ")";
     }
-    keys.insert(keys.end(),
-                {{"seed", "0"},
-                 {"data.test_fraction", "0.2"},
-                 {"data.split_seed", "0"},
-                 {"data.scale",
-                  std::string(scale_mode_name(data.scale)) + (data.is_table() ? " (a table)" : "")},
-                 {"loss", std::string(loss_kind_name(settings.loss.kind)) +
-                              (data.detect_regression ? " (mse for a target of numbers)" : "")},
-                 {"model.init", "kaiming"},
-                 {"optimizer.type", optimizer_kind_name(settings.optimizer.kind)},
-                 {"optimizer.lr", lr.str()},
-                 {"train.epochs", epochs},
-                 {"train.batch_size", std::to_string(train.batch_size)}});
+    std::ostringstream test_fraction;
+    test_fraction << data.test_fraction;
+    keys.insert(
+        keys.end(),
+        {{"seed", std::to_string(settings.seed)},
+         {"data.test_fraction", test_fraction.str()},
+         {"data.split_seed", std::to_string(data.split_seed)},
+         {"data.scale",
+          std::string(scale_mode_name(data.scale)) + (data.is_table() ? " (a table)" : "")},
+         {"loss", std::string(loss_kind_name(settings.loss.kind)) +
+                      (data.detect_regression ? " (mse for a target of numbers)" : "")},
+         {"model.init", settings.model.init == InitScheme::kXavierUniform ? "xavier" : "kaiming"},
+         {"optimizer.type", optimizer_kind_name(settings.optimizer.kind)},
+         {"optimizer.lr", lr.str()},
+         {"train.epochs", epochs},
+         {"train.batch_size", std::to_string(train.batch_size)}});
     if (data.validation_is_default) {
       std::ostringstream fraction;
       fraction << data.validation_fraction << " (held out for train.epochs: auto)";

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "switchyard/config.h"
@@ -70,6 +71,11 @@ struct TableLayout {
   // The features' names ("" for each without a header of names).
   std::vector<std::string> feature_names() const;
 };
+
+// The words every refusal of a target of numbers read as classes carries (the table reader's
+// advice for a regression); DataSettings::detect_regression keys on them to read such a target as
+// numbers instead.
+inline constexpr std::string_view kTargetOfNumbersAdvice = "replace data.target by data.targets";
 
 // How a table file is read: for training from the data section (DataSettings::table_options), for
 // prediction from the checkpoint (`trained` and `model_classes` set).

@@ -252,13 +252,13 @@ std::string too_few_for_validation(const DataSettings& settings, const Status& w
 }
 
 // The table again with its target as numbers to predict, when reading it as classes failed because
-// it holds numbers (the table reader's refusal then says to replace data.target by data.targets:
-// that advice is what is taken here). Nothing when the refusal was about something else.
+// it holds numbers (the table reader's refusal then carries kTargetOfNumbersAdvice: that advice is
+// what is taken here). Nothing when the refusal was about something else.
 std::optional<Result<Dataset>> load_as_regression(const DataSettings& settings,
                                                   const std::filesystem::path& base_dir,
                                                   const Status& as_classes,
                                                   PreparedData& prepared) {
-  if (as_classes.message().find("replace data.target by data.targets") == std::string::npos) {
+  if (as_classes.message().find(kTargetOfNumbersAdvice) == std::string::npos) {
     return std::nullopt;
   }
   TableOptions options = settings.table_options();

@@ -239,10 +239,9 @@ Status check_class_numbers(const std::vector<RawLabel>& raw, const TableLayout& 
   // data.targets takes the column's name, or its number in a file without names.
   const std::string key = layout.column_names.empty() ? std::to_string(layout.target_column + 1)
                                                       : column_name(layout, layout.target_column);
-  const std::string regression =
-      "to predict its numbers (a regression), replace data.target by "
-      "data.targets: [" +
-      key + "] and set loss: mse";
+  const std::string regression = "to predict its numbers (a regression), " +
+                                 std::string(kTargetOfNumbersAdvice) + ": [" + key +
+                                 "] and set loss: mse";
   const std::string count = std::to_string(distinct.size()) + " distinct values in " +
                             std::to_string(raw.size()) + " rows";
   if (first_bad != nullptr) {
