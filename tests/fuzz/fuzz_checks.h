@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -19,6 +20,7 @@
 #include "switchyard/config.h"
 #include "switchyard/data.h"
 #include "switchyard/device.h"
+#include "switchyard/dispatch.h"
 #include "switchyard/onnx.h"
 #include "switchyard/ops.h"
 #include "switchyard/predict.h"
@@ -139,6 +141,100 @@ inline Status check_loaded_safetensors(const SafetensorsFile& file) {
 
 // --- ONNX
 // ------------------------------------------------------------------------------------------
+
+// The work one op call asks of a device, in multiply-adds (element visits for the ops that are
+// one pass over their tensors), from the call's shapes and params alone.
+inline double op_work(const sy_op_call& call) {
+  const auto count = [](const sy_tensor_desc& d) {
+    double n = 1;
+    for (uint32_t a = 0; a < d.rank && a < SY_MAX_RANK; ++a)
+      n *= static_cast<double>(std::max<int64_t>(d.shape[a], 0));
+    return n;
+  };
+  const auto extent = [](const sy_tensor_desc& d, uint32_t from_end) {
+    return d.rank > from_end
+               ? static_cast<double>(std::max<int64_t>(d.shape[d.rank - 1 - from_end], 1))
+               : 1.0;
+  };
+  const auto per_output_channel = [&](const sy_tensor_desc& w) {
+    return w.rank > 0 && w.shape[0] > 0 ? count(w) / static_cast<double>(w.shape[0]) : count(w);
+  };
+  double elements = 0;
+  for (uint32_t i = 0; i < call.num_inputs && i < SY_MAX_OP_INPUTS; ++i)
+    elements += count(call.inputs[i]);
+  for (uint32_t i = 0; i < call.num_outputs && i < SY_MAX_OP_OUTPUTS; ++i)
+    elements += count(call.outputs[i]);
+  const sy_tensor_desc* in = call.inputs;
+  const sy_tensor_desc* out = call.outputs;
+  const double window = static_cast<double>(std::max(call.params.pool2d.kernel_h, 1)) *
+                        static_cast<double>(std::max(call.params.pool2d.kernel_w, 1));
+  switch (call.op) {
+    case SY_OP_MATMUL:  // [.., M, K] x [.., K, N]: each output element is a K-long dot product
+      return elements + count(out[0]) * extent(in[0], call.params.matmul.transpose_a != 0 ? 1 : 0);
+    case SY_OP_CONV2D:  // (x, w) -> y: each output element reads one filter of w
+    case SY_OP_CONV2D_GROUPED:
+      return elements + count(out[0]) * per_output_channel(in[1]);
+    case SY_OP_CONV2D_BACKWARD_DATA:  // (grad_y, w) -> grad_x
+    case SY_OP_CONV2D_GROUPED_BACKWARD_DATA:
+      return elements + count(in[0]) * per_output_channel(in[1]);
+    case SY_OP_CONV2D_BACKWARD_WEIGHT:  // (grad_y, x) -> grad_w
+    case SY_OP_CONV2D_GROUPED_BACKWARD_WEIGHT:
+      return elements + count(in[0]) * per_output_channel(out[0]);
+    case SY_OP_MAX_POOL2D:
+    case SY_OP_AVG_POOL2D:
+      return elements + count(out[0]) * window;
+    case SY_OP_MAX_POOL2D_BACKWARD:
+    case SY_OP_AVG_POOL2D_BACKWARD:
+      return elements + count(in[0]) * window;
+    case SY_OP_LSTM_SEQUENCE:  // (x, h0, c0, w_ih, w_hh ...): every step of every row reads both
+      return elements + count(in[0]) / extent(in[0], 0) * (count(in[3]) + count(in[4]));
+    case SY_OP_GRU_SEQUENCE:  // (x, h0, w_ih, w_hh ...)
+      return elements + count(in[0]) / extent(in[0], 0) * (count(in[2]) + count(in[3]));
+    default:
+      return elements;
+  }
+}
+
+// Bounds the work of one fuzz run, as the device's memory cap bounds its tensors. A model may
+// describe any amount of work (a 512x512 average pool over a 1024x1024 image is 7e10 additions,
+// minutes on the reference), and running it is not a hang of the importer: past `limit`
+// multiply-adds (op_work) the next op is refused with RESOURCE_EXHAUSTED, which the importer
+// reports naming its file and node. Installed as the op observer while it lives; the fuzz runs
+// are single-threaded, and the previous observer is put back.
+class WorkLimit final : public OpObserver {
+ public:
+  explicit WorkLimit(double limit) : limit_(limit), previous_(op_observer()) {
+    set_op_observer(this);
+  }
+  WorkLimit(const WorkLimit&) = delete;
+  WorkLimit& operator=(const WorkLimit&) = delete;
+  ~WorkLimit() override { set_op_observer(previous_); }
+
+  void on_op_begin(const OpEvent& event) override {
+    const double work = op_work(*event.call);
+    if (used_ + work > limit_) {
+      char text[160];
+      std::snprintf(text, sizeof text,
+                    "%s needs %.3g multiply-adds, past this run's work limit of %.3g (%.3g used)",
+                    event.name, work, limit_, used_);
+      throw_error(resource_exhausted(text));
+    }
+    used_ += work;
+  }
+  void on_op_end(const OpEvent&) override {}
+  double used() const { return used_; }
+
+ private:
+  double limit_;
+  double used_ = 0;
+  OpObserver* previous_;
+};
+
+// What one fuzz run of an ONNX model may compute: about a second on the fuzz build's reference
+// plugin, a fifth of libFuzzer's timeout (a 3x3 max pool over 900x900, 8.9e6, took 0.78 s there;
+// a [1024, 1024] x [1024, 8] MatMul 0.59 s), and 4 times the largest run of the Catch2 test's
+// mutants (2.6e6; test_onnx prints it).
+constexpr double kOnnxFuzzWorkLimit = 1e7;
 
 // Inputs of the declared shapes (dynamic extents 2), or false when the declared shapes are beyond
 // what a fuzz run should allocate (the model is then only loaded). Throws Error for shapes that

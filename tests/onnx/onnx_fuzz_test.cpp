@@ -2,7 +2,9 @@
 // no longer parse) and field by field (they parse, and the graph, sizes, names, attributes, opset
 // or external data are wrong). Each mutant is loaded and, when it loads, run on inputs of its
 // declared shapes: it must run or be refused with an Error naming the file; never a crash (the
-// sanitizer build runs this too), never another exception, never a load and run over 2 s.
+// sanitizer build runs this too), never another exception, never a load and run over 2 s. A run
+// may compute kOnnxFuzzWorkLimit multiply-adds (fuzz_checks.h): past that a model is refused
+// like one declaring a huge tensor, since describing much work is not a fault of the importer.
 #include <chrono>
 
 #include "fuzz/fuzz_checks.h"
@@ -170,6 +172,7 @@ class FieldMutator {
 
 struct Outcome {
   int ran = 0, refused = 0;
+  double most_work = 0;  // the largest op_work total of a run that ran
 };
 
 void try_mutant(const std::filesystem::path& path, const std::vector<uint8_t>& bytes,
@@ -188,7 +191,11 @@ void try_mutant(const std::filesystem::path& path, const std::vector<uint8_t>& b
       made = make_onnx_inputs(*model, device, inputs);
     } catch (const Error&) {  // shapes the test cannot make inputs of (rank 9, ...): load only
     }
-    if (made) model->run(inputs);
+    if (made) {
+      WorkLimit limit(kOnnxFuzzWorkLimit);
+      model->run(inputs);
+      outcome.most_work = std::max(outcome.most_work, limit.used());
+    }
     ++outcome.ran;
   } catch (const Error& error) {
     ++outcome.refused;
@@ -267,6 +274,9 @@ TEST_CASE("mutated PyTorch exports are run or refused naming the file, never a c
                "field mutant " + std::to_string(i));
   }
   throw_if_error(device->set_memory_limit(0));
+  std::cout << "onnx fuzz: the largest run that ran: " << corpus_outcome.most_work
+            << " multiply-adds in the corpus, " << fields_outcome.most_work
+            << " in the field mutants (the limit is " << kOnnxFuzzWorkLimit << ")\n";
   std::cout << "onnx fuzz: " << kByteMutants << " byte mutants (" << bytes_outcome.ran << " ran, "
             << bytes_outcome.refused << " refused), " << kFieldMutants << " field mutants ("
             << fields_outcome.ran << " ran, " << fields_outcome.refused << " refused)\n";
@@ -274,4 +284,34 @@ TEST_CASE("mutated PyTorch exports are run or refused naming the file, never a c
   CHECK(fields_outcome.ran > 0);
   CHECK(fields_outcome.refused > kFieldMutants / 4);
   CHECK(bytes_outcome.refused > 0);
+}
+
+TEST_CASE("a model describing more work than a fuzz run allows is refused at once, naming it",
+          "[onnx][fuzz]") {
+  // libFuzzer's first timeout (CI, 2026-11-27): a 512x512 average pool over a 1024x1024 input
+  // is 513 * 513 windows of 262144 values, 6.9e10 additions, minutes on the sanitized reference.
+  const std::shared_ptr<Device> device = test_device();
+  const auto file = std::filesystem::path(SWITCHYARD_SOURCE_DIR) /
+                    "tests/fuzz/corpus/onnx/regression-avgpool-512-window.onnx";
+  const auto model = OnnxModel::load(file, device);
+  std::vector<Tensor> inputs;
+  REQUIRE(make_onnx_inputs(*model, device, inputs));
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    WorkLimit limit(kOnnxFuzzWorkLimit);
+    model->run(inputs);
+    FAIL("the run was not refused");
+  } catch (const Error& error) {
+    CHECK(error.status().code() == StatusCode::kResourceExhausted);
+    const std::string message = error.what();
+    CHECK_THAT(message, Catch::Matchers::Contains(file.string()));
+    CHECK_THAT(message, Catch::Matchers::Contains("avg_pool2d needs 6.9e+10 multiply-adds"));
+  }
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(1));
+  CHECK(op_observer() == nullptr);  // the limit put the previous observer back
+  // Without the limit the same op is the work it says: a small window over the same input runs.
+  Pool2dOptions small;
+  small.kernel_h = small.kernel_w = 2;
+  small.stride_h = small.stride_w = 2;
+  CHECK(avg_pool2d(inputs[0], small).shape() == Shape({1, 1, 512, 512}));
 }

@@ -4,7 +4,10 @@
 // Loading and running throw switchyard::Error for a refusal; it must name the source. External
 // data is looked for in an empty scratch folder. The device refuses allocations past 256 MiB, as
 // in the Catch2 test, so that huge declared tensors are RESOURCE_EXHAUSTED at once.
-// Corpus: tests/fuzz/corpus/onnx (the smallest of the committed PyTorch exports).
+// A run may compute at most kOnnxFuzzWorkLimit multiply-adds (WorkLimit, fuzz_checks.h): a model
+// describing more work is refused, not run for minutes, the way a huge tensor is.
+// Corpus: tests/fuzz/corpus/onnx (the smallest of the committed PyTorch exports, and the inputs
+// fuzzing found problems with: regression-*).
 #include <cstdlib>
 
 #include "fuzz/fuzz_checks.h"
@@ -45,7 +48,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         made = testing::make_onnx_inputs(*model, device, inputs);
       } catch (const Error&) {  // shapes no inputs can be made of (rank 9, ...): load only
       }
-      if (made) model->run(inputs);
+      if (made) {
+        testing::WorkLimit limit(testing::kOnnxFuzzWorkLimit);
+        model->run(inputs);
+      }
     } catch (const Error& error) {
       fuzz::check_outcome(error.status(), source, 3000);
     }
