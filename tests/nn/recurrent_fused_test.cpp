@@ -144,22 +144,23 @@ TEST_CASE("fused and composed LSTM/GRU agree on onednn", "[nn][recurrent][onednn
 }
 
 TEST_CASE("onednn sees weights rewritten in place between fused calls", "[nn][recurrent][onednn]") {
-  // The plugin keeps converted weights by buffer; a changed weight must not reuse them.
+  // The plugin keeps converted weights by buffer; a changed weight must not reuse them. Batch 2
+  // runs an LSTM on the plugin's own recurrence (packed W_hh), batch 9 on oneDNN's primitive.
   const std::shared_ptr<Device> device = optional_device("onednn");
   if (device == nullptr) return;
   InitContext init{device, InitScheme::kKaimingUniform, 11};
   RecurrentOptions options;
   options.input_size = 8;
   options.hidden_size = 16;
-  for (const bool lstm : {true, false}) {
-    INFO((lstm ? "LSTM" : "GRU"));
+  for (const auto& [lstm, batch] : {std::pair{true, 2}, std::pair{true, 9}, std::pair{false, 2}}) {
+    INFO((lstm ? "LSTM" : "GRU") << " batch " << batch);
     std::shared_ptr<RecurrentBase> layer;
     if (lstm) {
       layer = std::make_shared<LSTM>(init, options);
     } else {
       layer = std::make_shared<GRU>(init, options);
     }
-    const Tensor x = rand_uniform({6, 2, 8}, -1.0, 1.0, 3, 0, device);
+    const Tensor x = rand_uniform({6, batch, 8}, -1.0, 1.0, 3, 0, device);
     NoGradGuard no_grad;
     const Tensor before = layer->run(x).output;
     for (Tensor& parameter : layer->parameters()) {

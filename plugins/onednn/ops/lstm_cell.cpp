@@ -11,6 +11,7 @@
 #include <cstring>
 #include <vector>
 
+#include "ops/fast_math.h"
 #include "ops/ops.h"
 #include "ops/strided_loop.h"
 
@@ -65,42 +66,9 @@ void require_cell_tensor(const OpContext& ctx, const CellShape& shape, const Ten
   }
 }
 
-// exp(x) in a form GCC vectorises (no library call, no branch): x = n ln2 + r with |r| <= ln2 / 2,
-// exp(r) by its degree-6 Taylor polynomial (relative error below 2e-7), 2^n from the exponent
-// bits. x is clamped to [-87, 88], where the result is a normal float. libm's scalar expf and
-// tanhf made this op 50% slower than the composed oneDNN eltwise ops it replaces on a 2-core
-// AVX-512 machine (the LSTM step of `bench sequence`: 147 ms composed, 220 ms with scalar calls).
-inline float exp_approx(float x) {
-  constexpr float kLog2e = 1.44269504088896341f;
-  constexpr float kLn2Hi = 0.693145751953125f;  // ln 2 = kLn2Hi + kLn2Lo, kLn2Hi exact in 16 bits
-  constexpr float kLn2Lo = 1.42860682030941723212e-6f;
-  constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding and subtracting rounds to an integer
-  x = x < -87.0f ? -87.0f : x;           // vectorised min/max (CMakeLists: -fno-trapping-math)
-  x = x > 88.0f ? 88.0f : x;
-  const float n = (x * kLog2e + kRound) - kRound;
-  const float r = (x - n * kLn2Hi) - n * kLn2Lo;
-  const float p =
-      1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 +
-                                          r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720))))));
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
-  float scale = 0.0f;
-  std::memcpy(&scale, &bits, sizeof(scale));
-  return p * scale;
-}
-
 // Cells per thread worth a parallel region: each cell costs some 10 ns (five exponentials and
 // the strided loads and stores), so one [64, 256] step already splits.
 constexpr int64_t kMinLstmCells = 4096;
-
-inline float sigmoid_approx(float v) {
-  return 1.0f / (1.0f + exp_approx(-v));
-}
-
-// tanh(v) = 1 - 2 / (exp(2v) + 1): absolute error about 1e-7 (the f32 tolerance is relative to
-// the whole tensor, docs/ops.md).
-inline float tanh_approx(float v) {
-  return 1.0f - 2.0f / (exp_approx(2.0f * v) + 1.0f);
-}
 
 // Rows [first, last) of the [B, H] grid in blocks: each row's columns are read into contiguous f32
 // buffers, computed with loops GCC vectorises, and written back through the strides.

@@ -20,9 +20,11 @@
 #include <memory>
 #include <mutex>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "dnnl_util.h"
+#include "ops/lstm_recurrence.h"
 #include "ops/ops.h"
 
 namespace sy_onednn {
@@ -199,15 +201,12 @@ std::mutex g_weights_mutex;
 std::map<WeightKey, std::shared_ptr<const ConvertedWeight>> g_weights;
 constexpr size_t kMaxConvertedWeights = 64;
 
-// The weight in the primitive's layout: the caller's own bytes where the layouts agree, a cached
+// `w` converted by `convert` (which returns the converted bytes and their size): a cached
 // conversion while the caller's bytes are unchanged, else a fresh one (kept in `hold`).
-void* weights_for(OpContext& ctx, const RnnShape& s, const ArgLayout& layout, const TensorView& w,
-                  int which, std::shared_ptr<const ConvertedWeight>& hold) {
-  if (layout.same || !w.is_contiguous()) {
-    return prepare_input(ctx, layout, weights_in_dnnl_order(ctx, s, w));
-  }
+template <typename Convert>
+void* cached_conversion(const WeightKey& key, const TensorView& w,
+                        std::shared_ptr<const ConvertedWeight>& hold, Convert&& convert) {
   const auto bytes = static_cast<size_t>(w.numel()) * sizeof(float);
-  const WeightKey key{&ctx.device, ctx.op, which, w.data, s.t, s.b, s.in, s.h};
   {
     const std::lock_guard<std::mutex> lock(g_weights_mutex);
     const auto found = g_weights.find(key);
@@ -217,11 +216,11 @@ void* weights_for(OpContext& ctx, const RnnShape& s, const ArgLayout& layout, co
       std::memcmp(hold->source.data(), w.data, bytes) == 0) {
     return const_cast<char*>(hold->converted.data());
   }
-  void* converted = prepare_input(ctx, layout, weights_in_dnnl_order(ctx, s, w));
+  const auto [converted, size] = convert();
   auto fresh = std::make_shared<ConvertedWeight>();
   fresh->source.assign(w.data, w.data + bytes);
   const auto* begin = static_cast<const char*>(converted);
-  fresh->converted.assign(begin, begin + layout.internal.get_size());
+  fresh->converted.assign(begin, begin + size);
   hold = fresh;
   const std::lock_guard<std::mutex> lock(g_weights_mutex);
   if (g_weights.size() >= kMaxConvertedWeights) g_weights.clear();
@@ -229,8 +228,124 @@ void* weights_for(OpContext& ctx, const RnnShape& s, const ArgLayout& layout, co
   return converted;
 }
 
+// The weight in the primitive's layout: the caller's own bytes where the layouts agree, a cached
+// conversion while the caller's bytes are unchanged, else a fresh one (kept in `hold`).
+void* weights_for(OpContext& ctx, const RnnShape& s, const ArgLayout& layout, const TensorView& w,
+                  int which, std::shared_ptr<const ConvertedWeight>& hold) {
+  if (layout.same || !w.is_contiguous()) {
+    return prepare_input(ctx, layout, weights_in_dnnl_order(ctx, s, w));
+  }
+  const WeightKey key{&ctx.device, ctx.op, which, w.data, s.t, s.b, s.in, s.h};
+  return cached_conversion(key, w, hold, [&] {
+    void* converted = prepare_input(ctx, layout, weights_in_dnnl_order(ctx, s, w));
+    return std::pair<void*, size_t>(converted, layout.internal.get_size());
+  });
+}
+
+// --- The small-batch LSTM: one input projection, then run_lstm_recurrence ----------------------
+
+// Batches up to this take the projected path (lstm_recurrence.h); larger ones the primitive, whose
+// per-step brgemm is efficient once a step has rows to share its weight reads.
+constexpr int64_t kMaxProjectedBatch = 4;
+constexpr int64_t kProjectionKey = 0x70726f6a;  // "proj": the projection's cache entries
+
+struct ProjectionEntry : CachedPrimitive {
+  dnnl::primitive primitive;
+  memory::desc src, weights, bias, dst, scratchpad;
+};
+
+// gates [T * B, 4H] = x W_ih^T + (b_ih + b_hh), one oneDNN matmul over every step, reading W_ih
+// in place as the transposed [in, 4H] operand.
+void project_inputs(OpContext& ctx, const RnnShape& s, const TensorView& x, const TensorView& w_ih,
+                    const float* bias, float* gates) {
+  const int64_t rows = s.t * s.b;
+  const int64_t cols = s.g * s.h;
+  const double flops = 2.0 * static_cast<double>(rows * cols) * static_cast<double>(s.in);
+  const int threads = ctx.threads_for(static_cast<int64_t>(flops), kMinFlops);
+  ctx.use_threads(threads);
+  CacheKeyBuilder key(ctx.op);
+  key.add(kProjectionKey).add(threads).add(rows).add(s.in).add(cols);
+  auto entry = ctx.device.primitives.get_or_create<ProjectionEntry>(key.finish(), [&] {
+    auto made = std::make_shared<ProjectionEntry>();
+    made->src = memory::desc({rows, s.in}, dt::f32, tag::ab);
+    made->weights = memory::desc({s.in, cols}, dt::f32, tag::ba);
+    made->bias = memory::desc({1, cols}, dt::f32, tag::ab);
+    made->dst = memory::desc({rows, cols}, dt::f32, tag::ab);
+    dnnl::matmul::desc desc(made->src, made->weights, made->bias, made->dst);
+    dnnl::matmul::primitive_desc pd(desc, primitive_attr(ctx), ctx.device.engine);
+    made->primitive = dnnl::matmul(pd);
+    made->scratchpad = pd.scratchpad_desc();
+    return made;
+  });
+  execute_primitive(ctx, entry->primitive, entry->scratchpad,
+                    {{DNNL_ARG_SRC, &entry->src, x.data},
+                     {DNNL_ARG_WEIGHTS, &entry->weights, w_ih.data},
+                     {DNNL_ARG_BIAS, &entry->bias, const_cast<float*>(bias)},
+                     {DNNL_ARG_DST, &entry->dst, gates}});
+}
+
+// W_hh in pack_lstm_w_hh's panels, cached like the primitive's weights.
+const float* packed_w_hh(OpContext& ctx, const RnnShape& s, const TensorView& w_hh,
+                         std::shared_ptr<const ConvertedWeight>& hold) {
+  const WeightKey key{&ctx.device, ctx.op, 2, w_hh.data, 0, 0, 0, s.h};
+  return static_cast<const float*>(cached_conversion(key, w_hh, hold, [&] {
+    const auto bytes = static_cast<size_t>(lstm_packed_size(s.h)) * sizeof(float);
+    auto* packed = static_cast<float*>(ctx.scratch(bytes));
+    pack_lstm_w_hh(w_hh.as<float>(), s.h, packed);
+    return std::pair<void*, size_t>(packed, bytes);
+  }));
+}
+
+// LSTM_SEQUENCE as one input projection and run_lstm_recurrence (B <= kMaxProjectedBatch).
+void lstm_projected_f32(OpContext& ctx, const RnnShape& s) {
+  const TensorView x = dense_copy(ctx, ctx.in[0], SY_DTYPE_F32);
+  const TensorView h0 = dense_copy(ctx, ctx.in[1], SY_DTYPE_F32);
+  const TensorView w_ih = dense_copy(ctx, ctx.in[3], SY_DTYPE_F32);
+  const TensorView w_hh = dense_copy(ctx, ctx.in[4], SY_DTYPE_F32);
+  float* bias = combined_bias(ctx, s, 5);  // LSTM: rows i, f, g, o of b_ih + b_hh, as [4H]
+  const int64_t gate_bytes = s.t * s.b * s.g * s.h * static_cast<int64_t>(sizeof(float));
+  auto* gates = static_cast<float*>(ctx.scratch(static_cast<size_t>(gate_bytes)));
+  project_inputs(ctx, s, x, w_ih, bias, gates);
+  std::shared_ptr<const ConvertedWeight> hold;
+  TensorView y = ctx.out[0].is_contiguous()
+                     ? ctx.out[0]
+                     : ctx.scratch_view(SY_DTYPE_F32, ctx.out[0].rank, ctx.out[0].shape);
+  TensorView c = ctx.out[2].is_contiguous()
+                     ? ctx.out[2]
+                     : ctx.scratch_view(SY_DTYPE_F32, ctx.out[2].rank, ctx.out[2].shape);
+  copy_view(ctx.in[2], c, 1);
+  LstmRecurrence r;
+  r.steps = s.t;
+  r.batch = s.b;
+  r.hidden = s.h;
+  r.reverse = ctx.params.rnn.reverse != 0;
+  r.gates_in = gates;
+  r.w_hh_packed = packed_w_hh(ctx, s, w_hh, hold);
+  r.h0 = h0.as<float>();
+  r.y = y.as<float>();
+  r.c = c.as<float>();
+  // A step is 2 B 4H H flops, some 0.5 MFLOP at B = 1 and H = 256: two threads pay for their
+  // barrier once a step is about that large.
+  const int threads = ctx.threads_for(2 * s.b * s.g * s.h * s.h, int64_t{1} << 18);
+  ctx.use_threads(threads);
+  run_lstm_recurrence(r, threads);
+  if (y.data != ctx.out[0].data) copy_view(y, ctx.out[0], 1);
+  if (c.data != ctx.out[2].data) copy_view(c, ctx.out[2], 1);
+  // h_n is y at the last position processed.
+  const int64_t last = r.reverse ? 0 : s.t - 1;
+  TensorView h_last = y;
+  h_last.rank = 2;
+  h_last.data = y.data + last * y.strides[0] * static_cast<int64_t>(sizeof(float));
+  h_last.shape[0] = y.shape[1];
+  h_last.shape[1] = y.shape[2];
+  h_last.strides[0] = y.strides[1];
+  h_last.strides[1] = y.strides[2];
+  copy_view(h_last, ctx.out[1], 1);
+}
+
 void rnn_sequence_f32(OpContext& ctx) {
   const RnnShape s = checked_shape(ctx);
+  if (s.lstm && s.b <= kMaxProjectedBatch) return lstm_projected_f32(ctx, s);
   const bool reverse = ctx.params.rnn.reverse != 0;
   // Threads by the work of one step, not of the sequence: the primitive meets its threads at a
   // barrier every step, and at batch 1 a step is some 10-20 us of work, less than waking a second
