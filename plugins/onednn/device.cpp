@@ -137,4 +137,5 @@ sy_device_s::sy_device_s(const sy_onednn::CpuInfo& cpu_info,
       fpmath(options.fpmath),
       engine(dnnl::engine::kind::cpu, 0),
       pool(options.limit_bytes),
+      weights(pool),
       primitives(sy_onednn::kPrimitiveCacheCapacity) {}

@@ -16,6 +16,7 @@
 #include "memory_pool.h"
 #include "primitive_cache.h"
 #include "switchyard/plugin_abi.h"
+#include "weight_cache.h"
 #include "workspace.h"
 
 namespace sy_onednn {
@@ -64,12 +65,15 @@ struct sy_device_s {
   sy_onednn::ContentionMonitor contention;
   dnnl::engine engine;
   sy_onednn::MemoryPool pool;
+  // After the pool: its entries give their memory back to it when destroyed.
+  sy_onednn::WeightCache weights;
   sy_onednn::PrimitiveCache primitives;
 
   sy_device_s(const sy_onednn::CpuInfo& cpu_info, const sy_onednn::DeviceOptions& options);
 };
 
 struct sy_buffer_s {
+  uint64_t id = 0;  // unique for the process's life (an address may be reused): WeightCache's key
   void* data = nullptr;
   uint64_t size_bytes = 0;
   uint64_t block_bytes = 0;

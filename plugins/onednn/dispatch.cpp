@@ -170,6 +170,10 @@ void dispatch_call(sy_device_s& device, sy_queue_s& queue, const sy_op_call& cal
   ctx.num_outputs = static_cast<int>(call.num_outputs);
   for (uint32_t i = 0; i < call.num_inputs; ++i)
     ctx.in[i] = resolve(name, call.inputs[i], "input", i);
+  if ((call.flags & SY_CALL_CONSTANT_WEIGHTS) != 0 && call.num_inputs > 1 &&
+      call.inputs[1].buffer != nullptr) {
+    ctx.constant_weights = call.inputs[1].buffer->id;
+  }
   for (uint32_t i = 0; i < call.num_outputs; ++i) {
     ctx.out[i] = resolve(name, call.outputs[i], "output", i);
     check_output_strides(name, ctx.out[i], i);

@@ -35,6 +35,9 @@ struct OpContext {
   int num_outputs = 0;
   TensorView in[SY_MAX_OP_INPUTS];
   TensorView out[SY_MAX_OP_OUTPUTS];
+  // The id of input 1's buffer when the call promises it constant (SY_CALL_CONSTANT_WEIGHTS),
+  // else 0: conversions of it may be kept in device.weights.
+  uint64_t constant_weights = 0;
 
   OpContext(sy_device_s& dev, sy_queue_s& q, uint32_t op_id, const sy_op_params& op_params)
       : device(dev), queue(q), op(op_id), params(op_params) {}

@@ -2,6 +2,8 @@
 // plugin against the reference, including strided inputs, every float dtype and sizes large
 // enough for the threaded paths.
 #include "onednn/onednn_test_support.h"
+#include "switchyard/ops.h"
+#include "switchyard/tensor.h"
 
 namespace switchyard::onednn_test {
 namespace {
@@ -332,3 +334,53 @@ TEST_CASE("onednn LSTM cell names the shapes that do not match", "[onednn][lstm]
 
 }  // namespace
 }  // namespace switchyard::onednn_test
+
+namespace {
+
+// Every element equal: the kept conversion is the same bytes a fresh one makes.
+bool same_values(const switchyard::Tensor& a, const switchyard::Tensor& b) {
+  return a.shape() == b.shape() && a.to_host_float() == b.to_host_float();
+}
+
+uint64_t allocated_bytes(const switchyard::Device& device) {
+  return switchyard::value_or_throw(device.memory_stats()).allocated_bytes;
+}
+
+}  // namespace
+
+TEST_CASE("onednn keeps constant convolution weights converted until their buffer is released",
+          "[onednn][conv]") {
+  using namespace switchyard;
+  const std::shared_ptr<Device> device =
+      value_or_throw(onednn_test::make_onednn({{"threads", "2"}}));
+  const Tensor x = rand_uniform(Shape({1, 16, 9, 9}), -1.0, 1.0, 1, 0, device);
+  Conv2dOptions fresh;
+  fresh.pad_h = fresh.pad_w = 1;
+  Conv2dOptions constant = fresh;
+  constant.constant_weight = true;
+  for (uint64_t round = 0; round < 4; ++round) {
+    // A new weight each round, often where the pool put the last one: the buffer's id, not its
+    // address, keys what is kept.
+    const Tensor w = rand_uniform(Shape({32, 16, 3, 3}), -1.0, 1.0, 10 + round, 0, device);
+    const Tensor expected = conv2d(x, w, Tensor(), fresh);
+    CHECK(same_values(conv2d(x, w, Tensor(), constant), expected));  // converted and kept
+    CHECK(same_values(conv2d(x, w, Tensor(), constant), expected));  // the kept copy
+  }
+  // Two weights in one buffer, at two offsets, are kept apart.
+  const Tensor both = rand_uniform(Shape({2, 32, 16, 3, 3}), -1.0, 1.0, 20, 0, device);
+  const Tensor first = both.narrow(0, 0, 1).reshape(Shape({32, 16, 3, 3}));
+  const Tensor second = both.narrow(0, 1, 1).reshape(Shape({32, 16, 3, 3}));
+  for (int pass = 0; pass < 2; ++pass) {
+    CHECK(same_values(conv2d(x, first, Tensor(), constant), conv2d(x, first, Tensor(), fresh)));
+    CHECK(same_values(conv2d(x, second, Tensor(), constant), conv2d(x, second, Tensor(), fresh)));
+  }
+  // The kept copy is pool memory, counted while the weight lives and given back with it.
+  const uint64_t base = allocated_bytes(*device);
+  {
+    const Tensor w = rand_uniform(Shape({32, 16, 3, 3}), -1.0, 1.0, 30, 0, device);
+    const uint64_t with_weight = allocated_bytes(*device);
+    (void)conv2d(x, w, Tensor(), constant);
+    CHECK(allocated_bytes(*device) > with_weight);
+  }
+  CHECK(allocated_bytes(*device) == base);
+}

@@ -142,6 +142,10 @@ struct Conv2dOptions {
   int dilation_h = 1, dilation_w = 1;
   int groups = 1;  // divides C and O; C = groups is depthwise
   ConvPath path = ConvPath::kAuto;
+  // The caller promises that the weight's bytes never change while its storage lives (the ONNX
+  // importer's initializers): a backend may then keep the weight converted to its own layout
+  // (SY_CALL_CONSTANT_WEIGHTS). Leave it false for weights that training or the caller rewrite.
+  bool constant_weight = false;
 };
 // x [N, C, H, W], weight [O, C / groups, KH, KW] (PyTorch's layout), bias [O] or undefined.
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias,

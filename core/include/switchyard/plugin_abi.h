@@ -448,11 +448,18 @@ typedef struct sy_op_call {
   uint32_t op; /* sy_op */
   uint32_t num_inputs;
   uint32_t num_outputs;
-  uint32_t flags; /* reserved, 0 */
+  uint32_t flags; /* SY_CALL_* hints, 0 for none; a plugin may ignore every one of them */
   sy_tensor_desc inputs[SY_MAX_OP_INPUTS];
   sy_tensor_desc outputs[SY_MAX_OP_OUTPUTS];
   sy_op_params params;
 } sy_op_call;
+
+/* sy_op_call.flags. Plugins built before a flag existed ignore it, which must stay correct. */
+/* The caller promises that input 1 (the weights of CONV2D and CONV2D_GROUPED) holds the same bytes
+ * at every call while its buffer is allocated: a plugin may keep a converted copy of it keyed by
+ * the buffer (and offset and layout), and must drop that copy when the buffer is released. The
+ * ONNX importer sets it for weights that are the model's initializers, which nothing writes. */
+#define SY_CALL_CONSTANT_WEIGHTS (1u << 0)
 
 /* ---------------------------------------------------------------------------------------------- */
 /* The function table. Required slots are marked; every other slot may be NULL.                   */

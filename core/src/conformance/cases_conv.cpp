@@ -28,6 +28,10 @@ const ConvSpec kConvSpecs[] = {
     {"1x1/bias", 2, 5, 4, 4, 6, 1, 1, 1, 1, 0, 0, 1, 1, true, false},
     {"3x3/16x8x12x12/pad1/bias", 4, 8, 12, 12, 16, 3, 3, 1, 1, 1, 1, 1, 1, true, false},
     {"3x3/pad1/channels_last/bias", 2, 3, 6, 5, 4, 3, 3, 1, 1, 1, 1, 1, 1, true, true},
+    // 30 x 28 output pixels: onednn runs such 1x1 convolutions on NCHW as a GEMM (conv.cpp's
+    // plain_one_by_one), from a channels-last input through a reorder.
+    {"1x1/30x28/bias", 2, 6, 30, 28, 10, 1, 1, 1, 1, 0, 0, 1, 1, true, false},
+    {"1x1/30x28/channels_last", 1, 5, 30, 28, 7, 1, 1, 1, 1, 0, 0, 1, 1, false, true},
 };
 
 // CONV2D_GROUPED: groups 1 (the op must accept it), 2, depthwise and a channel multiplier.

@@ -786,6 +786,8 @@ void device_conv(NodeContext& c) {
   options.stride_h = w.sh, options.stride_w = w.sw, options.pad_h = w.ph, options.pad_w = w.pw;
   options.dilation_h = w.dh, options.dilation_w = w.dw;
   options.groups = static_cast<int>(groups);
+  // An initializer's device copy belongs to the model and nothing writes it.
+  options.constant_weight = c.host(1) != nullptr && c.host(1)->is_float();
   // 1-D: [N, C, L] runs as [N, C, 1, L] with a 1 x K kernel.
   const Tensor y = conv2d(as_2d(x, w.one_d), as_2d(weight, w.one_d), bias, options);
   c.set_device(0, from_2d(y, w.one_d), kFloat);

@@ -25,8 +25,9 @@ bool is_float_dtype(uint32_t dtype) {
 }
 
 void fill_call(sy_op_call& call, sy_op op, std::initializer_list<Tensor> inputs,
-               std::initializer_list<Tensor> outputs, const sy_op_params& params) {
+               std::initializer_list<Tensor> outputs, const sy_op_params& params, uint32_t flags) {
   call.op = op;
+  call.flags = flags;
   call.num_inputs = static_cast<uint32_t>(inputs.size());
   call.num_outputs = static_cast<uint32_t>(outputs.size());
   uint32_t i = 0;
@@ -95,10 +96,10 @@ void dispatch_on_device(Device& device, const sy_op_call& call, bool fallback) {
 }
 
 void run_op(sy_op op, std::initializer_list<Tensor> inputs, std::initializer_list<Tensor> outputs,
-            const sy_op_params& params) {
+            const sy_op_params& params, uint32_t flags) {
   const std::shared_ptr<Device>& device = common_device(op, inputs, outputs);
   sy_op_call call{};
-  fill_call(call, op, inputs, outputs, params);
+  fill_call(call, op, inputs, outputs, params, flags);
   const sy_dtype dtype = key_dtype(call);
   if (device->supports(op, dtype)) {
     dispatch_on_device(*device, call, false);

@@ -176,11 +176,12 @@ Tensor conv2d_op(const Tensor& x, const Tensor& weight, const Tensor& bias,
                                                                            const Node& node) {
     return conv2d_backward(g, node, x_data, w_data, options);
   };
+  const uint32_t flags = options.constant_weight ? SY_CALL_CONSTANT_WEIGHTS : 0u;
   if (bias.defined()) {
-    run_op(forward, {x, weight, bias}, {out}, params);
+    run_op(forward, {x, weight, bias}, {out}, params, flags);
     record_op(out, name, {x, weight, bias}, backward);
   } else {
-    run_op(forward, {x, weight}, {out}, params);
+    run_op(forward, {x, weight}, {out}, params, flags);
     record_op(out, name, {x, weight}, backward);
   }
   return out;
@@ -192,6 +193,7 @@ Tensor conv2d_composed(const Tensor& x, const Tensor& weight, const Tensor& bias
                        const Conv2dOptions& options) {
   Conv2dOptions single = options;
   single.groups = 1;
+  single.constant_weight = false;  // the slices below are fresh copies at every call
   const int64_t in_per = x.dim(1) / options.groups, out_per = weight.dim(0) / options.groups;
   std::vector<Tensor> parts;
   parts.reserve(static_cast<size_t>(options.groups));

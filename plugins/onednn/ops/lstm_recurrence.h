@@ -23,7 +23,7 @@ void pack_lstm_w_hh(const float* w_hh, int64_t hidden, float* packed);
 struct LstmRecurrence {
   int64_t steps = 0, batch = 0, hidden = 0;  // T, B, H
   bool reverse = false;                      // steps run from position T-1 down to 0
-  const float* gates_in = nullptr;  // [T, B, 4H] dense: x W_ih^T + b_ih + b_hh, gates i f g o
+  const float* gates_in = nullptr;     // [T, B, 4H] dense: x W_ih^T + b_ih + b_hh, gates i f g o
   const float* w_hh_packed = nullptr;  // pack_lstm_w_hh's layout
   const float* h0 = nullptr;           // [B, H] dense
   float* y = nullptr;                  // [T, B, H] dense; y[p] is h after position p
