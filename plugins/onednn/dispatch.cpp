@@ -72,6 +72,7 @@ constexpr Runner kRunners[] = {
     run_conv2d_backward_weight,  // CONV2D_GROUPED(_BACKWARD_DATA, _BACKWARD_WEIGHT)
     run_rnn_sequence,
     run_rnn_sequence,  // LSTM_SEQUENCE GRU_SEQUENCE
+    run_conv2d_fused,  // CONV2D_FUSED
 };
 // One runner per op: a new op must be added here (a short table would leave it a null pointer).
 static_assert(std::size(kRunners) == SY_OP_COUNT);

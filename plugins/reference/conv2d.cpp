@@ -3,6 +3,8 @@
 //
 // Direct loops over converted contiguous copies of the tensors. The inner loop runs along an
 // output row, so x and y are streamed; out-of-range (padding) positions contribute zero.
+#include <cmath>
+#include <string>
 #include <vector>
 
 #include "ops.h"
@@ -27,7 +29,7 @@ struct ConvGeometry {
 
 bool is_grouped(const OpContext& ctx) {
   return ctx.op == SY_OP_CONV2D_GROUPED || ctx.op == SY_OP_CONV2D_GROUPED_BACKWARD_DATA ||
-         ctx.op == SY_OP_CONV2D_GROUPED_BACKWARD_WEIGHT;
+         ctx.op == SY_OP_CONV2D_GROUPED_BACKWARD_WEIGHT || ctx.op == SY_OP_CONV2D_FUSED;
 }
 
 int64_t floor_div(int64_t numerator, int64_t denominator) {
@@ -157,12 +159,13 @@ float weight_gradient(const ConvGeometry& g, const float* grad_y, const float* x
 
 }  // namespace
 
-void run_conv2d(const OpContext& ctx) {
-  const bool has_bias = ctx.params().conv2d.has_bias != 0;
-  require_io_counts(ctx, has_bias ? 3 : 2, 1);
+namespace {
+
+// y = conv(x, w) + bias, for CONV2D and CONV2D_GROUPED (inputs x, w [, bias]) and the first part
+// of CONV2D_FUSED (which may have one more input after them).
+std::vector<float> convolution(const OpContext& ctx, const TensorRef& y, bool has_bias) {
   const TensorRef x = ctx.input(0);
   const TensorRef w = ctx.input(1);
-  const TensorRef y = ctx.output(0);
   require_float(ctx, "x", x);
   require_nchw(ctx, "x", x, x);
   require_nchw(ctx, "w", w, x);
@@ -180,6 +183,58 @@ void run_conv2d(const OpContext& ctx) {
     }
   }
   conv_forward(g, read_f32(x).data(), read_f32(w).data(), result.data());
+  return result;
+}
+
+}  // namespace
+
+void run_conv2d(const OpContext& ctx) {
+  const bool has_bias = ctx.params().conv2d.has_bias != 0;
+  require_io_counts(ctx, has_bias ? 3 : 2, 1);
+  const TensorRef y = ctx.output(0);
+  write_f32(y, convolution(ctx, y, has_bias));
+}
+
+// conv, + residual, then the activation, each on the f32 value of the step before (the
+// convolution's sum rounded to f32 once, as CONV2D's output is).
+void run_conv2d_fused(const OpContext& ctx) {
+  const sy_conv2d_fused_params& p = ctx.params().conv2d_fused;
+  const bool has_bias = p.conv.conv.has_bias != 0;
+  if (p.has_residual > 1 || p.activation > SY_ACTIVATION_SILU ||
+      (p.activation == SY_ACTIVATION_CLIP && !(p.low <= p.high))) {
+    fail(ctx,
+         "params.conv2d_fused needs has_residual 0 or 1, an activation 0-3 and, for CLIP, "
+         "low <= high; got has_residual " +
+             std::to_string(p.has_residual) + ", activation " + std::to_string(p.activation) +
+             ", low " + std::to_string(p.low) + ", high " + std::to_string(p.high));
+  }
+  const int inputs = 2 + (has_bias ? 1 : 0) + (p.has_residual != 0 ? 1 : 0);
+  require_io_counts(ctx, inputs, 1);
+  const TensorRef y = ctx.output(0);
+  std::vector<float> result = convolution(ctx, y, has_bias);
+  if (p.has_residual != 0) {
+    const TensorRef residual = ctx.input(inputs - 1);
+    require_same_dtype(ctx, "residual", residual, "x", ctx.input(0));
+    require_shape(ctx, "residual", residual, y.shape);
+    const std::vector<float> r = read_f32(residual);
+    for (size_t k = 0; k < result.size(); ++k) result[k] += r[k];
+  }
+  for (float& v : result) {
+    if (std::isnan(v)) continue;  // every activation passes NaN through, as RELU and PyTorch do
+    switch (p.activation) {
+      case SY_ACTIVATION_RELU:
+        v = v > 0.0f ? v : 0.0f;
+        break;
+      case SY_ACTIVATION_CLIP:
+        v = v < p.low ? p.low : (v > p.high ? p.high : v);
+        break;
+      case SY_ACTIVATION_SILU:
+        v = static_cast<float>(static_cast<double>(v) / (1.0 + std::exp(-static_cast<double>(v))));
+        break;
+      default:
+        break;
+    }
+  }
   write_f32(y, result);
 }
 

@@ -16,6 +16,7 @@ void run_softmax_family(const OpContext& ctx);          // softmax.cpp
 void run_cross_entropy(const OpContext& ctx);           // cross_entropy.cpp
 void run_cross_entropy_backward(const OpContext& ctx);  // cross_entropy.cpp
 void run_conv2d(const OpContext& ctx);                  // conv2d.cpp
+void run_conv2d_fused(const OpContext& ctx);            // conv2d.cpp
 void run_conv2d_backward_data(const OpContext& ctx);    // conv2d.cpp
 void run_conv2d_backward_weight(const OpContext& ctx);  // conv2d.cpp
 void run_max_pool2d(const OpContext& ctx);              // pool2d.cpp

@@ -455,3 +455,106 @@ TEST_CASE("a Conv group that does not divide the channels is refused naming the 
                                  Catch::Contains("group 3"));
   }
 }
+
+namespace {
+
+// A float initializer of `dims` with values from a fixed sequence in [-1, 1).
+void add_float_initializer(onnx::GraphProto& graph, const std::string& name,
+                           const std::vector<int64_t>& dims, uint64_t seed) {
+  auto* tensor = graph.add_initializer();
+  tensor->set_name(name);
+  tensor->set_data_type(onnx::TensorProto::FLOAT);
+  int64_t count = 1;
+  for (const int64_t d : dims) {
+    tensor->add_dims(d);
+    count *= d;
+  }
+  uint64_t state = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+  for (int64_t k = 0; k < count; ++k) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    tensor->add_float_data(static_cast<float>((state >> 40) % 2000) / 1000.0f - 1.0f);
+  }
+}
+
+onnx::NodeProto& add_node(onnx::GraphProto& graph, const std::string& op,
+                          const std::vector<std::string>& inputs, const std::string& output) {
+  auto& node = *graph.add_node();
+  node.set_op_type(op);
+  node.set_name(op + "_" + output);
+  for (const auto& in : inputs) node.add_input(in);
+  node.add_output(output);
+  return node;
+}
+
+// x [N, 4, 10, 9] and r [N, 6, 10, 9] -> the four epilogues torchvision's exports use, each on a
+// 3x3 convolution with padding 1, plus one whose output is also a graph output (not fused):
+// relu(conv + r), clip(conv, 0, 6), conv * sigmoid(conv), conv + r, and conv itself.
+onnx::ModelProto conv_epilogue_model() {
+  onnx::ModelProto model = identity_model({-1, 4, 10, 9});
+  auto& graph = *model.mutable_graph();
+  graph.clear_node();
+  graph.clear_output();
+  declare_value(*graph.add_input(), "r", onnx::TensorProto::FLOAT, {-1, 6, 10, 9});
+  add_float_initializer(graph, "W", {6, 4, 3, 3}, 1);
+  add_float_initializer(graph, "B", {6}, 2);
+  add_float_initializer(graph, "lo", {}, 3);
+  graph.mutable_initializer(2)->set_float_data(0, 0.0f);
+  add_float_initializer(graph, "hi", {}, 4);
+  graph.mutable_initializer(3)->set_float_data(0, 6.0f);
+  for (const char* name : {"c1", "c2", "c3", "c4", "c5"}) {
+    auto& conv = add_node(graph, "Conv", {"x", "W", "B"}, name);
+    auto* pads = conv.add_attribute();
+    pads->set_name("pads");
+    pads->set_type(onnx::AttributeProto::INTS);
+    for (int k = 0; k < 4; ++k) pads->add_ints(1);
+  }
+  add_node(graph, "Add", {"c1", "r"}, "s1");
+  add_node(graph, "Relu", {"s1"}, "y1");
+  add_node(graph, "Clip", {"c2", "lo", "hi"}, "y2");
+  add_node(graph, "Sigmoid", {"c3"}, "g3");
+  add_node(graph, "Mul", {"c3", "g3"}, "y3");
+  add_node(graph, "Add", {"r", "c4"}, "y4");
+  add_node(graph, "Relu", {"c5"}, "y5");
+  for (const char* name : {"y1", "y2", "y3", "y4", "y5", "c5"}) {
+    declare_value(*graph.add_output(), name, onnx::TensorProto::FLOAT, {-1, 6, 10, 9});
+  }
+  return model;
+}
+
+}  // namespace
+
+TEST_CASE("Conv with Add, Relu, Clip or SiLU after it runs as one fused op, as composed",
+          "[onnx][fusion]") {
+  TempDir dir;
+  const auto path = dir / "conv_epilogue.onnx";
+  write_model(path, conv_epilogue_model());
+  // The reference runs CONV2D_FUSED; vulkan lacks it, so there the importer's fused nodes
+  // compose the ops again: both must agree with the reference and with the ops written out.
+  const auto reference = test_device();
+  const Tensor x = rand_uniform(Shape({2, 4, 10, 9}), -2.0, 2.0, 5, 0, reference);
+  const Tensor r = rand_uniform(Shape({2, 6, 10, 9}), -3.0, 3.0, 6, 0, reference);
+  const auto oracle = OnnxModel::load(path, reference);
+  const std::vector<Tensor> expected = oracle->run({x, r});
+  CHECK_THAT(oracle->execution_summary(),
+             Catch::Contains("fused 4 Conv (+ Add) (+ Relu, Clip or SiLU) into conv2d_fused"));
+  CHECK_THAT(oracle->execution_summary(), Catch::Contains("Conv 1 device"));
+  // Composed by hand from the plain ops on the unfused output (the convolution itself): the same
+  // values within rounding.
+  const Tensor c = expected[5];
+  const std::vector<Tensor> by_hand = {relu(add(c, r)), minimum(maximum(c, 0.0), 6.0),
+                                       mul(c, sigmoid(c)), add(r, c), relu(c)};
+  for (size_t k = 0; k < by_hand.size(); ++k) {
+    INFO("output y" << k + 1);
+    const std::vector<float> a = expected[k].to_host_float(), b = by_hand[k].to_host_float();
+    REQUIRE(a.size() == b.size());
+    for (size_t i = 0; i < a.size(); ++i) CHECK(std::fabs(a[i] - b[i]) <= 1e-5f);
+  }
+  on_every_backend([&](const std::shared_ptr<Device>& device) {
+    INFO(device->backend());
+    const auto model = OnnxModel::load(path, device);
+    const std::vector<Tensor> outputs = model->run({x.to(device), r.to(device)});
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      check_close(outputs[k].to(reference), expected[k], "output " + std::to_string(k));
+    }
+  });
+}

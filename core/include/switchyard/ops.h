@@ -151,6 +151,19 @@ struct Conv2dOptions {
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias,
               const Conv2dOptions& options = {});
 
+// What follows a convolution in an inference graph, applied to its output by conv2d_fused.
+struct ConvEpilogue {
+  enum class Activation { kNone, kRelu, kClip, kSilu };
+  Tensor residual;  // when defined: added before the activation (broadcast to y's shape)
+  Activation activation = Activation::kNone;
+  float low = 0.0f, high = 0.0f;  // kClip's bounds (low <= high; +-inf for an open side)
+};
+// act(conv2d(x, weight, bias) + residual) (docs/ops.md section 9b): one CONV2D_FUSED op where
+// nothing needs a gradient and the device has the op for the dtype, else conv2d followed by add
+// and the activation's own ops. NaN passes through every activation.
+Tensor conv2d_fused(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                    const Conv2dOptions& options, const ConvEpilogue& epilogue);
+
 struct Pool2dOptions {
   int kernel_h = 2, kernel_w = 2;
   int stride_h = 2, stride_w = 2;

@@ -175,7 +175,11 @@ typedef enum sy_op {
    * (no saved activations), weights in PyTorch's layouts; params.rnn; docs/ops.md section 17 */
   SY_OP_LSTM_SEQUENCE = 56, /* (x, h0, c0, w_ih, w_hh [, b_ih, b_hh]) -> y, h_n, c_n */
   SY_OP_GRU_SEQUENCE = 57,  /* (x, h0, w_ih, w_hh [, b_ih, b_hh]) -> y, h_n (linear before reset) */
-  SY_OP_COUNT = 58
+  /* a (grouped) 2-D convolution with what follows it in inference graphs applied on its output:
+   * y = act(conv(x, w) + bias + residual); params.conv2d_fused; forward only; docs/ops.md
+   * section 9b. A plugin without it answers supports_op with 0 and the core composes. */
+  SY_OP_CONV2D_FUSED = 58, /* (x, w [, bias] [, residual]) -> y */
+  SY_OP_COUNT = 59
 } sy_op;
 
 /* The op's name as spelled in sy_op without the SY_OP_ prefix ("MATMUL"), or "UNKNOWN_OP" beyond
@@ -240,7 +244,8 @@ static inline const char* sy_op_name(uint32_t op) {
     "CONV2D_GROUPED_BACKWARD_DATA",
     "CONV2D_GROUPED_BACKWARD_WEIGHT",
     "LSTM_SEQUENCE",
-    "GRU_SEQUENCE"};
+    "GRU_SEQUENCE",
+    "CONV2D_FUSED"};
   return op < (uint32_t)SY_OP_COUNT ? names[op] : "UNKNOWN_OP";
 }
 
@@ -361,6 +366,25 @@ typedef struct sy_conv2d_grouped_params {
   uint32_t reserved;
 } sy_conv2d_grouped_params;
 
+/* SY_OP_CONV2D_FUSED's activation, applied last. */
+typedef enum sy_activation {
+  SY_ACTIVATION_NONE = 0,
+  SY_ACTIVATION_RELU = 1, /* max(v, 0) */
+  SY_ACTIVATION_CLIP = 2, /* min(max(v, low), high): ONNX Clip, ReLU6 as low 0, high 6 */
+  SY_ACTIVATION_SILU = 3  /* v * sigmoid(v) (swish) */
+} sy_activation;
+
+/* SY_OP_CONV2D_FUSED. conv as for CONV2D_GROUPED (groups 1 is a plain convolution), first, so
+ * params.conv2d and params.conv2d_grouped read the same fields. has_residual: 1 when the last
+ * input is a tensor of y's shape added before the activation (a residual connection). */
+typedef struct sy_conv2d_fused_params {
+  sy_conv2d_grouped_params conv;
+  uint32_t activation; /* sy_activation */
+  uint32_t has_residual;
+  float low, high; /* SY_ACTIVATION_CLIP's bounds (low <= high); 0 otherwise */
+  uint32_t reserved[4];
+} sy_conv2d_fused_params;
+
 typedef struct sy_pool2d_params {
   int32_t kernel_h, kernel_w;
   int32_t stride_h, stride_w;
@@ -433,6 +457,7 @@ typedef union sy_op_params {
   sy_cross_entropy_params cross_entropy;
   sy_conv2d_params conv2d;
   sy_conv2d_grouped_params conv2d_grouped;
+  sy_conv2d_fused_params conv2d_fused;
   sy_pool2d_params pool2d;
   sy_layer_norm_params layer_norm;
   sy_index_params index;

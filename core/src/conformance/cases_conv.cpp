@@ -1,7 +1,8 @@
 // CONV2D and both of its backward ops with stride, padding, dilation, non-square kernels, bias,
 // 1x1 kernels, a larger layer, and channels-last (permuted) activations; CONV2D_GROUPED and its
 // backward ops with groups 1, 2, depthwise (groups = C) and a channel multiplier (O = 2C,
-// groups = C), with the same stride, padding and dilation variety.
+// groups = C), with the same stride, padding and dilation variety; CONV2D_FUSED with each
+// activation, with and without a residual, on the blocked and the plain 1x1 paths of onednn.
 #include "conformance/cases.h"
 
 namespace switchyard::conformance {
@@ -91,9 +92,76 @@ OpCase build_conv(Generator& gen, sy_op op, sy_dtype dtype, const ConvSpec& spec
   return op_case;
 }
 
+// CONV2D_FUSED: a convolution spec, then the residual and the activation (named as in
+// sy_activation, upper case: `conformance --filter relu` selects the RELU ops alone).
+struct FusedSpec {
+  const char* name;
+  ConvSpec conv;
+  uint32_t activation;
+  bool residual;
+  float low = 0.0f, high = 0.0f;
+};
+
+const FusedSpec kFusedSpecs[] = {
+    {"RELU/3x3/pad1/bias", {"", 2, 3, 7, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, true, false}, 1, false},
+    {"residual/RELU/3x3/16x8x12x12/pad1/bias",
+     {"", 2, 8, 12, 12, 16, 3, 3, 1, 1, 1, 1, 1, 1, true, false},
+     1,
+     true},
+    {"CLIP0-6/depthwise/3x3/stride2/pad1/bias",
+     {"", 2, 16, 12, 12, 16, 3, 3, 2, 2, 1, 1, 1, 1, true, false, 16},
+     2,
+     false,
+     0.0f,
+     6.0f},
+    {"SILU/groups2/3x3/channels_last",
+     {"", 2, 4, 8, 7, 6, 3, 3, 1, 1, 1, 1, 1, 1, false, true, 2},
+     3,
+     false},
+    {"residual/1x1/bias", {"", 2, 5, 4, 4, 6, 1, 1, 1, 1, 0, 0, 1, 1, true, false}, 0, true},
+    // 30 x 28 outputs: onednn's plain 1x1 path, whose epilogue is a pass of its own.
+    {"residual/SILU/1x1/30x28/bias",
+     {"", 2, 6, 30, 28, 10, 1, 1, 1, 1, 0, 0, 1, 1, true, false},
+     3,
+     true},
+    {"CLIP-0.5-0.5/1x1/30x28/channels_last",
+     {"", 1, 5, 30, 28, 7, 1, 1, 1, 1, 0, 0, 1, 1, false, true},
+     2,
+     false,
+     -0.5f,
+     0.5f},
+    {"residual/RELU/1x1/30x28",
+     {"", 1, 4, 30, 28, 8, 1, 1, 1, 1, 0, 0, 1, 1, false, false},
+     1,
+     true},
+};
+
+OpCase build_fused(Generator& gen, sy_dtype dtype, const FusedSpec& spec) {
+  const ConvSpec& c = spec.conv;
+  OpCase op_case = build_conv(gen, SY_OP_CONV2D_GROUPED, dtype, c);
+  op_case.op = SY_OP_CONV2D_FUSED;
+  if (spec.residual) {
+    // From -4 to 4: the sums reach both sides of every activation's bends.
+    HostTensor r = random_tensor(gen, dtype, {c.n, c.o, c.out_h(), c.out_w()}, -4.0, 4.0);
+    op_case.inputs.push_back(c.channels_last ? permuted_layout(r, {0, 2, 3, 1}) : r);
+  }
+  sy_conv2d_fused_params& p = op_case.params.conv2d_fused;
+  p.activation = spec.activation;
+  p.has_residual = spec.residual ? 1u : 0u;
+  p.low = spec.low;
+  p.high = spec.high;
+  return op_case;
+}
+
 }  // namespace
 
 void add_conv_cases(CaseTable& table) {
+  for (sy_dtype dtype : kFloatDtypes) {
+    for (const FusedSpec& spec : kFusedSpecs) {
+      add_case(table, SY_OP_CONV2D_FUSED, dtype, spec.name,
+               [dtype, spec](Generator& gen) { return build_fused(gen, dtype, spec); });
+    }
+  }
   for (sy_op op : {SY_OP_CONV2D, SY_OP_CONV2D_BACKWARD_DATA, SY_OP_CONV2D_BACKWARD_WEIGHT}) {
     for (sy_dtype dtype : kFloatDtypes) {
       for (const ConvSpec& spec : kConvSpecs) {

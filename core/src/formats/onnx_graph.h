@@ -16,6 +16,7 @@
 #include "formats/onnx_proto.h"
 #include "formats/onnx_tensor.h"
 #include "switchyard/onnx.h"
+#include "switchyard/ops.h"
 #include "switchyard/tensor.h"
 
 namespace switchyard::onnx_detail {
@@ -47,6 +48,11 @@ struct Node {
   bool skipped = false;        // folded at load or fused into a later node
   const OpDef* def = nullptr;  // the op's implementation, resolved once at load
   std::string ran;             // "host", "device", "cached" in the last run
+  // "switchyard.Conv" (fuse_conv): the convolution's epilogue. Inputs are then x, W, B (-1 when
+  // absent) and, when `residual`, the tensor added before the activation; proto is the Conv's.
+  bool residual = false;
+  ConvEpilogue::Activation activation = ConvEpilogue::Activation::kNone;
+  float low = 0.0f, high = 0.0f;  // a fused Clip's bounds
 };
 
 // The values of one input signature: constants, and what was computed on the host from them and

@@ -632,6 +632,99 @@ void fuse_linear(OnnxModel::Impl& m) {
   if (fused > 0) m.fusions.push_back(std::to_string(fused) + " MatMul + Add into linear");
 }
 
+// The constant scalar bound of a Clip (input k), +-inf where the input is absent; false when it
+// is not a constant scalar.
+bool clip_bound(const OnnxModel::Impl& m, const Node& clip, size_t k, float absent, float& out) {
+  if (k >= clip.inputs.size() || clip.inputs[k] < 0) {
+    out = absent;
+    return true;
+  }
+  double value = 0;
+  if (!constant_scalar(m, clip.inputs[k], value)) return false;
+  out = static_cast<float>(value);
+  return true;
+}
+
+// Conv, then an Add of another tensor (a residual), then Relu, Clip with constant bounds or
+// v * Sigmoid(v), each step taken only where the value has no other consumer: one
+// switchyard.Conv node (conv2d_fused) in place of the last node taken. It runs at that node's
+// place, since the residual may be computed after the Conv. As torchvision's exports have it:
+// ResNet's conv + Add + Relu, MobileNetV2's conv + Clip(0, 6), EfficientNet's conv + SiLU.
+void fuse_conv(OnnxModel::Impl& m) {
+  int fused = 0;
+  const std::vector<int> counts = consumer_counts(m);
+  const auto count_of = [&](int id) { return id < 0 ? 0 : counts[static_cast<size_t>(id)]; };
+  for (Node& conv : m.nodes) {
+    if (conv.skipped || conv.op != "Conv" || conv.outputs.size() != 1 || conv.inputs.size() < 2 ||
+        conv.inputs.size() > 3)
+      continue;
+    Node* last = nullptr;
+    int value = conv.outputs[0];
+    std::vector<int> inputs = conv.inputs;
+    inputs.resize(3, -1);
+    bool residual = false;
+    ConvEpilogue::Activation activation = ConvEpilogue::Activation::kNone;
+    float low = 0.0f, high = 0.0f;
+    Node* add = only_consumer(m, counts, value);
+    if (add != nullptr && add->op == "Add" && add->outputs.size() == 1) {
+      const int other = other_input(*add, value);
+      if (other >= 0 && other != value && !m.constants[static_cast<size_t>(other)].host) {
+        inputs.push_back(other);
+        residual = true;
+        last = add;
+        value = add->outputs[0];
+      }
+    }
+    Node* next = only_consumer(m, counts, value);
+    if (next != nullptr && next->outputs.size() == 1 && next->op == "Relu") {
+      activation = ConvEpilogue::Activation::kRelu;
+      last = next;
+    } else if (next != nullptr && next->outputs.size() == 1 && next->op == "Clip" &&
+               next->inputs[0] == value &&
+               clip_bound(m, *next, 1, -std::numeric_limits<float>::infinity(), low) &&
+               clip_bound(m, *next, 2, std::numeric_limits<float>::infinity(), high) &&
+               low <= high) {
+      activation = ConvEpilogue::Activation::kClip;
+      last = next;
+    } else if (count_of(value) == 2) {  // v * Sigmoid(v): SiLU as opset 17 exports it
+      Node* sigmoid = nullptr;
+      Node* mul = nullptr;
+      for (Node& node : m.nodes) {
+        if (node.skipped || node.outputs.size() != 1) continue;
+        if (node.op == "Sigmoid" && node.inputs == std::vector<int>{value}) sigmoid = &node;
+      }
+      if (sigmoid != nullptr && count_of(sigmoid->outputs[0]) == 1) {
+        mul = only_consumer(m, counts, sigmoid->outputs[0]);
+        if (mul != nullptr && (mul->op != "Mul" || mul->outputs.size() != 1 ||
+                               other_input(*mul, sigmoid->outputs[0]) != value)) {
+          mul = nullptr;
+        }
+      }
+      if (mul != nullptr) {
+        activation = ConvEpilogue::Activation::kSilu;
+        sigmoid->skipped = true;
+        last = mul;
+      }
+    }
+    if (last == nullptr) continue;
+    if (add != nullptr && residual && last != add) add->skipped = true;
+    conv.skipped = true;
+    last->op = "switchyard.Conv";
+    last->name = conv.name;
+    last->proto = conv.proto;
+    last->inputs = inputs;
+    last->residual = residual;
+    last->activation = activation;
+    last->low = low;
+    last->high = high;
+    ++fused;
+  }
+  if (fused > 0) {
+    m.fusions.push_back(std::to_string(fused) +
+                        " Conv (+ Add) (+ Relu, Clip or SiLU) into conv2d_fused");
+  }
+}
+
 }  // namespace
 
 // ---- OnnxModel ----------------------------------------------------------------------------------
@@ -675,6 +768,7 @@ std::unique_ptr<OnnxModel> OnnxModel::load_bytes(const std::vector<uint8_t>& byt
   throw_if_error(check_and_build(*impl));
   fuse_gelu(*impl);
   fuse_linear(*impl);
+  fuse_conv(*impl);
   for (Node& node : impl->nodes) {
     if (!node.skipped) node.def = &op_table().at(node.op);
   }

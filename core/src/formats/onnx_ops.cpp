@@ -768,6 +768,7 @@ Tensor from_2d(const Tensor& y, bool one_d) {
   return one_d ? y.squeeze(2) : y;
 }
 
+// Conv, and switchyard.Conv (fuse_conv): the same convolution with the fused node's epilogue.
 void device_conv(NodeContext& c) {
   const Tensor x = dev_float(c, 0), weight = dev_float(c, 1);
   const Tensor bias = c.has(2) ? dev_float(c, 2) : Tensor();
@@ -789,7 +790,37 @@ void device_conv(NodeContext& c) {
   // An initializer's device copy belongs to the model and nothing writes it.
   options.constant_weight = c.host(1) != nullptr && c.host(1)->is_float();
   // 1-D: [N, C, L] runs as [N, C, 1, L] with a 1 x K kernel.
-  const Tensor y = conv2d(as_2d(x, w.one_d), as_2d(weight, w.one_d), bias, options);
+  const Node& node = c.node();
+  if (node.op != "switchyard.Conv") {
+    const Tensor y = conv2d(as_2d(x, w.one_d), as_2d(weight, w.one_d), bias, options);
+    c.set_device(0, from_2d(y, w.one_d), kFloat);
+    return;
+  }
+  ConvEpilogue epilogue;
+  epilogue.activation = node.activation;
+  epilogue.low = node.low;
+  epilogue.high = node.high;
+  Tensor residual = node.residual ? dev_float(c, 3) : Tensor();
+  if (residual.defined() && residual.rank() > x.rank()) {
+    // The Add broadcasts the convolution's output up to a higher rank: the ops one by one.
+    Tensor y =
+        add(from_2d(conv2d(as_2d(x, w.one_d), as_2d(weight, w.one_d), bias, options), w.one_d),
+            residual);
+    if (epilogue.activation == ConvEpilogue::Activation::kRelu) y = relu(y);
+    if (epilogue.activation == ConvEpilogue::Activation::kSilu) y = mul(y, sigmoid(y));
+    if (epilogue.activation == ConvEpilogue::Activation::kClip) {
+      y = minimum(maximum(y, static_cast<double>(epilogue.low)),
+                  static_cast<double>(epilogue.high));
+    }
+    c.set_device(0, y, kFloat);
+    return;
+  }
+  // [N, C, L] (or any shape that broadcasts to it) gets the 2-D form's H axis before L.
+  if (residual.defined() && w.one_d && residual.rank() >= 1) {
+    residual = residual.unsqueeze(residual.rank() - 1);
+  }
+  epilogue.residual = residual;
+  const Tensor y = conv2d_fused(as_2d(x, w.one_d), as_2d(weight, w.one_d), bias, options, epilogue);
   c.set_device(0, from_2d(y, w.one_d), kFloat);
 }
 
@@ -1446,6 +1477,7 @@ std::map<std::string, OpDef> make_table() {
         kFloat);
   });
   both("Conv", nullptr, device_conv);
+  both("switchyard.Conv", nullptr, device_conv);
   both("MaxPool", nullptr, [](NodeContext& c) { device_pool(c, true); });
   both("AveragePool", nullptr, [](NodeContext& c) { device_pool(c, false); });
   both("GlobalAveragePool", nullptr, [](NodeContext& c) { device_global_pool(c, false); });

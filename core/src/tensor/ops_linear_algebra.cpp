@@ -219,32 +219,122 @@ bool use_grouped_op(const Tensor& x, const Conv2dOptions& options) {
 
 }  // namespace
 
-Tensor conv2d(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in,
-              const Conv2dOptions& options) {
-  const Tensor x = autocast_low(x_in);
-  const Tensor weight = autocast_low(weight_in);
-  const Tensor bias = autocast_low(bias_in);
-  require_float(x, "conv2d");
+namespace {
+
+// conv2d's argument checks, naming `op`.
+void check_conv_args(const Tensor& x, const Tensor& weight, const Conv2dOptions& options,
+                     const char* op) {
+  require_float(x, op);
   const int64_t groups = options.groups;
   if (x.rank() != 4 || weight.rank() != 4) {
-    throw_error(
-        invalid_argument("conv2d: needs x [N, C, H, W] and weight [O, C / groups, KH, KW], got x " +
-                         x.shape().to_string() + " and weight " + weight.shape().to_string()));
+    throw_error(invalid_argument(
+        std::string(op) + ": needs x [N, C, H, W] and weight [O, C / groups, KH, KW], got x " +
+        x.shape().to_string() + " and weight " + weight.shape().to_string()));
   }
   if (groups < 1 || x.dim(1) % groups != 0 || weight.dim(0) % groups != 0) {
-    throw_error(invalid_argument("conv2d: groups " + std::to_string(groups) +
+    throw_error(invalid_argument(std::string(op) + ": groups " + std::to_string(groups) +
                                  " must be >= 1 and divide the input channels (" +
                                  std::to_string(x.dim(1)) + ") and the output channels (" +
                                  std::to_string(weight.dim(0)) + ")"));
   }
   if (weight.dim(1) * groups != x.dim(1)) {
-    throw_error(invalid_argument("conv2d: weight " + weight.shape().to_string() +
+    throw_error(invalid_argument(std::string(op) + ": weight " + weight.shape().to_string() +
                                  " needs C / groups = " + std::to_string(x.dim(1) / groups) +
                                  " in dim 1 for x " + x.shape().to_string() + " and groups " +
                                  std::to_string(groups)));
   }
-  if (groups == 1 || use_grouped_op(x, options)) return conv2d_op(x, weight, bias, options);
+}
+
+uint32_t activation_id(ConvEpilogue::Activation activation) {
+  switch (activation) {
+    case ConvEpilogue::Activation::kRelu:
+      return SY_ACTIVATION_RELU;
+    case ConvEpilogue::Activation::kClip:
+      return SY_ACTIVATION_CLIP;
+    case ConvEpilogue::Activation::kSilu:
+      return SY_ACTIVATION_SILU;
+    case ConvEpilogue::Activation::kNone:
+      break;
+  }
+  return SY_ACTIVATION_NONE;
+}
+
+// The epilogue as separate ops, on y = conv2d(...).
+Tensor composed_epilogue(Tensor y, const ConvEpilogue& epilogue) {
+  if (epilogue.residual.defined()) y = add(y, epilogue.residual);
+  switch (epilogue.activation) {
+    case ConvEpilogue::Activation::kRelu:
+      return relu(y);
+    case ConvEpilogue::Activation::kClip:
+      return minimum(maximum(y, static_cast<double>(epilogue.low)),
+                     static_cast<double>(epilogue.high));
+    case ConvEpilogue::Activation::kSilu:
+      return mul(y, sigmoid(y));
+    case ConvEpilogue::Activation::kNone:
+      break;
+  }
+  return y;
+}
+
+}  // namespace
+
+Tensor conv2d(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in,
+              const Conv2dOptions& options) {
+  const Tensor x = autocast_low(x_in);
+  const Tensor weight = autocast_low(weight_in);
+  const Tensor bias = autocast_low(bias_in);
+  check_conv_args(x, weight, options, "conv2d");
+  if (options.groups == 1 || use_grouped_op(x, options)) return conv2d_op(x, weight, bias, options);
   return conv2d_composed(x, weight, bias, options);
+}
+
+Tensor conv2d_fused(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in,
+                    const Conv2dOptions& options, const ConvEpilogue& epilogue) {
+  const Tensor x = autocast_low(x_in);
+  const Tensor weight = autocast_low(weight_in);
+  const Tensor bias = autocast_low(bias_in);
+  const Tensor residual = autocast_low(epilogue.residual);
+  check_conv_args(x, weight, options, "conv2d_fused");
+  if (epilogue.activation == ConvEpilogue::Activation::kClip && !(epilogue.low <= epilogue.high)) {
+    throw_error(invalid_argument("conv2d_fused: clip bounds " + std::to_string(epilogue.low) +
+                                 " > " + std::to_string(epilogue.high)));
+  }
+  const Shape out_shape{
+      x.dim(0), weight.dim(0),
+      conv_extent(x.dim(2), weight.dim(2), options.stride_h, options.pad_h, options.dilation_h),
+      conv_extent(x.dim(3), weight.dim(3), options.stride_w, options.pad_w, options.dilation_w)};
+  const sy_dtype dtype = to_sy_dtype(x.dtype());
+  // A residual that broadcasts (a [C, 1, 1] shift, say) is added by ADD's own rules.
+  const bool fuse =
+      !any_needs_grad({x, weight, bias, residual}) &&
+      x.device()->supports(SY_OP_CONV2D_FUSED, dtype) &&
+      (!residual.defined() || (residual.dtype() == x.dtype() && residual.shape() == out_shape &&
+                               residual.device() == x.device()));
+  if (!fuse) {
+    ConvEpilogue composed = epilogue;
+    composed.residual = residual;
+    return composed_epilogue(conv2d(x, weight, bias, options), composed);
+  }
+  Tensor out = empty_like_shape(x, out_shape);
+  sy_op_params params = conv_params(options, bias.defined());
+  params.conv2d_grouped.groups = options.groups;
+  params.conv2d_fused.activation = activation_id(epilogue.activation);
+  params.conv2d_fused.has_residual = residual.defined() ? 1u : 0u;
+  if (epilogue.activation == ConvEpilogue::Activation::kClip) {
+    params.conv2d_fused.low = epilogue.low;
+    params.conv2d_fused.high = epilogue.high;
+  }
+  const uint32_t flags = options.constant_weight ? SY_CALL_CONSTANT_WEIGHTS : 0u;
+  if (bias.defined() && residual.defined()) {
+    run_op(SY_OP_CONV2D_FUSED, {x, weight, bias, residual}, {out}, params, flags);
+  } else if (bias.defined()) {
+    run_op(SY_OP_CONV2D_FUSED, {x, weight, bias}, {out}, params, flags);
+  } else if (residual.defined()) {
+    run_op(SY_OP_CONV2D_FUSED, {x, weight, residual}, {out}, params, flags);
+  } else {
+    run_op(SY_OP_CONV2D_FUSED, {x, weight}, {out}, params, flags);
+  }
+  return out;
 }
 
 // ---- pooling ------------------------------------------------------------------------------------

@@ -7,7 +7,10 @@
 // fastest kernels use; cached reorders convert the caller's NCHW/OIHW tensors (any strides) in
 // and out. Padding is symmetric: oneDNN's right padding equals the left one, and its shape rule
 // floors like ours. f16 runs through f32 scratch tensors.
+#include <cstring>
+
 #include "dnnl_util.h"
+#include "ops/conv_epilogue.h"
 #include "ops/ops.h"
 #include "ops/strided_loop.h"
 
@@ -31,7 +34,7 @@ struct ConvGeometry {
 
 bool is_grouped(const OpContext& ctx) {
   return ctx.op == SY_OP_CONV2D_GROUPED || ctx.op == SY_OP_CONV2D_GROUPED_BACKWARD_DATA ||
-         ctx.op == SY_OP_CONV2D_GROUPED_BACKWARD_WEIGHT;
+         ctx.op == SY_OP_CONV2D_GROUPED_BACKWARD_WEIGHT || ctx.op == SY_OP_CONV2D_FUSED;
 }
 
 // The caller's weights [O, C / G, KH, KW] as goihw [G, O / G, C / G, KH, KW]: dimension 0 split
@@ -54,6 +57,7 @@ TensorView weight_view(const TensorView& w, const ConvGeometry& g) {
 struct ConvEntry : CachedPrimitive {
   dnnl::primitive primitive;
   ArgLayout first, second, third, fourth;  // the arguments in the order each op lists them
+  ArgLayout residual;                      // CONV2D_FUSED's residual into the dst's layout
   dnnl::memory::desc scratchpad;
 };
 
@@ -124,6 +128,10 @@ CacheKey conv_key(const OpContext& ctx, int threads,
   key.add(threads).add(p.stride_h).add(p.stride_w).add(p.pad_h).add(p.pad_w);
   key.add(p.dilation_h).add(p.dilation_w).add(p.has_bias);
   key.add(is_grouped(ctx) ? ctx.params.conv2d_grouped.groups : 1);
+  if (ctx.op == SY_OP_CONV2D_FUSED) {
+    const sy_conv2d_fused_params& f = ctx.params.conv2d_fused;
+    key.add(f.activation).add(f.has_residual).add_double(f.low).add_double(f.high);
+  }
   for (const TensorView* v : views) {
     if (v) key.add_view(*v);
   }
@@ -188,8 +196,37 @@ void* constant_weights(OpContext& ctx, const ArgLayout& layout, const TensorView
   return converted;
 }
 
+// CONV2D_FUSED's residual and activation as oneDNN post-ops: a sum (the residual, placed in dst
+// before the primitive runs), then an eltwise op. The plain 1x1 path takes none: oneDNN's gemm:jit
+// applies them in a slow pass of its own (MobileNetV2's twelve such layers took 28 ms with Clip
+// fused that way, against 2 ms blocked), so apply_conv_epilogue follows it instead.
+dnnl::primitive_attr fused_attr(const OpContext& ctx, bool plain) {
+  dnnl::primitive_attr attr = primitive_attr(ctx);
+  if (ctx.op != SY_OP_CONV2D_FUSED || plain) return attr;
+  const sy_conv2d_fused_params& f = ctx.params.conv2d_fused;
+  dnnl::post_ops ops;
+  if (f.has_residual != 0) ops.append_sum(1.0f);
+  switch (f.activation) {
+    case SY_ACTIVATION_RELU:
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+      break;
+    case SY_ACTIVATION_CLIP:
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, f.low, f.high);
+      break;
+    case SY_ACTIVATION_SILU:
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_swish, 1.0f, 0.0f);
+      break;
+    default:
+      break;
+  }
+  attr.set_post_ops(ops);
+  return attr;
+}
+
 void conv_forward(OpContext& ctx) {
+  const bool fused = ctx.op == SY_OP_CONV2D_FUSED;
   const bool has_bias = ctx.params.conv2d.has_bias != 0;
+  const bool has_residual = fused && ctx.params.conv2d_fused.has_residual != 0;
   TensorView x = ctx.in[0];
   TensorView w = ctx.in[1];
   const TensorView& y = ctx.out[0];
@@ -200,7 +237,16 @@ void conv_forward(OpContext& ctx) {
     ctx.require_shape(bias, "bias", &g.o, 1);
     bias = describable(ctx, bias);
   }
+  TensorView residual;
+  if (has_residual) {
+    residual = ctx.in[has_bias ? 3 : 2];
+    ctx.require_same_shape(residual, "residual", y, "y");
+    residual = describable(ctx, residual);
+  }
   if (y.numel() == 0) return;
+  if (g.c == 0 && fused) {
+    ctx.fail_shape("CONV2D_FUSED needs at least one input channel (x " + shape_string(x) + ")");
+  }
   if (g.c == 0) {  // an empty sum: y is the bias (or zero) everywhere
     TensorView expanded;
     if (has_bias) {
@@ -215,14 +261,19 @@ void conv_forward(OpContext& ctx) {
   }
   x = describable(ctx, x);
   w = weight_view(describable(ctx, w), g);
+  const bool plain = plain_one_by_one(ctx, g, x.dtype);
+  const bool post_ops = has_residual && !plain;  // the residual goes through dst
   const int threads = conv_threads(ctx, g);
   auto entry = ctx.device.primitives.get_or_create<ConvEntry>(
-      conv_key(ctx, threads, {&x, &w, has_bias ? &bias : nullptr, &y}), [&] {
+      conv_key(ctx, threads,
+               {&x, &w, has_bias ? &bias : nullptr, &y, has_residual ? &residual : nullptr}),
+      [&] {
         auto e = std::make_shared<ConvEntry>();
         const dnnl::engine& engine = ctx.device.engine;
         dnnl::memory::desc bias_desc = has_bias ? dnnl_desc(bias) : dnnl::memory::desc();
-        auto pd = forward_pd(ctx, g, x.dtype, has_bias ? &bias_desc : nullptr, primitive_attr(ctx),
-                             plain_one_by_one(ctx, g, x.dtype));
+        auto pd = forward_pd(ctx, g, x.dtype, has_bias ? &bias_desc : nullptr,
+                             fused_attr(ctx, plain), plain);
+        if (post_ops) e->residual = make_input_layout(engine, dnnl_desc(residual), pd.dst_desc());
         e->primitive = dnnl::convolution_forward(pd);
         e->first = make_input_layout(engine, dnnl_desc(x), pd.src_desc());
         e->second = make_input_layout(engine, dnnl_desc(w), pd.weights_desc());
@@ -234,12 +285,27 @@ void conv_forward(OpContext& ctx) {
   void* src = prepare_input(ctx, entry->first, x.data);
   std::shared_ptr<const void> kept;
   void* wei = constant_weights(ctx, entry->second, w, kept);
-  void* dst = output_target(ctx, entry->fourth, y.data);
+  void* dst = nullptr;
+  if (post_ops && !entry->residual.same) {
+    dst = prepare_input(ctx, entry->residual, residual.data);  // fresh scratch in dst's layout
+  } else {
+    dst = output_target(ctx, entry->fourth, y.data);
+    if (post_ops && dst == y.data) {
+      copy_view(residual, y, ctx.threads_for(y.numel()));
+    } else if (post_ops) {  // the residual is already in the primitive's dst layout
+      std::memcpy(dst, residual.data, entry->fourth.internal.get_size());
+    }
+  }
   execute_primitive(ctx, entry->primitive, entry->scratchpad,
                     {{DNNL_ARG_SRC, &entry->first.internal, src},
                      {DNNL_ARG_WEIGHTS, &entry->second.internal, wei},
                      {DNNL_ARG_BIAS, &entry->third.internal, has_bias ? bias.data : nullptr},
                      {DNNL_ARG_DST, &entry->fourth.internal, dst}});
+  if (fused && plain) {  // dst is dense NCHW f32 here
+    const TensorView r = has_residual ? dense_copy(ctx, residual, SY_DTYPE_F32) : TensorView();
+    apply_conv_epilogue(static_cast<float*>(dst), has_residual ? r.as<float>() : nullptr, y.numel(),
+                        ctx.params.conv2d_fused, ctx.threads_for(y.numel()));
+  }
   finish_output(ctx, entry->fourth, dst, y.data);
 }
 
@@ -367,6 +433,25 @@ void run_conv2d(OpContext& ctx) {
   ctx.require_counts(has_bias ? 3 : 2, 1);
   check_dtypes(ctx, "x", "w", "y");
   if (has_bias) ctx.require_same_dtype(ctx.in[0], "x", ctx.in[2], "bias");
+  run_dnnl_backed(ctx, conv_forward);
+}
+
+void run_conv2d_fused(OpContext& ctx) {
+  const sy_conv2d_fused_params& f = ctx.params.conv2d_fused;
+  const bool has_bias = f.conv.conv.has_bias != 0;
+  if (f.has_residual > 1 || f.activation > SY_ACTIVATION_SILU ||
+      (f.activation == SY_ACTIVATION_CLIP && !(f.low <= f.high))) {
+    ctx.fail_shape(
+        cat("params.conv2d_fused needs has_residual 0 or 1, an activation 0-3 and, for "
+            "CLIP, low <= high; got has_residual ",
+            f.has_residual, ", activation ", f.activation, ", low ", f.low, ", high ", f.high));
+  }
+  ctx.require_counts(2 + (has_bias ? 1 : 0) + (f.has_residual != 0 ? 1 : 0), 1);
+  check_dtypes(ctx, "x", "w", "y");
+  if (has_bias) ctx.require_same_dtype(ctx.in[0], "x", ctx.in[2], "bias");
+  if (f.has_residual != 0) {
+    ctx.require_same_dtype(ctx.in[0], "x", ctx.in[has_bias ? 3 : 2], "residual");
+  }
   run_dnnl_backed(ctx, conv_forward);
 }
 

@@ -17,6 +17,7 @@ void run_softmax_backward(OpContext& ctx);
 void run_cross_entropy(OpContext& ctx);
 void run_cross_entropy_backward(OpContext& ctx);
 void run_conv2d(OpContext& ctx);
+void run_conv2d_fused(OpContext& ctx);  // CONV2D_FUSED: post-ops on conv_forward
 void run_conv2d_backward_data(OpContext& ctx);
 void run_conv2d_backward_weight(OpContext& ctx);
 void run_pool2d(OpContext& ctx);
