@@ -163,6 +163,9 @@ struct ConvEpilogue {
 // and the activation's own ops. NaN passes through every activation.
 Tensor conv2d_fused(const Tensor& x, const Tensor& weight, const Tensor& bias,
                     const Conv2dOptions& options, const ConvEpilogue& epilogue);
+// The epilogue as separate ops on a convolution's output y: add(y, residual) (broadcasting), then
+// the activation's own ops. conv2d_fused's composed path.
+Tensor conv_epilogue(const Tensor& y, const ConvEpilogue& epilogue);
 
 struct Pool2dOptions {
   int kernel_h = 2, kernel_w = 2;

@@ -803,16 +803,10 @@ void device_conv(NodeContext& c) {
   Tensor residual = node.residual ? dev_float(c, 3) : Tensor();
   if (residual.defined() && residual.rank() > x.rank()) {
     // The Add broadcasts the convolution's output up to a higher rank: the ops one by one.
-    Tensor y =
-        add(from_2d(conv2d(as_2d(x, w.one_d), as_2d(weight, w.one_d), bias, options), w.one_d),
-            residual);
-    if (epilogue.activation == ConvEpilogue::Activation::kRelu) y = relu(y);
-    if (epilogue.activation == ConvEpilogue::Activation::kSilu) y = mul(y, sigmoid(y));
-    if (epilogue.activation == ConvEpilogue::Activation::kClip) {
-      y = minimum(maximum(y, static_cast<double>(epilogue.low)),
-                  static_cast<double>(epilogue.high));
-    }
-    c.set_device(0, y, kFloat);
+    epilogue.residual = residual;
+    const Tensor y =
+        from_2d(conv2d(as_2d(x, w.one_d), as_2d(weight, w.one_d), bias, options), w.one_d);
+    c.set_device(0, conv_epilogue(y, epilogue), kFloat);
     return;
   }
   // [N, C, L] (or any shape that broadcasts to it) gets the 2-D form's H axis before L.

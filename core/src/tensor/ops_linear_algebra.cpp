@@ -161,13 +161,18 @@ Grads conv2d_backward(const Tensor& g, const Node& node, const Tensor& x, const 
   return Grads{gx, node.needs_grad(1) ? gw : Tensor(), gb};
 }
 
-// One op (CONV2D, or CONV2D_GROUPED for groups > 1), recorded with its backward.
-Tensor conv2d_op(const Tensor& x, const Tensor& weight, const Tensor& bias,
-                 const Conv2dOptions& options) {
-  const Shape out_shape{
+// y's shape [N, O, OH, OW] for x [N, C, H, W] and weight [O, C / groups, KH, KW].
+Shape conv_out_shape(const Tensor& x, const Tensor& weight, const Conv2dOptions& options) {
+  return Shape{
       x.dim(0), weight.dim(0),
       conv_extent(x.dim(2), weight.dim(2), options.stride_h, options.pad_h, options.dilation_h),
       conv_extent(x.dim(3), weight.dim(3), options.stride_w, options.pad_w, options.dilation_w)};
+}
+
+// One op (CONV2D, or CONV2D_GROUPED for groups > 1), recorded with its backward.
+Tensor conv2d_op(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                 const Conv2dOptions& options) {
+  const Shape out_shape = conv_out_shape(x, weight, options);
   Tensor out = empty_like_shape(x, out_shape);
   const sy_op_params params = conv_params(options, bias.defined());
   const sy_op forward = conv_ops(options).forward;
@@ -259,9 +264,10 @@ uint32_t activation_id(ConvEpilogue::Activation activation) {
   return SY_ACTIVATION_NONE;
 }
 
-// The epilogue as separate ops, on y = conv2d(...).
-Tensor composed_epilogue(Tensor y, const ConvEpilogue& epilogue) {
-  if (epilogue.residual.defined()) y = add(y, epilogue.residual);
+}  // namespace
+
+Tensor conv_epilogue(const Tensor& y_in, const ConvEpilogue& epilogue) {
+  const Tensor y = epilogue.residual.defined() ? add(y_in, epilogue.residual) : y_in;
   switch (epilogue.activation) {
     case ConvEpilogue::Activation::kRelu:
       return relu(y);
@@ -275,8 +281,6 @@ Tensor composed_epilogue(Tensor y, const ConvEpilogue& epilogue) {
   }
   return y;
 }
-
-}  // namespace
 
 Tensor conv2d(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias_in,
               const Conv2dOptions& options) {
@@ -299,10 +303,7 @@ Tensor conv2d_fused(const Tensor& x_in, const Tensor& weight_in, const Tensor& b
     throw_error(invalid_argument("conv2d_fused: clip bounds " + std::to_string(epilogue.low) +
                                  " > " + std::to_string(epilogue.high)));
   }
-  const Shape out_shape{
-      x.dim(0), weight.dim(0),
-      conv_extent(x.dim(2), weight.dim(2), options.stride_h, options.pad_h, options.dilation_h),
-      conv_extent(x.dim(3), weight.dim(3), options.stride_w, options.pad_w, options.dilation_w)};
+  const Shape out_shape = conv_out_shape(x, weight, options);
   const sy_dtype dtype = to_sy_dtype(x.dtype());
   // A residual that broadcasts (a [C, 1, 1] shift, say) is added by ADD's own rules.
   const bool fuse =
@@ -313,7 +314,7 @@ Tensor conv2d_fused(const Tensor& x_in, const Tensor& weight_in, const Tensor& b
   if (!fuse) {
     ConvEpilogue composed = epilogue;
     composed.residual = residual;
-    return composed_epilogue(conv2d(x, weight, bias, options), composed);
+    return conv_epilogue(conv2d(x, weight, bias, options), composed);
   }
   Tensor out = empty_like_shape(x, out_shape);
   sy_op_params params = conv_params(options, bias.defined());

@@ -262,7 +262,7 @@ void conv_forward(OpContext& ctx) {
   x = describable(ctx, x);
   w = weight_view(describable(ctx, w), g);
   const bool plain = plain_one_by_one(ctx, g, x.dtype);
-  const bool post_ops = has_residual && !plain;  // the residual goes through dst
+  const bool residual_in_dst = has_residual && !plain;  // oneDNN's sum post-op reads dst
   const int threads = conv_threads(ctx, g);
   auto entry = ctx.device.primitives.get_or_create<ConvEntry>(
       conv_key(ctx, threads,
@@ -273,7 +273,8 @@ void conv_forward(OpContext& ctx) {
         dnnl::memory::desc bias_desc = has_bias ? dnnl_desc(bias) : dnnl::memory::desc();
         auto pd = forward_pd(ctx, g, x.dtype, has_bias ? &bias_desc : nullptr,
                              fused_attr(ctx, plain), plain);
-        if (post_ops) e->residual = make_input_layout(engine, dnnl_desc(residual), pd.dst_desc());
+        if (residual_in_dst)
+          e->residual = make_input_layout(engine, dnnl_desc(residual), pd.dst_desc());
         e->primitive = dnnl::convolution_forward(pd);
         e->first = make_input_layout(engine, dnnl_desc(x), pd.src_desc());
         e->second = make_input_layout(engine, dnnl_desc(w), pd.weights_desc());
@@ -286,13 +287,13 @@ void conv_forward(OpContext& ctx) {
   std::shared_ptr<const void> kept;
   void* wei = constant_weights(ctx, entry->second, w, kept);
   void* dst = nullptr;
-  if (post_ops && !entry->residual.same) {
+  if (residual_in_dst && !entry->residual.same) {
     dst = prepare_input(ctx, entry->residual, residual.data);  // fresh scratch in dst's layout
   } else {
     dst = output_target(ctx, entry->fourth, y.data);
-    if (post_ops && dst == y.data) {
+    if (residual_in_dst && dst == y.data) {
       copy_view(residual, y, ctx.threads_for(y.numel()));
-    } else if (post_ops) {  // the residual is already in the primitive's dst layout
+    } else if (residual_in_dst) {  // the residual is already in the primitive's dst layout
       std::memcpy(dst, residual.data, entry->fourth.internal.get_size());
     }
   }

@@ -298,11 +298,12 @@ const float* packed_w_hh(OpContext& ctx, const RnnShape& s, const TensorView& w_
 
 // LSTM_SEQUENCE as one input projection and run_lstm_recurrence (B <= kMaxProjectedBatch).
 void lstm_projected_f32(OpContext& ctx, const RnnShape& s) {
+  const int w = 1 + s.states;  // (x, h0, c0, w_ih, w_hh [, b_ih, b_hh])
   const TensorView x = dense_copy(ctx, ctx.in[0], SY_DTYPE_F32);
   const TensorView h0 = dense_copy(ctx, ctx.in[1], SY_DTYPE_F32);
-  const TensorView w_ih = dense_copy(ctx, ctx.in[3], SY_DTYPE_F32);
-  const TensorView w_hh = dense_copy(ctx, ctx.in[4], SY_DTYPE_F32);
-  float* bias = combined_bias(ctx, s, 5);  // LSTM: rows i, f, g, o of b_ih + b_hh, as [4H]
+  const TensorView w_ih = dense_copy(ctx, ctx.in[w], SY_DTYPE_F32);
+  const TensorView w_hh = dense_copy(ctx, ctx.in[w + 1], SY_DTYPE_F32);
+  float* bias = combined_bias(ctx, s, w + 2);  // LSTM: rows i, f, g, o of b_ih + b_hh, as [4H]
   const int64_t gate_bytes = s.t * s.b * s.g * s.h * static_cast<int64_t>(sizeof(float));
   auto* gates = static_cast<float*>(ctx.scratch(static_cast<size_t>(gate_bytes)));
   project_inputs(ctx, s, x, w_ih, bias, gates);
