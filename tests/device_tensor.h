@@ -10,7 +10,7 @@
 #include <memory>
 #include <vector>
 
-#include "conformance/dtype_codec.h"
+#include "support/dtype_codec.h"
 #include "switchyard/buffer.h"
 #include "switchyard/device.h"
 #include "switchyard/queue.h"

@@ -1,5 +1,5 @@
 // Reading the JSON that switchyard writes (trace files, --json output, metrics files) in tests,
-// strictly: the core's nlohmann-based parser (json/json_io.h) throws on a syntax error, invalid
+// strictly: the core's nlohmann-based parser (support/json_io.h) throws on a syntax error, invalid
 // UTF-8, text after the value and a repeated member name, so output that a strict consumer would
 // refuse fails the test.
 #pragma once
@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include "json/json_io.h"
+#include "support/json_io.h"
 #include "test_support.h"
 
 namespace switchyard::testing {

@@ -6,9 +6,9 @@
 #include <limits>
 
 #include "conformance/compare.h"
-#include "conformance/dtype_codec.h"
 #include "conformance/host_tensor.h"
 #include "conformance/value_gen.h"
+#include "support/dtype_codec.h"
 
 namespace switchyard::conformance {
 namespace {

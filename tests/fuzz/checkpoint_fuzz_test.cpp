@@ -2,8 +2,8 @@
 // a Trainer or Predictor decodes from it.
 #include "fuzz/fuzz_checks.h"
 #include "fuzz/fuzz_support.h"
+#include "model/train_state.h"
 #include "switchyard/checkpoint.h"
-#include "train/train_state.h"
 
 using namespace switchyard;
 using namespace switchyard::testing;

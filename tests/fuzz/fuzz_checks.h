@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "model/train_state.h"
 #include "switchyard/checkpoint.h"
 #include "switchyard/config.h"
 #include "switchyard/data.h"
@@ -27,7 +28,6 @@
 #include "switchyard/safetensors.h"
 #include "switchyard/status.h"
 #include "switchyard/train.h"
-#include "train/train_state.h"
 
 namespace switchyard::testing {
 

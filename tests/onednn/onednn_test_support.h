@@ -14,11 +14,11 @@
 
 #include "conformance/cases.h"
 #include "conformance/compare.h"
-#include "conformance/dtype_codec.h"
 #include "conformance/execute.h"
 #include "conformance/host_tensor.h"
 #include "conformance/value_gen.h"
 #include "device_tensor.h"
+#include "support/dtype_codec.h"
 #include "switchyard/device.h"
 #include "switchyard/plugin.h"
 #include "test_support.h"

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "conformance/dtype_codec.h"
 #include "device_tensor.h"
+#include "support/dtype_codec.h"
 #include "switchyard/buffer.h"
 #include "switchyard/device.h"
 #include "switchyard/queue.h"

@@ -6,8 +6,8 @@
 #include <cstring>
 #include <limits>
 
+#include "model/train_state.h"
 #include "switchyard/checkpoint.h"
-#include "train/train_state.h"
 #include "train/train_test_support.h"
 
 using namespace switchyard;

@@ -2,9 +2,9 @@
 // was read, so a Predictor needs nothing else; damaged metadata is DATA_LOSS naming the file.
 #include <catch2/catch.hpp>
 
+#include "model/train_state.h"
 #include "switchyard/checkpoint.h"
 #include "switchyard/predict.h"
-#include "train/train_state.h"
 #include "train/trainer_test_support.h"
 
 using namespace switchyard;

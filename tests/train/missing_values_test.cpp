@@ -6,11 +6,11 @@
 #include <cmath>
 #include <sstream>
 
+#include "model/train_state.h"
 #include "switchyard/checkpoint.h"
 #include "switchyard/config.h"
 #include "switchyard/data.h"
 #include "test_support.h"
-#include "train/train_state.h"
 #include "train/train_test_support.h"
 
 using namespace switchyard;

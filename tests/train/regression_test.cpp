@@ -3,10 +3,10 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "model/train_state.h"
 #include "switchyard/data.h"
 #include "switchyard/train.h"
 #include "test_support.h"
-#include "train/train_state.h"
 #include "train/train_test_support.h"
 #include "train/trainer_test_support.h"
 

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "backend_support.h"
-#include "conformance/dtype_codec.h"
 #include "device_tensor.h"
+#include "support/dtype_codec.h"
 #include "switchyard/buffer.h"
 #include "switchyard/device.h"
 #include "switchyard/plugin.h"

@@ -10,7 +10,7 @@
 
 #include "bench_ops.h"
 #include "cli_common.h"
-#include "json/json_io.h"
+#include "support/json_io.h"
 #include "switchyard/communicator.h"
 
 namespace switchyard::cli {

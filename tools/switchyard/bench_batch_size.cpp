@@ -12,7 +12,7 @@
 
 #include "bench_ops.h"
 #include "cli_common.h"
-#include "json/json_io.h"
+#include "support/json_io.h"
 #include "switchyard/train.h"
 #include "train/batch_search.h"
 

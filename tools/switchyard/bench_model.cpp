@@ -15,8 +15,8 @@
 
 #include "bench_ops.h"
 #include "cli_common.h"
-#include "json/json_io.h"
 #include "runtime/memory_budget.h"
+#include "support/json_io.h"
 #include "switchyard/autocast.h"
 #include "switchyard/autograd.h"
 #include "switchyard/onnx.h"

@@ -4,7 +4,7 @@
 
 #include "bench_ops.h"
 #include "cli_common.h"
-#include "json/json_io.h"
+#include "support/json_io.h"
 #include "switchyard/autograd.h"
 #include "switchyard/ops.h"
 #include "switchyard/tensor.h"

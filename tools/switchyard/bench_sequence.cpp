@@ -17,7 +17,7 @@
 
 #include "bench_ops.h"
 #include "cli_common.h"
-#include "json/json_io.h"
+#include "support/json_io.h"
 #include "switchyard/autograd.h"
 #include "switchyard/nn.h"
 #include "switchyard/nn_sequence.h"

@@ -14,7 +14,7 @@
 
 #include "bench_ops.h"
 #include "cli_common.h"
-#include "json/json_io.h"
+#include "support/json_io.h"
 #include "switchyard/autocast.h"
 #include "switchyard/nn.h"
 #include "switchyard/ops.h"

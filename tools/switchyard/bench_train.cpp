@@ -5,7 +5,7 @@
 
 #include "bench_ops.h"
 #include "cli_common.h"
-#include "json/json_io.h"
+#include "support/json_io.h"
 #include "switchyard/train.h"
 
 namespace switchyard::cli {

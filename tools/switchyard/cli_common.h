@@ -1,5 +1,5 @@
 // Pieces shared by the CLI's commands: option parsing, config loading, discovery. (--json output
-// is written with json/json_io.h.)
+// is written with support/json_io.h.)
 #pragma once
 
 #include <boost/program_options/options_description.hpp>

@@ -15,7 +15,7 @@
 
 #include "bench_ops.h"
 #include "cli_common.h"
-#include "json/json_io.h"
+#include "support/json_io.h"
 #include "switchyard/buffer.h"
 #include "switchyard/profile.h"
 #include "switchyard/queue.h"

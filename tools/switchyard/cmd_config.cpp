@@ -5,9 +5,9 @@
 #include <iostream>
 
 #include "cli_common.h"
-#include "json/json_io.h"
 #include "runtime/config_schema.h"
 #include "runtime/config_values.h"
+#include "support/json_io.h"
 #include "switchyard/train.h"
 
 namespace switchyard::cli {

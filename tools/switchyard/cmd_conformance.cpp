@@ -6,7 +6,7 @@
 
 #include "autograd/gradcheck.h"
 #include "cli_common.h"
-#include "json/json_io.h"
+#include "support/json_io.h"
 #include "switchyard/conformance.h"
 
 namespace switchyard::cli {

@@ -2,7 +2,7 @@
 #include <iostream>
 
 #include "cli_common.h"
-#include "json/json_io.h"
+#include "support/json_io.h"
 #include "switchyard/plugin.h"
 
 namespace switchyard::cli {

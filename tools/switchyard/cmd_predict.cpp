@@ -6,7 +6,7 @@
 #include <iostream>
 
 #include "cli_common.h"
-#include "json/json_io.h"
+#include "support/json_io.h"
 
 namespace switchyard::cli {
 namespace {

@@ -10,8 +10,8 @@
 #include <sstream>
 
 #include "cli_common.h"
-#include "json/json_io.h"
 #include "runtime/input_file.h"
+#include "support/json_io.h"
 #include "train/run_files.h"
 
 namespace switchyard::cli {

@@ -12,9 +12,9 @@
 #include <sstream>
 
 #include "cli_common.h"
-#include "json/json_io.h"
 #include "run_report.h"
 #include "runtime/input_file.h"
+#include "support/json_io.h"
 #include "switchyard/communicator.h"
 #include "switchyard/dispatch.h"
 #include "switchyard/onnx.h"

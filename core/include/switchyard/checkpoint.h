@@ -9,7 +9,7 @@
 //   bytes 24..31  u64 FNV-1a 64 checksum of the payload
 //   payload       records: u32 key length, key bytes, u64 value length, value bytes
 // The trainer stores, among others, "meta/fingerprint" (the model architecture), "meta/epoch",
-// "param/<name>" and "optim/<name>" records; see core/src/train/train_state.cpp. What the records
+// "param/<name>" and "optim/<name>" records; see core/src/model/train_state.cpp. What the records
 // hold is versioned apart from the file layout: "meta/content_version" (absent: 1); version 2
 // adds "model/layers", "model/init", "model/loss" (JSON and text) and "data/table" (JSON: the
 // training file's columns, target, id, delimiter and table keys), so that a checkpoint predicts

@@ -3,8 +3,8 @@
 
 #include <cstring>
 
-#include "conformance/dtype_codec.h"
 #include "conformance/op_names.h"
+#include "support/dtype_codec.h"
 
 namespace switchyard::conformance {
 namespace {

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "conformance/cases.h"
-#include "conformance/dtype_codec.h"
+#include "support/dtype_codec.h"
 
 namespace switchyard::conformance {
 namespace {

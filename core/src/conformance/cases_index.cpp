@@ -2,7 +2,7 @@
 // I64 indices with repeats, a permuted data tensor, and out-of-range indices (synchronous
 // backends only).
 #include "conformance/cases.h"
-#include "conformance/dtype_codec.h"
+#include "support/dtype_codec.h"
 
 namespace switchyard::conformance {
 namespace {

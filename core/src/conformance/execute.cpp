@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "conformance/dtype_codec.h"
+#include "support/dtype_codec.h"
 #include "switchyard/buffer.h"
 #include "switchyard/queue.h"
 

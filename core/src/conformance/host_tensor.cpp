@@ -4,7 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "conformance/dtype_codec.h"
+#include "support/dtype_codec.h"
 
 namespace switchyard::conformance {
 

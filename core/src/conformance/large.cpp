@@ -25,9 +25,9 @@
 #include <vector>
 
 #include "conformance/cases.h"
-#include "conformance/dtype_codec.h"
 #include "conformance/op_names.h"
 #include "conformance/value_gen.h"
+#include "support/dtype_codec.h"
 #include "switchyard/buffer.h"
 #include "switchyard/conformance.h"
 #include "switchyard/queue.h"

@@ -5,9 +5,9 @@
 
 #include "conformance/cases.h"
 #include "conformance/compare.h"
-#include "conformance/dtype_codec.h"
 #include "conformance/execute.h"
 #include "conformance/op_names.h"
+#include "support/dtype_codec.h"
 #include "switchyard/conformance.h"
 #include "switchyard/plugin.h"
 

@@ -5,7 +5,7 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "conformance/dtype_codec.h"
+#include "support/dtype_codec.h"
 
 namespace switchyard::conformance {
 namespace {

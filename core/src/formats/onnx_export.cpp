@@ -7,10 +7,10 @@
 
 #include "formats/onnx_proto.h"
 #include "formats/onnx_tensor.h"
-#include "json/json_io.h"
+#include "runtime/file_bytes.h"
+#include "support/json_io.h"
 #include "switchyard/autograd.h"
 #include "switchyard/ops.h"
-#include "train/file_bytes.h"
 
 namespace switchyard::onnx_detail {
 

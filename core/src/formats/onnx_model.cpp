@@ -6,13 +6,13 @@
 #include <sstream>
 
 #include "formats/onnx_graph.h"
+#include "runtime/file_bytes.h"
 #include "runtime/input_file.h"
 #include "runtime/memory_budget.h"
 #include "switchyard/autograd.h"
 #include "switchyard/device.h"
 #include "switchyard/ops.h"
 #include "switchyard/profile.h"
-#include "train/file_bytes.h"
 
 namespace switchyard {
 namespace onnx_detail {

@@ -15,14 +15,14 @@
 #include <sstream>
 
 #include "data/csv_text.h"
-#include "json/json_io.h"
+#include "model/train_state.h"
 #include "runtime/memory_budget.h"
+#include "support/json_io.h"
 #include "switchyard/data.h"
 #include "switchyard/metrics.h"
 #include "switchyard/onnx.h"
 #include "switchyard/ops.h"
 #include "switchyard/predict.h"
-#include "train/train_state.h"
 
 namespace switchyard {
 namespace {

@@ -5,9 +5,9 @@
 #include <fstream>
 #include <limits>
 
-#include "conformance/dtype_codec.h"  // f16 / bf16 bit conversions
 #include "formats/onnx_proto.h"
 #include "runtime/memory_budget.h"
+#include "support/dtype_codec.h"  // f16 / bf16 bit conversions
 
 namespace switchyard::onnx_detail {
 namespace {

@@ -9,13 +9,13 @@
 #include <optional>
 #include <set>
 
-#include "conformance/dtype_codec.h"  // f16 / bf16 bit conversions, shared with the conformance suite
-#include "json/json_io.h"
+#include "runtime/file_bytes.h"
 #include "runtime/input_file.h"
 #include "runtime/memory_budget.h"
+#include "support/byte_codec.h"
+#include "support/dtype_codec.h"  // f16 / bf16 bit conversions, shared with the conformance suite
+#include "support/json_io.h"
 #include "switchyard/shape.h"
-#include "train/byte_codec.h"
-#include "train/file_bytes.h"
 
 namespace switchyard {
 namespace {

@@ -1,7 +1,7 @@
 // A YAML file that predicts from a checkpoint may leave out what the checkpoint holds, but what it
 // says must agree with it: a contradiction is an error naming both places.
+#include "model/train_state.h"
 #include "switchyard/predict.h"
-#include "train/train_state.h"
 
 namespace switchyard {
 namespace {

@@ -5,14 +5,14 @@
 #include <mutex>
 
 #include "formats/onnx_export.h"
+#include "model/batching.h"
+#include "model/train_state.h"
 #include "switchyard/autocast.h"
 #include "switchyard/autograd.h"
 #include "switchyard/checkpoint.h"
 #include "switchyard/onnx.h"
 #include "switchyard/ops.h"
 #include "switchyard/predict.h"
-#include "train/batching.h"
-#include "train/train_state.h"
 
 namespace switchyard {
 

@@ -8,8 +8,8 @@
 #include <fstream>
 #include <system_error>
 
-#include "json/json_io.h"
 #include "profile/profiler_impl.h"
+#include "support/json_io.h"
 
 namespace switchyard {
 

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "json/json_io.h"
+#include "support/json_io.h"
 
 namespace switchyard {
 namespace {

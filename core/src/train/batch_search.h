@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "model/batching.h"
 #include "switchyard/train.h"
-#include "train/batching.h"
 
 namespace switchyard::detail {
 

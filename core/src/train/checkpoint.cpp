@@ -3,9 +3,9 @@
 #include <cstdint>
 
 #include "runtime/memory_budget.h"
+#include "support/byte_codec.h"
 #include "switchyard/checkpoint.h"
 #include "switchyard/shape.h"
-#include "train/byte_codec.h"
 
 static_assert(std::endian::native == std::endian::little,
               "the checkpoint codec copies floats as little-endian bytes");

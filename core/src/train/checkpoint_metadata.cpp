@@ -3,9 +3,9 @@
 // a record that passed the checksum but holds nonsense is DATA_LOSS naming the checkpoint.
 #include <algorithm>
 
-#include "json/json_io.h"
+#include "model/train_state.h"
+#include "support/json_io.h"
 #include "train/sequence_builder.h"
-#include "train/train_state.h"
 
 namespace switchyard::detail {
 namespace {

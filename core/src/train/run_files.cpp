@@ -7,7 +7,7 @@
 #include <functional>
 #include <sstream>
 
-#include "train/file_bytes.h"
+#include "runtime/file_bytes.h"
 #include "train/run_metrics.h"
 
 namespace switchyard::detail {

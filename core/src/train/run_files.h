@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "json/json_io.h"
+#include "support/json_io.h"
 #include "switchyard/status.h"
 #include "switchyard/train.h"
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "json/json_io.h"
+#include "support/json_io.h"
 #include "switchyard/metrics.h"
 #include "switchyard/nn.h"
 #include "switchyard/train.h"

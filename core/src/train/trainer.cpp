@@ -9,6 +9,8 @@
 #include "autograd/engine.h"
 #include "data/seeded_random.h"
 #include "formats/onnx_export.h"
+#include "model/train_state.h"
+#include "runtime/file_bytes.h"
 #include "switchyard/autocast.h"
 #include "switchyard/autograd.h"
 #include "switchyard/checkpoint.h"
@@ -17,10 +19,8 @@
 #include "switchyard/ops.h"
 #include "switchyard/profile.h"
 #include "train/batch_search.h"
-#include "train/file_bytes.h"
 #include "train/progress.h"
 #include "train/run_files.h"
-#include "train/train_state.h"
 #include "train/trainer_impl.h"
 
 namespace switchyard {

@@ -1,7 +1,7 @@
 // Trainer::make_checkpoint and Trainer::restore: the complete state of a run, so that a resumed
 // run continues exactly where the interrupted one stopped.
+#include "model/train_state.h"
 #include "switchyard/checkpoint.h"
-#include "train/train_state.h"
 #include "train/trainer_impl.h"
 
 namespace switchyard {

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "model/batching.h"
 #include "switchyard/checkpoint.h"
 #include "switchyard/communicator.h"
 #include "switchyard/train.h"
-#include "train/batching.h"
 #include "train/early_stopping.h"
 #include "train/gradient_reducer.h"
 

@@ -3,9 +3,9 @@
 #include <cmath>
 #include <sstream>
 
+#include "model/train_state.h"
 #include "switchyard/autocast.h"
 #include "switchyard/checkpoint.h"
-#include "train/train_state.h"
 #include "train/trainer_impl.h"
 
 namespace switchyard {

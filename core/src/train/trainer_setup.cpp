@@ -2,13 +2,13 @@
 #include <algorithm>
 
 #include "formats/onnx_export.h"
+#include "model/train_state.h"
 #include "runtime/input_file.h"
 #include "switchyard/autograd.h"
 #include "switchyard/checkpoint.h"
 #include "switchyard/communicator.h"
 #include "switchyard/onnx.h"
 #include "train/batch_search.h"
-#include "train/train_state.h"
 #include "train/trainer_impl.h"
 
 namespace switchyard {

@@ -1,4 +1,4 @@
-#include "conformance/dtype_codec.h"
+#include "support/dtype_codec.h"
 
 #include <bit>
 #include <cmath>

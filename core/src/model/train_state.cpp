@@ -1,5 +1,5 @@
 // Encoding model parameters, the data layout and the metric history in checkpoint records.
-#include "train/train_state.h"
+#include "model/train_state.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <map>
 #include <sstream>
 
-#include "train/byte_codec.h"
+#include "support/byte_codec.h"
 
 namespace switchyard::detail {
 namespace {

@@ -1,4 +1,4 @@
-#include "train/batching.h"
+#include "model/batching.h"
 
 #include <algorithm>
 
