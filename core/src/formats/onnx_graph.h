@@ -1,7 +1,8 @@
 // The ONNX importer's graph: nodes in topological order over numbered values, each value known on
 // the host (a constant, or computed from constants and input shapes), on the device, or both.
-// onnx_model.cpp loads and checks a file into this form and runs it; onnx_ops.cpp holds each op's
-// host and device implementation. Private to the core.
+// onnx_model.cpp loads and checks a file into this form and runs it, onnx_fusion.cpp fuses runs of
+// nodes at load, onnx_ops*.cpp hold each op's host and device implementation
+// (onnx_ops_internal.h). Private to the formats layer.
 #pragma once
 
 #include <cstdint>
@@ -156,6 +157,16 @@ class NodeContext {
 
 // Normalises an ONNX axis for `rank`, or fails naming the node.
 int normalize(const NodeContext& context, int64_t axis, size_t rank);
+
+// A name from the file in quotes, cut to 120 characters and made printable
+// (runtime/input_file.h): 'name'.
+std::string quote_name(const std::string& text);
+// "node 'name' (Op)".
+std::string node_label(const Node& node);
+
+// Fuses runs of nodes that switchyard runs as one op (onnx_fusion.cpp): Erf-based GELU, MatMul +
+// Add, Conv (+ Add) (+ Relu, Clip or SiLU). Called once at load, after the graph is read.
+void fuse_nodes(OnnxModel::Impl& m);
 
 }  // namespace onnx_detail
 }  // namespace switchyard

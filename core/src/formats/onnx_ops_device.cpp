@@ -1,0 +1,534 @@
+// ONNX ops on the device, composed of switchyard's op set (formats/onnx_ops_internal.h).
+// Semantics are ONNX's at opsets 13-17; an attribute value that is not supported fails the node
+// with a message naming it.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "formats/onnx_ops_internal.h"
+#include "switchyard/device.h"
+#include "switchyard/ops.h"
+
+namespace switchyard::onnx_detail {
+
+// Abramowitz and Stegun 7.1.26 (absolute error below 1.5e-7), composed of the op set.
+Tensor erf_composed(const Tensor& x) {
+  const Tensor ax = abs(x);
+  const Tensor t = pow(1.0 + ax * 0.3275911, -1.0);
+  Tensor poly = t * 1.061405429 + -1.453152027;
+  poly = poly * t + 1.421413741;
+  poly = poly * t + -0.284496736;
+  poly = poly * t + 0.254829592;
+  poly = poly * t;
+  const Tensor y = 1.0 - poly * exp(neg(x * x));
+  return sign(x) * y;
+}
+
+// A binary op where one side may be a host scalar (applied as a scalar op, no upload).
+void device_binary(NodeContext& c, Tensor (*both)(const Tensor&, const Tensor&),
+                   Tensor (*scalar)(const Tensor&, double), bool commutes) {
+  double s = 0;
+  if (scalar != nullptr && c.host(0) == nullptr && c.host_scalar(1, s) &&
+      c.shape(1).size() <= c.shape(0).size()) {
+    c.set_device(0, scalar(c.dev(0), s), c.type(0));
+    return;
+  }
+  if (scalar != nullptr && commutes && c.host(1) == nullptr && c.host_scalar(0, s) &&
+      c.shape(0).size() <= c.shape(1).size()) {
+    c.set_device(0, scalar(c.dev(1), s), c.type(1));
+    return;
+  }
+  c.set_device(0, both(c.dev(0), c.dev(1)), c.type(0) == kBool ? c.type(1) : c.type(0));
+}
+
+Tensor t_add(const Tensor& a, const Tensor& b) {
+  return add(a, b);
+}
+Tensor t_sub(const Tensor& a, const Tensor& b) {
+  return sub(a, b);
+}
+Tensor t_mul(const Tensor& a, const Tensor& b) {
+  return mul(a, b);
+}
+Tensor t_div(const Tensor& a, const Tensor& b) {
+  return div(a, b);
+}
+Tensor t_pow(const Tensor& a, const Tensor& b) {
+  return pow(a, b);
+}
+Tensor t_max(const Tensor& a, const Tensor& b) {
+  return maximum(a, b);
+}
+Tensor t_min(const Tensor& a, const Tensor& b) {
+  return minimum(a, b);
+}
+Tensor s_add(const Tensor& a, double b) {
+  return add(a, b);
+}
+Tensor s_sub(const Tensor& a, double b) {
+  return sub(a, b);
+}
+Tensor s_mul(const Tensor& a, double b) {
+  return mul(a, b);
+}
+Tensor s_div(const Tensor& a, double b) {
+  return div(a, b);
+}
+Tensor s_pow(const Tensor& a, double b) {
+  return pow(a, b);
+}
+Tensor s_max(const Tensor& a, double b) {
+  return maximum(a, b);
+}
+Tensor s_min(const Tensor& a, double b) {
+  return minimum(a, b);
+}
+
+// A float device tensor of a value (integers cast), for ops that compute in f32.
+Tensor dev_float(NodeContext& c, size_t k) {
+  Tensor t = c.dev(k);
+  return is_floating(t.dtype()) ? t : t.to(DType::kF32);
+}
+namespace {
+
+// Host values with +-inf replaced by +-FLT_MAX: Where composes c * x + (1 - c) * y, where an
+// infinite branch would give NaN (0 * inf); softmax treats -FLT_MAX as it treats -inf.
+Tensor finite_branch(NodeContext& c, size_t k) {
+  const HostTensor* h = c.host(k);
+  if (h == nullptr || !h->is_float()) return dev_float(c, k);
+  bool infinite = false;
+  for (const float v : h->f) infinite = infinite || std::isinf(v);
+  if (!infinite) return dev_float(c, k);
+  std::vector<float> values = h->f;
+  for (float& v : values) {
+    if (std::isinf(v))
+      v = v > 0 ? std::numeric_limits<float>::max() : -std::numeric_limits<float>::max();
+  }
+  return Tensor::from_host(values, to_shape(c, h->shape), c.model().device);
+}
+}  // namespace
+
+// ---- device ops ---------------------------------------------------------------------------------
+
+void device_matmul(NodeContext& c) {
+  Tensor a = dev_float(c, 0), b = dev_float(c, 1);
+  if (a.rank() > 2 && b.rank() == 2) {  // a shared matrix: fold a's leading axes into rows
+    Ints shape = a.shape().to_vector();
+    const Tensor y = matmul(a.reshape(Shape{-1, shape.back()}), b);
+    shape.back() = b.dim(1);
+    c.set_device(0, reshaped(c, y, shape), kFloat);
+    return;
+  }
+  const bool vec_a = a.rank() == 1, vec_b = b.rank() == 1;
+  if (vec_a) a = a.unsqueeze(0);
+  if (vec_b) b = b.unsqueeze(1);
+  Tensor y = matmul(a, b);
+  if (vec_a) y = y.squeeze(-2);
+  if (vec_b) y = y.squeeze(-1);
+  c.set_device(0, y, kFloat);
+}
+namespace {
+
+struct LinearWeights {
+  Tensor weight, bias;
+};
+
+// x @ weight^T + bias with x's leading axes folded into rows: one [rows, K] product, whatever
+// x's strides (a [T, B, E] view of a transposed sequence would otherwise be T products of B rows).
+Tensor folded_linear(const NodeContext& c, const Tensor& x, const Tensor& weight,
+                     const Tensor& bias) {
+  if (x.rank() <= 2) return linear(x, weight, bias);
+  Ints shape = x.shape().to_vector();
+  const Tensor y = linear(x.reshape(Shape{-1, shape.back()}), weight, bias);
+  shape.back() = weight.dim(0);
+  return reshaped(c, y, shape);
+}
+}  // namespace
+
+// MatMul + Add fused at load: x @ W + b with W [K, N] kept transposed as [N, K].
+void device_linear(NodeContext& c) {
+  auto w = c.cached<LinearWeights>("linear", [&] {
+    const HostTensor& weight = *c.host(1);
+    auto out = std::make_shared<LinearWeights>();
+    const HostTensor t = host_transpose(weight, {1, 0});
+    out->weight = Tensor::from_host(t.f, to_shape(c, t.shape), c.model().device);
+    out->bias = c.dev(2);
+    return out;
+  });
+  c.set_device(0, folded_linear(c, dev_float(c, 0), w->weight, w->bias), kFloat);
+}
+
+void device_gemm(NodeContext& c) {
+  const float alpha = c.attr_float("alpha", 1.0F), beta = c.attr_float("beta", 1.0F);
+  const bool ta = c.attr_int("transA", 0) != 0, tb = c.attr_int("transB", 0) != 0;
+  const Tensor a = dev_float(c, 0), b = dev_float(c, 1);
+  if (a.rank() != 2 || b.rank() != 2) c.fail("A and B must be matrices");
+  const bool bias_vector = c.has(2) && c.shape(2).size() == 1;
+  if (alpha == 1.0F && beta == 1.0F && !ta && tb && (!c.has(2) || bias_vector)) {
+    c.set_device(0, linear(a, b, c.has(2) ? dev_float(c, 2) : Tensor()), kFloat);
+    return;
+  }
+  Tensor y = matmul(a, b, ta, tb);
+  if (alpha != 1.0F) y = y * static_cast<double>(alpha);
+  if (c.has(2)) {
+    Tensor bias = dev_float(c, 2);
+    if (beta != 1.0F) bias = bias * static_cast<double>(beta);
+    y = y + bias;
+  }
+  c.set_device(0, y, kFloat);
+}
+namespace {
+
+// Spatial attributes of Conv and the pools, for 1-D or 2-D windows.
+struct Window {
+  int kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
+  bool one_d = false;
+};
+
+Window window_of(NodeContext& c, const Ints& x_shape, Ints kernel) {
+  Window w;
+  const size_t spatial = x_shape.size() - 2;
+  if (spatial != 1 && spatial != 2)
+    c.fail("only 1-D and 2-D windows are supported, got input " + shape_text(x_shape));
+  w.one_d = spatial == 1;
+  if (kernel.empty()) kernel = c.attr_ints("kernel_shape");
+  if (kernel.size() != spatial)
+    c.fail("kernel_shape must have " + std::to_string(spatial) + " values");
+  Ints strides = c.attr_ints("strides"), dilations = c.attr_ints("dilations"),
+       pads = c.attr_ints("pads");
+  if (strides.empty()) strides.assign(spatial, 1);
+  if (dilations.empty()) dilations.assign(spatial, 1);
+  const std::string auto_pad = c.attr_string("auto_pad", "NOTSET");
+  if (auto_pad == "VALID" || (auto_pad == "NOTSET" && pads.empty())) {
+    pads.assign(spatial * 2, 0);
+  } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    pads.assign(spatial * 2, 0);
+    for (size_t k = 0; k < spatial; ++k) {
+      const int64_t in = x_shape[2 + k], out = (in + strides[k] - 1) / strides[k];
+      const int64_t total =
+          std::max<int64_t>((out - 1) * strides[k] + (kernel[k] - 1) * dilations[k] + 1 - in, 0);
+      if (total % 2 != 0)
+        c.fail("auto_pad " + auto_pad + " needs uneven padding here, which is not supported");
+      pads[k] = pads[k + spatial] = total / 2;
+    }
+  } else if (auto_pad != "NOTSET") {
+    c.fail("auto_pad " + auto_pad + " is not supported");
+  }
+  if (strides.size() != spatial || dilations.size() != spatial || pads.size() != spatial * 2) {
+    c.fail("strides, dilations and pads do not fit the kernel");
+  }
+  for (size_t k = 0; k < spatial; ++k) {
+    if (pads[k] != pads[k + spatial])
+      c.fail("asymmetric pads " + shape_text(pads) + " are not supported");
+    for (const int64_t v : {kernel[k], strides[k], dilations[k]}) {
+      if (v < 1 || v > 1 << 20)
+        c.fail("kernel_shape, strides and dilations must be between 1 and 2^20");
+    }
+    if (pads[k] < 0 || pads[k] > 1 << 20) c.fail("pads must be between 0 and 2^20");
+  }
+  const auto at = [&](const Ints& v, size_t k) { return static_cast<int>(v[k]); };
+  if (w.one_d) {
+    w.kw = at(kernel, 0), w.sw = at(strides, 0), w.pw = at(pads, 0), w.dw = at(dilations, 0);
+  } else {
+    w.kh = at(kernel, 0), w.kw = at(kernel, 1), w.sh = at(strides, 0), w.sw = at(strides, 1);
+    w.ph = at(pads, 0), w.pw = at(pads, 1), w.dh = at(dilations, 0), w.dw = at(dilations, 1);
+  }
+  return w;
+}
+
+Tensor as_2d(const Tensor& x, bool one_d) {
+  return one_d ? x.unsqueeze(2) : x;
+}
+Tensor from_2d(const Tensor& y, bool one_d) {
+  return one_d ? y.squeeze(2) : y;
+}
+}  // namespace
+
+// Conv, and switchyard.Conv (fuse_conv): the same convolution with the fused node's epilogue.
+void device_conv(NodeContext& c) {
+  const Tensor x = dev_float(c, 0), weight = dev_float(c, 1);
+  const Tensor bias = c.has(2) ? dev_float(c, 2) : Tensor();
+  const Ints& ws = c.shape(1);
+  if (ws.size() < 3 || x.rank() != static_cast<int>(ws.size()))
+    c.fail("input and weight ranks differ or are below 3");
+  const Window w = window_of(c, x.shape().to_vector(), Ints(ws.begin() + 2, ws.end()));
+  const int64_t groups = c.attr_int("group", 1);
+  const int64_t channels = x.dim(1), out_channels = ws[0];
+  if (groups < 1 || channels % groups != 0 || out_channels % groups != 0 ||
+      ws[1] * groups != channels) {
+    c.fail("group " + std::to_string(groups) + " does not fit " + std::to_string(channels) +
+           " input channels and weight " + shape_text(ws));
+  }
+  Conv2dOptions options;
+  options.stride_h = w.sh, options.stride_w = w.sw, options.pad_h = w.ph, options.pad_w = w.pw;
+  options.dilation_h = w.dh, options.dilation_w = w.dw;
+  options.groups = static_cast<int>(groups);
+  // An initializer's device copy belongs to the model and nothing writes it.
+  options.constant_weight = c.host(1) != nullptr && c.host(1)->is_float();
+  // 1-D: [N, C, L] runs as [N, C, 1, L] with a 1 x K kernel.
+  const Node& node = c.node();
+  if (node.op != "switchyard.Conv") {
+    const Tensor y = conv2d(as_2d(x, w.one_d), as_2d(weight, w.one_d), bias, options);
+    c.set_device(0, from_2d(y, w.one_d), kFloat);
+    return;
+  }
+  ConvEpilogue epilogue;
+  epilogue.activation = node.activation;
+  epilogue.low = node.low;
+  epilogue.high = node.high;
+  Tensor residual = node.residual ? dev_float(c, 3) : Tensor();
+  if (residual.defined() && residual.rank() > x.rank()) {
+    // The Add broadcasts the convolution's output up to a higher rank: the ops one by one.
+    epilogue.residual = residual;
+    const Tensor y =
+        from_2d(conv2d(as_2d(x, w.one_d), as_2d(weight, w.one_d), bias, options), w.one_d);
+    c.set_device(0, conv_epilogue(y, epilogue), kFloat);
+    return;
+  }
+  // [N, C, L] (or any shape that broadcasts to it) gets the 2-D form's H axis before L.
+  if (residual.defined() && w.one_d && residual.rank() >= 1) {
+    residual = residual.unsqueeze(residual.rank() - 1);
+  }
+  epilogue.residual = residual;
+  const Tensor y = conv2d_fused(as_2d(x, w.one_d), as_2d(weight, w.one_d), bias, options, epilogue);
+  c.set_device(0, from_2d(y, w.one_d), kFloat);
+}
+
+void device_pool(NodeContext& c, bool max) {
+  if (c.output_used(1)) c.fail("the Indices output is not supported");
+  const Tensor x = dev_float(c, 0);
+  const Window w = window_of(c, x.shape().to_vector(), {});
+  if (w.dh != 1 || w.dw != 1) c.fail("dilations other than 1 are not supported");
+  Pool2dOptions options;
+  options.kernel_h = w.kh, options.kernel_w = w.kw, options.stride_h = w.sh,
+  options.stride_w = w.sw;
+  options.pad_h = w.ph, options.pad_w = w.pw;
+  options.count_include_pad = c.attr_int("count_include_pad", 0) != 0;
+  if (c.attr_int("ceil_mode", 0) != 0) {
+    // Ceil mode changes the output only where a last partial window would start inside the input.
+    const Ints& s = c.shape(0);
+    const auto differs = [](int64_t in, int k, int st, int p) {
+      const int64_t span = in + 2 * p - k;
+      return span >= 0 && span % st != 0;
+    };
+    if ((!w.one_d && differs(s[2], w.kh, w.sh, w.ph)) || differs(s.back(), w.kw, w.sw, w.pw)) {
+      c.fail("ceil_mode 1 with a partial last window is not supported");
+    }
+  }
+  if (!max && w.ph + w.pw > 0 && !options.count_include_pad) {
+    c.fail("padding with count_include_pad 0 is not supported");
+  }
+  const Tensor x2 = as_2d(x, w.one_d);
+  const Tensor y = max ? max_pool2d(x2, options) : avg_pool2d(x2, options);
+  c.set_device(0, from_2d(y, w.one_d), kFloat);
+}
+
+void device_global_pool(NodeContext& c, bool max) {
+  const Tensor x = dev_float(c, 0);
+  std::vector<int> axes;
+  for (int a = 2; a < x.rank(); ++a) axes.push_back(a);
+  c.set_device(0, max ? amax(x, axes, true) : mean(x, axes, true), kFloat);
+}
+
+void device_pad(NodeContext& c) {
+  const std::string mode = c.attr_string("mode", "constant");
+  if (mode != "constant") c.fail("mode " + mode + " is not supported (constant)");
+  const Tensor x = dev_float(c, 0);
+  const Ints pads = c.ints(1);
+  double value = 0;
+  if (c.has(2) && !c.host_scalar(2, value)) c.fail("constant_value must be a constant");
+  Ints axes = c.has(3) ? c.ints(3) : Ints{};
+  if (axes.empty()) {
+    for (int a = 0; a < x.rank(); ++a) axes.push_back(a);
+  }
+  if (pads.size() != axes.size() * 2) c.fail("pads must have two values per axis");
+  Tensor y = x;
+  for (size_t k = 0; k < axes.size(); ++k) {
+    const int axis = normalize(c, axes[k], static_cast<size_t>(x.rank()));
+    const int64_t before = pads[k], after = pads[k + axes.size()];
+    if (before < 0 || after < 0) c.fail("negative pads are not supported");
+    if (before == 0 && after == 0) continue;
+    std::vector<Tensor> parts;
+    const auto block = [&](int64_t n) {
+      Ints shape = y.shape().to_vector();
+      shape[static_cast<size_t>(axis)] = n;
+      check_size(c, shape);
+      return full(to_shape(c, shape), value, c.model().device);
+    };
+    if (before > 0) parts.push_back(block(before));
+    parts.push_back(y);
+    if (after > 0) parts.push_back(block(after));
+    y = concat(parts, axis);
+  }
+  c.set_device(0, y, kFloat);
+}
+namespace {
+
+struct AffineWeights {
+  Tensor scale, shift;
+};
+}  // namespace
+
+void device_batch_norm(NodeContext& c) {
+  if (c.attr_int("training_mode", 0) != 0)
+    c.fail("training_mode 1 is not supported (inference only)");
+  for (size_t k = 1; k < 5; ++k) {
+    if (c.host(k) == nullptr) c.fail("scale, bias, mean and variance must be constants");
+  }
+  const Ints& xs = c.shape(0);
+  if (xs.size() < 2) c.fail("the input needs a channel axis");
+  const float epsilon = c.attr_float("epsilon", 1e-5F);
+  auto w = c.cached<AffineWeights>("batchnorm" + std::to_string(xs.size()), [&] {
+    const HostTensor &scale = *c.host(1), &bias = *c.host(2), &mean_t = *c.host(3),
+                     &var = *c.host(4);
+    const int64_t channels = xs[1];
+    for (const HostTensor* t : {&scale, &bias, &mean_t, &var}) {
+      if (t->numel() != channels)
+        c.fail("parameters must have one value per channel (" + std::to_string(channels) + ")");
+    }
+    std::vector<float> a(static_cast<size_t>(channels)), b(static_cast<size_t>(channels));
+    for (int64_t k = 0; k < channels; ++k) {
+      const double s = scale.at(k) / std::sqrt(var.at(k) + static_cast<double>(epsilon));
+      a[static_cast<size_t>(k)] = static_cast<float>(s);
+      b[static_cast<size_t>(k)] = static_cast<float>(bias.at(k) - mean_t.at(k) * s);
+    }
+    Ints shape(xs.size() - 1, 1);
+    shape[0] = channels;
+    auto out = std::make_shared<AffineWeights>();
+    out->scale = Tensor::from_host(a, to_shape(c, shape), c.model().device);
+    out->shift = Tensor::from_host(b, to_shape(c, shape), c.model().device);
+    return out;
+  });
+  c.set_device(0, dev_float(c, 0) * w->scale + w->shift, kFloat);
+}
+
+void device_layer_norm(NodeContext& c) {
+  if (c.output_used(1) || c.output_used(2))
+    c.fail("the Mean and InvStdDev outputs are not supported");
+  const Tensor x = dev_float(c, 0);
+  const int axis = normalize(c, c.attr_int("axis", -1), static_cast<size_t>(x.rank()));
+  const Ints normalized(c.shape(0).begin() + axis, c.shape(0).end());
+  if (c.shape(1) != normalized) {
+    c.fail("Scale " + shape_text(c.shape(1)) + " must have the normalized shape " +
+           shape_text(normalized));
+  }
+  Tensor beta = c.has(2) ? dev_float(c, 2) : zeros(to_shape(c, normalized), c.model().device);
+  if (beta.shape().to_vector() != normalized)
+    c.fail("B must have the normalized shape " + shape_text(normalized));
+  c.set_device(0,
+               layer_norm(x, dev_float(c, 1), beta, x.rank() - axis,
+                          static_cast<double>(c.attr_float("epsilon", 1e-5F))),
+               kFloat);
+}
+
+void device_reduce(NodeContext& c, int kind) {  // 0 mean, 1 sum, 2 max
+  const Tensor x = dev_float(c, 0);
+  Ints axes = kind == 1 ? axes_of(c, 1) : axes_of(c, 99);
+  const bool keep = c.attr_int("keepdims", 1) != 0;
+  if (axes.empty() && kind == 1 && c.attr_int("noop_with_empty_axes", 0) != 0) {
+    c.set_device(0, x, kFloat);
+    return;
+  }
+  std::vector<int> list;
+  for (const int64_t a : axes) list.push_back(normalize(c, a, static_cast<size_t>(x.rank())));
+  const Tensor y = kind == 0   ? mean(x, list, keep)
+                   : kind == 1 ? sum(x, list, keep)
+                               : amax(x, list, keep);
+  c.set_device(0, y, kFloat);
+}
+
+void device_gather(NodeContext& c) {
+  const Tensor data = c.dev(0);
+  const int axis = normalize(c, c.attr_int("axis", 0), static_cast<size_t>(data.rank()));
+  const int64_t extent = data.dim(axis);
+  Tensor indices;
+  Ints index_shape = c.shape(1);
+  if (const HostTensor* h = c.host(1)) {
+    std::vector<int64_t> picks(static_cast<size_t>(h->numel()));
+    for (int64_t k = 0; k < h->numel(); ++k) {
+      int64_t p = h->int_at(k);
+      if (p < -extent || p >= extent)
+        c.fail("index " + std::to_string(p) + " is out of range for extent " +
+               std::to_string(extent));
+      picks[static_cast<size_t>(k)] = p < 0 ? p + extent : p;
+    }
+    indices = Tensor::from_host(picks, Shape{static_cast<int64_t>(picks.size())}, c.model().device);
+  } else {
+    indices = c.dev(1);
+    if (is_floating(indices.dtype())) c.fail("indices must be integers");
+    indices = indices.reshape(Shape{indices.numel()});
+  }
+  Tensor y = index_select(data, axis, indices);
+  Ints shape(c.shape(0).begin(), c.shape(0).begin() + axis);
+  shape.insert(shape.end(), index_shape.begin(), index_shape.end());
+  shape.insert(shape.end(), c.shape(0).begin() + axis + 1, c.shape(0).end());
+  c.set_device(0, reshaped(c, y, shape), c.type(0));
+}
+
+void device_slice(NodeContext& c) {
+  Tensor x = c.dev(0);
+  for (const SliceAxis& s : slice_plan(c, c.shape(0))) {
+    if (s.step == 1) {
+      x = x.narrow(s.axis, s.start, s.count);
+    } else {
+      std::vector<int64_t> picks;
+      for (int64_t k = 0; k < s.count; ++k) picks.push_back(s.start + k * s.step);
+      x = index_select(x, s.axis, Tensor::from_host(picks, Shape{s.count}, c.model().device));
+    }
+  }
+  c.set_device(0, x, c.type(0));
+}
+
+void device_split(NodeContext& c) {
+  const Tensor x = c.dev(0);
+  const auto [axis, sizes] = split_plan(c, c.shape(0));
+  int64_t start = 0;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    c.set_device(k, x.narrow(axis, start, sizes[k]), c.type(0));
+    start += sizes[k];
+  }
+}
+
+void device_concat(NodeContext& c) {
+  std::vector<Tensor> parts;
+  for (size_t k = 0; k < c.input_count(); ++k) parts.push_back(c.dev(k));
+  if (parts.empty()) c.fail("no inputs");
+  const int axis = normalize(c, c.attr_int("axis", 0), static_cast<size_t>(parts[0].rank()));
+  c.set_device(0, concat(parts, axis), c.type(0));
+}
+
+void device_where(NodeContext& c) {
+  const Tensor cond = dev_float(c, 0);
+  const Tensor x = finite_branch(c, 1), y = finite_branch(c, 2);
+  c.set_device(0, cond * x + (1.0 - cond) * y, c.type(1));
+}
+
+void device_cast(NodeContext& c) {
+  const int32_t to = cast_target(c);
+  const Tensor x = c.dev(0);
+  if (to == kBool) {
+    const Tensor f = is_floating(x.dtype()) ? x : x.to(DType::kF32);
+    c.set_device(0, 1.0 - equal(f, zeros_like(f)), kBool);
+  } else if (is_float_type(to)) {
+    c.set_device(0, is_floating(x.dtype()) ? x : x.to(DType::kF32), kFloat);
+  } else {
+    c.set_device(0, x.dtype() == DType::kI64 ? x : x.to(DType::kI64), to);
+  }
+}
+
+void device_trilu(NodeContext& c) {
+  const Tensor x = dev_float(c, 0);
+  if (x.rank() < 2) c.fail("the input needs rank 2 or more");
+  const int64_t k = c.has(1) ? c.ints(1).at(0) : 0;
+  const bool upper = c.attr_int("upper", 1) != 0;
+  const int64_t rows = x.dim(-2), cols = x.dim(-1);
+  std::vector<float> mask(static_cast<size_t>(rows * cols));
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j)
+      mask[static_cast<size_t>(i * cols + j)] = (upper ? j - i >= k : j - i <= k) ? 1.0F : 0.0F;
+  }
+  c.set_device(0, x * Tensor::from_host(mask, Shape{rows, cols}, c.model().device), kFloat);
+}
+
+}  // namespace switchyard::onnx_detail

@@ -1,0 +1,174 @@
+// What the ONNX op files share (formats/onnx_ops*.cpp): the checks every op makes of the shapes it
+// computes, the host ops that evaluate shape subgraphs and folded constants
+// (onnx_ops_host.cpp), the device ops that run on switchyard's op set (onnx_ops_device.cpp), the
+// recurrent ops (onnx_ops_recurrent.cpp). onnx_ops.cpp maps ONNX op names to them. Private to the
+// formats layer.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <numeric>
+#include <vector>
+
+#include "formats/onnx_graph.h"
+
+namespace switchyard::onnx_detail {
+
+using Ints = std::vector<int64_t>;
+
+inline int64_t numel_of(const Ints& shape) {
+  return std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<int64_t>());
+}
+
+inline Shape to_shape(const NodeContext& context, const Ints& extents) {
+  if (extents.size() > static_cast<size_t>(Shape::kMaxRank)) {
+    context.fail("rank " + std::to_string(extents.size()) + " is more than switchyard's " +
+                 std::to_string(Shape::kMaxRank));
+  }
+  return Shape(extents);
+}
+
+inline void check_size(const NodeContext& context, const Ints& shape) {
+  Result<int64_t> numel = checked_numel(shape, "the output");
+  if (!numel.ok()) context.fail(numel.status().message());
+}
+
+// Host values are for shape computations and folded constants: at most 2^26 elements each.
+constexpr int64_t kMaxHostElements = int64_t{1} << 26;
+
+inline void check_host_size(const NodeContext& context, const Ints& shape) {
+  check_size(context, shape);
+  if (numel_of(shape) > kMaxHostElements) {
+    context.fail("a host result of shape " + shape_text(shape) + " is larger than 2^26 elements");
+  }
+}
+
+inline Tensor reshaped(const NodeContext& context, const Tensor& t, const Ints& shape) {
+  return t.reshape(to_shape(context, shape));
+}
+
+// ---- host helpers and ops (onnx_ops_host.cpp) -------------------------------------------------
+
+HostTensor host_unary(const HostTensor& x, const std::function<double(double)>& f);
+
+// Elementwise with broadcasting. `result` kUndefined: a's type.
+HostTensor host_binary(NodeContext& c, const HostTensor& a, const HostTensor& b,
+                       const std::function<double(double, double)>& f,
+                       const std::function<int64_t(int64_t, int64_t)>& fi,
+                       int32_t result = kUndefined);
+
+// Moves the axes of a host tensor (a general transpose).
+HostTensor host_transpose(const HostTensor& x, const Ints& perm);
+
+// ONNX Reshape's target: 0 copies the input's extent (unless allowzero), one -1 is inferred.
+Ints reshape_target(const NodeContext& c, const Ints& input, Ints target, bool allow_zero);
+
+// The axes input (opset 13 Squeeze, Unsqueeze, ReduceSum) or attribute (ReduceMean, ReduceMax).
+Ints axes_of(NodeContext& c, size_t input_index);
+
+Ints unsqueezed_shape(NodeContext& c, const Ints& shape, Ints axes);
+Ints squeezed_shape(NodeContext& c, const Ints& shape, Ints axes);
+
+// Slice's per-axis start, step and count after ONNX's clamping rules.
+struct SliceAxis {
+  int axis;
+  int64_t start, step, count;
+};
+
+std::vector<SliceAxis> slice_plan(NodeContext& c, const Ints& shape);
+
+// The host ops: each evaluates one ONNX node on host values (the table in onnx_ops.cpp names
+// them), with the shape helpers of the ONNX ops whose device forms share them.
+void host_shape(NodeContext& c);
+void host_size(NodeContext& c);
+void identity(NodeContext& c);
+void host_gather(NodeContext& c);
+void host_concat(NodeContext& c);
+void host_reshape_like(NodeContext& c, const Ints& shape);
+Ints flatten_shape(NodeContext& c, const Ints& shape);
+Ints transpose_perm(NodeContext& c, size_t rank);
+void host_slice(NodeContext& c);
+
+// Split's axis and one size per output: the split input, or equal parts. Each size >= 0, adding up
+// to the axis extent.
+struct SplitPlan {
+  int axis;
+  Ints sizes;
+};
+
+SplitPlan split_plan(NodeContext& c, const Ints& shape);
+void host_split(NodeContext& c);
+void host_constant_of_shape(NodeContext& c);
+void host_range(NodeContext& c);
+Ints expand_shape(NodeContext& c);
+void host_expand(NodeContext& c);
+void host_where(NodeContext& c);
+
+// Cast's `to`, refused when switchyard has no such type.
+int32_t cast_target(NodeContext& c);
+void host_cast(NodeContext& c);
+void host_trilu(NodeContext& c);
+
+// ---- device helpers and ops (onnx_ops_device.cpp) ---------------------------------------------
+
+// Abramowitz and Stegun 7.1.26 (absolute error below 1.5e-7), composed of the op set.
+Tensor erf_composed(const Tensor& x);
+
+// A binary op where one side may be a host scalar (applied as a scalar op, no upload).
+void device_binary(NodeContext& c, Tensor (*both)(const Tensor&, const Tensor&),
+                   Tensor (*scalar)(const Tensor&, double), bool commutes);
+
+// The binary ops of the table, on two tensors (t_) or a tensor and a host scalar (s_).
+Tensor t_add(const Tensor& a, const Tensor& b);
+Tensor t_sub(const Tensor& a, const Tensor& b);
+Tensor t_mul(const Tensor& a, const Tensor& b);
+Tensor t_div(const Tensor& a, const Tensor& b);
+Tensor t_pow(const Tensor& a, const Tensor& b);
+Tensor t_max(const Tensor& a, const Tensor& b);
+Tensor t_min(const Tensor& a, const Tensor& b);
+Tensor s_add(const Tensor& a, double b);
+Tensor s_sub(const Tensor& a, double b);
+Tensor s_mul(const Tensor& a, double b);
+Tensor s_div(const Tensor& a, double b);
+Tensor s_pow(const Tensor& a, double b);
+Tensor s_max(const Tensor& a, double b);
+Tensor s_min(const Tensor& a, double b);
+
+// A float device tensor of a value (integers cast), for ops that compute in f32.
+Tensor dev_float(NodeContext& c, size_t k);
+
+// The device ops: each runs one ONNX node on switchyard's op set.
+void device_matmul(NodeContext& c);
+
+// MatMul + Add fused at load: x @ W + b with W [K, N] kept transposed as [N, K].
+void device_linear(NodeContext& c);
+
+void device_gemm(NodeContext& c);
+
+// Conv, and switchyard.Conv (fuse_conv): the same convolution with the fused node's epilogue.
+void device_conv(NodeContext& c);
+
+void device_pool(NodeContext& c, bool max);
+void device_global_pool(NodeContext& c, bool max);
+void device_pad(NodeContext& c);
+void device_batch_norm(NodeContext& c);
+void device_layer_norm(NodeContext& c);
+
+// kind: 0 mean, 1 sum, 2 max.
+void device_reduce(NodeContext& c, int kind);
+
+void device_gather(NodeContext& c);
+void device_slice(NodeContext& c);
+void device_split(NodeContext& c);
+void device_concat(NodeContext& c);
+void device_where(NodeContext& c);
+void device_cast(NodeContext& c);
+void device_trilu(NodeContext& c);
+
+// ---- recurrent ops (onnx_ops_recurrent.cpp) ---------------------------------------------------
+
+// ONNX LSTM (lstm true) or GRU, every direction, as LSTM_SEQUENCE / GRU_SEQUENCE where the device
+// has them and composed otherwise.
+void device_recurrent(NodeContext& c, bool lstm);
+
+}  // namespace switchyard::onnx_detail

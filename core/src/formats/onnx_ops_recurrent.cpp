@@ -1,0 +1,145 @@
+// ONNX LSTM and GRU (formats/onnx_ops_internal.h): ONNX's gate order and layouts turned into
+// PyTorch's, then one LSTM_SEQUENCE / GRU_SEQUENCE per direction where the device has it.
+#include <algorithm>
+
+#include "formats/onnx_ops_internal.h"
+#include "nn/recurrent_sequence.h"
+#include "switchyard/ops.h"
+
+namespace switchyard::onnx_detail {
+
+namespace {
+
+// ---- recurrent ops ------------------------------------------------------------------------------
+
+struct RecurrentPack {
+  std::vector<detail::RecurrentWeights> directions;
+};
+
+// ONNX gate blocks reordered to PyTorch's (LSTM iofc -> ifco, GRU zrh -> rzh) for one direction.
+std::vector<float> reorder_gates(const HostTensor& t, int64_t direction, int64_t rows_per_gate,
+                                 int64_t row_width, const std::vector<int>& order) {
+  const int64_t gates = static_cast<int64_t>(order.size());
+  const int64_t block = rows_per_gate * row_width;
+  std::vector<float> out(static_cast<size_t>(gates * block));
+  const int64_t base = direction * gates * block;
+  for (int64_t g = 0; g < gates; ++g) {
+    const int64_t from = base + order[static_cast<size_t>(g)] * block;
+    std::copy(t.f.begin() + from, t.f.begin() + from + block, out.begin() + g * block);
+  }
+  return out;
+}
+}  // namespace
+
+void device_recurrent(NodeContext& c, bool lstm) {
+  const int64_t gates = lstm ? 4 : 3;
+  const std::string direction = c.attr_string("direction", "forward");
+  if (direction != "forward" && direction != "bidirectional" && direction != "reverse")
+    c.fail("direction " + direction + " is not known");
+  const int64_t dirs = direction == "bidirectional" ? 2 : 1;
+  if (c.attr_int("layout", 0) != 0)
+    c.fail("layout 1 is not supported (layout 0: [seq, batch, features])");
+  if (c.attr("clip") != nullptr) c.fail("clip is not supported");
+  if (lstm && c.attr_int("input_forget", 0) != 0) c.fail("input_forget 1 is not supported");
+  if (!lstm && c.attr_int("linear_before_reset", 0) != 1) {
+    c.fail("linear_before_reset 0 is not supported (PyTorch's GRU exports 1)");
+  }
+  const std::vector<std::string> activations = c.attr_strings("activations");
+  const std::vector<std::string> standard =
+      lstm ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
+           : std::vector<std::string>{"Sigmoid", "Tanh"};
+  for (size_t k = 0; k < activations.size(); ++k) {
+    if (activations[k] != standard[k % standard.size()])
+      c.fail("activation " + activations[k] + " is not supported");
+  }
+  if (!c.attr_floats("activation_alpha").empty() || !c.attr_floats("activation_beta").empty()) {
+    c.fail("activation_alpha and activation_beta are not supported");
+  }
+  if (lstm && c.has(7)) c.fail("peephole weights (P) are not supported");
+  if (c.host(1) == nullptr || c.host(2) == nullptr || (c.has(3) && c.host(3) == nullptr)) {
+    c.fail("W, R and B must be constants");
+  }
+  const Tensor x = dev_float(c, 0).contiguous();  // [T, B, I]
+  if (x.rank() != 3) c.fail("X must be [seq, batch, input], got " + x.shape().to_string());
+  const int64_t steps = x.dim(0), batch = x.dim(1), input = x.dim(2);
+  if (steps < 1 || batch < 1) {
+    c.fail("X " + x.shape().to_string() + " has no steps or no sequences: " +
+           (lstm ? "LSTM" : "GRU") + " needs a sequence of length >= 1 and batch >= 1");
+  }
+  const int64_t hidden = c.attr_int("hidden_size", c.shape(2).empty() ? 0 : c.shape(2).back());
+  if (c.shape(1) != Ints{dirs, gates * hidden, input}) {
+    c.fail("W " + shape_text(c.shape(1)) + " must be " + shape_text({dirs, gates * hidden, input}));
+  }
+  if (c.shape(2) != Ints{dirs, gates * hidden, hidden}) {
+    c.fail("R " + shape_text(c.shape(2)) + " must be " +
+           shape_text({dirs, gates * hidden, hidden}));
+  }
+  if (c.has(3) && c.shape(3) != Ints{dirs, 2 * gates * hidden}) {
+    c.fail("B " + shape_text(c.shape(3)) + " must be " + shape_text({dirs, 2 * gates * hidden}));
+  }
+  if (c.has(4)) {
+    const Ints lens = c.ints(4);
+    for (const int64_t len : lens) {
+      if (len != steps) c.fail("sequence_lens other than the full length are not supported");
+    }
+  }
+  auto pack = c.cached<RecurrentPack>("rnn", [&] {
+    const std::vector<int> order = lstm ? std::vector<int>{0, 2, 3, 1} : std::vector<int>{1, 0, 2};
+    auto out = std::make_shared<RecurrentPack>();
+    const auto& device = c.model().device;
+    for (int64_t d = 0; d < dirs; ++d) {
+      detail::RecurrentWeights w;
+      w.w_ih = Tensor::from_host(reorder_gates(*c.host(1), d, hidden, input, order),
+                                 Shape{gates * hidden, input}, device);
+      w.w_hh = Tensor::from_host(reorder_gates(*c.host(2), d, hidden, hidden, order),
+                                 Shape{gates * hidden, hidden}, device);
+      if (c.has(3)) {
+        const HostTensor& b = *c.host(3);
+        HostTensor wb = HostTensor::zeros(kFloat, {dirs, gates * hidden, 1});
+        HostTensor rb = wb;
+        for (int64_t dd = 0; dd < dirs; ++dd) {
+          for (int64_t k = 0; k < gates * hidden; ++k) {
+            wb.f[static_cast<size_t>(dd * gates * hidden + k)] =
+                b.f[static_cast<size_t>(dd * 2 * gates * hidden + k)];
+            rb.f[static_cast<size_t>(dd * gates * hidden + k)] =
+                b.f[static_cast<size_t>(dd * 2 * gates * hidden + gates * hidden + k)];
+          }
+        }
+        w.b_ih = Tensor::from_host(reorder_gates(wb, d, hidden, 1, order), Shape{gates * hidden},
+                                   device);
+        w.b_hh = Tensor::from_host(reorder_gates(rb, d, hidden, 1, order), Shape{gates * hidden},
+                                   device);
+      }
+      out->directions.push_back(std::move(w));
+    }
+    return out;
+  });
+  const auto initial = [&](size_t k, int64_t d) {
+    if (!c.has(k)) return zeros(Shape{batch, hidden}, c.model().device);
+    const Tensor s = dev_float(c, k);
+    if (s.shape() != Shape{dirs, batch, hidden})
+      c.fail("initial state " + s.shape().to_string() + " must be " +
+             Shape{dirs, batch, hidden}.to_string());
+    return s.narrow(0, d, 1).reshape(Shape{batch, hidden}).contiguous();
+  };
+  std::vector<Tensor> ys, hs, cs;
+  for (int64_t d = 0; d < dirs; ++d) {
+    const bool reverse = direction == "reverse" || d == 1;
+    const detail::RecurrentWeights& w = pack->directions[static_cast<size_t>(d)];
+    Tensor y;
+    if (lstm) {
+      const Tensor packed = detail::lstm_sequence(x, initial(5, d), initial(6, d), w, reverse);
+      y = packed.narrow(0, 0, steps);
+      cs.push_back(packed.narrow(0, steps, 1));
+    } else {
+      y = detail::gru_sequence(x, initial(5, d), w, reverse);
+    }
+    ys.push_back(y.unsqueeze(1));                           // [T, 1, B, H]
+    hs.push_back(y.narrow(0, reverse ? 0 : steps - 1, 1));  // [1, B, H]
+  }
+  c.set_device(0, dirs == 1 ? ys[0] : concat(ys, 1), kFloat);
+  c.set_device(1, dirs == 1 ? hs[0] : concat(hs, 0), kFloat);
+  if (lstm) c.set_device(2, dirs == 1 ? cs[0] : concat(cs, 0), kFloat);
+}
+
+}  // namespace switchyard::onnx_detail
