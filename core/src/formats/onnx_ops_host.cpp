@@ -22,8 +22,7 @@ HostTensor host_unary(const HostTensor& x, const std::function<double(double)>& 
 // Elementwise with broadcasting. `result` kUndefined: a's type.
 HostTensor host_binary(NodeContext& c, const HostTensor& a, const HostTensor& b,
                        const std::function<double(double, double)>& f,
-                       const std::function<int64_t(int64_t, int64_t)>& fi,
-                       int32_t result) {
+                       const std::function<int64_t(int64_t, int64_t)>& fi, int32_t result) {
   Result<Ints> shape = broadcast(a.shape, b.shape, c.node().op);
   if (!shape.ok()) c.fail(shape.status().message());
   check_host_size(c, *shape);
