@@ -214,6 +214,7 @@ void add_matmul_cases(std::vector<GradientCase>& cases) {
                    [](const Inputs& in) { return linear(in[0], in[1], in[2]); }});
 }
 
+// Long: a list of cases (convolutions, their transposes and the pools), one entry each.
 void add_conv_pool_cases(std::vector<GradientCase>& cases) {
   const auto conv_ops =
       with_base({SY_OP_CONV2D, SY_OP_CONV2D_BACKWARD_DATA, SY_OP_CONV2D_BACKWARD_WEIGHT});

@@ -172,6 +172,8 @@ Fn compare_device(int kind) {  // 0 eq, 1 gt, 2 lt, 3 ge, 4 le
   };
 }
 
+// Every ONNX op switchyard runs, by name, with its host and device implementation.
+// Long: a table, one line an op; splitting it would only scatter the list.
 std::map<std::string, OpDef> make_table() {
   std::map<std::string, OpDef> t;
   const auto both = [&](const std::string& name, Fn host, Fn device, bool ints_on_host = false) {

@@ -29,14 +29,12 @@ std::vector<float> reorder_gates(const HostTensor& t, int64_t direction, int64_t
   }
   return out;
 }
-}  // namespace
-
-void device_recurrent(NodeContext& c, bool lstm) {
-  const int64_t gates = lstm ? 4 : 3;
+// The node's attributes: what switchyard runs (PyTorch's LSTM and GRU), or a failure naming the
+// attribute. Returns the direction: forward, reverse or bidirectional.
+std::string checked_direction(NodeContext& c, bool lstm) {
   const std::string direction = c.attr_string("direction", "forward");
   if (direction != "forward" && direction != "bidirectional" && direction != "reverse")
     c.fail("direction " + direction + " is not known");
-  const int64_t dirs = direction == "bidirectional" ? 2 : 1;
   if (c.attr_int("layout", 0) != 0)
     c.fail("layout 1 is not supported (layout 0: [seq, batch, features])");
   if (c.attr("clip") != nullptr) c.fail("clip is not supported");
@@ -56,6 +54,50 @@ void device_recurrent(NodeContext& c, bool lstm) {
     c.fail("activation_alpha and activation_beta are not supported");
   }
   if (lstm && c.has(7)) c.fail("peephole weights (P) are not supported");
+  return direction;
+}
+
+// W, R and B (constants) as one RecurrentWeights per direction, in PyTorch's gate order.
+std::shared_ptr<RecurrentPack> pack_weights(NodeContext& c, bool lstm, int64_t dirs, int64_t hidden,
+                                            int64_t input) {
+  const int64_t gates = lstm ? 4 : 3;
+  const std::vector<int> order = lstm ? std::vector<int>{0, 2, 3, 1} : std::vector<int>{1, 0, 2};
+  auto out = std::make_shared<RecurrentPack>();
+  const auto& device = c.model().device;
+  for (int64_t d = 0; d < dirs; ++d) {
+    detail::RecurrentWeights w;
+    w.w_ih = Tensor::from_host(reorder_gates(*c.host(1), d, hidden, input, order),
+                               Shape{gates * hidden, input}, device);
+    w.w_hh = Tensor::from_host(reorder_gates(*c.host(2), d, hidden, hidden, order),
+                               Shape{gates * hidden, hidden}, device);
+    if (c.has(3)) {
+      const HostTensor& b = *c.host(3);
+      HostTensor wb = HostTensor::zeros(kFloat, {dirs, gates * hidden, 1});
+      HostTensor rb = wb;
+      for (int64_t dd = 0; dd < dirs; ++dd) {
+        for (int64_t k = 0; k < gates * hidden; ++k) {
+          wb.f[static_cast<size_t>(dd * gates * hidden + k)] =
+              b.f[static_cast<size_t>(dd * 2 * gates * hidden + k)];
+          rb.f[static_cast<size_t>(dd * gates * hidden + k)] =
+              b.f[static_cast<size_t>(dd * 2 * gates * hidden + gates * hidden + k)];
+        }
+      }
+      w.b_ih =
+          Tensor::from_host(reorder_gates(wb, d, hidden, 1, order), Shape{gates * hidden}, device);
+      w.b_hh =
+          Tensor::from_host(reorder_gates(rb, d, hidden, 1, order), Shape{gates * hidden}, device);
+    }
+    out->directions.push_back(std::move(w));
+  }
+  return out;
+}
+
+}  // namespace
+
+void device_recurrent(NodeContext& c, bool lstm) {
+  const int64_t gates = lstm ? 4 : 3;
+  const std::string direction = checked_direction(c, lstm);
+  const int64_t dirs = direction == "bidirectional" ? 2 : 1;
   if (c.host(1) == nullptr || c.host(2) == nullptr || (c.has(3) && c.host(3) == nullptr)) {
     c.fail("W, R and B must be constants");
   }
@@ -83,37 +125,8 @@ void device_recurrent(NodeContext& c, bool lstm) {
       if (len != steps) c.fail("sequence_lens other than the full length are not supported");
     }
   }
-  auto pack = c.cached<RecurrentPack>("rnn", [&] {
-    const std::vector<int> order = lstm ? std::vector<int>{0, 2, 3, 1} : std::vector<int>{1, 0, 2};
-    auto out = std::make_shared<RecurrentPack>();
-    const auto& device = c.model().device;
-    for (int64_t d = 0; d < dirs; ++d) {
-      detail::RecurrentWeights w;
-      w.w_ih = Tensor::from_host(reorder_gates(*c.host(1), d, hidden, input, order),
-                                 Shape{gates * hidden, input}, device);
-      w.w_hh = Tensor::from_host(reorder_gates(*c.host(2), d, hidden, hidden, order),
-                                 Shape{gates * hidden, hidden}, device);
-      if (c.has(3)) {
-        const HostTensor& b = *c.host(3);
-        HostTensor wb = HostTensor::zeros(kFloat, {dirs, gates * hidden, 1});
-        HostTensor rb = wb;
-        for (int64_t dd = 0; dd < dirs; ++dd) {
-          for (int64_t k = 0; k < gates * hidden; ++k) {
-            wb.f[static_cast<size_t>(dd * gates * hidden + k)] =
-                b.f[static_cast<size_t>(dd * 2 * gates * hidden + k)];
-            rb.f[static_cast<size_t>(dd * gates * hidden + k)] =
-                b.f[static_cast<size_t>(dd * 2 * gates * hidden + gates * hidden + k)];
-          }
-        }
-        w.b_ih = Tensor::from_host(reorder_gates(wb, d, hidden, 1, order), Shape{gates * hidden},
-                                   device);
-        w.b_hh = Tensor::from_host(reorder_gates(rb, d, hidden, 1, order), Shape{gates * hidden},
-                                   device);
-      }
-      out->directions.push_back(std::move(w));
-    }
-    return out;
-  });
+  auto pack =
+      c.cached<RecurrentPack>("rnn", [&] { return pack_weights(c, lstm, dirs, hidden, input); });
   const auto initial = [&](size_t k, int64_t d) {
     if (!c.has(k)) return zeros(Shape{batch, hidden}, c.model().device);
     const Tensor s = dev_float(c, k);

@@ -220,6 +220,129 @@ Result<Dataset> load_onnx_prediction_input(const PredictSettings& predict, const
   return load_dataset(predict.input, base_dir, options);
 }
 
+namespace {
+
+// The model's outputs for every row, in batches of `batch_size`, as one float per output value.
+struct Scores {
+  std::vector<float> values;
+  int64_t width = 0;     // values per row
+  bool classes = false;  // [batch, >= 2] outputs: one score per class
+};
+
+Scores run_batches(OnnxModel& model, const Dataset& data, const OnnxInputLayout& layout,
+                   int64_t batch_size) {
+  const auto& device = model.device();
+  Scores scores;
+  for (int64_t begin = 0; begin < data.sample_count; begin += batch_size) {
+    const int64_t count = std::min(batch_size, data.sample_count - begin);
+    std::vector<int64_t> shape = layout.shape;
+    shape[layout.batch_axis] = count;
+    const auto first = data.features.begin() + begin * layout.features;
+    const std::vector<float> rows(first, first + count * layout.features);
+    Tensor input;
+    if (layout.integer) {
+      std::vector<int64_t> values(rows.size());
+      for (size_t k = 0; k < rows.size(); ++k)
+        values[k] = static_cast<int64_t>(std::llround(rows[k]));
+      input = Tensor::from_host(values, Shape(shape), device);
+    } else {
+      input = Tensor::from_host(rows, Shape(shape), device);
+    }
+    const Tensor output = model.run({input})[0];
+    if (begin == 0) {
+      scores.classes = output.rank() == 2 && output.dim(1) >= 2;
+      scores.width = output.numel() / std::max<int64_t>(count, 1);
+      if (output.numel() == 0) {
+        // A predictions file of a header and no values would pass for a result.
+        throw_error(invalid_argument(model.path().string() + ": output '" +
+                                     model.outputs()[0].name + "' has no elements per sample " +
+                                     "(shape " + output.shape().to_string() + " for a batch of " +
+                                     std::to_string(count) + "): there is nothing to predict"));
+      }
+    }
+    if (output.numel() != count * scores.width) {
+      throw_error(invalid_argument(model.path().string() +
+                                   ": the output's size per sample changes with the batch"));
+    }
+    const std::vector<float> values =
+        (is_floating(output.dtype()) ? output : output.to(DType::kF32)).to_host_float();
+    scores.values.insert(scores.values.end(), values.begin(), values.end());
+  }
+  return scores;
+}
+
+// Classes: probabilities (the outputs when their rows sum to 1, else their softmax), the
+// predicted class, and accuracy and log loss where the table has labels.
+void fill_classes(Predictions& out, const std::vector<float>& scores, int64_t width,
+                  const Dataset& data, const ExportedLayout& exported) {
+  bool probabilities = true;
+  for (int64_t i = 0; i < data.sample_count && probabilities; ++i) {
+    double total = 0;
+    for (int64_t c = 0; c < width; ++c) {
+      const float p = scores[static_cast<size_t>(i * width + c)];
+      probabilities = probabilities && p >= 0.0F && p <= 1.0F;
+      total += static_cast<double>(p);
+    }
+    probabilities = probabilities && std::fabs(total - 1.0) < 1e-4;
+  }
+  out.notes.push_back(probabilities ? "probabilities: the model's output (its rows sum to 1)"
+                                    : "probabilities: the softmax of the model's output");
+  if (static_cast<int64_t>(exported.class_names.size()) == width) {
+    out.class_names = exported.class_names;
+  } else {
+    for (int64_t c = 0; c < width; ++c) out.class_names.push_back(std::to_string(c));
+  }
+  out.probabilities = scores;
+  for (int64_t i = 0; i < data.sample_count; ++i) {
+    float* row = out.probabilities.data() + i * width;
+    if (!probabilities) {
+      const float top = *std::max_element(row, row + width);
+      double total = 0;
+      for (int64_t c = 0; c < width; ++c) total += std::exp(static_cast<double>(row[c] - top));
+      for (int64_t c = 0; c < width; ++c)
+        row[c] = static_cast<float>(std::exp(static_cast<double>(row[c] - top)) / total);
+    }
+    out.predicted.push_back(std::max_element(row, row + width) - row);
+  }
+  out.labeled = data.labeled && !data.labels.empty();
+  if (out.labeled) {
+    out.labels = data.labels;
+    int64_t right = 0;
+    double loss = 0;
+    for (int64_t i = 0; i < data.sample_count; ++i) {
+      const int32_t label = data.labels[static_cast<size_t>(i)];
+      right += out.predicted[static_cast<size_t>(i)] == label ? 1 : 0;
+      loss -= std::log(std::max(
+          1e-30, static_cast<double>(out.probabilities[static_cast<size_t>(i * width + label)])));
+    }
+    out.accuracy =
+        static_cast<double>(right) / static_cast<double>(std::max<int64_t>(data.sample_count, 1));
+    out.loss = loss / static_cast<double>(std::max<int64_t>(data.sample_count, 1));
+  }
+}
+
+// Regression: the values, named by the export's targets, and their metrics where the table has
+// targets.
+void fill_regression(Predictions& out, const std::vector<float>& scores, int64_t width,
+                     const Dataset& data, const ExportedLayout& exported, const std::string& name) {
+  out.regression = true;
+  if (static_cast<int64_t>(exported.target_names.size()) == width) {
+    out.target_names = exported.target_names;
+  } else {
+    for (int64_t o = 0; o < width; ++o)
+      out.target_names.push_back(width == 1 ? name : name + "_" + std::to_string(o));
+  }
+  out.values = scores;
+  out.labeled = data.labeled && data.targets.size() == static_cast<size_t>(data.sample_count) *
+                                                           static_cast<size_t>(width);
+  if (out.labeled) {
+    out.true_values = data.targets;
+    out.metrics = regression_metrics(out.true_values, out.values, width);
+    out.loss = out.metrics.rmse * out.metrics.rmse;  // the mean squared error
+  }
+}
+}  // namespace
+
 Predictions predict_onnx(OnnxModel& model, const Dataset& data, int64_t batch_size) {
   if (batch_size < 1) throw_error(invalid_argument("batch size must be >= 1"));
   const OnnxInputLayout layout = input_layout(model);
@@ -243,107 +366,11 @@ Predictions predict_onnx(OnnxModel& model, const Dataset& data, int64_t batch_si
     }
   }
   const auto start = std::chrono::steady_clock::now();
-  const auto& device = model.device();
-  std::vector<float> scores;
-  int64_t width = 0;
-  bool classes = false;
-  for (int64_t begin = 0; begin < data.sample_count; begin += batch_size) {
-    const int64_t count = std::min(batch_size, data.sample_count - begin);
-    std::vector<int64_t> shape = layout.shape;
-    shape[layout.batch_axis] = count;
-    const auto first = data.features.begin() + begin * layout.features;
-    const std::vector<float> rows(first, first + count * layout.features);
-    Tensor input;
-    if (layout.integer) {
-      std::vector<int64_t> values(rows.size());
-      for (size_t k = 0; k < rows.size(); ++k)
-        values[k] = static_cast<int64_t>(std::llround(rows[k]));
-      input = Tensor::from_host(values, Shape(shape), device);
-    } else {
-      input = Tensor::from_host(rows, Shape(shape), device);
-    }
-    const Tensor output = model.run({input})[0];
-    if (begin == 0) {
-      classes = output.rank() == 2 && output.dim(1) >= 2;
-      width = output.numel() / std::max<int64_t>(count, 1);
-      if (output.numel() == 0) {
-        // A predictions file of a header and no values would pass for a result.
-        throw_error(invalid_argument(model.path().string() + ": output '" +
-                                     model.outputs()[0].name + "' has no elements per sample " +
-                                     "(shape " + output.shape().to_string() + " for a batch of " +
-                                     std::to_string(count) + "): there is nothing to predict"));
-      }
-    }
-    if (output.numel() != count * width) {
-      throw_error(invalid_argument(model.path().string() +
-                                   ": the output's size per sample changes with the batch"));
-    }
-    const std::vector<float> values =
-        (is_floating(output.dtype()) ? output : output.to(DType::kF32)).to_host_float();
-    scores.insert(scores.end(), values.begin(), values.end());
-  }
-  if (classes) {
-    bool probabilities = true;
-    for (int64_t i = 0; i < data.sample_count && probabilities; ++i) {
-      double total = 0;
-      for (int64_t c = 0; c < width; ++c) {
-        const float p = scores[static_cast<size_t>(i * width + c)];
-        probabilities = probabilities && p >= 0.0F && p <= 1.0F;
-        total += static_cast<double>(p);
-      }
-      probabilities = probabilities && std::fabs(total - 1.0) < 1e-4;
-    }
-    out.notes.push_back(probabilities ? "probabilities: the model's output (its rows sum to 1)"
-                                      : "probabilities: the softmax of the model's output");
-    if (static_cast<int64_t>(exported.class_names.size()) == width) {
-      out.class_names = exported.class_names;
-    } else {
-      for (int64_t c = 0; c < width; ++c) out.class_names.push_back(std::to_string(c));
-    }
-    out.probabilities = scores;
-    for (int64_t i = 0; i < data.sample_count; ++i) {
-      float* row = out.probabilities.data() + i * width;
-      if (!probabilities) {
-        const float top = *std::max_element(row, row + width);
-        double total = 0;
-        for (int64_t c = 0; c < width; ++c) total += std::exp(static_cast<double>(row[c] - top));
-        for (int64_t c = 0; c < width; ++c)
-          row[c] = static_cast<float>(std::exp(static_cast<double>(row[c] - top)) / total);
-      }
-      out.predicted.push_back(std::max_element(row, row + width) - row);
-    }
-    out.labeled = data.labeled && !data.labels.empty();
-    if (out.labeled) {
-      out.labels = data.labels;
-      int64_t right = 0;
-      double loss = 0;
-      for (int64_t i = 0; i < data.sample_count; ++i) {
-        const int32_t label = data.labels[static_cast<size_t>(i)];
-        right += out.predicted[static_cast<size_t>(i)] == label ? 1 : 0;
-        loss -= std::log(std::max(
-            1e-30, static_cast<double>(out.probabilities[static_cast<size_t>(i * width + label)])));
-      }
-      out.accuracy =
-          static_cast<double>(right) / static_cast<double>(std::max<int64_t>(data.sample_count, 1));
-      out.loss = loss / static_cast<double>(std::max<int64_t>(data.sample_count, 1));
-    }
+  const Scores scores = run_batches(model, data, layout, batch_size);
+  if (scores.classes) {
+    fill_classes(out, scores.values, scores.width, data, exported);
   } else {
-    out.regression = true;
-    const std::string name = model.outputs()[0].name;
-    if (static_cast<int64_t>(exported.target_names.size()) == width) {
-      out.target_names = exported.target_names;
-    } else {
-      for (int64_t o = 0; o < width; ++o)
-        out.target_names.push_back(width == 1 ? name : name + "_" + std::to_string(o));
-    }
-    out.values = scores;
-    out.labeled = data.labeled && data.targets.size() == static_cast<size_t>(data.sample_count) *
-                                                             static_cast<size_t>(width);
-    if (out.labeled) {
-      out.true_values = data.targets;
-      out.metrics = regression_metrics(out.true_values, out.values, width);
-      out.loss = out.metrics.rmse * out.metrics.rmse;  // the mean squared error
-    }
+    fill_regression(out, scores.values, scores.width, data, exported, model.outputs()[0].name);
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   out.samples_per_second = out.seconds > 0 ? static_cast<double>(out.samples) / out.seconds : 0;

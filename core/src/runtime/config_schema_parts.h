@@ -96,7 +96,7 @@ inline SchemaNode int_or_auto(double min, double max) {
 }
 
 inline SchemaNode sequence_of(SchemaNode element, std::string expected, std::size_t min_items = 0,
-                       std::optional<std::size_t> max_items = std::nullopt) {
+                              std::optional<std::size_t> max_items = std::nullopt) {
   SchemaNode node = simple(ValueKind::kSequence);
   node.element = std::make_shared<const SchemaNode>(std::move(element));
   node.expected = std::move(expected);
@@ -113,7 +113,7 @@ inline SchemaNode map_of(std::vector<SchemaField> fields) {
 
 // A map whose `tag_key` value (always required) selects which other keys are allowed.
 inline SchemaNode tagged_map_of(std::string tag_key, FieldDoc tag_doc,
-                         std::vector<SchemaVariant> variants) {
+                                std::vector<SchemaVariant> variants) {
   SchemaNode node = simple(ValueKind::kMap);
   node.tag_key = tag_key;
   std::vector<std::string> tags;
