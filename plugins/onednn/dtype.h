@@ -1,14 +1,17 @@
 // Storage types and their conversions to and from f32.
 //
 // f16 and bf16 are storage types (docs/ops.md section 1): every op loads them as f32, computes in
-// f32 and rounds each result once with round-to-nearest-even. bf16 rounding is done on the bits so
-// that it vectorises; f16 uses the compiler's _Float16, which is IEEE binary16 with RNE.
+// f32 and rounds each result once with round-to-nearest-even. bf16 goes through the plugins' codec
+// (switchyard/plugin_support/dtype_codec.h), whose bit arithmetic vectorises; f16 uses the
+// compiler's _Float16 (the CPU's conversion instructions where it has them), which rounds the same
+// way: tests/ops checks every backend's conversions against the codec, bit for bit.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 
 #include "switchyard/plugin_abi.h"
+#include "switchyard/plugin_support/dtype_codec.h"
 
 namespace sy_onednn {
 
@@ -27,27 +30,15 @@ inline const char* dtype_name(uint32_t dtype) {
   return sy_dtype_name(dtype);
 }
 
-inline bool is_float_dtype(uint32_t dtype) {
-  return dtype == SY_DTYPE_F32 || dtype == SY_DTYPE_F16 || dtype == SY_DTYPE_BF16;
-}
-inline bool is_int_dtype(uint32_t dtype) {
-  return dtype == SY_DTYPE_I32 || dtype == SY_DTYPE_I64;
-}
+using sy_support::is_float_dtype;
+using sy_support::is_int_dtype;
 
 inline float bf16_to_f32(bf16_t value) {
-  uint32_t bits = static_cast<uint32_t>(value.bits) << 16;
-  float out;
-  std::memcpy(&out, &bits, sizeof(out));
-  return out;
+  return sy_support::bf16_bits_to_f32(value.bits);
 }
 
 inline bf16_t f32_to_bf16(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof(bits));
-  if ((bits & 0x7fffffffu) > 0x7f800000u)
-    return bf16_t{static_cast<uint16_t>((bits >> 16) | 0x40u)};
-  bits += 0x7fffu + ((bits >> 16) & 1u);  // round to nearest, ties to even
-  return bf16_t{static_cast<uint16_t>(bits >> 16)};
+  return bf16_t{sy_support::f32_to_bf16_bits(value)};
 }
 
 // Loads any floating storage type as f32.

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "half.h"
+#include "switchyard/plugin_support/dtype_codec.h"
 
 namespace sy_reference {
 
@@ -41,10 +41,6 @@ size_t dtype_size_bytes(sy_dtype dtype) {
 
 const char* dtype_name(sy_dtype dtype) {
   return sy_dtype_name(dtype);
-}
-
-bool is_float_dtype(sy_dtype dtype) {
-  return dtype == SY_DTYPE_F32 || dtype == SY_DTYPE_F16 || dtype == SY_DTYPE_BF16;
 }
 
 bool is_index_dtype(sy_dtype dtype) {
@@ -113,10 +109,10 @@ std::vector<float> read_f32(const TensorRef& tensor) {
       }
       break;
     case SY_DTYPE_F16:
-      read_as<uint16_t>(tensor, f16_to_f32, out);
+      read_as<uint16_t>(tensor, sy_support::f16_bits_to_f32, out);
       break;
     case SY_DTYPE_BF16:
-      read_as<uint16_t>(tensor, bf16_to_f32, out);
+      read_as<uint16_t>(tensor, sy_support::bf16_bits_to_f32, out);
       break;
     case SY_DTYPE_I32:
       read_as<int32_t>(
@@ -140,10 +136,10 @@ void write_f32(const TensorRef& tensor, std::span<const float> values) {
           tensor, [](float v) { return v; }, in);
       break;
     case SY_DTYPE_F16:
-      write_as<uint16_t>(tensor, f32_to_f16, in);
+      write_as<uint16_t>(tensor, sy_support::f32_to_f16_bits, in);
       break;
     case SY_DTYPE_BF16:
-      write_as<uint16_t>(tensor, f32_to_bf16, in);
+      write_as<uint16_t>(tensor, sy_support::f32_to_bf16_bits, in);
       break;
     default:
       break;  // Integer outputs of float results go through write_i64 (see copy_fill.cpp).

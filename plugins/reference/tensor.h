@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "switchyard/plugin_abi.h"
+#include "switchyard/plugin_support/dtype_codec.h"
 
 namespace sy_reference {
 
@@ -39,7 +40,7 @@ struct TensorRef {
 
 size_t dtype_size_bytes(sy_dtype dtype);
 const char* dtype_name(sy_dtype dtype);
-bool is_float_dtype(sy_dtype dtype);
+using sy_support::is_float_dtype;  // switchyard/plugin_support/dtype_codec.h
 bool is_index_dtype(sy_dtype dtype);
 
 // The view with the last two axes swapped (a matrix transpose of every batch entry).

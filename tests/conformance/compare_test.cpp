@@ -84,8 +84,9 @@ TEST_CASE("dtype codec rounds to nearest even", "[conformance][dtype]") {
   CHECK(round_to_dtype(1.00390625, SY_DTYPE_BF16) == 1.0);
   CHECK(round_to_dtype(1.01171875, SY_DTYPE_BF16) == 1.015625);
   CHECK(round_to_dtype(-3.7, SY_DTYPE_I32) == -3.0);
-  CHECK(float_to_bf16_bits(0.1f) == 0x3dcd);
-  CHECK(f16_bits_to_float(float_to_f16_bits(-0.333251953125f)) == -0.333251953125f);
+  CHECK(sy_support::f32_to_bf16_bits(0.1f) == 0x3dcd);
+  CHECK(sy_support::f16_bits_to_f32(sy_support::f32_to_f16_bits(-0.333251953125f)) ==
+        -0.333251953125f);
 }
 
 TEST_CASE("generator: the same seed gives the same inputs, another case name others",

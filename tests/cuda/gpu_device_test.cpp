@@ -12,6 +12,7 @@
 #include "../../plugins/cuda/kernels/philox.h"
 #include "backend_support.h"
 #include "cuda_test_support.h"
+#include "dtype_conversion.h"
 #include "event_timing.h"
 #include "switchyard/buffer.h"
 #include "switchyard/queue.h"
@@ -265,6 +266,12 @@ TEST_CASE("cuda events time a known amount of work", "[cuda][gpu]") {
   auto device = gpu();
   if (!device) return;
   testing::check_event_timing(*device);
+}
+
+TEST_CASE("cuda converts f32, f16 and bf16 with the plugins' codec, bit for bit", "[cuda][gpu]") {
+  auto device = gpu();
+  if (!device) return;
+  testing::check_dtype_conversions(*device);
 }
 
 }  // namespace

@@ -382,7 +382,7 @@ Status check_beyond_32bit(Device& device, CaseResult& result) {
   const auto n = static_cast<size_t>(count);
   std::vector<uint16_t> bits_of(2048);  // bits_of[v + 1024] = f16 bits of the integer v
   for (int v = -1024; v < 1024; ++v) {
-    bits_of[static_cast<size_t>(v + 1024)] = float_to_f16_bits(static_cast<float>(v));
+    bits_of[static_cast<size_t>(v + 1024)] = sy_support::f32_to_f16_bits(static_cast<float>(v));
   }
   auto a_value = [](size_t i) { return static_cast<int>(i % 1021) - 510; };
   auto b_value = [](size_t i) { return static_cast<int>(i % 509) - 254; };

@@ -57,10 +57,10 @@ void decode_raw(const uint8_t* bytes, int64_t count, HostTensor& out) {
         out.f[u] = static_cast<float>(load_le<double>(p));
         break;
       case kFloat16:
-        out.f[u] = conformance::f16_bits_to_float(load_le<uint16_t>(p));
+        out.f[u] = sy_support::f16_bits_to_f32(load_le<uint16_t>(p));
         break;
       case kBfloat16:
-        out.f[u] = conformance::bf16_bits_to_float(load_le<uint16_t>(p));
+        out.f[u] = sy_support::bf16_bits_to_f32(load_le<uint16_t>(p));
         break;
       case kInt64:
         out.i[u] = load_le<int64_t>(p);
@@ -315,8 +315,8 @@ Result<HostTensor> decode_tensor(const onnx::TensorProto& proto, const std::stri
       SY_RETURN_IF_ERROR(check_count(static_cast<size_t>(proto.int32_data_size()), "int32_data"));
       for (const int32_t bits : proto.int32_data()) {
         const auto b = static_cast<uint16_t>(bits);
-        out.f.push_back(out.type == kFloat16 ? conformance::f16_bits_to_float(b)
-                                             : conformance::bf16_bits_to_float(b));
+        out.f.push_back(out.type == kFloat16 ? sy_support::f16_bits_to_f32(b)
+                                             : sy_support::bf16_bits_to_f32(b));
       }
       break;
     case kInt64:

@@ -46,9 +46,9 @@ struct StoredType {
 constexpr StoredType kStoredTypes[] = {
     {"F64", 8, [](const uint8_t* b) { return static_cast<float>(load<double>(b)); }, nullptr},
     {"F32", 4, [](const uint8_t* b) { return load<float>(b); }, nullptr},
-    {"F16", 2, [](const uint8_t* b) { return conformance::f16_bits_to_float(load<uint16_t>(b)); },
+    {"F16", 2, [](const uint8_t* b) { return sy_support::f16_bits_to_f32(load<uint16_t>(b)); },
      nullptr},
-    {"BF16", 2, [](const uint8_t* b) { return conformance::bf16_bits_to_float(load<uint16_t>(b)); },
+    {"BF16", 2, [](const uint8_t* b) { return sy_support::bf16_bits_to_f32(load<uint16_t>(b)); },
      nullptr},
     {"I64", 8, nullptr, [](const uint8_t* b) { return load<int64_t>(b); }},
     {"I32", 4, nullptr, [](const uint8_t* b) { return int64_t{load<int32_t>(b)}; }},

@@ -1,6 +1,7 @@
 // Host-side encoding of the ABI's storage types, used by the conformance suite to write inputs and
-// read outputs. Conversions round to nearest, ties to even, as docs/ops.md requires of every
-// backend, so that inputs made here are exactly representable in the dtype under test.
+// read outputs and by the model formats. The f16/bf16 bits are the plugins' codec
+// (switchyard/plugin_support/dtype_codec.h: round to nearest, ties to even, as docs/ops.md requires
+// of every backend), so inputs made here are exactly representable in the dtype under test.
 #pragma once
 
 #include <cstddef>
@@ -8,13 +9,9 @@
 #include <string>
 
 #include "switchyard/plugin_abi.h"
+#include "switchyard/plugin_support/dtype_codec.h"  // the f16/bf16 bits: sy_support::f32_to_f16_bits, ...
 
 namespace switchyard::conformance {
-
-float f16_bits_to_float(uint16_t bits);
-uint16_t float_to_f16_bits(float value);
-float bf16_bits_to_float(uint16_t bits);
-uint16_t float_to_bf16_bits(float value);
 
 // Bytes per element of a storage type.
 size_t dtype_size_bytes(sy_dtype dtype);

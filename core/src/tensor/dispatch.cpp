@@ -7,6 +7,7 @@
 #include <string>
 
 #include "switchyard/device.h"
+#include "switchyard/plugin_support/dtype_codec.h"
 #include "switchyard/queue.h"
 #include "switchyard/status.h"
 #include "tensor/dispatch_internal.h"
@@ -19,10 +20,6 @@ namespace {
 
 std::atomic<OpObserver*> g_observer{nullptr};
 std::atomic<uint64_t> g_dispatched{0};
-
-bool is_float_dtype(uint32_t dtype) {
-  return dtype == SY_DTYPE_F32 || dtype == SY_DTYPE_F16 || dtype == SY_DTYPE_BF16;
-}
 
 void fill_call(sy_op_call& call, sy_op op, std::initializer_list<Tensor> inputs,
                std::initializer_list<Tensor> outputs, const sy_op_params& params, uint32_t flags) {
@@ -77,7 +74,8 @@ const char* op_name(sy_op op) {
 sy_dtype key_dtype(const sy_op_call& call) {
   if (call.op == SY_OP_COPY) return static_cast<sy_dtype>(call.outputs[0].dtype);
   for (uint32_t i = 0; i < call.num_inputs; ++i) {
-    if (is_float_dtype(call.inputs[i].dtype)) return static_cast<sy_dtype>(call.inputs[i].dtype);
+    if (sy_support::is_float_dtype(call.inputs[i].dtype))
+      return static_cast<sy_dtype>(call.inputs[i].dtype);
   }
   if (call.num_outputs > 0) return static_cast<sy_dtype>(call.outputs[0].dtype);
   return static_cast<sy_dtype>(call.inputs[0].dtype);

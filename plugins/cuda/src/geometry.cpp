@@ -18,10 +18,6 @@ const char* op_name(uint32_t op) {
   return sy_op_name(op);
 }
 
-bool is_float_dtype(uint32_t dtype) {
-  return dtype == SY_DTYPE_F32 || dtype == SY_DTYPE_F16 || dtype == SY_DTYPE_BF16;
-}
-
 std::string shape_text(uint32_t rank, const int64_t* shape) {
   std::string text = "[";
   for (uint32_t d = 0; d < rank; ++d) text += (d ? ", " : "") + std::to_string(shape[d]);

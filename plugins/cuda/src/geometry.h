@@ -10,13 +10,14 @@
 #include "../kernels/kernel_args.h"
 #include "status.h"
 #include "switchyard/plugin_abi.h"
+#include "switchyard/plugin_support/dtype_codec.h"
 
 namespace sy_cuda {
 
 size_t element_size(uint32_t dtype);
 const char* dtype_name(uint32_t dtype);
 const char* op_name(uint32_t op);
-bool is_float_dtype(uint32_t dtype);
+using sy_support::is_float_dtype;  // switchyard/plugin_support/dtype_codec.h
 
 std::string shape_text(uint32_t rank, const int64_t* shape);  // "[2, 3]"
 std::string shape_text(const sy_tensor_desc& t);

@@ -21,10 +21,6 @@ uint64_t dtype_size(uint32_t dtype) {
   return sy_dtype_size(dtype);
 }
 
-bool is_float_dtype(uint32_t dtype) {
-  return dtype == SY_DTYPE_F32 || dtype == SY_DTYPE_F16 || dtype == SY_DTYPE_BF16;
-}
-
 const char* float_variant(uint32_t dtype) {
   return dtype_name(dtype);
 }

@@ -11,6 +11,7 @@
 #include "op_params.h"
 #include "status.h"
 #include "switchyard/plugin_abi.h"
+#include "switchyard/plugin_support/dtype_codec.h"
 
 namespace sy_vk {
 
@@ -26,7 +27,7 @@ struct OpContext {
 const char* op_name(uint32_t op);
 const char* dtype_name(uint32_t dtype);
 uint64_t dtype_size(uint32_t dtype);
-bool is_float_dtype(uint32_t dtype);
+using sy_support::is_float_dtype;  // switchyard/plugin_support/dtype_codec.h
 // "f32", "f16", "bf16" for the shader module suffix.
 const char* float_variant(uint32_t dtype);
 

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "device.h"
-#include "dtype_bits.h"
 #include "ops.h"
+#include "switchyard/plugin_support/dtype_codec.h"
 #include "tensor_layout.h"
 
 namespace sy_vk {
@@ -36,11 +36,11 @@ uint64_t fill_bits(double value, uint32_t dtype) {
   const auto as_f32 = static_cast<float>(value);
   switch (dtype) {
     case SY_DTYPE_F32:
-      return f32_bits(as_f32);
+      return sy_support::float_bits(as_f32);
     case SY_DTYPE_F16:
-      return f32_to_f16_bits(as_f32);
+      return sy_support::f32_to_f16_bits(as_f32);
     case SY_DTYPE_BF16:
-      return f32_to_bf16_bits(as_f32);
+      return sy_support::f32_to_bf16_bits(as_f32);
     case SY_DTYPE_I32: {
       const int64_t wide = truncate_to_int64(value);
       const int64_t clamped = std::clamp<int64_t>(wide, std::numeric_limits<int32_t>::min(),
