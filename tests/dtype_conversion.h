@@ -50,8 +50,8 @@ inline std::vector<uint32_t> conversion_probe_bits() {
       }
     }
   }
-  for (const float special : {0.0f, -0.0f, 65504.0f, 65519.99609375f, 65520.0f, -65520.0f,
-                              0x1p-24f, 0x1p-25f, 0x1.8p-25f, 0x1p-14f, 3.3895314e38f}) {
+  for (const float special : {0.0f, -0.0f, 65504.0f, 65519.99609375f, 65520.0f, -65520.0f, 0x1p-24f,
+                              0x1p-25f, 0x1.8p-25f, 0x1p-14f, 3.3895314e38f}) {
     bits.push_back(sy_support::float_bits(special));
   }
   bits.push_back(0x7f800000u);  // inf

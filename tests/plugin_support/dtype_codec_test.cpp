@@ -60,8 +60,8 @@ uint16_t nearest(const Format& format, float x) {
   if (std::isnan(x)) return 0x7fffu;
   const uint16_t sign = std::signbit(x) ? 0x8000u : 0u;
   const double magnitude = std::fabs(static_cast<double>(x));
-  const uint16_t infinity = static_cast<uint16_t>(((1u << format.exponent_bits) - 1)
-                                                  << format.mantissa_bits);
+  const uint16_t infinity =
+      static_cast<uint16_t>(((1u << format.exponent_bits) - 1) << format.mantissa_bits);
   if (magnitude >= format.overflow) return static_cast<uint16_t>(sign | infinity);
   const auto above = std::lower_bound(format.values.begin(), format.values.end(), magnitude);
   const size_t hi = static_cast<size_t>(above - format.values.begin());
@@ -157,8 +157,8 @@ TEST_CASE("the f16 codec gives the compiler's _Float16 bits", "[plugin_support]"
     const bool same = std::isnan(x) ? (compiler & 0x7c00u) == 0x7c00u && (codec & 0x3ffu) != 0
                                     : compiler == codec;
     if (!same && ++wrong <= 5) {
-      first << "\n  0x" << std::hex << bits << ": _Float16 0x" << compiler << ", codec 0x"
-            << codec << std::dec;
+      first << "\n  0x" << std::hex << bits << ": _Float16 0x" << compiler << ", codec 0x" << codec
+            << std::dec;
     }
   }
   INFO("the first differences:" << first.str());

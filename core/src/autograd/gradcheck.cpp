@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "autograd/gradient_cases.h"
+#include "support/random_bits.h"
 #include "switchyard/autograd.h"
 #include "switchyard/device.h"
 #include "switchyard/dispatch.h"
@@ -24,13 +25,13 @@ double projected(const Tensor& out, const std::vector<double>& weights) {
   return total;
 }
 
-// Weights in [0.5, 1.5) with random signs, from a fixed 64-bit LCG so every backend sees the same.
+// Weights in [0.5, 1.5) with random signs, from SplitMix64 (support/random_bits.h) so every
+// backend sees the same.
 std::vector<double> projection_weights(int64_t count, uint64_t seed) {
   std::vector<double> weights(static_cast<size_t>(count));
-  uint64_t state = seed * 6364136223846793005ull + 1442695040888963407ull;
+  uint64_t state = seed;
   for (double& w : weights) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    const double u = static_cast<double>(state >> 11) * 0x1.0p-53;
+    const double u = detail::unit_double(detail::splitmix64_next(state));
     w = (u < 0.5 ? -1.0 : 1.0) * (0.5 + 2.0 * std::fmod(u, 0.5));
   }
   return weights;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "support/random_bits.h"
 #include "switchyard/nn.h"
 #include "switchyard/ops.h"
 
@@ -17,14 +18,11 @@ using DevicePtr = std::shared_ptr<Device>;
 
 enum class Values { kUniform, kAwayFromZero, kPositive, kDistinct };
 
-// A deterministic value stream (64-bit LCG), the same on every machine.
+// A deterministic value stream (SplitMix64, support/random_bits.h), the same on every machine.
 class ValueStream {
  public:
-  explicit ValueStream(uint64_t seed) : state_(seed * 2862933555777941757ull + 3037000493ull) {}
-  double next() {
-    state_ = state_ * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<double>(state_ >> 11) * 0x1.0p-53;
-  }
+  explicit ValueStream(uint64_t seed) : state_(seed) {}
+  double next() { return detail::unit_double(detail::splitmix64_next(state_)); }
 
  private:
   uint64_t state_;

@@ -6,16 +6,11 @@
 #include <stdexcept>
 
 #include "support/dtype_codec.h"
+#include "support/random_bits.h"
+#include "switchyard/checkpoint.h"  // fnv1a64
 
 namespace switchyard::conformance {
 namespace {
-
-uint64_t splitmix64(uint64_t& x) {
-  uint64_t z = (x += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
 
 uint64_t rotl(uint64_t x, int k) {
   return (x << k) | (x >> (64 - k));
@@ -25,17 +20,15 @@ uint64_t rotl(uint64_t x, int k) {
 
 Generator::Generator(uint64_t seed) {
   uint64_t x = seed;
-  for (uint64_t& word : state_) word = splitmix64(x);
+  for (uint64_t& word : state_) word = detail::splitmix64_next(x);
 }
 
 uint64_t Generator::seed_for_case(uint64_t suite_seed, const std::string& case_name) {
-  uint64_t hash = 1469598103934665603ull;  // FNV-1a
-  for (unsigned char c : case_name) {
-    hash ^= c;
-    hash *= 1099511628211ull;
-  }
-  uint64_t mixed = suite_seed ^ hash;
-  return splitmix64(mixed);
+  // FNV-1a from 1469598103934665603, not the usual offset basis (14695981039346656037): the
+  // suite's first seeds began there, and keeping it keeps every case's values, so that a failure
+  // reported with its seed reproduces on any version.
+  const uint64_t hash = fnv1a64(case_name.data(), case_name.size(), 1469598103934665603ull);
+  return detail::mix64(suite_seed ^ hash);
 }
 
 uint64_t Generator::next_u64() {  // xoshiro256**

@@ -8,17 +8,11 @@
 
 #include <cstdint>
 
+#include "support/random_bits.h"  // mix64
+
 namespace switchyard::detail {
 
 __extension__ typedef unsigned __int128 uint128;  // __extension__: GCC/Clang type under -Wpedantic
-
-// SplitMix64's finaliser: a bijective mix with full avalanche.
-inline uint64_t mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 // A seed for one purpose (`stream`) and one position (`index`, e.g. the epoch or the step).
 inline uint64_t derive_seed(uint64_t seed, uint64_t stream, uint64_t index) {

@@ -12,15 +12,6 @@ static_assert(std::endian::native == std::endian::little,
 
 namespace switchyard {
 
-uint64_t fnv1a64(const void* data, size_t size_bytes, uint64_t hash) {
-  const auto* bytes = static_cast<const uint8_t*>(data);
-  for (size_t i = 0; i < size_bytes; ++i) {
-    hash ^= bytes[i];
-    hash *= 0x100000001b3ULL;
-  }
-  return hash;
-}
-
 void Checkpoint::put_bytes(const std::string& key, std::vector<uint8_t> value) {
   if (records_.count(key) == 0) order_.push_back(key);
   records_[key] = std::move(value);

@@ -153,13 +153,10 @@ Json fallbacks_json(const Device& device) {
 // FNV-1a (64-bit) over the bytes of every parameter, read back as f32, in parameter order: one
 // number that tells whether two runs ended with bit-identical weights (`deterministic: true`).
 std::string weights_fnv1a64(const Module& model) {
-  uint64_t hash = 0xcbf29ce484222325ull;
+  uint64_t hash = 0xcbf29ce484222325ull;  // FNV-1a's offset basis
   for (const Tensor& parameter : model.parameters()) {
     const std::vector<float> values = parameter.to_host_float();
-    const auto* bytes = reinterpret_cast<const unsigned char*>(values.data());
-    for (size_t i = 0; i < values.size() * sizeof(float); ++i) {
-      hash = (hash ^ bytes[i]) * 0x100000001b3ull;
-    }
+    hash = fnv1a64(values.data(), values.size() * sizeof(float), hash);
   }
   char text[17];
   std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(hash));

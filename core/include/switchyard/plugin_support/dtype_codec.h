@@ -46,7 +46,7 @@ inline uint16_t f32_to_f16_bits(float value) {
   const uint32_t x = float_bits(value);
   const auto sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
   const uint32_t magnitude = x & 0x7fffffffu;
-  if (magnitude > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);  // NaN
+  if (magnitude > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);   // NaN
   if (magnitude >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // >= 65520: inf
   if (magnitude < 0x38800000u) {
     // Below 2^-14: a subnormal half, round(|value| * 2^24) to nearest even, in integers.
