@@ -79,7 +79,7 @@ sy_status buffer_allocate(sy_device device, uint64_t size_bytes, sy_buffer* out_
     static std::atomic<uint64_t> next_id{1};
     auto buffer = std::make_unique<sy_buffer_s>();
     buffer->id = next_id.fetch_add(1, std::memory_order_relaxed);
-    buffer->data = device->pool.allocate(size_bytes, &buffer->block_bytes);
+    buffer->data = device->pool.allocate_or_throw(size_bytes, &buffer->block_bytes);
     buffer->size_bytes = size_bytes;
     *out_buffer = buffer.release();
   });
@@ -88,7 +88,7 @@ sy_status buffer_allocate(sy_device device, uint64_t size_bytes, sy_buffer* out_
 void buffer_release(sy_device device, sy_buffer buffer) {
   if (buffer == nullptr) return;
   device->weights.forget(buffer->id);
-  device->pool.release(buffer->data, buffer->block_bytes);
+  device->pool.release(buffer->data);
   delete buffer;
 }
 

@@ -1,46 +1,29 @@
-// MemoryPool: the device's caching allocator of host memory.
-//
-// Freed blocks are kept, by size class, for reuse; empty_cache() returns them to the system.
-// A cap (0 = none) bounds the bytes held from the system (reserved), which bounds the bytes in
-// live buffers too: a request that would exceed it first drops the cache, then fails with
-// RESOURCE_EXHAUSTED naming the requested, in-use, reserved and cap sizes (the policy of
-// switchyard/plugin_support/memory_accounting.h). Thread-safe.
+// MemoryPool: the device's caching allocator of host memory, sy_support::HostPool
+// (switchyard/plugin_support/host_pool.h: size classes, the cache, the cap and its messages,
+// page-aligned large blocks), with allocation failures raised as this plugin's errors.
+// Thread-safe.
 #pragma once
 
 #include <cstdint>
-#include <mutex>
+#include <string>
 
-#include "switchyard/plugin_abi.h"
-#include "switchyard/plugin_support/block_cache.h"
-#include "switchyard/plugin_support/memory_accounting.h"
+#include "error.h"
+#include "switchyard/plugin_support/host_pool.h"
 
 namespace sy_onednn {
 
-class MemoryPool {
+class MemoryPool : public sy_support::HostPool {
  public:
-  explicit MemoryPool(uint64_t limit_bytes) : accounting_(limit_bytes) {}
-  ~MemoryPool();
-  MemoryPool(const MemoryPool&) = delete;
-  MemoryPool& operator=(const MemoryPool&) = delete;
+  explicit MemoryPool(uint64_t limit_bytes) : HostPool("onednn", limit_bytes) {}
 
-  // Returns at least size_bytes of 64-byte aligned memory and the block size it occupies, which
-  // release() needs back. Throws PluginError (RESOURCE_EXHAUSTED) over the cap or out of memory.
-  void* allocate(uint64_t size_bytes, uint64_t* block_bytes);
-  void release(void* data, uint64_t block_bytes);
-
-  sy_memory_stats stats() const;
-  void reset_peak();
-  void empty_cache();
-  // Lowering the cap below what is reserved gives the cache back at once.
-  void set_limit(uint64_t limit_bytes);
-
- private:
-  void* allocate_fresh(uint64_t size_bytes, uint64_t block_bytes);
-  void free_cached_locked();
-
-  mutable std::mutex mutex_;
-  sy_support::PoolAccounting accounting_;
-  sy_support::BlockCache<void*> cache_;
+  // At least size_bytes, and the block size it occupies. Throws PluginError (RESOURCE_EXHAUSTED)
+  // over the cap or out of memory, naming the sizes.
+  void* allocate_or_throw(uint64_t size_bytes, uint64_t* block_bytes) {
+    std::string error;
+    void* data = allocate(size_bytes, block_bytes, &error);
+    if (data == nullptr) fail(SY_STATUS_RESOURCE_EXHAUSTED, error);
+    return data;
+  }
 };
 
 }  // namespace sy_onednn

@@ -1,6 +1,7 @@
 #include "weight_cache.h"
 
 #include <cstring>
+#include <string>
 
 #include "error.h"
 
@@ -24,17 +25,13 @@ std::shared_ptr<const void> WeightCache::put(uint64_t buffer_id, const void* dat
                                              const void* converted) {
   const size_t size = internal.get_size();
   uint64_t block_bytes = 0;
-  void* copy = nullptr;
-  try {
-    copy = pool_.allocate(size, &block_bytes);
-  } catch (const PluginError&) {  // over the device's cap: run without keeping it
-    return nullptr;
-  }
+  std::string over_cap;
+  void* copy = pool_.allocate(size, &block_bytes, &over_cap);
+  if (copy == nullptr) return nullptr;  // over the device's cap: run without keeping it
   std::memcpy(copy, converted, size);
   MemoryPool* pool = &pool_;
-  std::shared_ptr<const void> bytes(copy, [pool, block_bytes](const void* p) {
-    pool->release(const_cast<void*>(p), block_bytes);
-  });
+  std::shared_ptr<const void> bytes(copy,
+                                    [pool](const void* p) { pool->release(const_cast<void*>(p)); });
   const std::lock_guard<std::mutex> lock(mutex_);
   entries_[buffer_id].push_back(Entry{data, user, internal, bytes});
   return bytes;

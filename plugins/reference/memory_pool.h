@@ -1,9 +1,8 @@
-// A caching pool of 64-byte aligned host blocks, with the statistics and the cap the ABI exposes.
-//
-// Released buffers keep their block in a cache keyed by size class, so the training loop's
-// repeated allocations of the same sizes do not go back to the system allocator each step. The
-// cache is given back by empty_cache(), and automatically when a new block would take the bytes
-// held from the system over the cap (the policy of switchyard/plugin_support/memory_accounting.h).
+// The device's buffers: 64-byte aligned host blocks from sy_support::HostPool
+// (switchyard/plugin_support/host_pool.h: size classes, the cache, the cap and its messages),
+// each behind a handle of the ABI. The pool knows its live handles, so that dispatch can refuse a
+// handle this device did not make (or already released) without reading it, and destroying the
+// pool frees every buffer the host did not release. Thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -12,8 +11,7 @@
 #include <unordered_set>
 
 #include "switchyard/plugin_abi.h"
-#include "switchyard/plugin_support/block_cache.h"
-#include "switchyard/plugin_support/memory_accounting.h"
+#include "switchyard/plugin_support/host_pool.h"
 
 // The ABI's opaque buffer handle: one pool block.
 struct sy_buffer_s {
@@ -27,8 +25,8 @@ namespace sy_reference {
 class MemoryPool {
  public:
   // limit_bytes = 0 means no cap.
-  explicit MemoryPool(uint64_t limit_bytes) : accounting_(limit_bytes) {}
-  // Frees the cache and any buffer the host did not release (so a forgotten buffer does not leak).
+  explicit MemoryPool(uint64_t limit_bytes) : blocks_("reference", limit_bytes) {}
+  // The handles the host did not release; blocks_ then frees their memory.
   ~MemoryPool();
   MemoryPool(const MemoryPool&) = delete;
   MemoryPool& operator=(const MemoryPool&) = delete;
@@ -41,18 +39,14 @@ class MemoryPool {
   // True if `buffer` is a live buffer of this pool.
   bool owns(const sy_buffer_s* buffer) const;
 
-  sy_memory_stats stats() const;
-  void reset_peak();
-  void empty_cache();
-  void set_limit(uint64_t limit_bytes);
+  sy_memory_stats stats() const { return blocks_.stats(); }
+  void reset_peak() { blocks_.reset_peak(); }
+  void empty_cache() { blocks_.empty_cache(); }
+  void set_limit(uint64_t limit_bytes) { blocks_.set_limit(limit_bytes); }
 
  private:
-  std::byte* allocate_system_block(uint64_t size_bytes, uint64_t block_bytes);
-  void free_cache_locked();
-
-  mutable std::mutex mutex_;
-  sy_support::PoolAccounting accounting_;
-  sy_support::BlockCache<std::byte*> cache_;
+  sy_support::HostPool blocks_;
+  mutable std::mutex mutex_;  // guards live_buffers_
   std::unordered_set<const sy_buffer_s*> live_buffers_;
 };
 
