@@ -5,21 +5,12 @@
 #include <vector>
 
 #include "ops.h"
-#include "philox.h"
+#include "switchyard/plugin_support/philox.h"
 
 namespace sy_reference {
 namespace {
 
 constexpr float kTwoToMinus24 = 0x1p-24f;
-
-// Kept out of line and written step by step so that no fused multiply-add can change the bits:
-// uniform numbers must be identical on every backend.
-float uniform_value(uint32_t word0, float low, float high) {
-  const float u = static_cast<float>(word0 >> 8) * kTwoToMinus24;
-  volatile float range = high - low;
-  volatile float scaled = range * u;
-  return low + scaled;
-}
 
 // Box-Muller, cosine branch, evaluated in double and rounded to f32 once.
 float normal_value(uint32_t word0, uint32_t word1, double mean, double stddev) {
@@ -44,9 +35,9 @@ void run_random(const OpContext& ctx) {
   const auto high = static_cast<float>(p.b);
   std::vector<float> values(static_cast<size_t>(out.shape.count()));
   for (size_t i = 0; i < values.size(); ++i) {
-    const PhiloxWords words = philox_for_element(p.seed, p.offset, i);
-    values[i] =
-        uniform ? uniform_value(words[0], low, high) : normal_value(words[0], words[1], p.a, p.b);
+    const SyPhiloxWords words = sy_philox_for_element(p.seed, p.offset, i);
+    values[i] = uniform ? sy_uniform_from_unit(low, high, sy_unit_float(words.w[0]))
+                        : normal_value(words.w[0], words.w[1], p.a, p.b);
   }
   write_f32(out, values);
 }

@@ -9,12 +9,12 @@
 #include <cstring>
 #include <vector>
 
-#include "../../plugins/cuda/kernels/philox.h"
 #include "backend_support.h"
 #include "cuda_test_support.h"
 #include "dtype_conversion.h"
 #include "event_timing.h"
 #include "switchyard/buffer.h"
+#include "switchyard/plugin_support/philox.h"
 #include "switchyard/queue.h"
 
 namespace switchyard::cuda_test {

@@ -1,10 +1,10 @@
-// The Philox4x32-10 generator the cuda kernels use (plugins/cuda/kernels/philox.h, shared with the
-// host) against Random123's known answers and the RANDOM_UNIFORM formula of docs/ops.md.
+// The Philox4x32-10 generator the cuda kernels use (switchyard/plugin_support/philox.h, shared with
+// the host) against Random123's known answers and the RANDOM_UNIFORM formula of docs/ops.md.
 #include <catch2/catch.hpp>
 
 #include <cstring>
 
-#include "../../plugins/cuda/kernels/philox.h"
+#include "switchyard/plugin_support/philox.h"
 
 namespace {
 

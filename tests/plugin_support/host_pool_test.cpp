@@ -11,8 +11,8 @@
 #include "switchyard/plugin_support/host_pool.h"
 #include "test_support.h"
 
-using sy_support::HostPool;
 using switchyard::testing::contains;
+using sy_support::HostPool;
 
 namespace {
 

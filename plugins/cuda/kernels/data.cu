@@ -3,7 +3,7 @@
 #include <math.h>
 
 #include "common.cuh"
-#include "philox.h"
+#include "switchyard/plugin_support/philox.h"
 
 namespace sy {
 namespace {

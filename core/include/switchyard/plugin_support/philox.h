@@ -1,9 +1,14 @@
 /*
- * Philox4x32-10 exactly as docs/ops.md section 14 defines it, usable from kernels (nvcc) and from
- * host code (the unit tests check it against Random123's known answers without a GPU).
+ * Philox4x32-10 (Salmon, Moraes, Dror, Shaw, SC 2011) exactly as docs/ops.md section 14 defines it
+ * for RANDOM_UNIFORM and RANDOM_NORMAL: the one definition of the plugins (issue 28), in C that
+ * compiles for the host and, under nvcc, for CUDA kernels. The reference and cuda plugins call it;
+ * onednn runs the same rounds across 16 lanes at once and the Vulkan shader in GLSL, and the
+ * conformance suite holds all of them to the reference's numbers bit for bit. tests/cuda checks it
+ * against Random123's known answers without a GPU. Part of plugin_support: header-only, needs
+ * only <stdint.h>.
  */
-#ifndef SWITCHYARD_CUDA_PHILOX_H
-#define SWITCHYARD_CUDA_PHILOX_H
+#ifndef SWITCHYARD_PLUGIN_SUPPORT_PHILOX_H
+#define SWITCHYARD_PLUGIN_SUPPORT_PHILOX_H
 
 #include <stdint.h>
 
@@ -68,4 +73,4 @@ SY_HOST_DEVICE float sy_uniform_from_unit(float fa, float fb, float u) {
 #endif
 }
 
-#endif /* SWITCHYARD_CUDA_PHILOX_H */
+#endif /* SWITCHYARD_PLUGIN_SUPPORT_PHILOX_H */
