@@ -69,9 +69,10 @@ Result<double> time_collective(Communicator& comm, int repetitions,
 int allreduce_bench(const Args& args) {
   po::options_description options("options");
   options.add_options()("bytes", po::value<std::string>()->default_value("4K,64K,1M,16M,64M"),
-                        "sizes, comma-separated (K, M, G: powers of 1024)")(
-      "repetitions", po::value<int>()->default_value(20), "timed calls per size")(
-      "config", po::value<std::string>(), "YAML file (plugin_paths)")("json", "print JSON");
+                        "sizes, comma-separated (K, M, G: powers of 1024)");
+  add_bench_options(
+      options,
+      {.unit = "calls per size", .warmup = -1, .config = "YAML file (plugin_paths)", .set = false});
   po::variables_map values;
   const std::string usage =
       "usage: mpirun -np N switchyard bench allreduce [--bytes 1M,64M] [--repetitions 20]";

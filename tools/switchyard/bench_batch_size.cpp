@@ -122,10 +122,9 @@ int run_search(const po::variables_map& values, const Config& config, int64_t ma
 
 int batch_size_bench(const Args& args) {
   po::options_description options("options");
-  options.add_options()("config", po::value<std::string>(), "training YAML file")(
-      "max", po::value<int64_t>()->default_value(kDefaultMax), "largest batch size to try")(
-      "set", po::value<std::vector<std::string>>()->composing(), "override: key=value")(
-      "json", "print JSON");
+  options.add_options()("max", po::value<int64_t>()->default_value(kDefaultMax),
+                        "largest batch size to try");
+  add_bench_options(options, {.config = "training YAML file"});
   po::positional_options_description positional;
   positional.add("config", 1);
   po::variables_map values;

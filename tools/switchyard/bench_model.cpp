@@ -314,13 +314,8 @@ int run_onnx_bench(const po::variables_map& values, const Config& config, const 
 int model_bench(const Args& args) {
   po::options_description options("options");
   // Checked below rather than marked required(), so that --help works without them.
-  options.add_options()("config", po::value<std::string>(), "model YAML file")(
-      "batch-size", po::value<int64_t>(), "samples per batch (required)")(
-      "repetitions", po::value<int>()->default_value(20), "timed batches")(
-      "warmup", po::value<int>()->default_value(3), "untimed batches first")(
-      "set", po::value<std::vector<std::string>>()->composing(), "override: key=value")(
-      "profile", po::value<std::string>(), "write a Chrome trace of the timed batches")(
-      "json", "print JSON");
+  options.add_options()("batch-size", po::value<int64_t>(), "samples per batch (required)");
+  add_bench_options(options, {.unit = "batches", .config = "model YAML file", .profile = true});
   po::positional_options_description positional;
   positional.add("config", 1);
   po::variables_map values;

@@ -29,12 +29,8 @@ int op_bench(const Args& args) {
   po::options_description options("options");
   options.add_options()("name", po::value<std::string>()->default_value("add"),
                         "add | mul | relu | exp | sum")(
-      "size", po::value<int64_t>()->default_value(16), "elements per tensor")(
-      "repetitions", po::value<int>()->default_value(20000), "timed calls")(
-      "warmup", po::value<int>()->default_value(1000), "untimed calls first")(
-      "config", po::value<std::string>(), "YAML file (backends, options)")(
-      "set", po::value<std::vector<std::string>>()->composing(), "override: key=value")(
-      "json", "print JSON");
+      "size", po::value<int64_t>()->default_value(16), "elements per tensor");
+  add_bench_options(options, {.unit = "calls", .repetitions = 20000, .warmup = 1000});
   po::variables_map values;
   if (auto exit = parse_args(args, "usage: switchyard bench op [options]", options, values)) {
     return *exit;

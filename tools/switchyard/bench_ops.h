@@ -16,6 +16,21 @@
 
 namespace switchyard::cli {
 
+// The options every bench command shares, added after the command's own by add_bench_options:
+//   --repetitions N, --warmup N   (when `unit` is set: "timed <unit>", "untimed <unit> first")
+//   --config FILE [--set key=value ...] --json [--profile FILE]
+struct BenchOptions {
+  const char* unit =
+      nullptr;  // what one timed call is ("steps", "batches"); null: no timing options
+  int repetitions = 20;
+  int warmup = 3;  // < 0: the command has no --warmup
+  const char* config = "YAML file (backends, options)";
+  bool config_required = false;
+  bool set = true;       // --set overrides
+  bool profile = false;  // --profile FILE
+};
+void add_bench_options(po::options_description& options, const BenchOptions& bench);
+
 // Runs `work` `warmup` times, then `repetitions` times, each timed up to queue completion.
 Result<std::vector<double>> time_repeated(const std::function<Status()>& work, Queue& queue,
                                           int warmup, int repetitions);

@@ -235,15 +235,14 @@ int predict_bench(const Args& args) {
   options.add_options()("model", po::value<std::string>(), "checkpoint or .safetensors file")(
       "rows", po::value<int64_t>()->default_value(100000), "samples per prediction")(
       "batch-size", po::value<int64_t>()->default_value(256), "samples per batch")(
-      "repetitions", po::value<int>()->default_value(10), "timed predictions")(
-      "warmup", po::value<int>()->default_value(2), "untimed predictions first")(
       "threads", po::value<std::string>()->default_value("1"),
       "caller threads, a list to compare (1,4)")("sharing",
                                                  po::value<std::string>()->default_value("shared"),
-                                                 "shared (one Predictor) and/or per-thread")(
-      "config", po::value<std::string>(), "YAML file (device, and a safetensors model's layout)")(
-      "set", po::value<std::vector<std::string>>()->composing(), "override: key=value")(
-      "json", "print JSON");
+                                                 "shared (one Predictor) and/or per-thread");
+  add_bench_options(options, {.unit = "predictions",
+                              .repetitions = 10,
+                              .warmup = 2,
+                              .config = "YAML file (device, and a safetensors model's layout)"});
   po::positional_options_description positional;
   positional.add("model", 1);
   po::variables_map values;

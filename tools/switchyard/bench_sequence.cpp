@@ -207,14 +207,8 @@ po::options_description sequence_options() {
                         "transformer | lstm")(
       "inference", "time one forward pass in eval mode without gradients (default batch 1)")(
       "batch", po::value<int64_t>(),
-      "sequences per step (default: transformer 32, lstm 64; 1 with --inference)")(
-      "repetitions", po::value<int>()->default_value(20), "timed repetitions")(
-      "warmup", po::value<int>()->default_value(3), "untimed repetitions first")(
-      "config", po::value<std::string>(), "YAML file (backends, options)")(
-      "set", po::value<std::vector<std::string>>()->composing(), "override: key=value")(
-      "json", "print JSON")("profile", po::value<std::string>(),
-                            "write a Chrome trace of the timed repetitions to FILE and print "
-                            "per-op totals (profiling adds its own overhead to the times)");
+      "sequences per step (default: transformer 32, lstm 64; 1 with --inference)");
+  add_bench_options(options, {.unit = "repetitions", .profile = true});
   return options;
 }
 

@@ -201,14 +201,8 @@ int step_bench(const Args& args) {
                         "MLP widths, inputs first, classes last")(
       "batch", po::value<int64_t>()->default_value(256), "samples per step")(
       "precision", po::value<std::string>()->default_value("f32"),
-      "f32 | bf16 | f16 (mixed precision, as train.precision)")(
-      "repetitions", po::value<int>()->default_value(20), "timed steps")(
-      "warmup", po::value<int>()->default_value(3), "untimed steps first")(
-      "config", po::value<std::string>(), "YAML file (backends, options)")(
-      "set", po::value<std::vector<std::string>>()->composing(), "override: key=value")(
-      "json", "print JSON")("profile", po::value<std::string>(),
-                            "write a Chrome trace of the timed steps to FILE and print per-op "
-                            "totals (profiling adds its own overhead to the times)");
+      "f32 | bf16 | f16 (mixed precision, as train.precision)");
+  add_bench_options(options, {.unit = "steps", .profile = true});
   std::optional<StepSettings> settings;
   return run_synthetic_bench(
       args, kUsage, options,

@@ -12,9 +12,7 @@ namespace switchyard::cli {
 
 int train_bench(const Args& args) {
   po::options_description options("options");
-  options.add_options()("config", po::value<std::string>()->required(), "training YAML file")(
-      "set", po::value<std::vector<std::string>>()->composing(), "override: key=value")(
-      "json", "print JSON");
+  add_bench_options(options, {.config = "training YAML file", .config_required = true});
   po::positional_options_description positional;
   positional.add("config", 1);
   po::variables_map values;

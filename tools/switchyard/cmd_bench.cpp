@@ -93,12 +93,8 @@ int matmul_bench(const Args& args) {
   options.add_options()("m", po::value<int64_t>()->default_value(1024), "rows of a")(
       "n", po::value<int64_t>()->default_value(1024), "columns of b")(
       "k", po::value<int64_t>()->default_value(1024), "inner dimension")(
-      "dtype", po::value<std::string>()->default_value("f32"), "f32 | bf16 | f16")(
-      "repetitions", po::value<int>()->default_value(20), "timed repetitions")(
-      "warmup", po::value<int>()->default_value(3), "untimed repetitions first")(
-      "config", po::value<std::string>(), "YAML file (backends, options)")(
-      "set", po::value<std::vector<std::string>>()->composing(), "override: key=value")(
-      "json", "print JSON");
+      "dtype", po::value<std::string>()->default_value("f32"), "f32 | bf16 | f16");
+  add_bench_options(options, {.unit = "repetitions"});
   po::variables_map values;
   if (auto exit = parse_args(args, "usage: switchyard bench matmul [options]", options, values)) {
     return *exit;
@@ -169,6 +165,34 @@ int matmul_bench(const Args& args) {
 }
 
 }  // namespace
+
+void add_bench_options(po::options_description& options, const BenchOptions& bench) {
+  auto add = options.add_options();
+  if (bench.unit != nullptr) {
+    const std::string unit = bench.unit;
+    add("repetitions", po::value<int>()->default_value(bench.repetitions),
+        ("timed " + unit).c_str());
+    if (bench.warmup >= 0) {
+      add("warmup", po::value<int>()->default_value(bench.warmup),
+          ("untimed " + unit + " first").c_str());
+    }
+  }
+  if (bench.config_required) {
+    add("config", po::value<std::string>()->required(), bench.config);
+  } else {
+    add("config", po::value<std::string>(), bench.config);
+  }
+  if (bench.set)
+    add("set", po::value<std::vector<std::string>>()->composing(), "override: key=value");
+  add("json", "print JSON");
+  if (bench.profile) {
+    const std::string unit = bench.unit != nullptr ? bench.unit : "calls";
+    add("profile", po::value<std::string>(),
+        ("write a Chrome trace of the timed " + unit +
+         " to FILE and print per-op totals (profiling adds its own overhead to the times)")
+            .c_str());
+  }
+}
 
 Result<std::vector<double>> time_repeated(const std::function<Status()>& work, Queue& queue,
                                           int warmup, int repetitions) {
