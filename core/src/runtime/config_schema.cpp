@@ -1,6 +1,7 @@
 // The configuration schema: every key a switchyard YAML file may hold, in one tree. This file
-// holds the runtime's keys and assembles the root; each section is built by the file of its owner
-// (runtime/config_schema_parts.h: model, data, training and prediction).
+// holds the runtime's keys and assembles the root; each other top-level section is built by the
+// layer that owns it and registered (ConfigSection, config_schema.h): nn/config_schema_model.cpp,
+// data/config_schema_data.cpp, train/config_schema_train.cpp.
 //
 // HOW TO ADD A KEY
 //   1. Find the map that should hold it: make_root_schema() below for the top level, the section's
@@ -15,8 +16,9 @@
 //      int_or_auto, sequence_of, map_of, tagged_map_of, any_scalar_map, backend_name,
 //      device_spec, backend_map_of. A new kind of value needs a ValueKind, a case in
 //      describe_expected() here and one in config_validate.cpp.
-//   3. A new layer type is one more entry in layer_schema() (config_schema_model.cpp): the tag
-//      value and the keys it takes.
+//   3. A new layer type is one more entry in layer_schema() (nn/config_schema_model.cpp): the tag
+//      value and the keys it takes. A new top-level section is a ConfigSection in its owner's
+//      file.
 //      Every integer and number has both bounds: a value is checked against them before the code
 //      that reads it narrows it (to int, to float), so nothing wraps or overflows to inf/NaN.
 //   4. Give it a FieldDoc: a one-line description, the default the code uses when the key is
@@ -29,6 +31,7 @@
 // needs to change. Code that reads the value uses ConfigNode (config.h).
 #include "runtime/config_schema.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <sstream>
@@ -83,45 +86,25 @@ std::vector<SchemaField> runtime_fields() {
   };
 }
 
+// The keys the owners registered (ConfigSection), by order. A function's static, so that it exists
+// before the first registration whatever the order of static initialisation.
+std::vector<std::pair<int, SchemaField (*)()>>& registered_sections() {
+  static std::vector<std::pair<int, SchemaField (*)()>> sections;
+  return sections;
+}
+
 SchemaNode make_root_schema() {
   std::vector<SchemaField> fields = runtime_fields();
-  std::vector<SchemaField> run_fields = {
+  fields.push_back(
       {"task",
        one_of({"train", "predict", "evaluate"}),
        kOptional,
        {"What `switchyard run` does (predict when the file has only a predict section).", "train",
-        "predict"}},
-      {"data", data_schema(), kOptional, {"The data set and how to read and split it.", "", ""}},
-      {"model", model_schema(), kOptional, {"The network.", "", ""}},
-      {"loss",
-       one_of({"cross_entropy", "mse", "l1", "smooth_l1", "huber", "bce_with_logits"}),
-       kOptional,
-       {"The loss minimised while training (regression needs one other than cross_entropy).",
-        "cross_entropy", "mse"}},
-      {"loss_options",
-       loss_options_schema(),
-       kOptional,
-       {"The parameters of smooth_l1 and huber.", "", ""}},
-      {"optimizer", optimizer_schema(), kOptional, {"How the weights are updated.", "", ""}},
-      {"schedule",
-       schedule_schema(),
-       kOptional,
-       {"How the learning rate changes over epochs.", "", ""}},
-      {"train",
-       train_schema(),
-       kOptional,
-       {"The training loop: epochs, batches, checkpoints.", "", ""}},
-      {"predict",
-       predict_schema(),
-       kOptional,
-       {"Prediction and evaluation with a trained checkpoint.", "", ""}},
-      {"distributed",
-       distributed_schema(),
-       kOptional,
-       {"Data-parallel training across the ranks of `mpirun -np N` (docs/distributed.md).", "",
-        ""}},
-  };
-  fields.insert(fields.end(), run_fields.begin(), run_fields.end());
+        "predict"}});
+  std::vector<std::pair<int, SchemaField (*)()>> sections = registered_sections();
+  std::stable_sort(sections.begin(), sections.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& section : sections) fields.push_back(section.second());
   return map_of(std::move(fields));
 }
 
@@ -180,6 +163,10 @@ std::string describe_kind(const SchemaNode& schema) {
 }
 
 }  // namespace
+
+ConfigSection::ConfigSection(int order, SchemaField (*make)()) {
+  registered_sections().emplace_back(order, make);
+}
 
 const SchemaNode& root_schema() {
   static const SchemaNode schema = make_root_schema();

@@ -82,6 +82,16 @@ struct SchemaVariant {
 // The schema of a whole configuration file. Built once, on first use.
 const SchemaNode& root_schema();
 
+// A top-level key whose schema the layer that owns it builds, so that runtime/ knows no layer
+// types, optimizers or losses: the model section is nn's (nn/config_schema_model.cpp), data is
+// data's, loss, optimizer, schedule, train, predict and distributed are train's. Each owner
+// defines one ConfigSection object per key at namespace scope; its constructor registers the key
+// while the library loads, before root_schema() first runs. `order` places the key among the
+// top-level keys, after the runtime's own (and so in docs/config.md).
+struct ConfigSection {
+  ConfigSection(int order, SchemaField (*make)());
+};
+
 // The text after "expected": "an integer >= 1", "one of: first, most_free_memory".
 std::string describe_expected(const SchemaNode& schema);
 

@@ -1,10 +1,9 @@
-// What the parts of the configuration schema share (config_schema*.cpp): the building blocks
-// of a schema tree, the bounds every number is checked against, and the sections each part
-// builds. config_schema.cpp assembles the root from the runtime's keys and these sections:
-//   config_schema_model.cpp   model: layers (every layer type and its keys), init, weights
-//   config_schema_data.cpp    data: tables, images, series, splits, scaling, missing values
-//   config_schema_train.cpp   loss, optimizer, schedule, train, predict, distributed
-// Private to the runtime layer.
+// The building blocks of the configuration schema and the bounds every number is checked against,
+// for runtime/config_schema.cpp and for the layers that own a top-level section and register it
+// (ConfigSection, runtime/config_schema.h):
+//   nn/config_schema_model.cpp     model: layers (every layer type and its keys), init, weights
+//   data/config_schema_data.cpp    data: tables, images, series, splits, scaling, missing values
+//   train/config_schema_train.cpp  loss, optimizer, schedule, train, predict, distributed
 #pragma once
 
 #include <optional>
@@ -140,16 +139,5 @@ constexpr double kMaxImageExtent = 65536;  // each of data.image_shape
 constexpr double kMaxEpochs = 1000000;     // epochs and every count of epochs or steps
 constexpr double kMaxSeed = 9007199254740991.0;
 constexpr double kMaxLearningRate = 10000;  // lr, min_lr (linear probes use 30)
-
-// ---- The sections ----------------------------------------------------------------------------
-
-SchemaNode model_schema();         // config_schema_model.cpp
-SchemaNode data_schema();          // config_schema_data.cpp
-SchemaNode loss_options_schema();  // config_schema_train.cpp, as the rest
-SchemaNode optimizer_schema();
-SchemaNode schedule_schema();
-SchemaNode train_schema();
-SchemaNode predict_schema();
-SchemaNode distributed_schema();
 
 }  // namespace switchyard::config_schema

@@ -1,5 +1,6 @@
-// The model section of the configuration schema (runtime/config_schema_parts.h): every layer
-// type and the keys it takes. A new layer type is one more entry in layer_schema().
+// The model section of the configuration schema: every layer type and the keys it takes, owned
+// here, by the layer that builds the layers, and registered with the runtime's schema
+// (ConfigSection, runtime/config_schema.h). A new layer type is one more entry in layer_schema().
 #include "runtime/config_schema_parts.h"
 
 namespace switchyard::config_schema {
@@ -212,8 +213,6 @@ SchemaNode layer_schema() {
       std::move(variants));
 }
 
-}  // namespace
-
 SchemaNode model_schema() {
   return map_of({
       {"layers",
@@ -234,4 +233,9 @@ SchemaNode model_schema() {
   });
 }
 
+}  // namespace
+
+const ConfigSection kModelSection(20, [] {
+  return SchemaField{"model", model_schema(), kOptional, {"The network.", "", ""}};
+});
 }  // namespace switchyard::config_schema

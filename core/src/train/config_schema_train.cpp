@@ -1,5 +1,6 @@
-// The training and prediction sections of the configuration schema
-// (runtime/config_schema_parts.h): loss, optimizer, schedule, train, predict, distributed.
+// The training and prediction sections of the configuration schema: loss, optimizer, schedule,
+// train, predict and distributed, owned here, by the layer that reads them, and registered with
+// the runtime's schema (ConfigSection, runtime/config_schema.h).
 #include "runtime/config_schema_parts.h"
 
 namespace switchyard::config_schema {
@@ -32,8 +33,6 @@ SchemaNode early_stopping_schema() {
        {"Whether the model ends with the best epoch's weights.", "false", "true"}},
   });
 }
-
-}  // namespace
 
 SchemaNode loss_options_schema() {
   return map_of({
@@ -207,4 +206,49 @@ SchemaNode predict_schema() {
   });
 }
 
+}  // namespace
+
+const ConfigSection kLossSection(30, [] {
+  return SchemaField{
+      "loss",
+      one_of({"cross_entropy", "mse", "l1", "smooth_l1", "huber", "bce_with_logits"}),
+      kOptional,
+      {"The loss minimised while training (regression needs one other than cross_entropy).",
+       "cross_entropy", "mse"}};
+});
+const ConfigSection kLossOptionsSection(40, [] {
+  return SchemaField{"loss_options",
+                     loss_options_schema(),
+                     kOptional,
+                     {"The parameters of smooth_l1 and huber.", "", ""}};
+});
+const ConfigSection kOptimizerSection(50, [] {
+  return SchemaField{
+      "optimizer", optimizer_schema(), kOptional, {"How the weights are updated.", "", ""}};
+});
+const ConfigSection kScheduleSection(60, [] {
+  return SchemaField{"schedule",
+                     schedule_schema(),
+                     kOptional,
+                     {"How the learning rate changes over epochs.", "", ""}};
+});
+const ConfigSection kTrainSection(70, [] {
+  return SchemaField{"train",
+                     train_schema(),
+                     kOptional,
+                     {"The training loop: epochs, batches, checkpoints.", "", ""}};
+});
+const ConfigSection kPredictSection(80, [] {
+  return SchemaField{"predict",
+                     predict_schema(),
+                     kOptional,
+                     {"Prediction and evaluation with a trained checkpoint.", "", ""}};
+});
+const ConfigSection kDistributedSection(90, [] {
+  return SchemaField{
+      "distributed",
+      distributed_schema(),
+      kOptional,
+      {"Data-parallel training across the ranks of `mpirun -np N` (docs/distributed.md).", "", ""}};
+});
 }  // namespace switchyard::config_schema

@@ -1,5 +1,6 @@
-// The data section of the configuration schema (runtime/config_schema_parts.h): tables, images,
-// series, splits, scaling and missing values.
+// The data section of the configuration schema: tables, images, series, splits, scaling and
+// missing values, owned here, by the layer that reads them, and registered with the runtime's
+// schema (ConfigSection, runtime/config_schema.h).
 #include "runtime/config_schema_parts.h"
 
 namespace switchyard::config_schema {
@@ -175,8 +176,6 @@ std::vector<SchemaField> data_regression_fields() {
   };
 }
 
-}  // namespace
-
 SchemaNode data_schema() {
   std::vector<SchemaField> fields = data_table_fields();
   std::vector<SchemaField> split = data_split_fields();
@@ -186,4 +185,10 @@ SchemaNode data_schema() {
   return map_of(std::move(fields));
 }
 
+}  // namespace
+
+const ConfigSection kDataSection(10, [] {
+  return SchemaField{
+      "data", data_schema(), kOptional, {"The data set and how to read and split it.", "", ""}};
+});
 }  // namespace switchyard::config_schema
