@@ -8,6 +8,7 @@
 
 #include "ops/ops.h"
 #include "ops/strided_loop.h"
+#include "switchyard/plugin_support/philox.h"
 
 namespace sy_onednn {
 
@@ -15,42 +16,17 @@ namespace {
 
 constexpr int kBlock = 16;
 
-// Philox4x32-10 for the counters first, first + 1, ... first + kBlock - 1 (64-bit, wrapping) under
-// one key; writes words 0 and 1 of each result. The lanes are independent: each round is one
-// SIMD loop of 32x32->64-bit multiplies (vpmuludq), compiled for AVX-512, AVX2 and the baseline.
+// Philox4x32-10 (switchyard/plugin_support/philox.h) for the counters first, first + 1, ...
+// first + kBlock - 1 (64-bit, wrapping) under one key; writes words 0 and 1 of each result. The
+// lanes are independent, so the loop vectorises: each round becomes SIMD 32x32->64-bit multiplies
+// (vpmuludq), compiled for AVX-512, AVX2 and the baseline.
 __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void philox_block(
     uint64_t first, uint64_t seed, uint32_t* word0, uint32_t* word1) {
-  constexpr uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;
-  constexpr uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
-  alignas(64) uint32_t c0[kBlock], c1[kBlock], c2[kBlock], c3[kBlock];
 #pragma omp simd
   for (int l = 0; l < kBlock; ++l) {
-    const uint64_t counter = first + static_cast<uint64_t>(l);
-    c0[l] = static_cast<uint32_t>(counter);
-    c1[l] = static_cast<uint32_t>(counter >> 32);
-    c2[l] = 0;
-    c3[l] = 0;
-  }
-  uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
-#pragma GCC unroll 1
-  for (int round = 0; round < 10; ++round) {
-#pragma omp simd
-    for (int l = 0; l < kBlock; ++l) {
-      const uint64_t p0 = static_cast<uint64_t>(kM0) * c0[l];
-      const uint64_t p1 = static_cast<uint64_t>(kM1) * c2[l];
-      const uint32_t next0 = static_cast<uint32_t>(p1 >> 32) ^ c1[l] ^ k0;
-      const uint32_t next2 = static_cast<uint32_t>(p0 >> 32) ^ c3[l] ^ k1;
-      c1[l] = static_cast<uint32_t>(p1);
-      c3[l] = static_cast<uint32_t>(p0);
-      c0[l] = next0;
-      c2[l] = next2;
-    }
-    k0 += kW0;
-    k1 += kW1;
-  }
-  for (int l = 0; l < kBlock; ++l) {
-    word0[l] = c0[l];
-    word1[l] = c1[l];
+    const SyPhiloxWords words = sy_philox_for_element(seed, first, static_cast<uint64_t>(l));
+    word0[l] = words.w[0];
+    word1[l] = words.w[1];
   }
 }
 
