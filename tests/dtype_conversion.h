@@ -9,7 +9,6 @@
 
 #include <catch2/catch.hpp>
 
-#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <sstream>

@@ -8,7 +8,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 
 #include "switchyard/plugin_abi.h"
 #include "switchyard/plugin_support/dtype_codec.h"

@@ -67,6 +67,7 @@ struct TableLayout {
   std::vector<int64_t> feature_columns;  // in the order of the model's inputs
   std::vector<int64_t> dropped_columns;
 
+  std::string column_name(int64_t column) const;   // "species" or "column 5"
   std::string column_label(int64_t column) const;  // "'species'" or "column 5"
   // The features' names ("" for each without a header of names).
   std::vector<std::string> feature_names() const;

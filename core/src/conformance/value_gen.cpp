@@ -44,7 +44,7 @@ uint64_t Generator::next_u64() {  // xoshiro256**
 }
 
 double Generator::uniform(double low, double high) {
-  const double unit = static_cast<double>(next_u64() >> 11) * 0x1.0p-53;
+  const double unit = detail::unit_double(next_u64());
   return low + (high - low) * unit;
 }
 

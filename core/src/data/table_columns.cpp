@@ -302,6 +302,13 @@ Result<TableLayout> resolve_prediction_columns(const FirstLine& first, int64_t c
 
 namespace switchyard {
 
+std::string TableLayout::column_name(int64_t column) const {
+  if (column >= 0 && column < static_cast<int64_t>(column_names.size())) {
+    return column_names[static_cast<size_t>(column)];
+  }
+  return "column " + std::to_string(column + 1);
+}
+
 std::string TableLayout::column_label(int64_t column) const {
   if (column >= 0 && column < static_cast<int64_t>(column_names.size())) {
     return "'" + column_names[static_cast<size_t>(column)] + "'";

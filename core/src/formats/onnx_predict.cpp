@@ -360,10 +360,7 @@ Predictions predict_onnx(OnnxModel& model, const Dataset& data, int64_t batch_si
   // else by line.
   out.ids = data.ids;
   if (data.table.id_column >= 0 && !data.ids.empty()) {
-    out.id_name = data.table.column_label(data.table.id_column);
-    if (data.table.id_column < static_cast<int64_t>(data.table.column_names.size())) {
-      out.id_name = data.table.column_names[static_cast<size_t>(data.table.id_column)];
-    }
+    out.id_name = data.table.column_name(data.table.id_column);
   }
   const auto start = std::chrono::steady_clock::now();
   const Scores scores = run_batches(model, data, layout, batch_size);

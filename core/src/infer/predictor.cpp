@@ -356,10 +356,7 @@ Predictions Predictor::predict(Dataset data, int64_t batch_size) {
   out.ids = data.ids;
   out.source_lines = data.source_lines;
   if (data.table.id_column >= 0 && !data.ids.empty()) {
-    out.id_name = data.table.column_label(data.table.id_column);
-    if (data.table.id_column < static_cast<int64_t>(data.table.column_names.size())) {
-      out.id_name = data.table.column_names[static_cast<size_t>(data.table.id_column)];
-    }
+    out.id_name = data.table.column_name(data.table.id_column);
   }
   const auto start = std::chrono::steady_clock::now();
   if (regression) {
