@@ -7,7 +7,7 @@
 #include <string>
 
 #include "backend_support.h"
-#include "switchyard/conformance.h"
+#include "conformance/conformance.h"
 #include "switchyard/registry.h"
 #include "test_support.h"
 

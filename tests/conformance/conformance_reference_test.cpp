@@ -7,8 +7,8 @@
 #include <set>
 #include <string>
 
+#include "conformance/conformance.h"
 #include "conformance/op_names.h"
-#include "switchyard/conformance.h"
 #include "test_support.h"
 
 namespace switchyard {

@@ -6,8 +6,8 @@
 
 #include "autograd/gradcheck.h"
 #include "cli_common.h"
+#include "conformance/conformance.h"
 #include "support/json_io.h"
-#include "switchyard/conformance.h"
 
 namespace switchyard::cli {
 namespace {

@@ -12,6 +12,7 @@
 // Parameters, gradients of parameters and optimizer state stay f32: keep them f32 and wrap only
 // the forward pass. Backward may run inside or outside the guard; it follows the recorded dtypes.
 #pragma once
+#pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 
 #include "switchyard/dtype.h"
 
@@ -34,3 +35,5 @@ class AutocastGuard {
 };
 
 }  // namespace switchyard
+
+#pragma GCC visibility pop

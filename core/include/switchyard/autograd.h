@@ -7,6 +7,7 @@
 // backward() calls until zero_grad(). Gradients of broadcast inputs are summed back to the input's
 // shape. Inference code wraps itself in a NoGradGuard so that no graph is built at all.
 #pragma once
+#pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 
 namespace switchyard {
 
@@ -27,3 +28,5 @@ class NoGradGuard {
 };
 
 }  // namespace switchyard
+
+#pragma GCC visibility pop

@@ -3,6 +3,7 @@
 // Ownership: created by Device::allocate, held by shared_ptr; the destructor returns the memory to
 // the plugin's pool. A Buffer holds its Device, so the device (and plugin) outlive it.
 #pragma once
+#pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 
 #include <cstdint>
 #include <memory>
@@ -34,3 +35,5 @@ class Buffer {
 };
 
 }  // namespace switchyard
+
+#pragma GCC visibility pop

@@ -16,6 +16,7 @@
 // without a YAML file (core/src/train/checkpoint_metadata.cpp). Both versions load; a record that
 // is present but malformed is DATA_LOSS naming the file and the record.
 #pragma once
+#pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 
 #include <cstdint>
 #include <filesystem>
@@ -92,3 +93,5 @@ Status write_checkpoint(const std::filesystem::path& path, const Checkpoint& che
 Result<Checkpoint> read_checkpoint(const std::filesystem::path& path);
 
 }  // namespace switchyard
+
+#pragma GCC visibility pop

@@ -14,6 +14,7 @@
 // Ownership: world_communicator() makes the process's one communicator on first use and keeps it
 // (and the library it came from) until the process exits; callers share it.
 #pragma once
+#pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 
 #include <cstddef>
 #include <cstdint>
@@ -115,3 +116,5 @@ std::shared_ptr<Communicator> current_communicator();
 std::shared_ptr<Communicator> single_process_communicator();
 
 }  // namespace switchyard
+
+#pragma GCC visibility pop

@@ -4,6 +4,7 @@
 // reads it. Every error names file, line, column and the dotted key, and says what was expected;
 // an unknown key suggests the closest known one; a duplicate key is an error.
 #pragma once
+#pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 
 #include <cstdint>
 #include <filesystem>
@@ -155,3 +156,5 @@ std::vector<std::string> known_backend_names(
     const std::vector<std::filesystem::path>& plugin_paths = {});
 
 }  // namespace switchyard
+
+#pragma GCC visibility pop

@@ -4,6 +4,7 @@
 // selected device. Randomness (the split, the per-epoch order) comes from a counter-based generator
 // seeded by the YAML file, so the same seed gives the same split and order on every machine.
 #pragma once
+#pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 
 #include <cstdint>
 #include <filesystem>
@@ -348,3 +349,5 @@ Result<PreparedData> prepare_data(const DataSettings& settings,
                                   const std::filesystem::path& base_dir);
 
 }  // namespace switchyard
+
+#pragma GCC visibility pop

@@ -9,6 +9,7 @@
 // one call at a time, so a plugin keeps no locks of its own for a device's state (plugin_abi.h).
 // Different devices run concurrently.
 #pragma once
+#pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 
 #include <cstdint>
 #include <memory>
@@ -156,3 +157,5 @@ class Device : public std::enable_shared_from_this<Device> {
 };
 
 }  // namespace switchyard
+
+#pragma GCC visibility pop

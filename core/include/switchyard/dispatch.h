@@ -9,6 +9,7 @@
 // plugins itself: whoever set up the run (open_run_device, a host application) gives the device its
 // fallback device, normally the runtime's oracle device (host memory, every op).
 #pragma once
+#pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 
 #include <cstdint>
 
@@ -51,3 +52,5 @@ uint64_t dispatched_op_count();
 void reset_dispatched_op_count();
 
 }  // namespace switchyard
+
+#pragma GCC visibility pop

@@ -1,5 +1,6 @@
 // DType: the element types a tensor can hold, mirroring sy_dtype value for value.
 #pragma once
+#pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 
 #include <cstdint>
 
@@ -26,3 +27,5 @@ inline sy_dtype to_sy_dtype(DType dtype) {
 }
 
 }  // namespace switchyard
+
+#pragma GCC visibility pop

@@ -4,6 +4,7 @@
 // seed gives bit-identical initial weights on every backend. InitContext hands each new parameter
 // the next offset, so a model built in the same order from the same seed is the same model.
 #pragma once
+#pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 
 #include <cstdint>
 #include <memory>
@@ -59,3 +60,5 @@ Tensor init_weight(InitContext& context, const Shape& shape);
 Tensor init_bias(InitContext& context, const Shape& shape, int64_t fan_in);
 
 }  // namespace switchyard
+
+#pragma GCC visibility pop

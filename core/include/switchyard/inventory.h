@@ -2,6 +2,7 @@
 // `switchyard devices --json` and `doctor --json` print it; the C API (switchyard.h) and the Python
 // package return the same documents.
 #pragma once
+#pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 
 #include <filesystem>
 #include <string>
@@ -49,3 +50,5 @@ std::string shown_path(const std::filesystem::path& path);
 std::string folder_not_searched_text(const SearchFolder& folder);
 
 }  // namespace switchyard
+
+#pragma GCC visibility pop

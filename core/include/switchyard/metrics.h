@@ -7,6 +7,7 @@
 // precision 0, a class with no samples has recall 0, and both still count in the macro average.
 // tests/cli checks these numbers against scikit-learn on the same predictions.
 #pragma once
+#pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 
 #include <cstdint>
 #include <string>
@@ -83,3 +84,5 @@ RegressionMetrics regression_metrics(const std::vector<float>& truth,
                                      const std::vector<float>& predicted, int64_t outputs);
 
 }  // namespace switchyard
+
+#pragma GCC visibility pop

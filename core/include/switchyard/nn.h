@@ -6,6 +6,7 @@
 // is the order checkpoints store and optimizers see them. Constructors take plain numbers and an
 // InitContext (init.h) that says where parameters live and which random stream fills them.
 #pragma once
+#pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 
 #include <cstdint>
 #include <memory>
@@ -305,3 +306,5 @@ class BatchNorm : public Module {
 };
 
 }  // namespace switchyard
+
+#pragma GCC visibility pop

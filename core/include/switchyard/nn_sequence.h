@@ -9,6 +9,7 @@
 // every backend runs them; Module::forward(x) runs the common case (self-attention, zero initial
 // states) and the named methods take the rest.
 #pragma once
+#pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 
 #include <cstdint>
 #include <memory>
@@ -230,3 +231,5 @@ class SequencePool : public Module {
 Tensor causal_mask(int64_t size, const std::shared_ptr<Device>& device);
 
 }  // namespace switchyard
+
+#pragma GCC visibility pop

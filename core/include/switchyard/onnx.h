@@ -29,6 +29,7 @@
 // host's physical memory, or the device's memory or memory limit where smaller; checked before
 // anything of that size is allocated.
 #pragma once
+#pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 
 #include <cstdint>
 #include <filesystem>
@@ -134,3 +135,5 @@ constexpr int64_t kOnnxMinOpset = 13;
 constexpr int64_t kOnnxMaxOpset = 17;
 
 }  // namespace switchyard
+
+#pragma GCC visibility pop

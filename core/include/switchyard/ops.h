@@ -5,6 +5,7 @@
 // one device and have one floating dtype (labels and indices are i32 or i64). Shape mismatches
 // throw switchyard::Error naming the op and the shapes.
 #pragma once
+#pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 
 #include <cstdint>
 #include <memory>
@@ -201,3 +202,5 @@ Tensor stack(const std::vector<Tensor>& tensors, int axis = 0);
 Tensor dropout(const Tensor& x, double p, bool training, uint64_t seed, uint64_t offset);
 
 }  // namespace switchyard
+
+#pragma GCC visibility pop

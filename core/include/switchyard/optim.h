@@ -6,6 +6,7 @@
 // state_dict() names every state tensor ("0.momentum_buffer", "3.exp_avg", "step") for
 // checkpoints; load_state_dict() copies them back in.
 #pragma once
+#pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 
 #include <cstdint>
 #include <memory>
@@ -182,3 +183,5 @@ class CosineAnnealingLR : public LrScheduler {
 };
 
 }  // namespace switchyard
+
+#pragma GCC visibility pop

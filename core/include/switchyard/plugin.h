@@ -3,6 +3,7 @@
 // Ownership: a Plugin is always held by std::shared_ptr. Every Device, Buffer and Queue made
 // through it holds that pointer, so the library stays mapped while any object it made is alive.
 #pragma once
+#pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 
 #include <cstdint>
 #include <filesystem>
@@ -55,3 +56,5 @@ class Plugin {
 std::string plugin_name_from_path(const std::filesystem::path& path);
 
 }  // namespace switchyard
+
+#pragma GCC visibility pop

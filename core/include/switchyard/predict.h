@@ -6,6 +6,7 @@
 // section may repeat the layers; it must then match the checkpoint's architecture. Checkpoints
 // written before they kept the layers (content version 1) need the YAML's model.layers.
 #pragma once
+#pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 
 #include <cstdint>
 #include <filesystem>
@@ -167,3 +168,5 @@ Status write_predictions_csv(const std::filesystem::path& path, const Prediction
 Status check_config_against_checkpoint(const Config& config, const Checkpoint& checkpoint);
 
 }  // namespace switchyard
+
+#pragma GCC visibility pop

@@ -16,6 +16,7 @@
 // from it. It holds a reference to each Device it has seen events on, so the events can be
 // destroyed after the ops' tensors are gone.
 #pragma once
+#pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 
 #include <cstdint>
 #include <filesystem>
@@ -202,3 +203,5 @@ ProfileSpan profile_span(std::string_view name);
 ProfileSpan profile_track_span(std::string_view name, std::string_view track);
 
 }  // namespace switchyard
+
+#pragma GCC visibility pop

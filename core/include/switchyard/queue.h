@@ -2,6 +2,7 @@
 //
 // Ownership: made by Device (each device has a default one); holds its Device.
 #pragma once
+#pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 
 #include <cstdint>
 #include <memory>
@@ -39,3 +40,5 @@ class Queue {
 };
 
 }  // namespace switchyard
+
+#pragma GCC visibility pop

@@ -3,6 +3,7 @@
 // Discovery never fails as a whole: every file found gets a PluginRecord with a state and, unless
 // usable, a reason that names the path, the dlerror text and the search path used.
 #pragma once
+#pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 
 #include <filesystem>
 #include <memory>
@@ -139,3 +140,5 @@ Result<Choice> choose_device(const std::vector<DeviceRecord>& devices,
                              const RuntimeSettings& settings);
 
 }  // namespace switchyard
+
+#pragma GCC visibility pop

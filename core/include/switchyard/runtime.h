@@ -9,6 +9,7 @@
 // would write the same checkpoint); everything else runs concurrently. The Predictors it makes
 // may be shared too (predict.h), and so may their device (device.h).
 #pragma once
+#pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 
 #include <filesystem>
 #include <functional>
@@ -69,3 +70,5 @@ class Runtime {
 };
 
 }  // namespace switchyard
+
+#pragma GCC visibility pop

@@ -13,6 +13,7 @@
 // [out_features, in_features], a conv2d weight [out, in, kh, kw], so a state_dict of the same
 // nn.Sequential loads either way.
 #pragma once
+#pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 
 #include <filesystem>
 #include <map>
@@ -44,3 +45,5 @@ Status write_safetensors(const std::filesystem::path& path, const SafetensorsFil
 Result<SafetensorsFile> read_safetensors(const std::filesystem::path& path);
 
 }  // namespace switchyard
+
+#pragma GCC visibility pop

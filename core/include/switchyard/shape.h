@@ -3,6 +3,7 @@
 // Shapes are built and copied for every op, so they live on the stack rather than in a
 // std::vector: creating a tensor must not allocate for its shape.
 #pragma once
+#pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 
 #include <array>
 #include <cstdint>
@@ -61,3 +62,5 @@ Shape broadcast_shapes(const Shape& a, const Shape& b);
 int normalize_axis(int axis, int rank);
 
 }  // namespace switchyard
+
+#pragma GCC visibility pop

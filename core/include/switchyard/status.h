@@ -4,6 +4,7 @@
 // API (tensors, nn, training) turns a bad status into the one exception type, switchyard::Error,
 // through throw_if_error() / value_or_throw(), so there is exactly one place that throws.
 #pragma once
+#pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 
 #include <stdexcept>
 #include <string>
@@ -150,3 +151,5 @@ T value_or_throw(Result<T> result) {
   auto tmp = (expr);                             \
   if (!tmp.ok()) return tmp.status();            \
   lhs = std::move(tmp).value()
+
+#pragma GCC visibility pop

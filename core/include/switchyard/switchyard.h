@@ -39,6 +39,7 @@
  */
 #ifndef SWITCHYARD_SWITCHYARD_H_
 #define SWITCHYARD_SWITCHYARD_H_
+#pragma GCC visibility push(default) /* the C API: exported (core/switchyard.map) */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -196,4 +197,5 @@ void switchyard_predictor_destroy(switchyard_predictor* predictor);
 } /* extern "C" */
 #endif
 
+#pragma GCC visibility pop
 #endif /* SWITCHYARD_SWITCHYARD_H_ */

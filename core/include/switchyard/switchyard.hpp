@@ -13,7 +13,6 @@
 #include "switchyard/checkpoint.h"
 #include "switchyard/communicator.h"
 #include "switchyard/config.h"
-#include "switchyard/conformance.h"
 #include "switchyard/data.h"
 #include "switchyard/device.h"
 #include "switchyard/dispatch.h"

@@ -13,6 +13,7 @@
 // an optimizer step, backward() through a graph, or assigning to the handle itself. Autograd's
 // state (grad_enabled, autocast) is per thread.
 #pragma once
+#pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 
 #include <cstdint>
 #include <initializer_list>
@@ -137,3 +138,5 @@ class Tensor {
 };
 
 }  // namespace switchyard
+
+#pragma GCC visibility pop

@@ -5,6 +5,7 @@
 // open_run_device() selected from the configuration). Errors: functions returning Status/Result
 // never throw; Trainer's methods are the user-facing API and throw switchyard::Error.
 #pragma once
+#pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 
 #include <cstdint>
 #include <filesystem>
@@ -427,3 +428,5 @@ Tensor compute_loss(const LossSettings& loss, const Tensor& outputs,
                     const Tensor& labels_or_targets, int64_t class_count);
 
 }  // namespace switchyard
+
+#pragma GCC visibility pop

@@ -25,11 +25,11 @@
 #include <vector>
 
 #include "conformance/cases.h"
+#include "conformance/conformance.h"
 #include "conformance/op_names.h"
 #include "conformance/value_gen.h"
 #include "support/dtype_codec.h"
 #include "switchyard/buffer.h"
-#include "switchyard/conformance.h"
 #include "switchyard/queue.h"
 
 namespace switchyard::conformance {

@@ -5,10 +5,10 @@
 
 #include "conformance/cases.h"
 #include "conformance/compare.h"
+#include "conformance/conformance.h"
 #include "conformance/execute.h"
 #include "conformance/op_names.h"
 #include "support/dtype_codec.h"
-#include "switchyard/conformance.h"
 #include "switchyard/plugin.h"
 
 namespace switchyard::conformance {

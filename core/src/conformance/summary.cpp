@@ -2,7 +2,7 @@
 // line per case.
 #include <algorithm>
 
-#include "switchyard/conformance.h"
+#include "conformance/conformance.h"
 
 namespace switchyard::conformance {
 
