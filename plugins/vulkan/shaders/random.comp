@@ -4,20 +4,10 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
+#include "switchyard/plugin_support/philox.h"  // the plugins' one Philox (issue 28)
 
 layout(local_size_x = WORKGROUP_SIZE) in;
 layout(std430, set = 0, binding = 1) writeonly buffer O { STORAGE_T o[]; };
-
-uvec4 philox4x32_10(uvec4 counter, uvec2 key) {
-  for (int round = 0; round < 10; ++round) {
-    uint hi0, lo0, hi1, lo1;
-    umulExtended(0xD2511F53u, counter.x, hi0, lo0);
-    umulExtended(0xCD9E8D57u, counter.z, hi1, lo1);
-    counter = uvec4(hi1 ^ counter.y ^ key.x, lo1, hi0 ^ counter.w ^ key.y, lo0);
-    key += uvec2(0x9E3779B9u, 0xBB67AE85u);
-  }
-  return counter;
-}
 
 // log(x) for x in (0, 1] to about one ulp, whatever the driver's log precision (Vulkan allows
 // 2^-21 absolute near 1, too coarse for sqrt(-2 log u1) when u1 is close to 1).
@@ -64,7 +54,13 @@ void main() {
   FOR_EACH_ITEM(i) {
     uint carry;
     const uint lo = uaddCarry(offset_lo, i, carry);
-    const uvec4 words = philox4x32_10(uvec4(lo, offset_hi + carry, 0u, 0u), key);
+    SyPhiloxWords counter;  // offset + i as 64 bits, the high half of the counter zero
+    counter.w[0] = lo;
+    counter.w[1] = offset_hi + carry;
+    counter.w[2] = 0u;
+    counter.w[3] = 0u;
+    const SyPhiloxWords result = sy_philox4x32_10(counter, key.x, key.y);
+    const uvec4 words = uvec4(result.w[0], result.w[1], result.w[2], result.w[3]);
     float value;
     if (OP == 47u) {
       const float u = float(words.x >> 8) * 5.9604644775390625e-08;  // 2^-24

@@ -1,14 +1,29 @@
 /*
  * Philox4x32-10 (Salmon, Moraes, Dror, Shaw, SC 2011) exactly as docs/ops.md section 14 defines it
- * for RANDOM_UNIFORM and RANDOM_NORMAL: the one definition of the plugins (issue 28), in C that
- * compiles for the host and, under nvcc, for CUDA kernels. The reference and cuda plugins call it;
- * onednn runs the same rounds across 16 lanes at once and the Vulkan shader in GLSL, and the
- * conformance suite holds all of them to the reference's numbers bit for bit. tests/cuda checks it
- * against Random123's known answers without a GPU. Part of plugin_support: header-only, needs
- * only <stdint.h>.
+ * for RANDOM_UNIFORM and RANDOM_NORMAL: the one definition of the plugins (issue 28). It is written
+ * in what C, CUDA and GLSL share, so the rounds exist once: the reference and cuda plugins call it
+ * (nvcc compiles it for kernels), the Vulkan shader (shaders/random.comp) includes this file
+ * through glslc, and onednn runs the same rounds across 16 lanes at once. The conformance suite
+ * holds all of them to the reference's numbers bit for bit; tests/cuda checks it against
+ * Random123's known answers without a GPU. Part of plugin_support: header-only, needs only
+ * <stdint.h>.
+ *
+ * Under GLSL (glslc defines VULKAN) only the rounds are compiled: the shader forms its counter from
+ * 32-bit words itself, since GLSL has no 64-bit integers without an extension.
  */
 #ifndef SWITCHYARD_PLUGIN_SUPPORT_PHILOX_H
 #define SWITCHYARD_PLUGIN_SUPPORT_PHILOX_H
+
+#if defined(VULKAN) /* GLSL, compiled by glslc for Vulkan */
+
+#define SY_HOST_DEVICE
+#define SY_PHILOX_U32 uint
+#define SY_MUL_HI_LO(a, b, hi, lo) umulExtended(a, b, hi, lo)
+struct SyPhiloxWords {
+  uint w[4];
+};
+
+#else /* C or C++, for the host or (nvcc) for CUDA */
 
 #include <stdint.h>
 
@@ -17,6 +32,8 @@
 #else
 #define SY_HOST_DEVICE inline
 #endif
+#define SY_PHILOX_U32 uint32_t
+#define SY_MUL_HI_LO(a, b, hi, lo) sy_mul_hi_lo(a, b, &(hi), &(lo))
 
 typedef struct SyPhiloxWords {
   uint32_t w[4];
@@ -28,12 +45,15 @@ SY_HOST_DEVICE void sy_mul_hi_lo(uint32_t a, uint32_t b, uint32_t* hi, uint32_t*
   *lo = (uint32_t)product;
 }
 
+#endif
+
 /* Ten rounds on `counter` with `key`; the key is bumped after each round. */
-SY_HOST_DEVICE SyPhiloxWords sy_philox4x32_10(SyPhiloxWords counter, uint32_t key0, uint32_t key1) {
+SY_HOST_DEVICE SyPhiloxWords sy_philox4x32_10(SyPhiloxWords counter, SY_PHILOX_U32 key0,
+                                              SY_PHILOX_U32 key1) {
   for (int round = 0; round < 10; ++round) {
-    uint32_t hi0, lo0, hi1, lo1;
-    sy_mul_hi_lo(0xD2511F53u, counter.w[0], &hi0, &lo0);
-    sy_mul_hi_lo(0xCD9E8D57u, counter.w[2], &hi1, &lo1);
+    SY_PHILOX_U32 hi0, lo0, hi1, lo1;
+    SY_MUL_HI_LO(0xD2511F53u, counter.w[0], hi0, lo0);
+    SY_MUL_HI_LO(0xCD9E8D57u, counter.w[2], hi1, lo1);
     SyPhiloxWords next;
     next.w[0] = hi1 ^ counter.w[1] ^ key0;
     next.w[1] = lo1;
@@ -45,6 +65,8 @@ SY_HOST_DEVICE SyPhiloxWords sy_philox4x32_10(SyPhiloxWords counter, uint32_t ke
   }
   return counter;
 }
+
+#if !defined(VULKAN)
 
 /* The words for logical element `index` of a tensor filled with (seed, offset). */
 SY_HOST_DEVICE SyPhiloxWords sy_philox_for_element(uint64_t seed, uint64_t offset, uint64_t index) {
@@ -72,5 +94,7 @@ SY_HOST_DEVICE float sy_uniform_from_unit(float fa, float fb, float u) {
   return fa + t;
 #endif
 }
+
+#endif /* !VULKAN */
 
 #endif /* SWITCHYARD_PLUGIN_SUPPORT_PHILOX_H */
