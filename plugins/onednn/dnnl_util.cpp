@@ -130,4 +130,20 @@ void finish_output(OpContext& ctx, const ArgLayout& layout, void* target, void* 
   ctx.queue.stream.wait();
 }
 
+void* constant_weights(OpContext& ctx, const ArgLayout& layout, const TensorView& w,
+                       std::shared_ptr<const void>& kept) {
+  // Only the caller's own bytes are keyed: a describable() copy lives in scratch memory, whose
+  // addresses the next call reuses for other data.
+  if (layout.same || ctx.constant_weights == 0 || w.data != ctx.in[1].data) {
+    return prepare_input(ctx, layout, w.data);
+  }
+  kept = ctx.device.weights.find(ctx.constant_weights, w.data, layout.user, layout.internal);
+  if (kept) return const_cast<void*>(kept.get());
+  void* converted = prepare_input(ctx, layout, w.data);
+  ctx.queue.stream.wait();
+  kept =
+      ctx.device.weights.put(ctx.constant_weights, w.data, layout.user, layout.internal, converted);
+  return converted;
+}
+
 }  // namespace sy_onednn

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <memory>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "op_context.h"
@@ -64,5 +65,12 @@ void* prepare_input(OpContext& ctx, const ArgLayout& layout, void* user_data);
 void* output_target(OpContext& ctx, const ArgLayout& layout, void* user_data);
 // Reorders an output from scratch into the caller's layout (nothing when the layouts agree).
 void finish_output(OpContext& ctx, const ArgLayout& layout, void* target, void* user_data);
+
+// The weights (input 1) in the primitive's layout: the caller's bytes where the layouts agree, a
+// kept conversion where the call promised them constant (SY_CALL_CONSTANT_WEIGHTS: device.weights;
+// `kept` holds it during the call), else a conversion made now. Used by the convolutions and
+// MATMUL's b.
+void* constant_weights(OpContext& ctx, const ArgLayout& layout, const TensorView& w,
+                       std::shared_ptr<const void>& kept);
 
 }  // namespace sy_onednn

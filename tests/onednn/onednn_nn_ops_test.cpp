@@ -384,3 +384,59 @@ TEST_CASE("onednn keeps constant convolution weights converted until their buffe
   }
   CHECK(allocated_bytes(*device) == base);
 }
+
+namespace {
+
+// Within float rounding: a packed b may sum in another order than b read in place.
+bool close_values(const switchyard::Tensor& a, const switchyard::Tensor& b) {
+  if (a.shape() != b.shape()) return false;
+  const std::vector<float> x = a.to_host_float(), y = b.to_host_float();
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (std::abs(x[i] - y[i]) > 1e-5f * (1.0f + std::abs(y[i]))) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("onednn keeps a constant matmul weight packed until its buffer is released",
+          "[onednn][matmul]") {
+  using namespace switchyard;
+  const std::shared_ptr<Device> device =
+      value_or_throw(onednn_test::make_onednn({{"threads", "2"}}));
+  MatmulOptions constant;
+  constant.constant_weight = true;
+  for (const int64_t rows : {1, 3, 40}) {
+    const Tensor x = rand_uniform(Shape({rows, 96}), -1.0, 1.0, 1, 0, device);
+    for (uint64_t round = 0; round < 3; ++round) {
+      // A new weight each round, often where the pool put the last one: the buffer's id keys it.
+      const Tensor w = rand_uniform(Shape({200, 96}), -1.0, 1.0, 10 + round, 0, device);
+      const Tensor bias = rand_uniform(Shape({200}), -1.0, 1.0, 40 + round, 0, device);
+      const Tensor expected = linear(x, w, bias);
+      CHECK(close_values(linear(x, w, bias, constant), expected));  // packed and kept
+      CHECK(close_values(linear(x, w, bias, constant), expected));  // the kept copy
+      // b not transposed ([K, N]), as ONNX MatMul has it.
+      const Tensor wt = rand_uniform(Shape({96, 200}), -1.0, 1.0, 50 + round, 0, device);
+      CHECK(close_values(matmul(x, wt, false, false, constant), matmul(x, wt)));
+    }
+  }
+  // Two weights in one buffer, at two offsets, are kept apart.
+  const Tensor x = rand_uniform(Shape({2, 96}), -1.0, 1.0, 2, 0, device);
+  const Tensor both = rand_uniform(Shape({2, 200, 96}), -1.0, 1.0, 20, 0, device);
+  const Tensor first = both.narrow(0, 0, 1).reshape(Shape({200, 96}));
+  const Tensor second = both.narrow(0, 1, 1).reshape(Shape({200, 96}));
+  for (int pass = 0; pass < 2; ++pass) {
+    CHECK(close_values(linear(x, first, Tensor(), constant), linear(x, first, Tensor())));
+    CHECK(close_values(linear(x, second, Tensor(), constant), linear(x, second, Tensor())));
+  }
+  // What is kept is pool memory (oneDNN packs a transposed b: something is kept), counted while
+  // the weight lives and given back with it.
+  const uint64_t base = allocated_bytes(*device);
+  {
+    const Tensor w = rand_uniform(Shape({200, 96}), -1.0, 1.0, 30, 0, device);
+    const uint64_t with_weight = allocated_bytes(*device);
+    (void)linear(x, w, Tensor(), constant);
+    CHECK(allocated_bytes(*device) > with_weight);
+  }
+  CHECK(allocated_bytes(*device) == base);
+}

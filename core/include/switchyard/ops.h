@@ -36,6 +36,18 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a = false, bool t
 // x @ weight^T + bias (weight [out, in], bias [out] or undefined), as in a Linear layer.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
 
+// A promise about a product's weight (matmul's b, linear's weight): its bytes never change while
+// its storage lives (the ONNX importer's initializers), so a backend may keep it converted to its
+// own layout (SY_CALL_CONSTANT_WEIGHTS), as Conv2dOptions::constant_weight does for convolutions.
+// Leave it false for weights that training or the caller rewrite.
+struct MatmulOptions {
+  bool constant_weight = false;
+};
+Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b,
+              const MatmulOptions& options);
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias,
+              const MatmulOptions& options);
+
 // ---- elementwise --------------------------------------------------------------------------------
 Tensor add(const Tensor& a, const Tensor& b);
 Tensor sub(const Tensor& a, const Tensor& b);

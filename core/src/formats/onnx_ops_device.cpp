@@ -107,15 +107,25 @@ Tensor finite_branch(NodeContext& c, size_t k) {
   }
   return Tensor::from_host(values, to_shape(c, h->shape), c.model().device);
 }
+
+// An initializer as a product's weight: its bytes never change, so a backend may keep it in its
+// own layout (MatmulOptions::constant_weight).
+MatmulOptions weight_options(const NodeContext& c, size_t k) {
+  MatmulOptions options;
+  options.constant_weight = c.host(k) != nullptr && c.host(k)->is_float();
+  return options;
+}
+
 }  // namespace
 
 // ---- device ops ---------------------------------------------------------------------------------
 
 void device_matmul(NodeContext& c) {
   Tensor a = dev_float(c, 0), b = dev_float(c, 1);
+  const MatmulOptions options = weight_options(c, 1);
   if (a.rank() > 2 && b.rank() == 2) {  // a shared matrix: fold a's leading axes into rows
     Ints shape = a.shape().to_vector();
-    const Tensor y = matmul(a.reshape(Shape{-1, shape.back()}), b);
+    const Tensor y = matmul(a.reshape(Shape{-1, shape.back()}), b, false, false, options);
     shape.back() = b.dim(1);
     c.set_device(0, reshaped(c, y, shape), kFloat);
     return;
@@ -123,7 +133,7 @@ void device_matmul(NodeContext& c) {
   const bool vec_a = a.rank() == 1, vec_b = b.rank() == 1;
   if (vec_a) a = a.unsqueeze(0);
   if (vec_b) b = b.unsqueeze(1);
-  Tensor y = matmul(a, b);
+  Tensor y = matmul(a, b, false, false, options);
   if (vec_a) y = y.squeeze(-2);
   if (vec_b) y = y.squeeze(-1);
   c.set_device(0, y, kFloat);
@@ -136,11 +146,14 @@ struct LinearWeights {
 
 // x @ weight^T + bias with x's leading axes folded into rows: one [rows, K] product, whatever
 // x's strides (a [T, B, E] view of a transposed sequence would otherwise be T products of B rows).
+// The weight is made from an initializer at load: constant.
 Tensor folded_linear(const NodeContext& c, const Tensor& x, const Tensor& weight,
                      const Tensor& bias) {
-  if (x.rank() <= 2) return linear(x, weight, bias);
+  MatmulOptions options;
+  options.constant_weight = true;
+  if (x.rank() <= 2) return linear(x, weight, bias, options);
   Ints shape = x.shape().to_vector();
-  const Tensor y = linear(x.reshape(Shape{-1, shape.back()}), weight, bias);
+  const Tensor y = linear(x.reshape(Shape{-1, shape.back()}), weight, bias, options);
   shape.back() = weight.dim(0);
   return reshaped(c, y, shape);
 }
@@ -165,11 +178,12 @@ void device_gemm(NodeContext& c) {
   const Tensor a = dev_float(c, 0), b = dev_float(c, 1);
   if (a.rank() != 2 || b.rank() != 2) c.fail("A and B must be matrices");
   const bool bias_vector = c.has(2) && c.shape(2).size() == 1;
+  const MatmulOptions options = weight_options(c, 1);
   if (alpha == 1.0F && beta == 1.0F && !ta && tb && (!c.has(2) || bias_vector)) {
-    c.set_device(0, linear(a, b, c.has(2) ? dev_float(c, 2) : Tensor()), kFloat);
+    c.set_device(0, linear(a, b, c.has(2) ? dev_float(c, 2) : Tensor(), options), kFloat);
     return;
   }
-  Tensor y = matmul(a, b, ta, tb);
+  Tensor y = matmul(a, b, ta, tb, options);
   if (alpha != 1.0F) y = y * static_cast<double>(alpha);
   if (c.has(2)) {
     Tensor bias = dev_float(c, 2);

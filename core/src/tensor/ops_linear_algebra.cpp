@@ -38,7 +38,8 @@ Shape matmul_shape(const Tensor& a, const Tensor& b, bool ta, bool tb) {
   return out;
 }
 
-Tensor run_matmul(const Tensor& a, const Tensor& b, const Tensor& bias, bool ta, bool tb) {
+Tensor run_matmul(const Tensor& a, const Tensor& b, const Tensor& bias, bool ta, bool tb,
+                  const MatmulOptions& options) {
   require_float(a, "matmul");
   require_same_dtype(a, b, "matmul");
   sy_op_params params{};
@@ -46,10 +47,11 @@ Tensor run_matmul(const Tensor& a, const Tensor& b, const Tensor& bias, bool ta,
   params.matmul.transpose_b = tb ? 1 : 0;
   params.matmul.has_bias = bias.defined() ? 1 : 0;
   Tensor out = empty_like_shape(a, matmul_shape(a, b, ta, tb));
+  const uint32_t flags = options.constant_weight ? SY_CALL_CONSTANT_WEIGHTS : 0u;
   if (bias.defined()) {
-    run_op(SY_OP_MATMUL, {a, b, bias}, {out}, params);
+    run_op(SY_OP_MATMUL, {a, b, bias}, {out}, params, flags);
   } else {
-    run_op(SY_OP_MATMUL, {a, b}, {out}, params);
+    run_op(SY_OP_MATMUL, {a, b}, {out}, params, flags);
   }
   return out;
 }
@@ -87,8 +89,9 @@ Grads matmul_backward(const Tensor& g, const Node& node, const Tensor& a, const 
   return Grads{ga, gb, gbias};
 }
 
-Tensor matmul_recorded(const Tensor& a, const Tensor& b, const Tensor& bias, bool ta, bool tb) {
-  Tensor out = run_matmul(a, b, bias, ta, tb);
+Tensor matmul_recorded(const Tensor& a, const Tensor& b, const Tensor& bias, bool ta, bool tb,
+                       const MatmulOptions& options = {}) {
+  Tensor out = run_matmul(a, b, bias, ta, tb, options);
   const Shape bias_shape = bias.defined() ? bias.shape() : Shape{};
   auto backward = [a_data = a.detach(), b_data = b.detach(), bias_shape, ta, tb](const Tensor& g,
                                                                                  const Node& node) {
@@ -110,6 +113,18 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   return matmul_recorded(autocast_low(x), autocast_low(weight), autocast_low(bias), false, true);
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b,
+              const MatmulOptions& options) {
+  return matmul_recorded(autocast_low(a), autocast_low(b), Tensor(), transpose_a, transpose_b,
+                         options);
+}
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias,
+              const MatmulOptions& options) {
+  return matmul_recorded(autocast_low(x), autocast_low(weight), autocast_low(bias), false, true,
+                         options);
 }
 
 // ---- convolution --------------------------------------------------------------------------------

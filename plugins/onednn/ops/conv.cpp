@@ -177,25 +177,6 @@ dnnl::convolution_forward::primitive_desc forward_pd(const OpContext& ctx, const
           ctx.device.engine};
 }
 
-// The weights in the primitive's layout: the caller's bytes where the layouts agree, a kept
-// conversion where the call promised them constant (device.weights; `kept` holds it during the
-// call), else a conversion made now.
-void* constant_weights(OpContext& ctx, const ArgLayout& layout, const TensorView& w,
-                       std::shared_ptr<const void>& kept) {
-  // Only the caller's own bytes are keyed: a describable() copy lives in scratch memory, whose
-  // addresses the next call reuses for other data.
-  if (layout.same || ctx.constant_weights == 0 || w.data != ctx.in[1].data) {
-    return prepare_input(ctx, layout, w.data);
-  }
-  kept = ctx.device.weights.find(ctx.constant_weights, w.data, layout.user, layout.internal);
-  if (kept) return const_cast<void*>(kept.get());
-  void* converted = prepare_input(ctx, layout, w.data);
-  ctx.queue.stream.wait();
-  kept =
-      ctx.device.weights.put(ctx.constant_weights, w.data, layout.user, layout.internal, converted);
-  return converted;
-}
-
 // CONV2D_FUSED's residual and activation as oneDNN post-ops: a sum (the residual, placed in dst
 // before the primitive runs), then an eltwise op. The plain 1x1 path takes none: oneDNN's gemm:jit
 // applies them in a slow pass of its own (MobileNetV2's twelve such layers took 28 ms with Clip
