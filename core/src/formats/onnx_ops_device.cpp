@@ -111,9 +111,7 @@ Tensor finite_branch(NodeContext& c, size_t k) {
 // An initializer as a product's weight: its bytes never change, so a backend may keep it in its
 // own layout (MatmulOptions::constant_weight).
 MatmulOptions weight_options(const NodeContext& c, size_t k) {
-  MatmulOptions options;
-  options.constant_weight = c.host(k) != nullptr && c.host(k)->is_float();
-  return options;
+  return MatmulOptions{.constant_weight = c.host(k) != nullptr && c.host(k)->is_float()};
 }
 
 }  // namespace
@@ -149,8 +147,7 @@ struct LinearWeights {
 // The weight is made from an initializer at load: constant.
 Tensor folded_linear(const NodeContext& c, const Tensor& x, const Tensor& weight,
                      const Tensor& bias) {
-  MatmulOptions options;
-  options.constant_weight = true;
+  const MatmulOptions options{.constant_weight = true};
   if (x.rank() <= 2) return linear(x, weight, bias, options);
   Ints shape = x.shape().to_vector();
   const Tensor y = linear(x.reshape(Shape{-1, shape.back()}), weight, bias, options);

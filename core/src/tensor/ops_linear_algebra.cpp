@@ -90,7 +90,7 @@ Grads matmul_backward(const Tensor& g, const Node& node, const Tensor& a, const 
 }
 
 Tensor matmul_recorded(const Tensor& a, const Tensor& b, const Tensor& bias, bool ta, bool tb,
-                       const MatmulOptions& options = {}) {
+                       const MatmulOptions& options) {
   Tensor out = run_matmul(a, b, bias, ta, tb, options);
   const Shape bias_shape = bias.defined() ? bias.shape() : Shape{};
   auto backward = [a_data = a.detach(), b_data = b.detach(), bias_shape, ta, tb](const Tensor& g,
@@ -108,11 +108,11 @@ Tensor matmul_recorded(const Tensor& a, const Tensor& b, const Tensor& bias, boo
 }  // namespace
 
 Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b) {
-  return matmul_recorded(autocast_low(a), autocast_low(b), Tensor(), transpose_a, transpose_b);
+  return matmul(a, b, transpose_a, transpose_b, MatmulOptions{});
 }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  return matmul_recorded(autocast_low(x), autocast_low(weight), autocast_low(bias), false, true);
+  return linear(x, weight, bias, MatmulOptions{});
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_a, bool transpose_b,

@@ -42,11 +42,11 @@ struct MatmulEntry : CachedPrimitive {
   dnnl::primitive primitive;
   dnnl::memory::desc a, b, bias, out, scratchpad;
   bool dense = false;  // operands must be copied to dense scratch first
-  // b in the primitive's own layout, for a b the call promised constant (SY_CALL_CONSTANT_WEIGHTS:
-  // an ONNX initializer): kept converted in device.weights, since a transposed [N, K] weight as
-  // oneDNN 2.6 reads it in place is slow at few rows (a [1, 256] x [2000, 256]^T product: 42 us
-  // against 12.6 us packed, on a 2-core Zen 4).
-  bool packed_b = false;
+  // b's layout for the primitive: the caller's, or, for a b the call promised constant
+  // (SY_CALL_CONSTANT_WEIGHTS: an ONNX initializer), one of oneDNN's choosing, converted once and
+  // kept in device.weights, since a transposed [N, K] weight as oneDNN 2.6 reads it in place is
+  // slow at few rows (a [1, 256] x [2000, 256]^T product: 42 us against 12.6 us packed, on a
+  // 2-core Zen 4).
   ArgLayout b_layout;
 };
 
@@ -116,11 +116,11 @@ std::shared_ptr<MatmulEntry> create_entry(const OpContext& ctx, const TensorView
     return dense ? dnnl_dense_desc(dnnl_desc(v).dims(), v.dtype) : dnnl_desc(v);
   };
   entry->dense = dense;
-  entry->packed_b = pack_b;
   entry->a = desc_of(a);
-  entry->b = pack_b ? dnnl::memory::desc(dnnl_desc(b).dims(), dnnl_type(b.dtype),
-                                         dnnl::memory::format_tag::any)
-                    : desc_of(b);
+  const dnnl::memory::desc b_user = desc_of(b);
+  entry->b =
+      pack_b ? dnnl::memory::desc(b_user.dims(), dnnl_type(b.dtype), dnnl::memory::format_tag::any)
+             : b_user;
   entry->out = desc_of(out);
   if (bias) entry->bias = desc_of(*bias);
   dnnl::matmul::desc desc = bias ? dnnl::matmul::desc(entry->a, entry->b, entry->bias, entry->out)
@@ -129,10 +129,8 @@ std::shared_ptr<MatmulEntry> create_entry(const OpContext& ctx, const TensorView
   entry->primitive = dnnl::matmul(pd);
   entry->scratchpad = pd.scratchpad_desc();
   if (!dense && std::strncmp(pd.impl_info_str(), "ref", 3) == 0) return nullptr;
-  if (pack_b) {
-    entry->b = pd.weights_desc();
-    entry->b_layout = make_input_layout(ctx.device.engine, dnnl_desc(b), entry->b);
-  }
+  if (pack_b) entry->b = pd.weights_desc();
+  entry->b_layout = make_input_layout(ctx.device.engine, b_user, entry->b);  // same unless packed
   return entry;
 }
 
@@ -188,7 +186,7 @@ void run_matmul_f32_bf16(OpContext& ctx) {
     if (!out.is_contiguous()) out_target = ctx.scratch_view(out.dtype, out.rank, out.shape);
   }
   std::shared_ptr<const void> kept;  // a kept conversion of b, alive while the primitive runs
-  void* b_data = entry->packed_b ? constant_weights(ctx, entry->b_layout, b, kept) : b.data;
+  void* b_data = constant_weights(ctx, entry->b_layout, b, kept);
   execute_primitive(ctx, entry->primitive, entry->scratchpad,
                     {{DNNL_ARG_SRC, &entry->a, a.data},
                      {DNNL_ARG_WEIGHTS, &entry->b, b_data},

@@ -16,7 +16,8 @@ function(switchyard_vulkan_shader source module defines out_list)
     OUTPUT ${spv}
     COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_CURRENT_BINARY_DIR}/spirv
     COMMAND ${SWITCHYARD_GLSLC} -fshader-stage=compute --target-env=vulkan1.2 -O -Werror
-            -I ${SWITCHYARD_VULKAN_SHADER_DIR} -I ${PROJECT_SOURCE_DIR}/core/include ${define_flags} -MD -MF ${spv}.d -o ${spv} ${src}
+            -I ${SWITCHYARD_VULKAN_SHADER_DIR} -I ${PROJECT_SOURCE_DIR}/core/include ${define_flags}
+            -MD -MF ${spv}.d -o ${spv} ${src}
     DEPENDS ${src}
     DEPFILE ${spv}.d
     COMMENT "glslc ${module}"
