@@ -233,7 +233,7 @@ const sy_plugin_descriptor kDescriptor = {
     .description =
         "CPU backend on oneDNN (matmul, convolution, pooling, softmax, eltwise) with "
         "vectorised loops for the rest",
-    .capabilities = SY_CAP_HOST_MEMORY | SY_CAP_DEVICE_TIMING,
+    .capabilities = SY_CAP_HOST_MEMORY | SY_CAP_DEVICE_TIMING | SY_CAP_CHANNELS_LAST,
     .reserved = {},
     .functions = &kFunctions,
 };

@@ -20,6 +20,16 @@ bool TensorView::is_contiguous() const {
   return true;
 }
 
+bool TensorView::is_channels_last() const {
+  if (rank != 4) return false;
+  int64_t expected = 1;
+  for (int d : {1, 3, 2, 0}) {
+    if (shape[d] != 1 && strides[d] != expected) return false;
+    expected *= shape[d];
+  }
+  return true;
+}
+
 char* TensorView::element(const int64_t* index) const {
   int64_t offset = 0;
   for (int d = 0; d < rank; ++d) offset += index[d] * strides[d];

@@ -23,6 +23,9 @@ struct TensorView {
   size_t element_size() const { return dtype_size(dtype); }
   // Row-major dense (size-1 axes may carry any stride).
   bool is_contiguous() const;
+  // Rank 4 [N, C, H, W] dense in NHWC order (SY_CAP_CHANNELS_LAST; size-1 axes may carry any
+  // stride, so a [N, C, 1, 1] or [N, 1, H, W] tensor is both this and contiguous).
+  bool is_channels_last() const;
   template <typename T>
   T* as() const {
     return reinterpret_cast<T*>(data);

@@ -161,6 +161,8 @@ struct Conv2dOptions {
   bool constant_weight = false;
 };
 // x [N, C, H, W], weight [O, C / groups, KH, KW] (PyTorch's layout), bias [O] or undefined.
+// The output is channels-last when x is (below), NCHW-contiguous otherwise; so are the outputs
+// of conv2d_fused and the pools.
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias,
               const Conv2dOptions& options = {});
 
@@ -188,6 +190,16 @@ struct Pool2dOptions {
 };
 Tensor max_pool2d(const Tensor& x, const Pool2dOptions& options);
 Tensor avg_pool2d(const Tensor& x, const Pool2dOptions& options);
+
+// Memory format. A rank-4 [N, C, H, W] tensor is channels-last when its strides are
+// [H*W*C, 1, W*C, C]: NHWC in memory, the same logical axes (PyTorch's channels_last). Elementwise
+// ops keep the layout of an input of their output's shape, so a network's activations stay
+// channels-last from one convolution to the next; reshape and the other ops treat such a tensor
+// like any strided view. The ONNX importer converts a convolution's input where the device asks
+// for it (SY_CAP_CHANNELS_LAST).
+bool is_channels_last(const Tensor& x);
+// The same values as a channels-last tensor (x itself when already so); throws unless rank 4.
+Tensor to_channels_last(const Tensor& x);
 
 // ---- normalisation ------------------------------------------------------------------------------
 // Normalises over the last `normalized_rank` axes; gamma and beta have those axes' shape.

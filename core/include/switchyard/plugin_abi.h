@@ -563,6 +563,11 @@ typedef struct sy_plugin_functions {
 #define SY_CAP_HOST_MEMORY (1u << 0)  /* buffers are host memory (buffer_host_address works) */
 #define SY_CAP_ASYNC (1u << 1)        /* dispatch returns before the work completes */
 #define SY_CAP_DEVICE_TIMING (1u << 2) /* events measure device time */
+/* The device's convolutions and pooling run fastest on channels-last activations: a rank-4
+ * [N, C, H, W] tensor whose strides are [H*W*C, 1, W*C, C] (NHWC in memory). Every op still takes
+ * any strides; the flag only tells the host's importers to keep a convolutional network's
+ * activations that way (docs/ops.md section 9). Plugins built before it have it unset: NCHW. */
+#define SY_CAP_CHANNELS_LAST (1u << 3)
 
 typedef struct sy_plugin_descriptor {
   uint32_t abi_version; /* = SY_ABI_VERSION the plugin was built with */

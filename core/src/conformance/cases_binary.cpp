@@ -6,7 +6,7 @@
 namespace switchyard::conformance {
 namespace {
 
-enum class Form { kSameShape, kBroadcast, kScalar, kRank0B, kStrided, kStrideZeroB };
+enum class Form { kSameShape, kBroadcast, kScalar, kRank0B, kStrided, kStrideZeroB, kChannelsLast };
 
 HostTensor operand_a(Generator& gen, sy_op op, sy_dtype dtype, const Shape& shape) {
   switch (op) {
@@ -69,6 +69,14 @@ OpCase build_binary(Generator& gen, sy_op op, sy_dtype dtype, Form form) {
     case Form::kStrideZeroB:
       return binary_case(op, operand_a(gen, op, dtype, {5, 6}),
                          broadcast_layout(operand_b(gen, op, dtype, {1, 6}), {5, 6}));
+    case Form::kChannelsLast: {
+      // A channels-last activation times a per-channel [N, C, 1, 1] value, into a channels-last
+      // output: what an importer's squeeze-and-excitation block runs (SY_CAP_CHANNELS_LAST).
+      const HostTensor a = permuted_layout(operand_a(gen, op, dtype, {2, 5, 3, 4}), {0, 2, 3, 1});
+      OpCase op_case = binary_case(op, a, operand_b(gen, op, dtype, {2, 5, 1, 1}));
+      op_case.outputs[0] = permuted_layout(op_case.outputs[0], {0, 2, 3, 1});
+      return op_case;
+    }
     case Form::kScalar:
       break;
   }
@@ -92,6 +100,7 @@ constexpr FormVariant kForms[] = {
     {Form::kRank0B, "broadcast/rank0_b", false},
     {Form::kStrided, "strided/permuted_a_sliced_b", true},
     {Form::kStrideZeroB, "strided/stride0_b", false},
+    {Form::kChannelsLast, "strided/channels_last_a_out", false},
 };
 
 }  // namespace

@@ -56,6 +56,14 @@ HostTensor activation(Generator& gen, sy_dtype dtype, const ConvSpec& spec, Shap
   return spec.channels_last ? permuted_layout(t, {0, 2, 3, 1}) : t;
 }
 
+// An activation-shaped output: channels-last too in a channels-last spec, as the host allocates
+// a convolution's output after a channels-last input (SY_CAP_CHANNELS_LAST), so that onednn's
+// path without reorders runs.
+HostTensor activation_output(sy_dtype dtype, const ConvSpec& spec, const Shape& shape) {
+  HostTensor t = zeros(dtype, shape);
+  return spec.channels_last ? permuted_layout(t, {0, 2, 3, 1}) : t;
+}
+
 OpCase build_conv(Generator& gen, sy_op op, sy_dtype dtype, const ConvSpec& spec) {
   const Shape x_shape = {spec.n, spec.c, spec.h, spec.w};
   const Shape w_shape = {spec.o, spec.c / spec.groups, spec.kh, spec.kw};
@@ -65,11 +73,11 @@ OpCase build_conv(Generator& gen, sy_op op, sy_dtype dtype, const ConvSpec& spec
     std::vector<HostTensor> inputs = {activation(gen, dtype, spec, x_shape),
                                       random_tensor(gen, dtype, w_shape, -1.0, 1.0)};
     if (spec.bias) inputs.push_back(random_tensor(gen, dtype, {spec.o}, -1.0, 1.0));
-    op_case = make_op_case(op, inputs, {zeros(dtype, y_shape)});
+    op_case = make_op_case(op, inputs, {activation_output(dtype, spec, y_shape)});
   } else if (op == SY_OP_CONV2D_BACKWARD_DATA || op == SY_OP_CONV2D_GROUPED_BACKWARD_DATA) {
     op_case = make_op_case(
         op, {activation(gen, dtype, spec, y_shape), random_tensor(gen, dtype, w_shape, -1.0, 1.0)},
-        {zeros(dtype, x_shape)});
+        {activation_output(dtype, spec, x_shape)});
   } else {
     std::vector<HostTensor> outputs = {zeros(dtype, w_shape)};
     if (spec.bias) outputs.push_back(zeros(dtype, {spec.o}));
@@ -100,6 +108,7 @@ struct FusedSpec {
   uint32_t activation;
   bool residual;
   float low = 0.0f, high = 0.0f;
+  bool nchw_residual = false;  // a dense NCHW residual beside channels-last x and y
 };
 
 const FusedSpec kFusedSpecs[] = {
@@ -134,6 +143,19 @@ const FusedSpec kFusedSpecs[] = {
      {"", 1, 4, 30, 28, 8, 1, 1, 1, 1, 0, 0, 1, 1, false, false},
      1,
      true},
+    // Channels-last x, y and residual: onednn's nhwc primitive with the sum post-op; then an
+    // NCHW residual (an ONNX graph input added to a convolution's output) beside them.
+    {"residual/SILU/3x3/pad1/channels_last/bias",
+     {"", 2, 5, 6, 7, 6, 3, 3, 1, 1, 1, 1, 1, 1, true, true},
+     3,
+     true},
+    {"residual_nchw/RELU/3x3/pad1/channels_last/bias",
+     {"", 2, 5, 6, 7, 6, 3, 3, 1, 1, 1, 1, 1, 1, true, true},
+     1,
+     true,
+     0.0f,
+     0.0f,
+     true},
 };
 
 OpCase build_fused(Generator& gen, sy_dtype dtype, const FusedSpec& spec) {
@@ -143,7 +165,8 @@ OpCase build_fused(Generator& gen, sy_dtype dtype, const FusedSpec& spec) {
   if (spec.residual) {
     // From -4 to 4: the sums reach both sides of every activation's bends.
     HostTensor r = random_tensor(gen, dtype, {c.n, c.o, c.out_h(), c.out_w()}, -4.0, 4.0);
-    op_case.inputs.push_back(c.channels_last ? permuted_layout(r, {0, 2, 3, 1}) : r);
+    op_case.inputs.push_back(
+        c.channels_last && !spec.nchw_residual ? permuted_layout(r, {0, 2, 3, 1}) : r);
   }
   sy_conv2d_fused_params& p = op_case.params.conv2d_fused;
   p.activation = spec.activation;

@@ -25,6 +25,7 @@ const PoolSpec kPoolSpecs[] = {
     {"2x3/stride2x1/pad0x1", 2, 2, 6, 7, 2, 3, 2, 1, 0, 1, false},
     {"3x3/stride3/ragged_edge", 1, 3, 8, 7, 3, 3, 3, 3, 0, 0, false},
     {"2x2/stride2/channels_last", 2, 3, 4, 6, 2, 2, 2, 2, 0, 0, true},
+    {"3x3/stride2/pad1/channels_last", 2, 5, 7, 6, 3, 3, 2, 2, 1, 1, true},
 };
 
 sy_pool2d_params pool_params(const PoolSpec& spec, bool count_include_pad) {
@@ -56,7 +57,8 @@ OpCase build_pool(Generator& gen, sy_op op, sy_dtype dtype, const PoolSpec& spec
   switch (op) {
     case SY_OP_MAX_POOL2D:
     case SY_OP_AVG_POOL2D:
-      op_case = make_op_case(op, {laid_out(x, spec)}, {zeros(dtype, y_shape)});
+      // A channels-last output too, as the host allocates it after a channels-last input.
+      op_case = make_op_case(op, {laid_out(x, spec)}, {laid_out(zeros(dtype, y_shape), spec)});
       break;
     case SY_OP_MAX_POOL2D_BACKWARD:
       op_case =

@@ -9,6 +9,7 @@
 #include "formats/onnx_ops_internal.h"
 #include "switchyard/device.h"
 #include "switchyard/ops.h"
+#include "switchyard/plugin.h"
 
 namespace switchyard::onnx_detail {
 
@@ -254,6 +255,17 @@ Tensor as_2d(const Tensor& x, bool one_d) {
 Tensor from_2d(const Tensor& y, bool one_d) {
   return one_d ? y.squeeze(2) : y;
 }
+
+// A 2-D convolution's input, converted once to channels-last where the device runs convolutions
+// fastest that way (SY_CAP_CHANNELS_LAST): the output follows its input's layout, and so do the
+// elementwise ops and pools after it, so one conversion at the network's first convolution
+// serves the whole network. An input with one pixel ([N, C, 1, 1]) is the same bytes either way.
+Tensor conv_input(const Tensor& x, bool one_d) {
+  if (one_d) return as_2d(x, one_d);
+  const bool channels_last =
+      (x.device()->plugin().capabilities() & SY_CAP_CHANNELS_LAST) != 0 && x.dim(2) * x.dim(3) > 1;
+  return channels_last ? to_channels_last(x) : x;
+}
 }  // namespace
 
 // Conv, and switchyard.Conv (fuse_conv): the same convolution with the fused node's epilogue.
@@ -280,7 +292,7 @@ void device_conv(NodeContext& c) {
   // 1-D: [N, C, L] runs as [N, C, 1, L] with a 1 x K kernel.
   const Node& node = c.node();
   if (node.op != "switchyard.Conv") {
-    const Tensor y = conv2d(as_2d(x, w.one_d), as_2d(weight, w.one_d), bias, options);
+    const Tensor y = conv2d(conv_input(x, w.one_d), as_2d(weight, w.one_d), bias, options);
     c.set_device(0, from_2d(y, w.one_d), kFloat);
     return;
   }
@@ -293,7 +305,7 @@ void device_conv(NodeContext& c) {
     // The Add broadcasts the convolution's output up to a higher rank: the ops one by one.
     epilogue.residual = residual;
     const Tensor y =
-        from_2d(conv2d(as_2d(x, w.one_d), as_2d(weight, w.one_d), bias, options), w.one_d);
+        from_2d(conv2d(conv_input(x, w.one_d), as_2d(weight, w.one_d), bias, options), w.one_d);
     c.set_device(0, conv_epilogue(y, epilogue), kFloat);
     return;
   }
@@ -302,7 +314,8 @@ void device_conv(NodeContext& c) {
     residual = residual.unsqueeze(residual.rank() - 1);
   }
   epilogue.residual = residual;
-  const Tensor y = conv2d_fused(as_2d(x, w.one_d), as_2d(weight, w.one_d), bias, options, epilogue);
+  const Tensor y =
+      conv2d_fused(conv_input(x, w.one_d), as_2d(weight, w.one_d), bias, options, epilogue);
   c.set_device(0, from_2d(y, w.one_d), kFloat);
 }
 

@@ -1,6 +1,8 @@
 // Helpers shared by the op implementations.
 #include "tensor/op_helpers.h"
 
+#include "autograd/node.h"
+#include "switchyard/ops.h"
 #include "switchyard/status.h"
 #include "tensor/dispatch_internal.h"
 #include "tensor/tensor_impl.h"
@@ -13,6 +15,48 @@ Tensor empty_like_shape(const Tensor& like, const Shape& shape, DType dtype) {
 
 Tensor empty_like_shape(const Tensor& like, const Shape& shape) {
   return Tensor::empty(shape, like.dtype(), like.device());
+}
+
+namespace {
+
+// [N, C, H, W]'s channels-last strides: NHWC in memory.
+Shape channels_last_strides(const Shape& shape) {
+  return Shape{shape[1] * shape[2] * shape[3], 1, shape[3] * shape[1], shape[1]};
+}
+
+}  // namespace
+
+bool is_channels_last(const Tensor& x) {
+  if (!x.defined() || x.rank() != 4) return false;
+  const Shape& shape = x.shape();
+  const Shape& strides = x.strides();
+  // Exact strides, size-1 axes included, as PyTorch tells the two apart: a [N, 1, H, W] or
+  // [N, C, 1, 1] tensor is both dense and channels-last in memory, and its size-1 axis's stride
+  // says which layout made it. Where even that agrees (C = H = W = 1), it is contiguous.
+  return strides == channels_last_strides(shape) && !(strides == contiguous_strides(shape));
+}
+
+Tensor empty_like_format(const Tensor& like, const Shape& shape) {
+  if (shape.rank() != 4 || !is_channels_last(like)) return empty_like_shape(like, shape);
+  const Tensor nhwc =
+      Tensor::empty(Shape{shape[0], shape[2], shape[3], shape[1]}, like.dtype(), like.device());
+  return Tensor(make_view_impl(*nhwc.impl(), shape, channels_last_strides(shape), 0));
+}
+
+Tensor to_channels_last(const Tensor& x) {
+  const TensorImpl& impl = checked_impl(x, "to_channels_last");
+  if (impl.shape.rank() != 4) {
+    throw_error(
+        invalid_argument("to_channels_last: needs x [N, C, H, W], got " + impl.shape.to_string()));
+  }
+  if (is_channels_last(x)) return x;
+  const Tensor nhwc = Tensor::empty(
+      Shape{impl.shape[0], impl.shape[2], impl.shape[3], impl.shape[1]}, impl.dtype, impl.device);
+  Tensor out(make_view_impl(*nhwc.impl(), impl.shape, channels_last_strides(impl.shape), 0));
+  run_op(SY_OP_COPY, {x}, {out});
+  record_op(out, "to_channels_last", {x},
+            [](const Tensor& grad, const Node&) { return std::vector<Tensor>{grad}; });
+  return out;
 }
 
 void require_float(const Tensor& tensor, const char* op) {
@@ -78,14 +122,17 @@ Shape reduced_shape(const Shape& shape, uint32_t mask, bool keep_dims) {
 }
 
 Tensor run_unary(sy_op op, const Tensor& x) {
-  Tensor out = empty_like_shape(x, x.shape());
+  Tensor out = empty_like_format(x, x.shape());
   run_op(op, {x}, {out});
   return out;
 }
 
 Tensor run_binary(sy_op op, const Tensor& a, const Tensor& b) {
   require_same_dtype(a, b, "binary op");
-  Tensor out = empty_like_shape(a, broadcast_shapes(a.shape(), b.shape()));
+  const Shape shape = broadcast_shapes(a.shape(), b.shape());
+  // The layout of an operand of the output's shape (a first), so a channels-last activation
+  // times a [N, C, 1, 1] scale stays channels-last.
+  Tensor out = empty_like_format(a.shape() == shape || !(b.shape() == shape) ? a : b, shape);
   run_op(op, {a, b}, {out});
   return out;
 }
@@ -94,7 +141,7 @@ Tensor run_binary_scalar(sy_op op, const Tensor& a, double scalar) {
   sy_op_params params{};
   params.binary.use_scalar = 1;
   params.binary.scalar = scalar;
-  Tensor out = empty_like_shape(a, a.shape());
+  Tensor out = empty_like_format(a, a.shape());
   run_op(op, {a}, {out}, params);
   return out;
 }

@@ -14,6 +14,11 @@ namespace switchyard {
 Tensor empty_like_shape(const Tensor& like, const Shape& shape, DType dtype);
 Tensor empty_like_shape(const Tensor& like, const Shape& shape);
 
+// A new output of `shape` laid out like `like`: channels-last when `like` is (is_channels_last in
+// ops.h) and `shape` has rank 4, contiguous otherwise. Convolutions, pools and elementwise ops
+// allocate their outputs this way, so a network's activations keep their layout.
+Tensor empty_like_format(const Tensor& like, const Shape& shape);
+
 // Throws unless the tensor is defined and of a floating dtype; names the op.
 void require_float(const Tensor& tensor, const char* op);
 void require_index(const Tensor& tensor, const char* op);

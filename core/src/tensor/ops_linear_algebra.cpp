@@ -188,7 +188,7 @@ Shape conv_out_shape(const Tensor& x, const Tensor& weight, const Conv2dOptions&
 Tensor conv2d_op(const Tensor& x, const Tensor& weight, const Tensor& bias,
                  const Conv2dOptions& options) {
   const Shape out_shape = conv_out_shape(x, weight, options);
-  Tensor out = empty_like_shape(x, out_shape);
+  Tensor out = empty_like_format(x, out_shape);
   const sy_op_params params = conv_params(options, bias.defined());
   const sy_op forward = conv_ops(options).forward;
   const char* name = options.groups == 1 ? "conv2d" : "conv2d_grouped";
@@ -331,7 +331,7 @@ Tensor conv2d_fused(const Tensor& x_in, const Tensor& weight_in, const Tensor& b
     composed.residual = residual;
     return conv_epilogue(conv2d(x, weight, bias, options), composed);
   }
-  Tensor out = empty_like_shape(x, out_shape);
+  Tensor out = empty_like_format(x, out_shape);
   sy_op_params params = conv_params(options, bias.defined());
   params.conv2d_grouped.groups = options.groups;
   params.conv2d_fused.activation = activation_id(epilogue.activation);
@@ -384,7 +384,7 @@ Shape pool_shape(const Tensor& x, const Pool2dOptions& o, const char* op) {
 Tensor max_pool2d(const Tensor& x, const Pool2dOptions& options) {
   require_float(x, "max_pool2d");
   const sy_op_params params = pool_params(options);
-  Tensor out = empty_like_shape(x, pool_shape(x, options, "max_pool2d"));
+  Tensor out = empty_like_format(x, pool_shape(x, options, "max_pool2d"));
   run_op(SY_OP_MAX_POOL2D, {x}, {out}, params);
   record_op(out, "max_pool2d", {x}, [x_data = x.detach(), params](const Tensor& g, const Node&) {
     Tensor gx = empty_like_shape(x_data, x_data.shape());
@@ -397,7 +397,7 @@ Tensor max_pool2d(const Tensor& x, const Pool2dOptions& options) {
 Tensor avg_pool2d(const Tensor& x, const Pool2dOptions& options) {
   require_float(x, "avg_pool2d");
   const sy_op_params params = pool_params(options);
-  Tensor out = empty_like_shape(x, pool_shape(x, options, "avg_pool2d"));
+  Tensor out = empty_like_format(x, pool_shape(x, options, "avg_pool2d"));
   run_op(SY_OP_AVG_POOL2D, {x}, {out}, params);
   record_op(out, "avg_pool2d", {x}, [shape = x.shape(), params](const Tensor& g, const Node&) {
     Tensor gx = empty_like_shape(g, shape);

@@ -153,14 +153,28 @@ bool plain_one_by_one(const OpContext& ctx, const ConvGeometry& g, uint32_t dtyp
          p.stride_w == 1 && p.pad_h == 0 && p.pad_w == 0 && g.oh * g.ow >= kPlainMinPixels;
 }
 
-// The forward primitive's descriptor: blocked layouts of oneDNN's choosing, or NCHW for src and
-// dst where `plain` (plain_one_by_one; the backward ops' hints stay blocked).
-dnnl::convolution_forward::primitive_desc forward_pd(const OpContext& ctx, const ConvGeometry& g,
-                                                     uint32_t dtype, const dnnl::memory::desc* bias,
-                                                     const dnnl::primitive_attr& attr,
-                                                     bool plain = false) {
+// The activations' layout a forward primitive is created with.
+enum class ActivationLayout {
+  kAny,   // blocked, of oneDNN's choosing, with cached reorders from and to the caller's layout
+  kNchw,  // the caller's dense NCHW (plain_one_by_one)
+  kNhwc,  // the caller's channels-last x and y (SY_CAP_CHANNELS_LAST): no reorder either side,
+          // post-ops fused; oneDNN's brgconv kernels run on it as fast as on its blocked layouts
+};
+
+// The forward primitive's descriptor (the backward ops' hints take kAny).
+dnnl::convolution_forward::primitive_desc forward_pd(
+    const OpContext& ctx, const ConvGeometry& g, uint32_t dtype, const dnnl::memory::desc* bias,
+    const dnnl::primitive_attr& attr, ActivationLayout layout = ActivationLayout::kAny) {
   auto activation = [&](const dims& shape) {
-    return plain ? dnnl::memory::desc(shape, dnnl_type(dtype), tag::nchw) : any_desc(shape, dtype);
+    switch (layout) {
+      case ActivationLayout::kNchw:
+        return dnnl::memory::desc(shape, dnnl_type(dtype), tag::nchw);
+      case ActivationLayout::kNhwc:
+        return dnnl::memory::desc(shape, dnnl_type(dtype), tag::nhwc);
+      case ActivationLayout::kAny:
+        break;
+    }
+    return any_desc(shape, dtype);
   };
   auto src = activation({g.n, g.c, g.h, g.w});
   auto wei = any_desc(g.weight_dims(), dtype);
@@ -242,7 +256,13 @@ void conv_forward(OpContext& ctx) {
   }
   x = describable(ctx, x);
   w = weight_view(describable(ctx, w), g);
-  const bool plain = plain_one_by_one(ctx, g, x.dtype);
+  ActivationLayout layout = ActivationLayout::kAny;
+  if (x.is_channels_last() && y.is_channels_last()) {
+    layout = ActivationLayout::kNhwc;
+  } else if (plain_one_by_one(ctx, g, x.dtype)) {
+    layout = ActivationLayout::kNchw;
+  }
+  const bool plain = layout == ActivationLayout::kNchw;
   const bool residual_in_dst = has_residual && !plain;  // oneDNN's sum post-op reads dst
   const int threads = conv_threads(ctx, g);
   auto entry = ctx.device.primitives.get_or_create<ConvEntry>(
@@ -253,7 +273,7 @@ void conv_forward(OpContext& ctx) {
         const dnnl::engine& engine = ctx.device.engine;
         dnnl::memory::desc bias_desc = has_bias ? dnnl_desc(bias) : dnnl::memory::desc();
         auto pd = forward_pd(ctx, g, x.dtype, has_bias ? &bias_desc : nullptr,
-                             fused_attr(ctx, plain), plain);
+                             fused_attr(ctx, plain), layout);
         if (residual_in_dst)
           e->residual = make_input_layout(engine, dnnl_desc(residual), pd.dst_desc());
         e->primitive = dnnl::convolution_forward(pd);
@@ -268,13 +288,16 @@ void conv_forward(OpContext& ctx) {
   std::shared_ptr<const void> kept;
   void* wei = constant_weights(ctx, entry->second, w, kept);
   void* dst = nullptr;
-  if (residual_in_dst && !entry->residual.same) {
+  if (residual_in_dst && entry->fourth.same) {
+    // y is the primitive's dst (channels-last, say): the residual goes in by a strided copy,
+    // whatever its own layout.
+    dst = y.data;
+    copy_view(residual, y, ctx.threads_for(y.numel()));
+  } else if (residual_in_dst && !entry->residual.same) {
     dst = prepare_input(ctx, entry->residual, residual.data);  // fresh scratch in dst's layout
   } else {
     dst = output_target(ctx, entry->fourth, y.data);
-    if (residual_in_dst && dst == y.data) {
-      copy_view(residual, y, ctx.threads_for(y.numel()));
-    } else if (residual_in_dst) {  // the residual is already in the primitive's dst layout
+    if (residual_in_dst) {  // the residual is already in the primitive's (scratch) dst layout
       std::memcpy(dst, residual.data, entry->fourth.internal.get_size());
     }
   }

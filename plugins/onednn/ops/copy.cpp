@@ -143,7 +143,7 @@ bool broadcast_view(const TensorView& in, const int64_t* shape, int rank, Tensor
 
 void copy_view(const TensorView& src, const TensorView& dst, int threads) {
   if (dst.numel() == 0 || same_memory(src, dst)) return;
-  StridedLoop<2> loop = plan_loop<2>({&dst, &src});
+  StridedLoop<2> loop = plan_loop_in_memory_order<2>({&dst, &src});
   if (src.dtype == dst.dtype) {
     visit_dtype(src.dtype, [&](auto type_tag) {
       using T = decltype(type_tag);
@@ -173,7 +173,7 @@ TensorView dense_copy(OpContext& ctx, const TensorView& view, uint32_t dtype) {
 }
 
 void fill_zero(const TensorView& view, int threads) {
-  StridedLoop<1> loop = plan_loop<1>({&view});
+  StridedLoop<1> loop = plan_loop_in_memory_order<1>({&view});
   const int64_t element_size = static_cast<int64_t>(view.element_size());
   run_loop(loop, threads, [element_size](char* const* p, const int64_t* s, int64_t count) {
     if (s[0] == element_size) {
@@ -199,7 +199,7 @@ void run_fill(OpContext& ctx) {
   ctx.require_counts(0, 1);
   const TensorView& out = ctx.out[0];
   const double value = ctx.params.fill.value;
-  StridedLoop<1> loop = plan_loop<1>({&out});
+  StridedLoop<1> loop = plan_loop_in_memory_order<1>({&out});
   visit_dtype(out.dtype, [&](auto type_tag) {
     using T = decltype(type_tag);
     T converted{};

@@ -122,7 +122,7 @@ void scalar_span(char* const* p, const int64_t* s, int64_t count, float scalar, 
 
 template <typename T, typename F>
 void run_unary_kernel(const TensorView& out, const TensorView& x, int threads, const F& f) {
-  StridedLoop<2> loop = plan_loop<2>({&out, &x});
+  StridedLoop<2> loop = plan_loop_in_memory_order<2>({&out, &x});
   run_loop(loop, threads, [&f](char* const* p, const int64_t* s, int64_t count) {
     unary_span<T>(p, s, count, f);
   });
@@ -131,7 +131,7 @@ void run_unary_kernel(const TensorView& out, const TensorView& x, int threads, c
 template <typename T, typename F>
 void run_binary_kernel(const TensorView& out, const TensorView& a, const TensorView& b, int threads,
                        const F& f) {
-  StridedLoop<3> loop = plan_loop<3>({&out, &a, &b});
+  StridedLoop<3> loop = plan_loop_in_memory_order<3>({&out, &a, &b});
   run_loop(loop, threads, [&f](char* const* p, const int64_t* s, int64_t count) {
     binary_span<T>(p, s, count, f);
   });
@@ -140,7 +140,7 @@ void run_binary_kernel(const TensorView& out, const TensorView& a, const TensorV
 template <typename T, typename F>
 void run_scalar_kernel(const TensorView& out, const TensorView& a, float scalar, int threads,
                        const F& f) {
-  StridedLoop<2> loop = plan_loop<2>({&out, &a});
+  StridedLoop<2> loop = plan_loop_in_memory_order<2>({&out, &a});
   run_loop(loop, threads, [&f, scalar](char* const* p, const int64_t* s, int64_t count) {
     scalar_span<T>(p, s, count, scalar, f);
   });

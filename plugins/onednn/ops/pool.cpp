@@ -1,5 +1,6 @@
 // MAX_POOL2D, AVG_POOL2D and their backward ops (docs/ops.md section 10) on oneDNN's pooling
-// primitives, with dense NCHW operands (strided ones go through dense scratch copies).
+// primitives, with dense NCHW operands (strided ones go through dense scratch copies), or, in
+// the forward ops, channels-last x and y as they are (SY_CAP_CHANNELS_LAST).
 //
 // The ABI's max-pool backward gets x, not the forward's argmax, so it re-runs the forward in
 // training mode to get oneDNN's workspace (the argmax positions) and then runs the backward.
@@ -65,11 +66,17 @@ dnnl::algorithm pool_algorithm(const OpContext& ctx) {
 }
 
 std::shared_ptr<PoolEntry> make_entry(const OpContext& ctx, const PoolGeometry& g, uint32_t dtype,
-                                      bool backward) {
+                                      bool backward, bool nhwc) {
   auto e = std::make_shared<PoolEntry>();
   const dnnl::engine& engine = ctx.device.engine;
-  e->src = dnnl_dense_desc({g.n, g.c, g.h, g.w}, dtype);
-  e->dst = dnnl_dense_desc({g.n, g.c, g.oh, g.ow}, dtype);
+  if (nhwc) {
+    using tag = dnnl::memory::format_tag;
+    e->src = dnnl::memory::desc({g.n, g.c, g.h, g.w}, dnnl_type(dtype), tag::nhwc);
+    e->dst = dnnl::memory::desc({g.n, g.c, g.oh, g.ow}, dnnl_type(dtype), tag::nhwc);
+  } else {
+    e->src = dnnl_dense_desc({g.n, g.c, g.h, g.w}, dtype);
+    e->dst = dnnl_dense_desc({g.n, g.c, g.oh, g.ow}, dtype);
+  }
   const auto prop =
       backward ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
   dnnl::pooling_forward::primitive_desc fwd(
@@ -89,16 +96,16 @@ std::shared_ptr<PoolEntry> make_entry(const OpContext& ctx, const PoolGeometry& 
 }
 
 std::shared_ptr<const PoolEntry> get_entry(OpContext& ctx, const PoolGeometry& g, uint32_t dtype,
-                                           bool backward) {
+                                           bool backward, bool nhwc = false) {
   const auto& p = ctx.params.pool2d;
   const int threads = ctx.threads_for(g.n * g.c * g.h * g.w, kMinRowElements);
   ctx.use_threads(threads);
   CacheKeyBuilder key(ctx.op);
   key.add(threads).add(dtype).add(g.n).add(g.c).add(g.h).add(g.w);
   key.add(p.kernel_h).add(p.kernel_w).add(p.stride_h).add(p.stride_w).add(p.pad_h).add(p.pad_w);
-  key.add(p.count_include_pad);
+  key.add(p.count_include_pad).add(nhwc);
   return ctx.device.primitives.get_or_create<PoolEntry>(
-      key.finish(), [&] { return make_entry(ctx, g, dtype, backward); });
+      key.finish(), [&] { return make_entry(ctx, g, dtype, backward, nhwc); });
 }
 
 // A dense scratch tensor for an output that is not dense, else the output itself.
@@ -110,9 +117,11 @@ void pool_forward(OpContext& ctx) {
   const TensorView& y = ctx.out[0];
   const PoolGeometry g = check_geometry(ctx, ctx.in[0], y);
   if (y.numel() == 0) return;
-  TensorView x = dense_copy(ctx, ctx.in[0], ctx.in[0].dtype);
-  TensorView target = dense_target(ctx, y);
-  auto entry = get_entry(ctx, g, x.dtype, false);
+  const bool nhwc = ctx.in[0].is_channels_last() && y.is_channels_last() &&
+                    dnnl_describable(ctx.in[0]) && dnnl_describable(y);
+  TensorView x = nhwc ? ctx.in[0] : dense_copy(ctx, ctx.in[0], ctx.in[0].dtype);
+  TensorView target = nhwc ? y : dense_target(ctx, y);
+  auto entry = get_entry(ctx, g, x.dtype, false, nhwc);
   execute_primitive(
       ctx, entry->forward, entry->forward_scratchpad,
       {{DNNL_ARG_SRC, &entry->src, x.data}, {DNNL_ARG_DST, &entry->dst, target.data}});

@@ -126,44 +126,56 @@ float reduce_block(uint32_t op, const StridedLoop<1>& loop, char* base, int thre
   return static_cast<float>(total);
 }
 
-// The kept axes are the innermost, dense ones (a bias gradient: [N, C] reduced over N): walk the
-// reduced positions in the outer loop and add whole contiguous rows of outputs into accumulators,
-// which vectorises, instead of reading one strided column per output. Threads split the columns.
+// The innermost kept axis is dense (a bias gradient: [N, C] reduced over N; a channels-last
+// [N, C, H, W] averaged over H and W): walk the reduced positions in the outer loop and add whole
+// contiguous rows of outputs into accumulators, which vectorises, instead of reading one strided
+// column per output. Outer kept axes (the batch) run one after another; threads split the columns.
 template <typename T>
 bool try_reduce_rows(OpContext& ctx, const ReduceSplit& split) {
   const StridedLoop<1> kept = plan_loop<1>({&split.outer});
-  const int64_t width = kept.numel;
-  if (kept.rank != 1 || kept.byte_strides[0][0] != sizeof(T) || width < 16) return false;
-  StridedLoop<1> inner = plan_loop<1>({&split.inner});
+  const int last = kept.rank - 1;
+  const int64_t width = kept.shape[last];
+  if (kept.byte_strides[0][last] != sizeof(T) || width < 16) return false;
+  const int64_t batches = kept.numel / width;
+  const StridedLoop<1> inner = plan_loop<1>({&split.inner});
   const int64_t depth = split.inner.numel();
-  float* result = static_cast<float*>(ctx.scratch(static_cast<size_t>(width) * sizeof(float)));
+  float* result = static_cast<float*>(ctx.scratch(static_cast<size_t>(kept.numel) * sizeof(float)));
   const bool max = ctx.op == SY_OP_REDUCE_MAX;
   const bool mean = ctx.op == SY_OP_REDUCE_MEAN;
-  parallel_ranges(width, ctx.threads_for(width * depth), [&](int64_t first, int64_t last) {
-    const int64_t columns = last - first;
-    std::vector<double> sums(max ? 0 : static_cast<size_t>(columns), 0.0);
-    std::vector<float> maxima(max ? static_cast<size_t>(columns) : 0, -INFINITY);
-    auto add_rows = [&](char* const* p, const int64_t* s, int64_t count) {
-      for (int64_t i = 0; i < count; ++i) {
-        const T* row = reinterpret_cast<const T*>(p[0] + i * s[0]) + first;
-        if (max) {
-          for (int64_t c = 0; c < columns; ++c) {
-            const float v = load_f32(row[c]);
-            const float m = maxima[c];
-            maxima[c] = (m != m || v < m) ? m : v;  // NaN sticks; v == NaN replaces m
-          }
-        } else {
-          for (int64_t c = 0; c < columns; ++c) sums[c] += static_cast<double>(load_f32(row[c]));
-        }
-      }
-    };
-    if (depth > 0) run_loop_range(inner, 0, inner.numel, add_rows);
-    for (int64_t c = 0; c < columns; ++c) {
-      result[first + c] =
-          max ? maxima[c]
-              : static_cast<float>(mean ? sums[c] / static_cast<double>(depth) : sums[c]);
+  const int threads = ctx.threads_for(width * depth);
+  for (int64_t batch = 0; batch < batches; ++batch) {
+    StridedLoop<1> at = inner;
+    for (int64_t d = last - 1, rest = batch; d >= 0; --d) {
+      at.data[0] += (rest % kept.shape[d]) * kept.byte_strides[0][d];
+      rest /= kept.shape[d];
     }
-  });
+    float* batch_result = result + batch * width;
+    parallel_ranges(width, threads, [&](int64_t first, int64_t end) {
+      const int64_t columns = end - first;
+      std::vector<double> sums(max ? 0 : static_cast<size_t>(columns), 0.0);
+      std::vector<float> maxima(max ? static_cast<size_t>(columns) : 0, -INFINITY);
+      auto add_rows = [&](char* const* p, const int64_t* s, int64_t count) {
+        for (int64_t i = 0; i < count; ++i) {
+          const T* row = reinterpret_cast<const T*>(p[0] + i * s[0]) + first;
+          if (max) {
+            for (int64_t c = 0; c < columns; ++c) {
+              const float v = load_f32(row[c]);
+              const float m = maxima[c];
+              maxima[c] = (m != m || v < m) ? m : v;  // NaN sticks; v == NaN replaces m
+            }
+          } else {
+            for (int64_t c = 0; c < columns; ++c) sums[c] += static_cast<double>(load_f32(row[c]));
+          }
+        }
+      };
+      if (depth > 0) run_loop_range(at, 0, at.numel, add_rows);
+      for (int64_t c = 0; c < columns; ++c) {
+        batch_result[first + c] =
+            max ? maxima[c]
+                : static_cast<float>(mean ? sums[c] / static_cast<double>(depth) : sums[c]);
+      }
+    });
+  }
   copy_view(make_dense_view(result, SY_DTYPE_F32, split.outer.rank, split.outer.shape), split.out,
             1);
   return true;

@@ -65,6 +65,34 @@ StridedLoop<N> plan_loop(const std::array<const TensorView*, N>& views) {
   return loop;
 }
 
+// plan_loop over the operands with their axes ordered as the output's lie in memory (outermost
+// first, by decreasing stride; a stable sort, so a row-major output keeps its order). An
+// elementwise op gives the same values in any order, and this one makes the inner span dense in
+// the output, and in inputs laid out like it: a channels-last [N, C, H, W] output walks C
+// innermost instead of W at stride C. Not for loops whose order matters (reductions).
+template <int N>
+StridedLoop<N> plan_loop_in_memory_order(const std::array<const TensorView*, N>& views) {
+  const TensorView& out = *views[0];
+  int order[SY_MAX_RANK];
+  for (int d = 0; d < out.rank; ++d) order[d] = d;
+  std::stable_sort(order, order + out.rank,
+                   [&out](int i, int j) { return out.strides[i] > out.strides[j]; });
+  bool identity = true;
+  for (int d = 0; d < out.rank; ++d) identity = identity && order[d] == d;
+  if (identity) return plan_loop<N>(views);
+  std::array<TensorView, N> permuted;
+  std::array<const TensorView*, N> pointers;
+  for (int k = 0; k < N; ++k) {
+    permuted[k] = *views[k];
+    for (int d = 0; d < out.rank; ++d) {
+      permuted[k].shape[d] = views[k]->shape[order[d]];
+      permuted[k].strides[d] = views[k]->strides[order[d]];
+    }
+    pointers[k] = &permuted[k];
+  }
+  return plan_loop<N>(pointers);
+}
+
 // Calls body(ptrs, inner_byte_strides, count) for the spans covering elements [begin, end).
 template <int N, typename Body>
 void run_loop_range(const StridedLoop<N>& loop, int64_t begin, int64_t end, Body& body) {
