@@ -157,6 +157,17 @@ sy_status status_of(const dnnl::error& e) {
   return SY_STATUS_INTERNAL;
 }
 
+// The inputs SY_CALL_CONSTANT_WEIGHTS promises constant for the call's op (plugin_abi.h): w_ih and
+// w_hh of the sequence ops, input 1 (w, or MATMUL's b) of the others.
+void mark_constant_inputs(const sy_op_call& call, OpContext& ctx) {
+  uint32_t first = 1, count = 1;
+  if (call.op == SY_OP_LSTM_SEQUENCE) first = 3, count = 2;
+  if (call.op == SY_OP_GRU_SEQUENCE) first = 2, count = 2;
+  for (uint32_t i = first; i < first + count && i < call.num_inputs; ++i) {
+    if (call.inputs[i].buffer != nullptr) ctx.constant_buffer[i] = call.inputs[i].buffer->id;
+  }
+}
+
 }  // namespace
 
 void dispatch_call(sy_device_s& device, sy_queue_s& queue, const sy_op_call& call) {
@@ -171,10 +182,7 @@ void dispatch_call(sy_device_s& device, sy_queue_s& queue, const sy_op_call& cal
   ctx.num_outputs = static_cast<int>(call.num_outputs);
   for (uint32_t i = 0; i < call.num_inputs; ++i)
     ctx.in[i] = resolve(name, call.inputs[i], "input", i);
-  if ((call.flags & SY_CALL_CONSTANT_WEIGHTS) != 0 && call.num_inputs > 1 &&
-      call.inputs[1].buffer != nullptr) {
-    ctx.constant_weights = call.inputs[1].buffer->id;
-  }
+  if ((call.flags & SY_CALL_CONSTANT_WEIGHTS) != 0) mark_constant_inputs(call, ctx);
   for (uint32_t i = 0; i < call.num_outputs; ++i) {
     ctx.out[i] = resolve(name, call.outputs[i], "output", i);
     check_output_strides(name, ctx.out[i], i);

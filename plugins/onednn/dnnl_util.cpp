@@ -130,20 +130,26 @@ void finish_output(OpContext& ctx, const ArgLayout& layout, void* target, void* 
   ctx.queue.stream.wait();
 }
 
-void* constant_weights(OpContext& ctx, const ArgLayout& layout, const TensorView& w,
-                       std::shared_ptr<const void>& kept) {
-  // Only the caller's own bytes are keyed: a describable() copy lives in scratch memory, whose
-  // addresses the next call reuses for other data.
-  if (layout.same || ctx.constant_weights == 0 || w.data != ctx.in[1].data) {
-    return prepare_input(ctx, layout, w.data);
-  }
-  kept = ctx.device.weights.find(ctx.constant_weights, w.data, layout.user, layout.internal);
+void* kept_conversion(OpContext& ctx, int input, const TensorView& w,
+                      const dnnl::memory::desc& user, const dnnl::memory::desc& internal,
+                      std::shared_ptr<const void>& kept, const std::function<void*()>& convert) {
+  const uint64_t buffer = ctx.constant_buffer[input];
+  // Only the caller's own bytes are keyed: a describable() or staged copy lives in scratch
+  // memory, whose addresses the next call reuses for other data.
+  if (buffer == 0 || w.data != ctx.in[input].data) return convert();
+  kept = ctx.device.weights.find(buffer, w.data, user, internal);
   if (kept) return const_cast<void*>(kept.get());
-  void* converted = prepare_input(ctx, layout, w.data);
+  void* converted = convert();
   ctx.queue.stream.wait();
-  kept =
-      ctx.device.weights.put(ctx.constant_weights, w.data, layout.user, layout.internal, converted);
+  kept = ctx.device.weights.put(buffer, w.data, user, internal, converted);
   return converted;
+}
+
+void* constant_weights(OpContext& ctx, const ArgLayout& layout, const TensorView& w,
+                       std::shared_ptr<const void>& kept, int input) {
+  const auto convert = [&] { return prepare_input(ctx, layout, w.data); };
+  if (layout.same) return convert();
+  return kept_conversion(ctx, input, w, layout.user, layout.internal, kept, convert);
 }
 
 }  // namespace sy_onednn

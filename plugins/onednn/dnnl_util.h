@@ -2,6 +2,7 @@
 // user scratchpad from the queue's workspace.
 #pragma once
 
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -71,6 +72,14 @@ void finish_output(OpContext& ctx, const ArgLayout& layout, void* target, void* 
 // `kept` holds it during the call), else a conversion made now. Used by the convolutions and
 // MATMUL's b.
 void* constant_weights(OpContext& ctx, const ArgLayout& layout, const TensorView& w,
-                       std::shared_ptr<const void>& kept);
+                       std::shared_ptr<const void>& kept, int input = 1);
+// Input `input`'s bytes `w` (laid out as `user`) converted to `internal` by `convert`, which
+// returns internal.get_size() converted bytes: kept in device.weights where the call promises the
+// input constant and `w` is the caller's own bytes (a staged copy lives in scratch memory, whose
+// addresses the next call reuses), and found there on later calls; converted afresh otherwise.
+// `kept` holds a kept conversion alive while the call uses it.
+void* kept_conversion(OpContext& ctx, int input, const TensorView& w,
+                      const dnnl::memory::desc& user, const dnnl::memory::desc& internal,
+                      std::shared_ptr<const void>& kept, const std::function<void*()>& convert);
 
 }  // namespace sy_onednn

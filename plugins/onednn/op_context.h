@@ -35,9 +35,10 @@ struct OpContext {
   int num_outputs = 0;
   TensorView in[SY_MAX_OP_INPUTS];
   TensorView out[SY_MAX_OP_OUTPUTS];
-  // The id of input 1's buffer when the call promises it constant (SY_CALL_CONSTANT_WEIGHTS),
-  // else 0: conversions of it may be kept in device.weights.
-  uint64_t constant_weights = 0;
+  // Per input, the id of its buffer where the call promises that input constant
+  // (SY_CALL_CONSTANT_WEIGHTS: input 1 of the convolutions and MATMUL, w_ih and w_hh of the
+  // sequence ops), else 0: conversions of it may be kept in device.weights.
+  uint64_t constant_buffer[SY_MAX_OP_INPUTS] = {};
 
   OpContext(sy_device_s& dev, sy_queue_s& q, uint32_t op_id, const sy_op_params& op_params)
       : device(dev), queue(q), op(op_id), params(op_params) {}

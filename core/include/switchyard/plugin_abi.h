@@ -480,11 +480,12 @@ typedef struct sy_op_call {
 } sy_op_call;
 
 /* sy_op_call.flags. Plugins built before a flag existed ignore it, which must stay correct. */
-/* The caller promises that input 1 (the weights of CONV2D, CONV2D_GROUPED and CONV2D_FUSED, and
- * MATMUL's b) holds the same bytes at every call while its buffer is allocated: a plugin may keep
- * a converted copy of it keyed by the buffer (and offset and layout), and must drop that copy when
- * the buffer is released. The ONNX importer sets it for weights that are the model's initializers,
- * which nothing writes. */
+/* The caller promises that the op's weights hold the same bytes at every call while their buffers
+ * are allocated: input 1 of CONV2D, CONV2D_GROUPED and CONV2D_FUSED (w) and of MATMUL (b), and
+ * w_ih and w_hh of LSTM_SEQUENCE (inputs 3, 4) and GRU_SEQUENCE (inputs 2, 3). A plugin may keep a
+ * converted copy of each keyed by its buffer (and offset and layout), and must drop that copy
+ * when the buffer is released. The ONNX importer sets it for weights that are the model's
+ * initializers, which nothing writes. */
 #define SY_CALL_CONSTANT_WEIGHTS (1u << 0)
 
 /* ---------------------------------------------------------------------------------------------- */

@@ -54,10 +54,12 @@ Tensor fused_lstm(const Tensor& x, const Tensor& h0, const Tensor& c0, const Rec
   const Tensor c_n = packed.narrow(0, steps, 1).squeeze(0);
   const Tensor h_n = empty_like_shape(x, Shape{batch, hidden});
   const sy_op_params params = rnn_params(hidden, reverse, w.b_ih.defined());
+  const uint32_t flags = w.constant ? SY_CALL_CONSTANT_WEIGHTS : 0u;
   if (w.b_ih.defined()) {
-    run_op(SY_OP_LSTM_SEQUENCE, {x, h0, c0, w.w_ih, w.w_hh, w.b_ih, w.b_hh}, {y, h_n, c_n}, params);
+    run_op(SY_OP_LSTM_SEQUENCE, {x, h0, c0, w.w_ih, w.w_hh, w.b_ih, w.b_hh}, {y, h_n, c_n}, params,
+           flags);
   } else {
-    run_op(SY_OP_LSTM_SEQUENCE, {x, h0, c0, w.w_ih, w.w_hh}, {y, h_n, c_n}, params);
+    run_op(SY_OP_LSTM_SEQUENCE, {x, h0, c0, w.w_ih, w.w_hh}, {y, h_n, c_n}, params, flags);
   }
   return packed;
 }
@@ -67,10 +69,11 @@ Tensor fused_gru(const Tensor& x, const Tensor& h0, const RecurrentWeights& w, b
   Tensor y = empty_like_shape(x, Shape{steps, batch, hidden});
   const Tensor h_n = empty_like_shape(x, Shape{batch, hidden});
   const sy_op_params params = rnn_params(hidden, reverse, w.b_ih.defined());
+  const uint32_t flags = w.constant ? SY_CALL_CONSTANT_WEIGHTS : 0u;
   if (w.b_ih.defined()) {
-    run_op(SY_OP_GRU_SEQUENCE, {x, h0, w.w_ih, w.w_hh, w.b_ih, w.b_hh}, {y, h_n}, params);
+    run_op(SY_OP_GRU_SEQUENCE, {x, h0, w.w_ih, w.w_hh, w.b_ih, w.b_hh}, {y, h_n}, params, flags);
   } else {
-    run_op(SY_OP_GRU_SEQUENCE, {x, h0, w.w_ih, w.w_hh}, {y, h_n}, params);
+    run_op(SY_OP_GRU_SEQUENCE, {x, h0, w.w_ih, w.w_hh}, {y, h_n}, params, flags);
   }
   return y;
 }

@@ -9,6 +9,10 @@ namespace switchyard::detail {
 
 struct RecurrentWeights {
   Tensor w_ih, w_hh, b_ih, b_hh;  // biases may be undefined
+  // The caller promises that w_ih's and w_hh's bytes never change while their storage lives (the
+  // ONNX importer's initializers): the fused op may keep them converted (SY_CALL_CONSTANT_WEIGHTS).
+  // Leave it false for weights that training or the caller rewrite.
+  bool constant = false;
 };
 
 // Inference (nothing needs a gradient) runs the whole sequence as one LSTM_SEQUENCE or

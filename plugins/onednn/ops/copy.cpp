@@ -68,11 +68,14 @@ void copy_converting(char* const* p, const int64_t* s, int64_t count) {
 
 // A copy whose source is dense along the output's second-to-last axis and strided along its last
 // (a transpose): copied in square tiles so that both sides stay in cache, instead of one strided
-// read per element. Returns false for any other layout.
+// read per element. With few columns (an NCHW image of 3 channels made channels-last: columns are
+// its channels) a tile is a band of rows, read one source row at a time. Returns false for any
+// other layout.
 template <typename T>
 bool try_tiled_transpose(const StridedLoop<2>& loop, int threads) {
   constexpr int64_t kSize = sizeof(T);
   constexpr int64_t kTile = 32;
+  constexpr int64_t kBand = 512;  // rows of a narrow tile: kBand x (cols < kTile) elements
   const int r = loop.rank;
   if (r < 2) return false;
   const int64_t* dst_strides = loop.byte_strides[0];
@@ -80,13 +83,15 @@ bool try_tiled_transpose(const StridedLoop<2>& loop, int threads) {
   if (dst_strides[r - 1] != kSize || src_strides[r - 2] != kSize) return false;
   const int64_t rows = loop.shape[r - 2];
   const int64_t cols = loop.shape[r - 1];
-  if (rows < kTile || cols < kTile) return false;
-  const int64_t row_tiles = (rows + kTile - 1) / kTile;
+  const bool narrow = cols < kTile;
+  if (rows < kTile || cols < 2) return false;
+  const int64_t tile = narrow ? kBand : kTile;
+  const int64_t row_tiles = (rows + tile - 1) / tile;
   const int64_t matrices = loop.numel / (rows * cols);
   parallel_ranges(matrices * row_tiles, threads, [&](int64_t first, int64_t last) {
     for (int64_t task = first; task < last; ++task) {
       int64_t matrix = task / row_tiles;
-      const int64_t i0 = (task % row_tiles) * kTile;
+      const int64_t i0 = (task % row_tiles) * tile;
       char* dst = loop.data[0];
       const char* src = loop.data[1];
       for (int d = r - 3; d >= 0; --d) {
@@ -95,7 +100,17 @@ bool try_tiled_transpose(const StridedLoop<2>& loop, int threads) {
         dst += index * dst_strides[d];
         src += index * src_strides[d];
       }
-      const int64_t i1 = std::min(rows, i0 + kTile);
+      const int64_t i1 = std::min(rows, i0 + tile);
+      if (narrow) {
+        for (int64_t j = 0; j < cols; ++j) {
+          const char* in = src + j * src_strides[r - 1];
+          char* out = dst + j * kSize;
+          for (int64_t i = i0; i < i1; ++i) {
+            std::memcpy(out + i * dst_strides[r - 2], in + i * kSize, kSize);
+          }
+        }
+        continue;
+      }
       // Eight source rows at a time: power-of-two strides map them to one cache set, and eight
       // stay within its ways.
       for (int64_t j0 = 0; j0 < cols; j0 += 8) {

@@ -168,7 +168,7 @@ void run_matmul_f32_bf16(OpContext& ctx) {
   const int threads = ctx.threads_for(static_cast<int64_t>(flops), kMinFlops);
   ctx.use_threads(threads);
   // A constant b read in place (not a copy of it) is kept in the primitive's layout.
-  const bool pack_b = describable && ctx.constant_weights != 0 && b.data == ctx.in[1].data;
+  const bool pack_b = describable && ctx.constant_buffer[1] != 0 && b.data == ctx.in[1].data;
   CacheKeyBuilder key(ctx.op);
   key.add(threads).add_view(a).add_view(b).add_view(out).add(bias_in != nullptr).add(pack_b);
   if (bias_in) key.add_view(bias);

@@ -11,9 +11,11 @@
 //
 // Converting a weight costs about as much as the layer's recurrence at batch 1 (oneDNN 2.6's
 // brgemm RNN wants its blocked layout: about 0.7 ms for a [1024, 256] weight), so converted
-// weights are kept per device and weight buffer, and used again only while the caller's bytes are
-// unchanged (a memcmp against a saved copy, some 50 us per MB): a training step or load_state_dict
-// that rewrites the weights in place gets a fresh conversion.
+// weights are kept. Weights the call promises constant (SY_CALL_CONSTANT_WEIGHTS; the ONNX
+// importer's initializers) are kept in device.weights by buffer until it is released, and used
+// with no check. Others are kept per device and weight address, and used again only while the
+// caller's bytes are unchanged (a memcmp against a saved copy, some 50 us per MB): a training step
+// or load_state_dict that rewrites the weights in place gets a fresh conversion.
 // f16 and bf16 run through f32 scratch tensors.
 #include <cstring>
 #include <map>
@@ -205,8 +207,9 @@ constexpr size_t kMaxConvertedWeights = 64;
 // conversion while the caller's bytes are unchanged, else a fresh one (kept in `hold`).
 template <typename Convert>
 void* cached_conversion(const WeightKey& key, const TensorView& w,
-                        std::shared_ptr<const ConvertedWeight>& hold, Convert&& convert) {
+                        std::shared_ptr<const void>& kept, Convert&& convert) {
   const auto bytes = static_cast<size_t>(w.numel()) * sizeof(float);
+  std::shared_ptr<const ConvertedWeight> hold;
   {
     const std::lock_guard<std::mutex> lock(g_weights_mutex);
     const auto found = g_weights.find(key);
@@ -214,6 +217,7 @@ void* cached_conversion(const WeightKey& key, const TensorView& w,
   }
   if (hold != nullptr && hold->source.size() == bytes &&
       std::memcmp(hold->source.data(), w.data, bytes) == 0) {
+    kept = std::shared_ptr<const void>(hold, hold->converted.data());
     return const_cast<char*>(hold->converted.data());
   }
   const auto [converted, size] = convert();
@@ -221,24 +225,26 @@ void* cached_conversion(const WeightKey& key, const TensorView& w,
   fresh->source.assign(w.data, w.data + bytes);
   const auto* begin = static_cast<const char*>(converted);
   fresh->converted.assign(begin, begin + size);
-  hold = fresh;
+  kept = std::shared_ptr<const void>(fresh, fresh->converted.data());
   const std::lock_guard<std::mutex> lock(g_weights_mutex);
   if (g_weights.size() >= kMaxConvertedWeights) g_weights.clear();
   g_weights[key] = fresh;
   return converted;
 }
 
-// The weight in the primitive's layout: the caller's own bytes where the layouts agree, a cached
-// conversion while the caller's bytes are unchanged, else a fresh one (kept in `hold`).
-void* weights_for(OpContext& ctx, const RnnShape& s, const ArgLayout& layout, const TensorView& w,
-                  int which, std::shared_ptr<const ConvertedWeight>& hold) {
-  if (layout.same || !w.is_contiguous()) {
-    return prepare_input(ctx, layout, weights_in_dnnl_order(ctx, s, w));
+// Input `input` (w_ih or w_hh, `which` 0 or 1) in the primitive's layout: the caller's own bytes
+// where the layouts agree, else a kept conversion (the file's comment), else a fresh one.
+void* weights_for(OpContext& ctx, const RnnShape& s, const ArgLayout& layout, int input, int which,
+                  std::shared_ptr<const void>& kept) {
+  const TensorView& w = ctx.in[input];
+  const auto convert = [&] { return prepare_input(ctx, layout, weights_in_dnnl_order(ctx, s, w)); };
+  if (layout.same || !w.is_contiguous()) return convert();
+  if (ctx.constant_buffer[input] != 0) {
+    return kept_conversion(ctx, input, w, layout.user, layout.internal, kept, convert);
   }
   const WeightKey key{&ctx.device, ctx.op, which, w.data, s.t, s.b, s.in, s.h};
-  return cached_conversion(key, w, hold, [&] {
-    void* converted = prepare_input(ctx, layout, weights_in_dnnl_order(ctx, s, w));
-    return std::pair<void*, size_t>(converted, layout.internal.get_size());
+  return cached_conversion(key, w, kept, [&] {
+    return std::pair<void*, size_t>(convert(), layout.internal.get_size());
   });
 }
 
@@ -251,49 +257,66 @@ constexpr int64_t kProjectionKey = 0x70726f6a;  // "proj": the projection's cach
 
 struct ProjectionEntry : CachedPrimitive {
   dnnl::primitive primitive;
-  memory::desc src, weights, bias, dst, scratchpad;
+  memory::desc src, bias, dst, scratchpad;
+  ArgLayout weights;  // W_ih as the transposed [in, 4H] operand, or packed
 };
 
-// gates [T * B, 4H] = x W_ih^T + (b_ih + b_hh), one oneDNN matmul over every step, reading W_ih
-// in place as the transposed [in, 4H] operand.
+// gates [T * B, 4H] = x W_ih^T + (b_ih + b_hh), one oneDNN matmul over every step. W_ih (input
+// `input`) is read in place as the transposed [in, 4H] operand, or, where the call promises it
+// constant, packed once into the layout oneDNN picks and kept: oneDNN 2.6 reads a transposed
+// operand slowly at few rows (the text RNN's [50, 2000] x [2000, 1024]: 999 us in place, 883
+// packed, on a 2-core Zen 4).
 void project_inputs(OpContext& ctx, const RnnShape& s, const TensorView& x, const TensorView& w_ih,
-                    const float* bias, float* gates) {
+                    int input, const float* bias, float* gates) {
   const int64_t rows = s.t * s.b;
   const int64_t cols = s.g * s.h;
   const double flops = 2.0 * static_cast<double>(rows * cols) * static_cast<double>(s.in);
   const int threads = ctx.threads_for(static_cast<int64_t>(flops), kMinFlops);
   ctx.use_threads(threads);
+  const bool pack = ctx.constant_buffer[input] != 0 && w_ih.data == ctx.in[input].data;
   CacheKeyBuilder key(ctx.op);
-  key.add(kProjectionKey).add(threads).add(rows).add(s.in).add(cols);
+  key.add(kProjectionKey).add(threads).add(rows).add(s.in).add(cols).add(pack);
   auto entry = ctx.device.primitives.get_or_create<ProjectionEntry>(key.finish(), [&] {
     auto made = std::make_shared<ProjectionEntry>();
     made->src = memory::desc({rows, s.in}, dt::f32, tag::ab);
-    made->weights = memory::desc({s.in, cols}, dt::f32, tag::ba);
+    const memory::desc transposed({s.in, cols}, dt::f32, tag::ba);
     made->bias = memory::desc({1, cols}, dt::f32, tag::ab);
     made->dst = memory::desc({rows, cols}, dt::f32, tag::ab);
-    dnnl::matmul::desc desc(made->src, made->weights, made->bias, made->dst);
+    const memory::desc weights = pack ? memory::desc({s.in, cols}, dt::f32, tag::any) : transposed;
+    dnnl::matmul::desc desc(made->src, weights, made->bias, made->dst);
     dnnl::matmul::primitive_desc pd(desc, primitive_attr(ctx), ctx.device.engine);
     made->primitive = dnnl::matmul(pd);
+    made->weights = make_input_layout(ctx.device.engine, transposed, pd.weights_desc());
     made->scratchpad = pd.scratchpad_desc();
     return made;
   });
+  std::shared_ptr<const void> kept;
+  void* weights = constant_weights(ctx, entry->weights, w_ih, kept, input);
   execute_primitive(ctx, entry->primitive, entry->scratchpad,
                     {{DNNL_ARG_SRC, &entry->src, x.data},
-                     {DNNL_ARG_WEIGHTS, &entry->weights, w_ih.data},
+                     {DNNL_ARG_WEIGHTS, &entry->weights.internal, weights},
                      {DNNL_ARG_BIAS, &entry->bias, const_cast<float*>(bias)},
                      {DNNL_ARG_DST, &entry->dst, gates}});
 }
 
-// W_hh in pack_lstm_w_hh's panels, cached like the primitive's weights.
-const float* packed_w_hh(OpContext& ctx, const RnnShape& s, const TensorView& w_hh,
-                         std::shared_ptr<const ConvertedWeight>& hold) {
+// W_hh (input `input`) in pack_lstm_w_hh's panels, kept like the primitive's weights.
+const float* packed_w_hh(OpContext& ctx, const RnnShape& s, const TensorView& w_hh, int input,
+                         std::shared_ptr<const void>& kept) {
+  const auto bytes = static_cast<size_t>(lstm_packed_size(s.h)) * sizeof(float);
+  const auto pack = [&] {
+    void* packed = ctx.scratch(bytes);
+    pack_lstm_w_hh(w_hh.as<float>(), s.h, static_cast<float*>(packed));
+    return packed;
+  };
+  if (ctx.constant_buffer[input] != 0) {
+    // The descriptors only key the kept copy: the caller's [4H, H] and the panels' size.
+    const memory::desc user({s.g * s.h, s.h}, dt::f32, tag::ab);
+    const memory::desc panels({lstm_packed_size(s.h)}, dt::f32, tag::a);
+    return static_cast<const float*>(kept_conversion(ctx, input, w_hh, user, panels, kept, pack));
+  }
   const WeightKey key{&ctx.device, ctx.op, 2, w_hh.data, 0, 0, 0, s.h};
-  return static_cast<const float*>(cached_conversion(key, w_hh, hold, [&] {
-    const auto bytes = static_cast<size_t>(lstm_packed_size(s.h)) * sizeof(float);
-    auto* packed = static_cast<float*>(ctx.scratch(bytes));
-    pack_lstm_w_hh(w_hh.as<float>(), s.h, packed);
-    return std::pair<void*, size_t>(packed, bytes);
-  }));
+  return static_cast<const float*>(
+      cached_conversion(key, w_hh, kept, [&] { return std::pair<void*, size_t>(pack(), bytes); }));
 }
 
 // LSTM_SEQUENCE as one input projection and run_lstm_recurrence (B <= kMaxProjectedBatch).
@@ -306,8 +329,8 @@ void lstm_projected_f32(OpContext& ctx, const RnnShape& s) {
   float* bias = combined_bias(ctx, s, w + 2);  // LSTM: rows i, f, g, o of b_ih + b_hh, as [4H]
   const int64_t gate_bytes = s.t * s.b * s.g * s.h * static_cast<int64_t>(sizeof(float));
   auto* gates = static_cast<float*>(ctx.scratch(static_cast<size_t>(gate_bytes)));
-  project_inputs(ctx, s, x, w_ih, bias, gates);
-  std::shared_ptr<const ConvertedWeight> hold;
+  project_inputs(ctx, s, x, w_ih, w, bias, gates);
+  std::shared_ptr<const void> hold;
   TensorView y = ctx.out[0].is_contiguous()
                      ? ctx.out[0]
                      : ctx.scratch_view(SY_DTYPE_F32, ctx.out[0].rank, ctx.out[0].shape);
@@ -321,7 +344,7 @@ void lstm_projected_f32(OpContext& ctx, const RnnShape& s) {
   r.hidden = s.h;
   r.reverse = ctx.params.rnn.reverse != 0;
   r.gates_in = gates;
-  r.w_hh_packed = packed_w_hh(ctx, s, w_hh, hold);
+  r.w_hh_packed = packed_w_hh(ctx, s, w_hh, w + 1, hold);
   r.h0 = h0.as<float>();
   r.y = y.as<float>();
   r.c = c.as<float>();
@@ -362,9 +385,9 @@ void rnn_sequence_f32(OpContext& ctx) {
   const TensorView x = dense_copy(ctx, ctx.in[0], SY_DTYPE_F32);
   const TensorView h0 = dense_copy(ctx, ctx.in[1], SY_DTYPE_F32);
   const TensorView c0 = s.lstm ? dense_copy(ctx, ctx.in[2], SY_DTYPE_F32) : TensorView();
-  std::shared_ptr<const ConvertedWeight> hold_layer, hold_iter;
-  void* w_layer = weights_for(ctx, s, entry->weights_layer, ctx.in[w], 0, hold_layer);
-  void* w_iter = weights_for(ctx, s, entry->weights_iter, ctx.in[w + 1], 1, hold_iter);
+  std::shared_ptr<const void> hold_layer, hold_iter;
+  void* w_layer = weights_for(ctx, s, entry->weights_layer, w, 0, hold_layer);
+  void* w_iter = weights_for(ctx, s, entry->weights_iter, w + 1, 1, hold_iter);
   float* bias = combined_bias(ctx, s, w + 2);
   TensorView outs[3];
   for (int k = 0; k <= s.states; ++k) {
