@@ -76,6 +76,35 @@ TEST_CASE("matmul with transposes, batching and bias", "[ops]") {
   CHECK_THROWS_WITH(matmul(a, a), Catch::Contains("inner dimensions differ"));
 }
 
+TEST_CASE("a batched product against one matrix folds its rows in memory order", "[ops]") {
+  // A batch-first [B, T, K] seen time-major ([T, B, K], an LSTM's input): one [T*B, K] product
+  // on the rows in memory order, the output a view in the same order; values, the error text and
+  // the gradients are those of the product on a contiguous copy.
+  const std::shared_ptr<Device>& device = test_device();
+  Tensor batch_first = rand_uniform({3, 4, 5}, -1.0, 1.0, 1, 0, device);
+  batch_first.set_requires_grad();
+  Tensor weight = rand_uniform({6, 5}, -1.0, 1.0, 2, 0, device);
+  weight.set_requires_grad();
+  const Tensor bias = rand_uniform({6}, -1.0, 1.0, 3, 0, device);
+  const Tensor time_major = batch_first.transpose(0, 1);  // [4, 3, 5], not contiguous
+  const Tensor folded = linear(time_major, weight, bias);
+  CHECK(folded.shape() == Shape{4, 3, 6});
+  CHECK(folded.strides() == Shape{6, 24, 1});  // [3, 4, 6] in memory, viewed as [4, 3, 6]
+  const Tensor copy = time_major.detach().contiguous();
+  check_values(folded, linear(copy, weight.detach(), bias).to_host_float());
+  const Tensor r = rand_uniform({4, 3, 6}, -1.0, 1.0, 4, 0, device);
+  sum(folded * r).backward();
+  Tensor copy_grad = copy.detach();
+  copy_grad.set_requires_grad();
+  Tensor weight_copy = weight.detach();
+  weight_copy.set_requires_grad();
+  sum(linear(copy_grad, weight_copy, bias) * r).backward();
+  check_values(batch_first.grad().transpose(0, 1), copy_grad.grad().to_host_float());
+  check_values(weight.grad(), weight_copy.grad().to_host_float());
+  CHECK_THROWS_WITH(matmul(time_major, tensor_of({1, 2, 3, 4}, {2, 2})),
+                    Catch::Contains("[4, 3, 5]") && Catch::Contains("inner dimensions differ"));
+}
+
 TEST_CASE("softmax, log_softmax and cross_entropy agree with the definitions", "[ops]") {
   const Tensor logits = tensor_of({1, 2, 3, 1, 1, 1}, {2, 3});
   const float e1 = std::exp(1.0f), e2 = std::exp(2.0f), e3 = std::exp(3.0f);

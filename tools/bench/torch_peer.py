@@ -2,7 +2,8 @@
 """PyTorch peer for `switchyard bench`: the same workloads, timed the same way, in PyTorch (CPU).
 
     /usr/bin/python3 tools/bench/torch_peer.py [--threads 2]
-                                               [--what digits,cnn,step,transformer,lstm,matmul,add]
+                                               [--what digits,cnn,step,transformer,lstm,text_rnn,
+                                                       matmul,add]
                                                [--sequence-mode step|inference] [--seed 0] [--json]
 
 Parts (each timed after a warm-up; medians reported):
@@ -26,6 +27,8 @@ Parts (each timed after a warm-up; medians reported):
           torch.inference_mode() (PyTorch's fused encoder fast path applies there).
   lstm    the same for [64, 50, 128] -> nn.LSTM(128, 256, 2 layers, batch_first) -> last step
           -> Linear(256, 100).
+  text_rnn  the same for the model zoo's text RNN: [128, 50, 2000] -> nn.LSTM(2000, 256,
+          batch_first) -> last step -> Linear(256, 2000).
   matmul  torch.matmul of two 1024x1024 f32 matrices into a preallocated output, GFLOP/s.
   add     latency of torch.add on two 16-element f32 tensors (includes the Python call).
 
@@ -55,7 +58,7 @@ import time
 import torch
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ALL_PARTS = ("digits", "cnn", "step", "transformer", "lstm", "matmul", "add", "info")
+ALL_PARTS = ("digits", "cnn", "step", "transformer", "lstm", "text_rnn", "matmul", "add", "info")
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
@@ -239,30 +242,30 @@ def bench_step(args):
 
 # ---- sequence models: Transformer encoder and LSTM classifiers -----------------------------------
 
-SEQUENCE_CLASSES = 100
-# model: (training batch, time steps, input features)
-SEQUENCE_SHAPES = {"transformer": (32, 64, 469), "lstm": (64, 50, 128)}
+# model: (training batch, time steps, input features, LSTM layers, classes)
+SEQUENCE_SHAPES = {"transformer": (32, 64, 469, 2, 100), "lstm": (64, 50, 128, 2, 100),
+                   "text_rnn": (128, 50, 2000, 1, 2000)}
 
 
 class TransformerClassifier(torch.nn.Module):
-    def __init__(self, features):
+    def __init__(self, features, layers, classes):
         super().__init__()
         nn = torch.nn
         self.proj = nn.Linear(features, 256)
         layer = nn.TransformerEncoderLayer(256, 4, dim_feedforward=1024, dropout=0.1,
                                            activation="relu", batch_first=True, norm_first=False)
-        self.encoder = nn.TransformerEncoder(layer, 2)
-        self.head = nn.Linear(256, SEQUENCE_CLASSES)
+        self.encoder = nn.TransformerEncoder(layer, layers)
+        self.head = nn.Linear(256, classes)
 
     def forward(self, x):
         return self.head(self.encoder(self.proj(x)).mean(1))
 
 
 class LstmClassifier(torch.nn.Module):
-    def __init__(self, features):
+    def __init__(self, features, layers, classes):
         super().__init__()
-        self.lstm = torch.nn.LSTM(features, 256, num_layers=2, batch_first=True)
-        self.head = torch.nn.Linear(256, SEQUENCE_CLASSES)
+        self.lstm = torch.nn.LSTM(features, 256, num_layers=layers, batch_first=True)
+        self.head = torch.nn.Linear(256, classes)
 
     def forward(self, x):
         return self.head(self.lstm(x)[0][:, -1])
@@ -282,11 +285,12 @@ def time_repeated(work, warmup, repetitions):
 def bench_sequence(args, model_name):
     """One training step, or one inference pass, of the model `switchyard bench sequence --model
     model_name` builds, timed like bench_step."""
-    training_batch, steps, features = SEQUENCE_SHAPES[model_name]
+    training_batch, steps, features, layers, classes = SEQUENCE_SHAPES[model_name]
     inference = args.sequence_mode == "inference"
     batch = args.sequence_batch or (1 if inference else training_batch)
     torch.manual_seed(args.seed)
-    model = (TransformerClassifier if model_name == "transformer" else LstmClassifier)(features)
+    model = (TransformerClassifier if model_name == "transformer" else LstmClassifier)(
+        features, layers, classes)
     x = torch.randn(batch, steps, features)
     if inference:
         model.eval()
@@ -297,7 +301,7 @@ def bench_sequence(args, model_name):
     else:
         model.train()
         optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-        y = torch.randint(0, SEQUENCE_CLASSES, (batch,))
+        y = torch.randint(0, classes, (batch,))
 
         def work():
             torch.nn.functional.cross_entropy(model(x), y).backward()
@@ -430,7 +434,8 @@ def main(argv):
               "threads": torch.get_num_threads(), "environment": environment_report()}
     runners = {"digits": bench_digits, "cnn": lambda a: bench_digits(a, cnn=True),
                "step": bench_step, "transformer": lambda a: bench_sequence(a, "transformer"),
-               "lstm": lambda a: bench_sequence(a, "lstm"), "matmul": bench_matmul,
+               "lstm": lambda a: bench_sequence(a, "lstm"),
+               "text_rnn": lambda a: bench_sequence(a, "text_rnn"), "matmul": bench_matmul,
                "add": bench_add, "info": lambda a: {}}
     for part in args.parts:
         result[part] = runners[part](args)
@@ -452,7 +457,7 @@ def main(argv):
         s = result["step"]
         print("step %s batch %d: median %.2f ms, %.0f samples/s"
               % (s["layers"], s["batch"], s["median_ms"], s["samples_per_second"]))
-    for name in ("transformer", "lstm"):
+    for name in ("transformer", "lstm", "text_rnn"):
         if name in result:
             s = result[name]
             print("%s %s batch %d: median %.2f ms, %.0f samples/s"

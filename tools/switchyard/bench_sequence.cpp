@@ -1,13 +1,15 @@
-// switchyard bench sequence --model transformer|lstm: one training step (or, with --inference, one
-// forward pass) of a sequence classifier built with the nn API, on the selected device, timed like
-// `bench step`: each timed repetition waits for the device queue, inputs and labels are synthetic
-// (seeded) and stay on the device. The two models are the shapes issue 12 sets targets for, and
-// tools/bench/torch_peer.py builds the same ones in PyTorch:
+// switchyard bench sequence --model transformer|lstm|text_rnn: one training step (or, with
+// --inference, one forward pass) of a sequence classifier built with the nn API, on the selected
+// device, timed like `bench step`: each timed repetition waits for the device queue, inputs and
+// labels are synthetic (seeded) and stay on the device. The models are the shapes issues 12 and 27
+// set targets for, and tools/bench/torch_peer.py builds the same ones in PyTorch:
 //   transformer  [B, 64, 469] -> Linear(469, 256) -> TransformerEncoder(d_model 256, 4 heads,
 //                feed-forward 1024, 2 layers, post-norm, relu, dropout 0.1, batch_first)
 //                -> mean over time -> Linear(256, 100); batch 32
 //   lstm         [B, 50, 128] -> LSTM(128, 256, 2 layers, batch_first) -> last step
 //                -> Linear(256, 100); batch 64
+//   text_rnn     [B, 50, 2000] -> LSTM(2000, 256, batch_first) -> last step -> Linear(256, 2000):
+//                the model zoo's text RNN (tools/bench/zoo_models.py); batch 128
 // A training step is forward, cross-entropy, backward, SGD-with-momentum update, zero_grad; an
 // inference pass (batch 1 unless --batch says otherwise) runs in eval mode under NoGradGuard.
 #include <algorithm>
@@ -31,38 +33,58 @@ namespace switchyard::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: switchyard bench sequence --model transformer|lstm [--inference] [--batch N]\n"
-    "                                 [--repetitions R] [--warmup W] [--config FILE]\n"
-    "                                 [--set k=v]... [--json] [--profile FILE]";
+    "usage: switchyard bench sequence --model transformer|lstm|text_rnn [--inference]\n"
+    "                                 [--batch N] [--repetitions R] [--warmup W]\n"
+    "                                 [--config FILE] [--set k=v]... [--json] [--profile FILE]";
 
 // The same optimizer settings as torch_peer.py's sequence parts; the step time does not depend on
 // them, but finite values keep the weights finite over many repetitions.
 constexpr double kLearningRate = 0.01;
 constexpr double kMomentum = 0.9;
 constexpr uint64_t kSeed = 0;
-constexpr int64_t kClasses = 100;
 
-// The shape of one of the two benchmark models.
+// The shape of one of the benchmark models.
 struct SequenceShape {
-  std::string model;  // "transformer" or "lstm"
+  std::string model;  // "transformer", "lstm" or "text_rnn"
   int64_t training_batch = 0, steps = 0, features = 0, width = 0;
+  int64_t layers = 0, classes = 0;
   std::string text;  // for the report
 };
 
 Result<SequenceShape> shape_of(const std::string& model) {
   if (model == "transformer") {
-    return SequenceShape{model,
-                         32,
-                         64,
-                         469,
-                         256,
-                         "Linear(469,256) TransformerEncoder(d256 h4 ff1024 x2 post-norm relu "
-                         "dropout 0.1) mean Linear(256,100)"};
+    return SequenceShape{.model = model,
+                         .training_batch = 32,
+                         .steps = 64,
+                         .features = 469,
+                         .width = 256,
+                         .layers = 2,
+                         .classes = 100,
+                         .text =
+                             "Linear(469,256) TransformerEncoder(d256 h4 ff1024 x2 post-norm "
+                             "relu dropout 0.1) mean Linear(256,100)"};
   }
   if (model == "lstm") {
-    return SequenceShape{model, 64, 50, 128, 256, "LSTM(128,256 x2) last-step Linear(256,100)"};
+    return SequenceShape{.model = model,
+                         .training_batch = 64,
+                         .steps = 50,
+                         .features = 128,
+                         .width = 256,
+                         .layers = 2,
+                         .classes = 100,
+                         .text = "LSTM(128,256 x2) last-step Linear(256,100)"};
   }
-  return invalid_argument("--model '" + model + "': expected transformer or lstm");
+  if (model == "text_rnn") {
+    return SequenceShape{.model = model,
+                         .training_batch = 128,
+                         .steps = 50,
+                         .features = 2000,
+                         .width = 256,
+                         .layers = 1,
+                         .classes = 2000,
+                         .text = "LSTM(2000,256) last-step Linear(256,2000)"};
+  }
+  return invalid_argument("--model '" + model + "': expected transformer, lstm or text_rnn");
 }
 
 std::shared_ptr<Sequential> build_model(const SequenceShape& shape, InitContext& init) {
@@ -76,24 +98,24 @@ std::shared_ptr<Sequential> build_model(const SequenceShape& shape, InitContext&
     layer.dropout = 0.1;
     layer.batch_first = true;
     layer.dropout_seed = kSeed + 7;
-    network->emplace<TransformerEncoder>(init, layer, 2);
+    network->emplace<TransformerEncoder>(init, layer, shape.layers);
     network->emplace<SequencePool>(SequencePool::Mode::kMean);
   } else {
     RecurrentOptions lstm;
     lstm.input_size = shape.features;
     lstm.hidden_size = shape.width;
-    lstm.num_layers = 2;
+    lstm.num_layers = shape.layers;
     lstm.batch_first = true;
     network->emplace<LSTM>(init, lstm);
     network->emplace<SequencePool>(SequencePool::Mode::kLast);
   }
-  network->emplace<Linear>(init, shape.width, kClasses);
+  network->emplace<Linear>(init, shape.width, shape.classes);
   return network;
 }
 
-Tensor synthetic_labels(int64_t batch, const std::shared_ptr<Device>& device) {
+Tensor synthetic_labels(int64_t batch, int64_t classes, const std::shared_ptr<Device>& device) {
   std::mt19937 generator(static_cast<uint32_t>(kSeed));
-  std::uniform_int_distribution<int32_t> pick(0, static_cast<int32_t>(kClasses - 1));
+  std::uniform_int_distribution<int32_t> pick(0, static_cast<int32_t>(classes - 1));
   std::vector<int32_t> labels(static_cast<size_t>(batch));
   for (auto& label : labels) label = pick(generator);
   return Tensor::from_host(labels, Shape{batch}, device);
@@ -139,7 +161,7 @@ SequenceResult time_sequence(const SequenceSettings& settings,
   sgd.lr = kLearningRate;
   sgd.momentum = kMomentum;
   Sgd optimizer(network->parameters(), sgd);
-  const Tensor labels = synthetic_labels(settings.batch, device);
+  const Tensor labels = synthetic_labels(settings.batch, settings.shape.classes, device);
   const auto step = [&] {
     cross_entropy(network->forward(input), labels).backward();
     optimizer.step();
@@ -204,10 +226,10 @@ Result<SequenceSettings> read_sequence_settings(const po::variables_map& values)
 po::options_description sequence_options() {
   po::options_description options("options");
   options.add_options()("model", po::value<std::string>()->default_value("transformer"),
-                        "transformer | lstm")(
+                        "transformer | lstm | text_rnn")(
       "inference", "time one forward pass in eval mode without gradients (default batch 1)")(
       "batch", po::value<int64_t>(),
-      "sequences per step (default: transformer 32, lstm 64; 1 with --inference)");
+      "sequences per step (default: transformer 32, lstm 64, text_rnn 128; 1 with --inference)");
   add_bench_options(options, {.unit = "repetitions", .profile = true});
   return options;
 }
