@@ -80,13 +80,25 @@ void for_each_row(const CellShape& shape, int threads, int buffers, const Body& 
   });
 }
 
+// Rows with dense columns (the usual case) take a plain loop that vectorises; the strided one
+// reads element by element.
 template <typename T>
 void load_row(const Matrix<T>& m, int64_t r, int64_t column, int64_t count, float* out) {
+  if (m.column_bytes == static_cast<int64_t>(sizeof(T))) {
+    const T* row = &m(r, column);
+    for (int64_t j = 0; j < count; ++j) out[j] = load_f32(row[j]);
+    return;
+  }
   for (int64_t j = 0; j < count; ++j) out[j] = load_f32(m(r, column + j));
 }
 
 template <typename T>
 void store_row(const Matrix<T>& m, int64_t r, int64_t column, int64_t count, const float* in) {
+  if (m.column_bytes == static_cast<int64_t>(sizeof(T))) {
+    T* row = &m(r, column);
+    for (int64_t j = 0; j < count; ++j) row[j] = store_f32<T>(in[j]);
+    return;
+  }
   for (int64_t j = 0; j < count; ++j) m(r, column + j) = store_f32<T>(in[j]);
 }
 
