@@ -71,18 +71,14 @@ TEST_CASE("vulkan: malformed option values are INVALID_ARGUMENT naming key and v
   }
 }
 
-TEST_CASE(
-    "vulkan: f32 supports every op but the whole-sequence RNNs and the fused convolution; "
-    "16-bit follows the device",
-    "[vulkan]") {
+TEST_CASE("vulkan: f32 supports every op but the whole-sequence RNNs; 16-bit follows the device",
+          "[vulkan]") {
   std::shared_ptr<Device> device = vulkan_device();
   if (device == nullptr) return;
   for (uint32_t op = 0; op < SY_OP_COUNT; ++op) {
     INFO("op " << op);
-    // docs/ops.md sections 17 and 9b: the core composes LSTM_SEQUENCE, GRU_SEQUENCE and
-    // CONV2D_FUSED on vulkan.
-    const bool composed =
-        op == SY_OP_LSTM_SEQUENCE || op == SY_OP_GRU_SEQUENCE || op == SY_OP_CONV2D_FUSED;
+    // docs/ops.md section 17: the core composes LSTM_SEQUENCE and GRU_SEQUENCE on vulkan.
+    const bool composed = op == SY_OP_LSTM_SEQUENCE || op == SY_OP_GRU_SEQUENCE;
     CHECK(device->supports(static_cast<sy_op>(op), SY_DTYPE_F32) == !composed);
   }
   const bool f16 = device->info().details.find("f16 yes") != std::string::npos;

@@ -23,6 +23,7 @@ OpFunction function_for(uint32_t op) {
       return run_cross_entropy_backward;
     case SY_OP_CONV2D:
     case SY_OP_CONV2D_GROUPED:
+    case SY_OP_CONV2D_FUSED:
       return run_conv2d;
     case SY_OP_CONV2D_BACKWARD_DATA:
     case SY_OP_CONV2D_GROUPED_BACKWARD_DATA:

@@ -1,6 +1,7 @@
-// CONV2D, CONV2D_GROUPED and their backward ops (NCHW activations, weights [O, C / groups, KH,
-// KW]), implicit GEMMs. A grouped call is one dispatch per 65535 groups: the dispatch's z index is
-// the group, and the shaders offset the channels by it (conv_common.glsl).
+// CONV2D, CONV2D_GROUPED, CONV2D_FUSED and the backward ops (NCHW activations, weights [O, C /
+// groups, KH, KW]), implicit GEMMs; CONV2D_FUSED's residual and activation are applied as the
+// shader stores each output (conv2d.comp). A grouped call is one dispatch per 65535 groups: the
+// dispatch's z index is the group, and the shaders offset the channels by it (conv_common.glsl).
 #include <algorithm>
 #include <vector>
 
@@ -69,7 +70,7 @@ Status read_groups(const OpContext& ctx, const ConvGeometry& g, int64_t* groups)
   const uint32_t op = ctx.call.op;
   *groups = 1;
   if (op == SY_OP_CONV2D_GROUPED || op == SY_OP_CONV2D_GROUPED_BACKWARD_DATA ||
-      op == SY_OP_CONV2D_GROUPED_BACKWARD_WEIGHT) {
+      op == SY_OP_CONV2D_GROUPED_BACKWARD_WEIGHT || op == SY_OP_CONV2D_FUSED) {
     *groups = ctx.call.params.conv2d_grouped.groups;
   }
   if (*groups < 1 || g.c % *groups != 0 || g.o % *groups != 0) {
@@ -102,15 +103,42 @@ Status run_groups(const OpContext& ctx, const std::string& module, ParamBlock pa
 
 }  // namespace
 
+// CONV2D_FUSED's epilogue as conv2d.comp's MODE (activation | residual << 4) and clip bounds;
+// 0 for the other ops.
+Status read_epilogue(const OpContext& ctx, uint32_t* mode, ParamBlock* params) {
+  *mode = 0;
+  if (ctx.call.op != SY_OP_CONV2D_FUSED) return ok_status();
+  const sy_conv2d_fused_params& f = ctx.call.params.conv2d_fused;
+  if (f.has_residual > 1 || f.activation > SY_ACTIVATION_SILU ||
+      (f.activation == SY_ACTIVATION_CLIP && !(f.low <= f.high))) {
+    return invalid_argument(
+        "CONV2D_FUSED: params.conv2d_fused needs has_residual 0 or 1, an activation 0-3 and, for "
+        "CLIP, low <= high; got has_residual " +
+        std::to_string(f.has_residual) + ", activation " + std::to_string(f.activation) + ", low " +
+        std::to_string(f.low) + ", high " + std::to_string(f.high));
+  }
+  *mode = f.activation | (f.has_residual != 0 ? 0x10u : 0u);
+  params->f[0] = f.low;
+  params->f[1] = f.high;
+  return ok_status();
+}
+
 Status run_conv2d(const OpContext& ctx) {
+  const bool fused = ctx.call.op == SY_OP_CONV2D_FUSED;
   const bool has_bias = ctx.call.params.conv2d.has_bias != 0;
-  SY_VK_RETURN_IF_ERROR(check_counts(ctx, has_bias ? 3 : 2, 1));
+  const bool has_residual = fused && ctx.call.params.conv2d_fused.has_residual != 0;
+  ParamBlock params;
+  uint32_t mode = 0;
+  SY_VK_RETURN_IF_ERROR(read_epilogue(ctx, &mode, &params));
+  SY_VK_RETURN_IF_ERROR(check_counts(ctx, 2 + (has_bias ? 1 : 0) + (has_residual ? 1 : 0), 1));
   const sy_tensor_desc& x = ctx.call.inputs[0];
   const sy_tensor_desc& w = ctx.call.inputs[1];
   const sy_tensor_desc& bias = has_bias ? ctx.call.inputs[2] : w;
   const sy_tensor_desc& y = ctx.call.outputs[0];
+  const sy_tensor_desc& residual = has_residual ? ctx.call.inputs[has_bias ? 3 : 2] : y;
   SY_VK_RETURN_IF_ERROR(check_float_dtype(ctx, x.dtype, "x"));
-  SY_VK_RETURN_IF_ERROR(check_same_dtype(ctx, {&x, &w, &bias, &y}, {"x", "w", "bias", "y"}));
+  SY_VK_RETURN_IF_ERROR(
+      check_same_dtype(ctx, {&x, &w, &bias, &y, &residual}, {"x", "w", "bias", "y", "residual"}));
   SY_VK_RETURN_IF_ERROR(check_rank4(ctx, x, "x", "[N, C, H, W]"));
   SY_VK_RETURN_IF_ERROR(check_rank4(ctx, w, "w", "[O, C, KH, KW]"));
   SY_VK_RETURN_IF_ERROR(check_rank4(ctx, y, "y", "[N, O, OH, OW]"));
@@ -131,15 +159,23 @@ Status run_conv2d(const OpContext& ctx) {
   }
   SY_VK_RETURN_IF_ERROR(check_geometry(ctx, g));
   SY_VK_RETURN_IF_ERROR(expect_shape(ctx, y, "y", g.n, g.o, g.oh, g.ow));
-  ParamBlock params;
+  if (has_residual) {
+    SY_VK_RETURN_IF_ERROR(check_rank4(ctx, residual, "residual", "[N, O, OH, OW]"));
+    SY_VK_RETURN_IF_ERROR(expect_shape(ctx, residual, "residual", g.n, g.o, g.oh, g.ow));
+  }
+  if (fused && g.c == 0) {
+    return invalid_argument("CONV2D_FUSED needs at least one input channel (x " + shape_text(x) +
+                            ")");
+  }
   std::vector<BufferBinding> bindings;
-  SY_VK_RETURN_IF_ERROR(
-      bind_all(ctx, {&x, &w, &bias, &y}, {"x", "w", "bias", "y"}, &bindings, &params));
+  SY_VK_RETURN_IF_ERROR(bind_all(ctx, {&x, &w, &bias, &y, &residual},
+                                 {"x", "w", "bias", "y", "residual"}, &bindings, &params));
   const int64_t count = element_count(y);
   if (count == 0) return ok_status();
   const ConvGeometry one = per_group(g, groups);
   encode_geometry(one, has_bias, &params);
   params.count = static_cast<uint32_t>(count);
+  params.mode = mode;
   return run_groups(ctx, std::string("conv2d.") + float_variant(x.dtype), params, bindings,
                     gemm_groups(g.n * g.oh * g.ow), gemm_groups(one.o), groups);
 }
