@@ -335,18 +335,9 @@ TEST_CASE("onednn LSTM cell names the shapes that do not match", "[onednn][lstm]
 }  // namespace
 }  // namespace switchyard::onednn_test
 
-namespace {
-
-// Every element equal: the kept conversion is the same bytes a fresh one makes.
-bool same_values(const switchyard::Tensor& a, const switchyard::Tensor& b) {
-  return a.shape() == b.shape() && a.to_host_float() == b.to_host_float();
-}
-
-uint64_t allocated_bytes(const switchyard::Device& device) {
-  return switchyard::value_or_throw(device.memory_stats()).allocated_bytes;
-}
-
-}  // namespace
+using switchyard::onednn_test::allocated_bytes;
+using switchyard::onednn_test::close_values;
+using switchyard::onednn_test::same_values;
 
 TEST_CASE("onednn keeps constant convolution weights converted until their buffer is released",
           "[onednn][conv]") {
@@ -384,20 +375,6 @@ TEST_CASE("onednn keeps constant convolution weights converted until their buffe
   }
   CHECK(allocated_bytes(*device) == base);
 }
-
-namespace {
-
-// Within float rounding: a packed b may sum in another order than b read in place.
-bool close_values(const switchyard::Tensor& a, const switchyard::Tensor& b) {
-  if (a.shape() != b.shape()) return false;
-  const std::vector<float> x = a.to_host_float(), y = b.to_host_float();
-  for (size_t i = 0; i < x.size(); ++i) {
-    if (std::abs(x[i] - y[i]) > 1e-5f * (1.0f + std::abs(y[i]))) return false;
-  }
-  return true;
-}
-
-}  // namespace
 
 TEST_CASE("onednn keeps a constant matmul weight packed until its buffer is released",
           "[onednn][matmul]") {

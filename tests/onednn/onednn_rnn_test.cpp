@@ -4,7 +4,6 @@
 // ones, and are pool memory given back with the weights.
 #include <catch2/catch.hpp>
 
-#include <cmath>
 #include <vector>
 
 #include "nn/recurrent_sequence.h"
@@ -13,21 +12,10 @@
 #include "switchyard/tensor.h"
 
 using namespace switchyard;
+using onednn_test::allocated_bytes;
+using onednn_test::close_values;
 
 namespace {
-
-bool close_values(const Tensor& a, const Tensor& b) {
-  if (a.shape() != b.shape()) return false;
-  const std::vector<float> x = a.to_host_float(), y = b.to_host_float();
-  for (size_t i = 0; i < x.size(); ++i) {
-    if (std::abs(x[i] - y[i]) > 1e-5f * (1.0f + std::abs(y[i]))) return false;
-  }
-  return true;
-}
-
-uint64_t allocated_bytes(const Device& device) {
-  return value_or_throw(device.memory_stats()).allocated_bytes;
-}
 
 detail::RecurrentWeights weights(const std::shared_ptr<Device>& device, int64_t gates,
                                  int64_t input, int64_t hidden, uint64_t seed) {

@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -21,6 +22,7 @@
 #include "support/dtype_codec.h"
 #include "switchyard/device.h"
 #include "switchyard/plugin.h"
+#include "switchyard/tensor.h"
 #include "test_support.h"
 
 namespace switchyard::onednn_test {
@@ -136,5 +138,26 @@ inline const char* dtype_name(sy_dtype dtype) {
 }
 
 inline constexpr sy_dtype kFloatDtypes[] = {SY_DTYPE_F32, SY_DTYPE_BF16, SY_DTYPE_F16};
+
+// Kept weight conversions (SY_CALL_CONSTANT_WEIGHTS): results and memory.
+// Every element equal: a kept conversion is the same bytes a fresh one makes.
+inline bool same_values(const Tensor& a, const Tensor& b) {
+  return a.shape() == b.shape() && a.to_host_float() == b.to_host_float();
+}
+
+// Within float rounding: a packed operand may be summed in another order than one read in place.
+inline bool close_values(const Tensor& a, const Tensor& b) {
+  if (a.shape() != b.shape()) return false;
+  const std::vector<float> x = a.to_host_float(), y = b.to_host_float();
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (std::abs(x[i] - y[i]) > 1e-5f * (1.0f + std::abs(y[i]))) return false;
+  }
+  return true;
+}
+
+// The device pool's live bytes, which kept conversions count in.
+inline uint64_t allocated_bytes(const Device& device) {
+  return value_or_throw(device.memory_stats()).allocated_bytes;
+}
 
 }  // namespace switchyard::onednn_test

@@ -51,38 +51,18 @@ struct SequenceShape {
   std::string text;  // for the report
 };
 
+// The benchmark models (the file's comment), as tools/bench/torch_peer.py's SEQUENCE_SHAPES.
+const SequenceShape kShapes[] = {
+    {"transformer", 32, 64, 469, 256, 2, 100,
+     "Linear(469,256) TransformerEncoder(d256 h4 ff1024 x2 post-norm relu dropout 0.1) mean "
+     "Linear(256,100)"},
+    {"lstm", 64, 50, 128, 256, 2, 100, "LSTM(128,256 x2) last-step Linear(256,100)"},
+    {"text_rnn", 128, 50, 2000, 256, 1, 2000, "LSTM(2000,256) last-step Linear(256,2000)"},
+};
+
 Result<SequenceShape> shape_of(const std::string& model) {
-  if (model == "transformer") {
-    return SequenceShape{.model = model,
-                         .training_batch = 32,
-                         .steps = 64,
-                         .features = 469,
-                         .width = 256,
-                         .layers = 2,
-                         .classes = 100,
-                         .text =
-                             "Linear(469,256) TransformerEncoder(d256 h4 ff1024 x2 post-norm "
-                             "relu dropout 0.1) mean Linear(256,100)"};
-  }
-  if (model == "lstm") {
-    return SequenceShape{.model = model,
-                         .training_batch = 64,
-                         .steps = 50,
-                         .features = 128,
-                         .width = 256,
-                         .layers = 2,
-                         .classes = 100,
-                         .text = "LSTM(128,256 x2) last-step Linear(256,100)"};
-  }
-  if (model == "text_rnn") {
-    return SequenceShape{.model = model,
-                         .training_batch = 128,
-                         .steps = 50,
-                         .features = 2000,
-                         .width = 256,
-                         .layers = 1,
-                         .classes = 2000,
-                         .text = "LSTM(2000,256) last-step Linear(256,2000)"};
+  for (const SequenceShape& shape : kShapes) {
+    if (shape.model == model) return shape;
   }
   return invalid_argument("--model '" + model + "': expected transformer, lstm or text_rnn");
 }

@@ -11,25 +11,28 @@ struct ReduceSpec {
   Shape shape;
   uint32_t axes_mask;
   bool keep_dims;
-  bool permuted;  // input stored in another axis order
+  std::vector<int> storage_order = {};  // input stored in this axis order (empty: row-major)
 };
 
 const ReduceSpec kReduceSpecs[] = {
-    {"axis2/keep_dims", {4, 5, 6}, 0b100, true, false},
-    {"axis0", {4, 5, 6}, 0b001, false, false},
-    {"axes0_2/keep_dims", {4, 5, 6}, 0b101, true, false},
-    {"axes0_2", {4, 5, 6}, 0b101, false, false},
-    {"axes1_2", {4, 5, 6}, 0b110, false, false},
-    {"all_axes/rank0", {4, 5, 6}, 0b111, false, false},
-    {"all_axes/keep_dims", {4, 5, 6}, 0b111, true, false},
-    {"no_axes", {4, 5, 6}, 0b000, false, false},
-    {"axis1/permuted_input", {4, 5, 6}, 0b010, false, true},
-    {"large/axis1", {16, 300}, 0b10, false, false},
+    {"axis2/keep_dims", {4, 5, 6}, 0b100, true},
+    {"axis0", {4, 5, 6}, 0b001, false},
+    {"axes0_2/keep_dims", {4, 5, 6}, 0b101, true},
+    {"axes0_2", {4, 5, 6}, 0b101, false},
+    {"axes1_2", {4, 5, 6}, 0b110, false},
+    {"all_axes/rank0", {4, 5, 6}, 0b111, false},
+    {"all_axes/keep_dims", {4, 5, 6}, 0b111, true},
+    {"no_axes", {4, 5, 6}, 0b000, false},
+    {"axis1/permuted_input", {4, 5, 6}, 0b010, false, {2, 0, 1}},
+    {"large/axis1", {16, 300}, 0b10, false},
+    // A global average pool of channels-last activations: every sample's kept channels are one
+    // dense row (onednn's row reduction, one batch entry after another).
+    {"axes2_3/keep_dims/channels_last", {3, 20, 4, 5}, 0b1100, true, {0, 2, 3, 1}},
 };
 
 OpCase build_reduce(Generator& gen, sy_op op, sy_dtype dtype, const ReduceSpec& spec) {
   HostTensor x = random_tensor(gen, dtype, spec.shape, -2.0, 2.0);
-  if (spec.permuted) x = permuted_layout(x, {2, 0, 1});
+  if (!spec.storage_order.empty()) x = permuted_layout(x, spec.storage_order);
   OpCase op_case = make_op_case(
       op, {x}, {zeros(dtype, reduced_shape(spec.shape, spec.axes_mask, spec.keep_dims))});
   op_case.params.reduce.axes_mask = spec.axes_mask;

@@ -36,11 +36,20 @@ bool is_channels_last(const Tensor& x) {
   return strides == channels_last_strides(shape) && !(strides == contiguous_strides(shape));
 }
 
-Tensor empty_like_format(const Tensor& like, const Shape& shape) {
-  if (shape.rank() != 4 || !is_channels_last(like)) return empty_like_shape(like, shape);
+namespace {
+
+// A new channels-last [N, C, H, W] tensor: [N, H, W, C] storage viewed with its axes permuted.
+Tensor empty_channels_last(const Tensor& like, const Shape& shape) {
   const Tensor nhwc =
       Tensor::empty(Shape{shape[0], shape[2], shape[3], shape[1]}, like.dtype(), like.device());
   return Tensor(make_view_impl(*nhwc.impl(), shape, channels_last_strides(shape), 0));
+}
+
+}  // namespace
+
+Tensor empty_like_format(const Tensor& like, const Shape& shape) {
+  if (shape.rank() != 4 || !is_channels_last(like)) return empty_like_shape(like, shape);
+  return empty_channels_last(like, shape);
 }
 
 Tensor to_channels_last(const Tensor& x) {
@@ -50,9 +59,7 @@ Tensor to_channels_last(const Tensor& x) {
         invalid_argument("to_channels_last: needs x [N, C, H, W], got " + impl.shape.to_string()));
   }
   if (is_channels_last(x)) return x;
-  const Tensor nhwc = Tensor::empty(
-      Shape{impl.shape[0], impl.shape[2], impl.shape[3], impl.shape[1]}, impl.dtype, impl.device);
-  Tensor out(make_view_impl(*nhwc.impl(), impl.shape, channels_last_strides(impl.shape), 0));
+  Tensor out = empty_channels_last(x, impl.shape);
   run_op(SY_OP_COPY, {x}, {out});
   record_op(out, "to_channels_last", {x},
             [](const Tensor& grad, const Node&) { return std::vector<Tensor>{grad}; });

@@ -203,11 +203,10 @@ std::mutex g_weights_mutex;
 std::map<WeightKey, std::shared_ptr<const ConvertedWeight>> g_weights;
 constexpr size_t kMaxConvertedWeights = 64;
 
-// `w` converted by `convert` (which returns the converted bytes and their size): a cached
-// conversion while the caller's bytes are unchanged, else a fresh one (kept in `hold`).
-template <typename Convert>
-void* cached_conversion(const WeightKey& key, const TensorView& w,
-                        std::shared_ptr<const void>& kept, Convert&& convert) {
+// `w` converted by `convert` (which returns `size` converted bytes): a cached conversion while the
+// caller's bytes are unchanged, else a fresh one (`kept` holds either while the call uses it).
+void* cached_conversion(const WeightKey& key, const TensorView& w, size_t size,
+                        std::shared_ptr<const void>& kept, const std::function<void*()>& convert) {
   const auto bytes = static_cast<size_t>(w.numel()) * sizeof(float);
   std::shared_ptr<const ConvertedWeight> hold;
   {
@@ -220,7 +219,7 @@ void* cached_conversion(const WeightKey& key, const TensorView& w,
     kept = std::shared_ptr<const void>(hold, hold->converted.data());
     return const_cast<char*>(hold->converted.data());
   }
-  const auto [converted, size] = convert();
+  void* converted = convert();
   auto fresh = std::make_shared<ConvertedWeight>();
   fresh->source.assign(w.data, w.data + bytes);
   const auto* begin = static_cast<const char*>(converted);
@@ -232,20 +231,28 @@ void* cached_conversion(const WeightKey& key, const TensorView& w,
   return converted;
 }
 
-// Input `input` (w_ih or w_hh, `which` 0 or 1) in the primitive's layout: the caller's own bytes
-// where the layouts agree, else a kept conversion (the file's comment), else a fresh one.
-void* weights_for(OpContext& ctx, const RnnShape& s, const ArgLayout& layout, int input, int which,
+// Input `input` (the caller's `w`) converted by `convert` to `internal` (internal.get_size()
+// bytes; `user` is w's own layout), kept as the file's comment says: in device.weights by buffer
+// where the call promises the input constant, else cached under `key` by the caller's bytes.
+void* converted_weight(OpContext& ctx, int input, const WeightKey& key, const TensorView& w,
+                       const memory::desc& user, const memory::desc& internal,
+                       std::shared_ptr<const void>& kept, const std::function<void*()>& convert) {
+  if (ctx.constant_buffer[input] != 0) {
+    return kept_conversion(ctx, input, w, user, internal, kept, convert);
+  }
+  return cached_conversion(key, w, internal.get_size(), kept, convert);
+}
+
+// Input `input` (w_ih or w_hh) in the primitive's layout: the caller's own bytes where the
+// layouts agree, else a converted_weight.
+void* weights_for(OpContext& ctx, const RnnShape& s, const ArgLayout& layout, int input,
                   std::shared_ptr<const void>& kept) {
   const TensorView& w = ctx.in[input];
   const auto convert = [&] { return prepare_input(ctx, layout, weights_in_dnnl_order(ctx, s, w)); };
   if (layout.same || !w.is_contiguous()) return convert();
-  if (ctx.constant_buffer[input] != 0) {
-    return kept_conversion(ctx, input, w, layout.user, layout.internal, kept, convert);
-  }
+  const int which = input - (1 + s.states);  // 0 w_ih, 1 w_hh
   const WeightKey key{&ctx.device, ctx.op, which, w.data, s.t, s.b, s.in, s.h};
-  return cached_conversion(key, w, kept, [&] {
-    return std::pair<void*, size_t>(convert(), layout.internal.get_size());
-  });
+  return converted_weight(ctx, input, key, w, layout.user, layout.internal, kept, convert);
 }
 
 // --- The small-batch LSTM: one input projection, then run_lstm_recurrence ----------------------
@@ -302,21 +309,17 @@ void project_inputs(OpContext& ctx, const RnnShape& s, const TensorView& x, cons
 // W_hh (input `input`) in pack_lstm_w_hh's panels, kept like the primitive's weights.
 const float* packed_w_hh(OpContext& ctx, const RnnShape& s, const TensorView& w_hh, int input,
                          std::shared_ptr<const void>& kept) {
-  const auto bytes = static_cast<size_t>(lstm_packed_size(s.h)) * sizeof(float);
+  // The descriptors only key the kept copy and size it: the caller's [4H, H] and the panels.
+  const memory::desc user({s.g * s.h, s.h}, dt::f32, tag::ab);
+  const memory::desc panels({lstm_packed_size(s.h)}, dt::f32, tag::a);
   const auto pack = [&] {
-    void* packed = ctx.scratch(bytes);
+    void* packed = ctx.scratch(panels.get_size());
     pack_lstm_w_hh(w_hh.as<float>(), s.h, static_cast<float*>(packed));
     return packed;
   };
-  if (ctx.constant_buffer[input] != 0) {
-    // The descriptors only key the kept copy: the caller's [4H, H] and the panels' size.
-    const memory::desc user({s.g * s.h, s.h}, dt::f32, tag::ab);
-    const memory::desc panels({lstm_packed_size(s.h)}, dt::f32, tag::a);
-    return static_cast<const float*>(kept_conversion(ctx, input, w_hh, user, panels, kept, pack));
-  }
   const WeightKey key{&ctx.device, ctx.op, 2, w_hh.data, 0, 0, 0, s.h};
   return static_cast<const float*>(
-      cached_conversion(key, w_hh, kept, [&] { return std::pair<void*, size_t>(pack(), bytes); }));
+      converted_weight(ctx, input, key, w_hh, user, panels, kept, pack));
 }
 
 // LSTM_SEQUENCE as one input projection and run_lstm_recurrence (B <= kMaxProjectedBatch).
@@ -386,8 +389,8 @@ void rnn_sequence_f32(OpContext& ctx) {
   const TensorView h0 = dense_copy(ctx, ctx.in[1], SY_DTYPE_F32);
   const TensorView c0 = s.lstm ? dense_copy(ctx, ctx.in[2], SY_DTYPE_F32) : TensorView();
   std::shared_ptr<const void> hold_layer, hold_iter;
-  void* w_layer = weights_for(ctx, s, entry->weights_layer, w, 0, hold_layer);
-  void* w_iter = weights_for(ctx, s, entry->weights_iter, w + 1, 1, hold_iter);
+  void* w_layer = weights_for(ctx, s, entry->weights_layer, w, hold_layer);
+  void* w_iter = weights_for(ctx, s, entry->weights_iter, w + 1, hold_iter);
   float* bias = combined_bias(ctx, s, w + 2);
   TensorView outs[3];
   for (int k = 0; k <= s.states; ++k) {
