@@ -207,3 +207,90 @@ TEST_CASE("predict refuses a model whose output has no elements per sample", "[o
                                             "predict\n"));
   CHECK_FALSE(std::filesystem::exists(out));
 }
+
+namespace {
+
+// A .npy file (format 1.0) of little-endian f32 values, C order; `descr` and `fortran` may be
+// set to what the reader must refuse.
+void write_npy(const std::filesystem::path& path, const std::vector<float>& values,
+               const std::vector<int64_t>& shape, const std::string& descr = "<f4",
+               bool fortran = false) {
+  std::string dims;
+  for (const int64_t d : shape) dims += std::to_string(d) + ", ";
+  std::string header = "{'descr': '" + descr +
+                       "', 'fortran_order': " + (fortran ? "True" : "False") + ", 'shape': (" +
+                       dims + "), }";
+  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::string bytes = "\x93NUMPY";
+  bytes += '\x01';
+  bytes += '\x00';
+  bytes += static_cast<char>(header.size() & 0xff);
+  bytes += static_cast<char>(header.size() >> 8);
+  bytes += header;
+  bytes.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+  write_text(path, bytes);
+}
+
+}  // namespace
+
+TEST_CASE("bench model --check-input/--check-output compares the first output with a .npy file",
+          "[onnx][cli]") {
+  TempDir dir;
+  const auto device = test_device();
+  const auto set = models_dir() / "cnn" / "test_data_set_1";
+  const Tensor x = load_onnx_tensor(set / "input_0.pb", device);
+  const Tensor y = load_onnx_tensor(set / "output_0.pb", device);
+  const std::vector<int64_t> x_shape(x.shape().begin(), x.shape().end());
+  const std::vector<int64_t> y_shape(y.shape().begin(), y.shape().end());
+  write_npy(dir / "x.npy", x.to_host_float(), x_shape);
+  write_npy(dir / "y.npy", y.to_host_float(), y_shape);
+  std::vector<float> wrong = y.to_host_float();
+  wrong[3] += 1.0f;
+  write_npy(dir / "wrong.npy", wrong, y_shape);
+  const std::string bench = kEnv + cli() + " bench model " +
+                            (models_dir() / "cnn" / "model.onnx").string() +
+                            " --batch-size 2 --repetitions 1 --warmup 0 --json --check-input " +
+                            (dir / "x.npy").string() + " --check-output ";
+  const CommandResult good = run_command(bench + (dir / "y.npy").string());
+  INFO(good.output);
+  CHECK(good.exit_code == 0);
+  CHECK_THAT(good.output,
+             Catch::Contains("\"mismatches\":0") && Catch::Contains("\"passed\":true"));
+
+  const CommandResult bad = run_command(bench + (dir / "wrong.npy").string());
+  INFO(bad.output);
+  CHECK(bad.exit_code == 1);
+  CHECK_THAT(bad.output,
+             Catch::Contains("\"mismatches\":1") &&
+                 Catch::Contains("1 of " + std::to_string(y.shape().numel()) +
+                                 " output elements differ from " + (dir / "wrong.npy").string() +
+                                 " (first at element 3)"));
+
+  // Files the reader must refuse, each named with the reason; never a crash.
+  write_npy(dir / "big_endian.npy", y.to_host_float(), y_shape, ">f4");
+  write_npy(dir / "fortran.npy", y.to_host_float(), y_shape, "<f4", true);
+  write_npy(dir / "short.npy", std::vector<float>(5), y_shape);
+  write_text(dir / "magic.npy", "NUMPY not really");
+  std::string truncated = "\x93NUMPY";
+  truncated += std::string("\x01\x00\xff\x00", 4) + "{'descr'";
+  write_text(dir / "header.npy", truncated);
+  const std::vector<std::pair<std::string, std::string>> hostile = {
+      {"big_endian.npy", "dtype >f4 is not supported"},
+      {"fortran.npy", "Fortran order is not supported"},
+      {"short.npy", "the file has 20"},
+      {"magic.npy", "not a .npy file"},
+      {"header.npy", "the .npy header says 255 bytes"},
+  };
+  for (const auto& [name, reason] : hostile) {
+    const CommandResult refused = run_command(bench + (dir / name).string());
+    INFO(refused.output);
+    CHECK(refused.exit_code == 1);
+    CHECK_THAT(refused.output, Catch::Contains((dir / name).string()) && Catch::Contains(reason));
+  }
+  const CommandResult alone =
+      run_command(kEnv + cli() + " bench model " + (models_dir() / "cnn" / "model.onnx").string() +
+                  " --batch-size 1 --check-input " + (dir / "x.npy").string());
+  CHECK(alone.exit_code == 2);
+  CHECK_THAT(alone.output, Catch::Contains("--check-input and --check-output go together"));
+}

@@ -559,3 +559,90 @@ TEST_CASE("Conv with Add, Relu, Clip or SiLU after it runs as one fused op, as c
     }
   });
 }
+
+namespace {
+
+// y = x * Cast(Mod(a, b)) with a and b constant [4] tensors of `type` (Mod runs on the host, as in
+// an exporter's shape arithmetic); x [4] is all ones.
+onnx::ModelProto mod_model(int32_t type, int64_t fmod, const std::vector<double>& a,
+                           const std::vector<double>& b) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(17);
+  onnx::GraphProto& graph = *model.mutable_graph();
+  declare_value(*graph.add_input(), "x", onnx::TensorProto::FLOAT, {4});
+  declare_value(*graph.add_output(), "y", onnx::TensorProto::FLOAT, {4});
+  for (const auto& [name, values] : {std::pair{"a", a}, std::pair{"b", b}}) {
+    auto* t = graph.add_initializer();
+    t->set_name(name);
+    t->set_data_type(type);
+    t->add_dims(4);
+    for (const double v : values) {
+      if (type == onnx::TensorProto::INT64) {
+        t->add_int64_data(static_cast<int64_t>(v));
+      } else {
+        t->add_float_data(static_cast<float>(v));
+      }
+    }
+  }
+  auto* mod = graph.add_node();
+  mod->set_op_type("Mod");
+  mod->add_input("a");
+  mod->add_input("b");
+  mod->add_output("m");
+  auto* attribute = mod->add_attribute();
+  attribute->set_name("fmod");
+  attribute->set_type(onnx::AttributeProto::INT);
+  attribute->set_i(fmod);
+  auto* cast = graph.add_node();
+  cast->set_op_type("Cast");
+  cast->add_input("m");
+  cast->add_output("mf");
+  auto* to = cast->add_attribute();
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::INT);
+  to->set_i(onnx::TensorProto::FLOAT);
+  auto* mul = graph.add_node();
+  mul->set_op_type("Mul");
+  mul->add_input("x");
+  mul->add_input("mf");
+  mul->add_output("y");
+  return model;
+}
+
+}  // namespace
+
+TEST_CASE("Mod takes the divisor's sign, or the dividend's with fmod 1, in integers and floats",
+          "[onnx]") {
+  const auto device = test_device();
+  TempDir dir;
+  struct Case {
+    int32_t type;
+    int64_t fmod;
+    std::vector<double> a, b;
+    std::vector<float> expected;
+  };
+  const std::vector<Case> cases = {
+      {onnx::TensorProto::INT64, 0, {7, -7, 7, -7}, {3, 3, -3, -3}, {1, 2, -2, -1}},
+      {onnx::TensorProto::INT64, 1, {7, -7, 7, -7}, {3, 3, -3, -3}, {1, -1, 1, -1}},
+      {onnx::TensorProto::FLOAT, 1, {7.5, -7.5, 7.5, -7.5}, {2, 2, -2, -2}, {1.5, -1.5, 1.5, -1.5}},
+      {onnx::TensorProto::FLOAT, 0, {7.5, -7.5, 7.5, -7.5}, {2, 2, -2, -2}, {1.5, 0.5, -0.5, -1.5}},
+  };
+  for (const Case& c : cases) {
+    INFO("type " << c.type << ", fmod " << c.fmod);
+    const auto path = dir / "mod.onnx";
+    write_model(path, mod_model(c.type, c.fmod, c.a, c.b));
+    const std::vector<Tensor> y =
+        OnnxModel::load(path, device)->run({Tensor::from_host({1, 1, 1, 1}, Shape{4}, device)});
+    CHECK(y.at(0).to_host_float() == c.expected);
+  }
+  write_model(dir / "mod0.onnx",
+              mod_model(onnx::TensorProto::INT64, 0, {1, 2, 3, 4}, {1, 0, 1, 1}));
+  try {
+    OnnxModel::load(dir / "mod0.onnx", device)
+        ->run({Tensor::from_host({1, 1, 1, 1}, Shape{4}, device)});
+    FAIL("accepted");
+  } catch (const Error& error) {
+    CHECK_THAT(error.what(), Catch::Contains("mod0.onnx") && Catch::Contains("modulo by zero"));
+  }
+}

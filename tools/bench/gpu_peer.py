@@ -81,13 +81,13 @@ def bench_step(repetitions):
 
 
 def bench_sequence(name, repetitions):
-    batch, steps, features = torch_peer.SEQUENCE_SHAPES[name]
+    batch, steps, features, layers, classes = torch_peer.SEQUENCE_SHAPES[name]
     torch.manual_seed(0)
     cls = torch_peer.TransformerClassifier if name == "transformer" else torch_peer.LstmClassifier
-    model = cls(features).cuda().train()
+    model = cls(features, layers, classes).cuda().train()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     x = torch.randn(batch, steps, features, device="cuda")
-    y = torch.randint(0, torch_peer.SEQUENCE_CLASSES, (batch,), device="cuda")
+    y = torch.randint(0, classes, (batch,), device="cuda")
 
     def step():
         torch.nn.functional.cross_entropy(model(x), y).backward()

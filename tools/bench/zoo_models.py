@@ -210,6 +210,16 @@ def file_digest(path):
         return hashlib.sha256(f.read()).hexdigest()
 
 
+def exporter_options(torch):
+    """The TorchScript-based exporter everywhere: torch 1.13 has only it, and torch 2.9 and later
+    default to the dynamo-based one (dynamo=True), whose graphs differ (opset 18 and up)."""
+    import inspect
+
+    if "dynamo" in inspect.signature(torch.onnx.export).parameters:
+        return {"dynamo": False}
+    return {}
+
+
 def export(torch, name, spec, model, folder):
     """Exports unless the cached file was made from the same spec; writes the reference data."""
     import numpy as np
@@ -233,7 +243,7 @@ def export(torch, name, spec, model, folder):
             torch.onnx.export(model, inputs, path + ".part", input_names=names,
                               output_names=["output"], opset_version=OPSET,
                               dynamic_axes={names[0]: {0: "batch"}, "output": {0: "batch"}},
-                              do_constant_folding=True)
+                              do_constant_folding=True, **exporter_options(torch))
         os.replace(path + ".part", path)
         with open(spec_path, "w") as f:
             json.dump({"key": key, "name": name, "spec": spec}, f)

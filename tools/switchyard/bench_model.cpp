@@ -6,7 +6,13 @@
 // through the model under NoGradGuard in eval mode: warm-up passes, then timed repetitions, each up
 // to queue completion; reports mean and median latency per batch and samples per second at the
 // median. --profile FILE also writes a trace of the timed repetitions.
+//
+// For an ONNX model, --check-input X.npy --check-output Y.npy first runs the model once on X (a
+// batch of any size, the file's first input) and compares its first output with Y element by
+// element, |ours - Y| <= tol + tol |Y| (--check-tolerance, 1e-4): a benchmark of a model that
+// gives a wrong answer fails (exit 1) after its report, which gives the largest difference.
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <functional>
 #include <iostream>
@@ -15,6 +21,7 @@
 
 #include "bench_ops.h"
 #include "cli_common.h"
+#include "npy.h"
 #include "runtime/memory_budget.h"
 #include "support/json_io.h"
 #include "switchyard/autocast.h"
@@ -31,7 +38,9 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: switchyard bench model CONFIG|MODEL.onnx --batch-size N [--repetitions R]\n"
-    "                              [--warmup W] [--set key=value]... [--profile FILE] [--json]";
+    "                              [--warmup W] [--set key=value]... [--profile FILE] [--json]\n"
+    "                              [--check-input X.npy --check-output Y.npy "
+    "[--check-tolerance T]]";
 
 // The model under test and where its weights came from.
 struct BenchModel {
@@ -261,6 +270,56 @@ std::vector<Tensor> onnx_inputs(const OnnxModel& model, int64_t batch_size,
   return inputs;
 }
 
+// The outcome of --check-input/--check-output.
+struct OutputCheck {
+  std::string input, output;
+  double tolerance = 1e-4;
+  int64_t elements = 0, mismatches = 0, first_mismatch = -1;
+  double max_abs_diff = 0.0;
+  bool passed() const { return mismatches == 0; }
+};
+
+// Runs the model on the .npy input and compares its first output with the .npy output.
+OutputCheck check_onnx_output(OnnxModel& model, const po::variables_map& values) {
+  OutputCheck check;
+  check.input = values["check-input"].as<std::string>();
+  check.output = values["check-output"].as<std::string>();
+  if (values.count("check-tolerance") != 0)
+    check.tolerance = values["check-tolerance"].as<double>();
+  const NpyArray x = value_or_throw(read_npy(check.input));
+  const NpyArray expected = value_or_throw(read_npy(check.output));
+  if (model.inputs().empty())
+    throw_error(invalid_argument(model.path().string() + " has no input"));
+  const OnnxValueInfo& info = model.inputs()[0];
+  const Shape shape(x.shape);
+  Tensor input;
+  if (info.is_float()) {
+    input = Tensor::from_host(std::vector<float>(x.values.begin(), x.values.end()), shape,
+                              model.device());
+  } else {
+    input = Tensor::from_host(std::vector<int64_t>(x.values.begin(), x.values.end()), shape,
+                              model.device());
+  }
+  const std::vector<Tensor> outputs = model.run({input});
+  const std::vector<float> ours = outputs.at(0).to_host_float();
+  const Shape& got = outputs.at(0).shape();
+  if (!std::equal(got.begin(), got.end(), expected.shape.begin(), expected.shape.end())) {
+    throw_error(invalid_argument(check.output + ": shape " + Shape(expected.shape).to_string() +
+                                 ", but the model's first output is " + got.to_string()));
+  }
+  check.elements = static_cast<int64_t>(ours.size());
+  for (size_t i = 0; i < ours.size(); ++i) {
+    const double want = expected.values[i];
+    const double diff = std::abs(static_cast<double>(ours[i]) - want);
+    const bool ok = diff <= check.tolerance + check.tolerance * std::abs(want);
+    if (!ok) {  // NaN on either side is a mismatch too
+      if (check.mismatches++ == 0) check.first_mismatch = static_cast<int64_t>(i);
+    }
+    if (!(diff <= check.max_abs_diff)) check.max_abs_diff = diff;
+  }
+  return check;
+}
+
 int run_onnx_bench(const po::variables_map& values, const Config& config, const std::string& path) {
   const std::optional<TimingSettings> timing = timing_settings(values);
   if (!timing) return kExitUsage;
@@ -269,6 +328,8 @@ int run_onnx_bench(const po::variables_map& values, const Config& config, const 
     const RunDevice run = value_or_throw(open_run_device(config.runtime()));
     print_selection_messages(run.fallback_note, run.warnings);
     const std::unique_ptr<OnnxModel> model = OnnxModel::load(path, run.device);
+    std::optional<OutputCheck> check;
+    if (values.count("check-input") != 0) check = check_onnx_output(*model, values);
     const std::vector<Tensor> inputs = onnx_inputs(*model, batch_size, run.device);
     std::unique_ptr<Profiler> profiler;
     if (values.count("profile") != 0) profiler = std::make_unique<Profiler>();
@@ -278,19 +339,25 @@ int run_onnx_bench(const po::variables_map& values, const Config& config, const 
     const double samples_per_second =
         stats.median_seconds > 0 ? static_cast<double>(batch_size) / stats.median_seconds : 0.0;
     if (values.count("json") != 0) {
-      const detail::Json report{{"bench", "model"},
-                                {"format", "onnx"},
-                                {"model", path},
-                                {"describe", model->describe()},
-                                {"execution", model->execution_summary()},
-                                {"device", run.device->id()},
-                                {"device_name", run.device->info().name},
-                                {"batch_size", batch_size},
-                                {"repetitions", seconds.size()},
-                                {"mean_ms", stats.mean_seconds * 1e3},
-                                {"median_ms", stats.median_seconds * 1e3},
-                                {"min_ms", stats.min_seconds * 1e3},
-                                {"samples_per_second", samples_per_second}};
+      detail::Json report{{"bench", "model"},
+                          {"format", "onnx"},
+                          {"model", path},
+                          {"describe", model->describe()},
+                          {"execution", model->execution_summary()},
+                          {"device", run.device->id()},
+                          {"device_name", run.device->info().name},
+                          {"batch_size", batch_size},
+                          {"repetitions", seconds.size()},
+                          {"mean_ms", stats.mean_seconds * 1e3},
+                          {"median_ms", stats.median_seconds * 1e3},
+                          {"min_ms", stats.min_seconds * 1e3},
+                          {"samples_per_second", samples_per_second}};
+      if (check) {
+        report["check"] = {{"input", check->input},           {"output", check->output},
+                           {"tolerance", check->tolerance},   {"elements", check->elements},
+                           {"mismatches", check->mismatches}, {"max_abs_diff", check->max_abs_diff},
+                           {"passed", check->passed()}};
+      }
       std::cout << detail::json_text(report) << "\n";
     } else {
       std::cout << model->describe() << "\n"
@@ -300,8 +367,20 @@ int run_onnx_bench(const po::variables_map& values, const Config& config, const 
                 << stats.mean_seconds * 1e3 << " ms, median " << stats.median_seconds * 1e3
                 << " ms, min " << stats.min_seconds * 1e3 << " ms per batch; " << samples_per_second
                 << " samples/s at the median\n";
+      if (check) {
+        std::cout << "check against " << check->output << ": " << check->mismatches << " of "
+                  << check->elements << " elements beyond " << check->tolerance << " + "
+                  << check->tolerance << " |expected|, largest difference " << check->max_abs_diff
+                  << "\n";
+      }
     }
     if (profiler != nullptr) write_profile(values, *profiler);
+    if (check && !check->passed()) {
+      std::cerr << "switchyard: " << path << " on " << run.device->id() << ": " << check->mismatches
+                << " of " << check->elements << " output elements differ from " << check->output
+                << " (first at element " << check->first_mismatch << ")\n";
+      return kExitFailure;
+    }
   } catch (const Error& e) {
     print_error(e.status());
     return kExitFailure;
@@ -316,6 +395,11 @@ int model_bench(const Args& args) {
   // Checked below rather than marked required(), so that --help works without them.
   options.add_options()("batch-size", po::value<int64_t>(), "samples per batch (required)");
   add_bench_options(options, {.unit = "batches", .config = "model YAML file", .profile = true});
+  options.add_options()("check-input", po::value<std::string>(),
+                        "ONNX models: run this .npy batch first ...")(
+      "check-output", po::value<std::string>(),
+      "... and compare the first output with this .npy (fails on a mismatch)")(
+      "check-tolerance", po::value<double>(), "absolute and relative tolerance (1e-4)");
   po::positional_options_description positional;
   positional.add("config", 1);
   po::variables_map values;
@@ -337,6 +421,10 @@ int model_bench(const Args& args) {
       }();
     if (!config.ok()) {
       print_error(config.status());
+      return kExitUsage;
+    }
+    if (values.count("check-input") != values.count("check-output")) {
+      std::cerr << "switchyard: --check-input and --check-output go together\n\n" << kUsage << "\n";
       return kExitUsage;
     }
     return run_onnx_bench(values, *config, model);

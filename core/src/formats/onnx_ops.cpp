@@ -128,6 +128,24 @@ int64_t i_div(int64_t a, int64_t b) {
   if (a == std::numeric_limits<int64_t>::min() && b == -1) return a;
   return a / b;
 }
+// ONNX Mod: with fmod 0 (the default) the result takes the divisor's sign (Python's %); with
+// fmod 1 the dividend's (C's fmod). Floats follow the same rule (the spec asks fmod 1 of them).
+double d_mod(double a, double b) {
+  const double r = std::fmod(a, b);
+  return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+}
+double d_fmod(double a, double b) {
+  return std::fmod(a, b);
+}
+int64_t i_fmod(int64_t a, int64_t b) {
+  if (b == 0) throw_error(invalid_argument("integer modulo by zero"));
+  if (b == -1) return 0;  // INT64_MIN % -1 overflows
+  return a % b;
+}
+int64_t i_mod(int64_t a, int64_t b) {
+  const int64_t r = i_fmod(a, b);
+  return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+}
 int64_t i_max(int64_t a, int64_t b) {
   return std::max(a, b);
 }
@@ -242,6 +260,14 @@ std::map<std::string, OpDef> make_table() {
   both("Sub", binary_host(d_sub, i_sub), device_binary_fn(t_sub, s_sub, false), true);
   both("Mul", binary_host(d_mul, i_mul), device_binary_fn(t_mul, s_mul, true), true);
   both("Div", binary_host(d_div, i_div), device_binary_fn(t_div, s_div, false), true);
+  // Mod: on the host (shape arithmetic, where exporters write it); no device form yet.
+  both(
+      "Mod",
+      [](NodeContext& c) {
+        const bool fmod = c.attr_int("fmod", 0) != 0;
+        binary_host(fmod ? d_fmod : d_mod, fmod ? i_fmod : i_mod)(c);
+      },
+      nullptr, true);
   both("Pow", binary_host(d_pow, nullptr), device_binary_fn(t_pow, s_pow, false), true);
   both("Max", binary_host(d_max, i_max), device_binary_fn(t_max, s_max, true), true);
   both("Min", binary_host(d_min, i_min), device_binary_fn(t_min, s_min, true), true);

@@ -108,15 +108,32 @@ typedef struct SyCrossEntropyArgs {
   SyOperand grad_loss; /* rank 0; backward only */
 } SyCrossEntropyArgs;
 
+/* CONV2D, CONV2D_GROUPED and CONV2D_FUSED (forward), and the backward ops of the first two. w is
+ * [O, C / groups, KH, KW]; groups 1 is a plain convolution. */
 typedef struct SyConvArgs {
   SyTensorArg in0; /* forward: x; backward data: grad_y; backward weight: grad_y */
   SyTensorArg in1; /* forward: w;  backward data: w;      backward weight: x */
   SyTensorArg bias;
   SyTensorArg out;
+  SyTensorArg residual; /* forward with has_residual: y's shape, added before the activation */
   int32_t stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
   int32_t has_bias;
   int32_t group_size; /* backward weight: threads per weight element */
+  int32_t groups;     /* >= 1; divides C and O */
+  int32_t activation; /* forward: sy_activation, applied last (0 = none) */
+  int32_t has_residual;
+  float low, high; /* SY_ACTIVATION_CLIP's bounds */
+  int32_t reserved;
 } SyConvArgs;
+
+/* im2col for the GEMM form of a forward convolution (groups 1): col [images, C*KH*KW, OH*OW], f32
+ * and dense, from x's images (x.data is the first image of the chunk). */
+typedef struct SyIm2colArgs {
+  SyTensorArg x; /* [N, C, H, W], any strides */
+  uint64_t col;
+  int64_t images, channels, kernel_h, kernel_w, out_h, out_w;
+  int32_t stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
+} SyIm2colArgs;
 
 typedef struct SyPoolArgs {
   SyTensorArg in0; /* forward: x; max backward: grad_y; avg backward: grad_y */
@@ -205,6 +222,8 @@ static_assert(sizeof(SyElementwiseArgs) == 336, "SyElementwiseArgs layout");
 static_assert(sizeof(SyRowArgs) == 488, "SyRowArgs layout");
 static_assert(sizeof(SyLayerNormArgs) == 10 * 144 + 24, "SyLayerNormArgs layout");
 static_assert(sizeof(SyOptimArgs) == 80 * 5 + 16 + 40, "SyOptimArgs layout");
+static_assert(sizeof(SyConvArgs) == 5 * 144 + 14 * 4, "SyConvArgs layout");
+static_assert(sizeof(SyIm2colArgs) == 144 + 8 + 6 * 8 + 6 * 4, "SyIm2colArgs layout");
 static_assert(sizeof(SyMatmulArgs) == 4 * 144 + 12 * 8 + 8, "SyMatmulArgs layout");
 #endif
 

@@ -69,10 +69,15 @@ Status parse_options(const sy_option* options, size_t count, DeviceOptions* out)
         return invalid_argument("cuda option matmul: '" + value +
                                 "' is not auto, cublaslt or kernel");
       }
+    } else if (key == "conv") {
+      if (value != "auto" && value != "direct") {
+        return invalid_argument("cuda option conv: '" + value + "' is not auto or direct");
+      }
+      out->conv_gemm = value == "auto";
     } else {
       return invalid_argument(
           "unknown cuda option '" + key +
-          "' (known: tf32, memory_limit_bytes, memory_fraction, deterministic, matmul)");
+          "' (known: tf32, memory_limit_bytes, memory_fraction, deterministic, matmul, conv)");
     }
   }
   // TF32 rounds f32 operands to 10 mantissa bits: a deterministic run promises the f32 maths the
@@ -85,7 +90,8 @@ std::string settings_line(const DeviceOptions& options) {
   static const char* const paths[] = {"auto", "cublaslt", "kernel"};
   return std::string("tf32=") + (options.tf32 ? "on" : "off") +
          " deterministic=" + (options.deterministic ? "on" : "off") +
-         " matmul=" + paths[static_cast<int>(options.matmul)];
+         " matmul=" + paths[static_cast<int>(options.matmul)] +
+         " conv=" + (options.conv_gemm ? "auto" : "direct");
 }
 
 Status get_cu_device(uint32_t index, const DriverApi** api, CUdevice* device_out) {

@@ -34,12 +34,15 @@ struct DeviceOptions {
   // using float atomics, and tf32 is forced off (f32 matmuls in full f32, as the reference does).
   bool deterministic = false;
   MatmulPath matmul = MatmulPath::kAuto;
+  // Option `conv`: auto runs f32 convolutions with groups 1 as im2col + MATMUL (conv_gemm true);
+  // direct keeps every convolution on the direct kernel (for tests of that kernel, and triage).
+  bool conv_gemm = true;
 };
 
 // Also applies the rules between options (deterministic turns tf32 off).
 Status parse_options(const sy_option* options, size_t count, DeviceOptions* out);
 
-// The options' part of the device_settings line: "tf32=off deterministic=on matmul=auto".
+// The options' part of the device_settings line: "tf32=off deterministic=on matmul=auto conv=auto".
 std::string settings_line(const DeviceOptions& options);
 
 // A stream and what belongs to it: cuBLASLt needs a workspace per stream for concurrent use.

@@ -10,12 +10,9 @@ namespace {
 
 using OpFunction = Status (*)(const OpContext&);
 
-// The ops this plugin implements: the op set up to LSTM_CELL_BACKWARD. The CONV2D_GROUPED family
-// (53-55) and the whole-sequence LSTM and GRU (56-57) are not written for CUDA yet, so supports()
-// says no and the core composes them (a grouped convolution from CONV2D per group, a sequence
-// from matmuls and LSTM_CELL steps).
-constexpr uint32_t kImplementedOps = SY_OP_LSTM_CELL_BACKWARD + 1;
-
+// Which family runs an op; nullptr for the ops this plugin does not implement: the whole-sequence
+// LSTM and GRU (56-57), which supports() answers 0 for, so the core composes them from matmuls and
+// LSTM_CELL steps (a GRU from matmuls and elementwise ops).
 OpFunction family_of(uint32_t op) {
   if (op == SY_OP_MATMUL) return run_matmul;
   if (op <= SY_OP_CMP_EQ) return run_elementwise;
@@ -31,6 +28,8 @@ OpFunction family_of(uint32_t op) {
   if (op <= SY_OP_RANDOM_NORMAL) return run_random;
   if (op <= SY_OP_ADAM_UPDATE) return run_optimizer;
   if (op <= SY_OP_LSTM_CELL_BACKWARD) return run_lstm_cell;
+  if (op <= SY_OP_CONV2D_GROUPED_BACKWARD_WEIGHT) return run_conv;
+  if (op == SY_OP_CONV2D_FUSED) return run_conv;
   return nullptr;
 }
 
@@ -69,7 +68,7 @@ Status order_buffers(CudaDevice& device, CudaQueue& queue, const sy_op_call& cal
 }  // namespace
 
 bool supports(uint32_t op, uint32_t dtype) {
-  if (op >= kImplementedOps || dtype >= SY_DTYPE_COUNT) return false;
+  if (op >= SY_OP_COUNT || family_of(op) == nullptr || dtype >= SY_DTYPE_COUNT) return false;
   if (is_float_dtype(dtype)) return true;
   // Integer data: index ops and data movement only (docs/ops.md section 1).
   return op == SY_OP_GATHER || op == SY_OP_SCATTER_ADD || op == SY_OP_COPY || op == SY_OP_FILL;
@@ -79,10 +78,6 @@ Status dispatch(CudaDevice& device, CudaQueue& queue, const sy_op_call& call) {
   if (call.op >= SY_OP_COUNT) {
     return invalid_argument("dispatch: unknown op " + std::to_string(call.op) + " (ABI 1 has " +
                             std::to_string(SY_OP_COUNT) + " ops)");
-  }
-  if (call.op >= kImplementedOps) {
-    return unimplemented(std::string("dispatch: ") + op_name(call.op) +
-                         " is not implemented by the cuda plugin yet");
   }
   const char* name = op_name(call.op);
   SY_CUDA_RETURN_IF_ERROR(check_tensors(call, name));

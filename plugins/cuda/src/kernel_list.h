@@ -14,8 +14,11 @@
   X(sy_softmax, softmax)              \
   X(sy_cross_entropy, softmax)        \
   X(sy_conv2d_forward, conv)          \
+  X(sy_conv2d_forward_f32, conv)      \
   X(sy_conv2d_backward_data, conv)    \
   X(sy_conv2d_backward_weight, conv)  \
+  X(sy_conv2d_im2col, conv)           \
+  X(sy_conv2d_epilogue, conv)         \
   X(sy_pool2d_forward, pool)          \
   X(sy_pool2d_backward, pool)         \
   X(sy_layer_norm, layer_norm)        \

@@ -1,4 +1,7 @@
-// CONV2D and its backward ops (34-36), MAX/AVG pooling and their backward ops (37-40).
+// CONV2D and its backward ops (34-36), the CONV2D_GROUPED family (53-55), CONV2D_FUSED (58),
+// MAX/AVG pooling and their backward ops (37-40).
+#include <algorithm>
+
 #include "ops.h"
 
 namespace sy_cuda {
@@ -41,13 +44,32 @@ Status check_conv_params(const OpContext& ctx) {
   return ok_status();
 }
 
-// x [N, C, H, W] and w [O, C, KH, KW] give y [N, O, OH, OW]; checks y (or grad_y) against them.
+// 1 for CONV2D and its backward ops; params.conv2d_grouped.groups for the CONV2D_GROUPED family and
+// CONV2D_FUSED (whose params begin with the grouped ones).
+int32_t groups_of(const OpContext& ctx) {
+  return ctx.call.op >= SY_OP_CONV2D_GROUPED ? ctx.call.params.conv2d_grouped.groups : 1;
+}
+
+// x [N, C, H, W] and w [O, C/G, KH, KW] give y [N, O, OH, OW]; checks y (or grad_y) against them.
 Status check_conv_shapes(const OpContext& ctx, const sy_tensor_desc& x, const sy_tensor_desc& w,
                          const sy_tensor_desc& y, const char* y_role) {
   const sy_conv2d_params& p = ctx.call.params.conv2d;
-  if (x.rank != 4 || w.rank != 4 || x.shape[1] != w.shape[1]) {
+  const int32_t groups = groups_of(ctx);
+  if (x.rank != 4 || w.rank != 4) {
     return invalid_argument(std::string(ctx.name) + ": x " + shape_text(x) + " and w " +
-                            shape_text(w) + " must be [N, C, H, W] and [O, C, KH, KW]");
+                            shape_text(w) + " must be [N, C, H, W] and [O, C/groups, KH, KW]");
+  }
+  if (groups < 1 || x.shape[1] % groups != 0 || w.shape[0] % groups != 0) {
+    return invalid_argument(std::string(ctx.name) + ": groups " + std::to_string(groups) +
+                            " must be >= 1 and divide the input channels (" +
+                            std::to_string(x.shape[1]) + ") and the output channels (" +
+                            std::to_string(w.shape[0]) + ")");
+  }
+  if (x.shape[1] != w.shape[1] * groups) {
+    return invalid_argument(
+        std::string(ctx.name) + ": x " + shape_text(x) + " and w " + shape_text(w) + " with " +
+        std::to_string(groups) +
+        " group(s): w must be [O, C/groups = " + std::to_string(x.shape[1] / groups) + ", KH, KW]");
   }
   const int64_t oh = conv_extent(x.shape[2], p.pad_h, p.dilation_h, w.shape[2], p.stride_h);
   const int64_t ow = conv_extent(x.shape[3], p.pad_w, p.dilation_w, w.shape[3], p.stride_w);
@@ -72,13 +94,14 @@ SyConvArgs conv_args(const OpContext& ctx, const sy_tensor_desc& in0, const sy_t
   a.pad_w = p.pad_w;
   a.dilation_h = p.dilation_h;
   a.dilation_w = p.dilation_w;
+  a.groups = groups_of(ctx);
   return a;
 }
 
 Status enqueue_bias_grad(const OpContext& ctx, const sy_tensor_desc& grad_y,
                          const sy_tensor_desc& grad_bias) {
   if (grad_bias.rank != 1 || grad_bias.shape[0] != grad_y.shape[1]) {
-    return invalid_argument("CONV2D_BACKWARD_WEIGHT: grad_bias " + shape_text(grad_bias) +
+    return invalid_argument(std::string(ctx.name) + ": grad_bias " + shape_text(grad_bias) +
                             " should be [" + std::to_string(grad_y.shape[1]) + "]");
   }
   const int kept[1] = {1};
@@ -105,10 +128,6 @@ Status run_conv_backward_weight(const OpContext& ctx) {
   const sy_tensor_desc& grad_w = ctx.out(0);
   SY_CUDA_RETURN_IF_ERROR(expect_float_same(ctx, {&grad_y, &x, &grad_w}));
   if (has_bias) SY_CUDA_RETURN_IF_ERROR(expect_float_same(ctx, {&grad_y, &ctx.out(1)}));
-  if (grad_w.rank != 4 || grad_w.shape[1] != x.shape[1]) {
-    return invalid_argument("CONV2D_BACKWARD_WEIGHT: grad_w " + shape_text(grad_w) +
-                            " should be [O, C, KH, KW] with C = " + std::to_string(x.shape[1]));
-  }
   SY_CUDA_RETURN_IF_ERROR(check_conv_shapes(ctx, x, grad_w, grad_y, "grad_y"));
   SyConvArgs a = conv_args(ctx, grad_y, x, grad_w);
   const int64_t terms = grad_y.shape[0] * grad_y.shape[2] * grad_y.shape[3];
@@ -121,31 +140,182 @@ Status run_conv_backward_weight(const OpContext& ctx) {
   return has_bias ? enqueue_bias_grad(ctx, grad_y, ctx.out(1)) : ok_status();
 }
 
+// The GEMM form of a forward convolution holds its im2col patches in chunks of images of at most
+// this size (at least one image).
+constexpr uint64_t kColumnBytes = 256ull << 20;
+
+bool dense(const sy_tensor_desc& t) {
+  int64_t stride = 1;
+  for (int d = static_cast<int>(t.rank) - 1; d >= 0; --d) {
+    if (t.shape[d] != 1 && t.strides[d] != stride) return false;
+    stride *= t.shape[d];
+  }
+  return true;
+}
+
+// groups 1 in f32 with dense w and y: the convolution is a product, w [O, C*KH*KW] times the
+// patches of each image [C*KH*KW, OH*OW], which cuBLASLt (or the tiled matmul kernel) runs far
+// faster than the direct kernel's gather. Other dtypes keep the direct kernel, whose one rounding
+// of the sum (bias included) is the op's definition.
+bool gemm_form(const OpContext& ctx, const sy_tensor_desc& x, const sy_tensor_desc& w,
+               const sy_tensor_desc& y) {
+  return groups_of(ctx) == 1 && x.dtype == SY_DTYPE_F32 && dense(w) && dense(y) && numel(y) > 0 &&
+         ctx.device.options.conv_gemm;
+}
+
+sy_tensor_desc view3(const sy_tensor_desc& like, sy_buffer buffer, uint64_t offset_bytes,
+                     int64_t d0, int64_t d1, int64_t d2, int64_t s0, int64_t s1, int64_t s2) {
+  sy_tensor_desc t{};
+  t.buffer = buffer;
+  t.offset_bytes = offset_bytes;
+  t.dtype = like.dtype;
+  t.rank = 3;
+  t.shape[0] = d0;
+  t.shape[1] = d1;
+  t.shape[2] = d2;
+  t.strides[0] = s0;
+  t.strides[1] = s1;
+  t.strides[2] = s2;
+  return t;
+}
+
+// y[n] = w [O, K] x col[n] [K, P] per chunk of images through run_matmul (a 1x1 stride-1 unpadded
+// convolution reads x itself as [C, H*W]), then the epilogue pass where there is one.
+Status run_conv_forward_gemm(const OpContext& ctx, SyConvArgs a, const sy_tensor_desc& x,
+                             const sy_tensor_desc& w, const sy_tensor_desc& y) {
+  const sy_conv2d_params& p = ctx.call.params.conv2d;
+  const int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
+  const int64_t O = w.shape[0], KH = w.shape[2], KW = w.shape[3];
+  const int64_t OH = y.shape[2], OW = y.shape[3], P = OH * OW, K = C * KH * KW;
+  const bool pointwise = KH == 1 && KW == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_h == 0 &&
+                         p.pad_w == 0 && x.strides[3] == 1 && x.strides[2] == W &&
+                         x.strides[1] == H * W;
+  int64_t chunk = N;
+  CudaBuffer* col = nullptr;
+  const uint64_t per_image = static_cast<uint64_t>(K * P) * sizeof(float);
+  if (!pointwise) {
+    chunk = std::max<int64_t>(1, std::min<int64_t>(N, kColumnBytes / per_image));
+    SY_CUDA_RETURN_IF_ERROR(ctx.scratch(chunk * per_image, &col));
+  }
+  sy_op_call mm{};
+  mm.op = SY_OP_MATMUL;
+  mm.num_inputs = 2;
+  mm.num_outputs = 1;
+  mm.inputs[0] = view3(w, w.buffer, w.offset_bytes, 1, O, K, 0, K, 1);
+  mm.inputs[0].rank = 2;  // [O, K]
+  mm.inputs[0].shape[0] = O;
+  mm.inputs[0].shape[1] = K;
+  mm.inputs[0].strides[0] = K;
+  mm.inputs[0].strides[1] = 1;
+  const OpContext product{ctx.device, ctx.queue, mm, "CONV2D (as MATMUL)"};
+  Status status = ok_status();
+  for (int64_t n0 = 0; n0 < N && status.ok(); n0 += chunk) {
+    const int64_t n = std::min(chunk, N - n0);
+    if (pointwise) {
+      mm.inputs[1] = view3(x, x.buffer, x.offset_bytes + n0 * x.strides[0] * sizeof(float), n, C, P,
+                           x.strides[0], P, 1);
+    } else {
+      SyIm2colArgs im{};
+      im.x = tensor_arg(ctx.address(x) + n0 * x.strides[0] * sizeof(float), x);
+      im.col = col->ptr;
+      im.images = n;
+      im.channels = C;
+      im.kernel_h = KH;
+      im.kernel_w = KW;
+      im.out_h = OH;
+      im.out_w = OW;
+      im.stride_h = p.stride_h;
+      im.stride_w = p.stride_w;
+      im.pad_h = p.pad_h;
+      im.pad_w = p.pad_w;
+      im.dilation_h = p.dilation_h;
+      im.dilation_w = p.dilation_w;
+      status = ctx.launch(Kernel::sy_conv2d_im2col, ctx.linear(n * K * P), im);
+      if (!status.ok()) break;
+      mm.inputs[1] = view3(x, reinterpret_cast<sy_buffer>(col), 0, n, K, P, K * P, P, 1);
+    }
+    mm.outputs[0] =
+        view3(y, y.buffer, y.offset_bytes + n0 * O * P * sizeof(float), n, O, P, O * P, P, 1);
+    status = run_matmul(product);
+  }
+  if (col != nullptr) ctx.release(col);
+  SY_CUDA_RETURN_IF_ERROR(status);
+  if (!a.has_bias && !a.has_residual && a.activation == 0) return ok_status();
+  return ctx.launch(Kernel::sy_conv2d_epilogue, ctx.linear(numel(y)), a);
+}
+
+// CONV2D, CONV2D_GROUPED and CONV2D_FUSED: x, w [, bias] [, residual] -> y.
+Status run_conv_forward(const OpContext& ctx) {
+  const bool fused = ctx.call.op == SY_OP_CONV2D_FUSED;
+  const bool has_bias = ctx.call.params.conv2d.has_bias != 0;
+  SyConvArgs epilogue{};
+  if (fused) {
+    const sy_conv2d_fused_params& p = ctx.call.params.conv2d_fused;
+    if (p.has_residual > 1 || p.activation > SY_ACTIVATION_SILU ||
+        (p.activation == SY_ACTIVATION_CLIP && !(p.low <= p.high))) {
+      return invalid_argument(
+          std::string(ctx.name) +
+          ": params.conv2d_fused needs has_residual 0 or 1, an activation 0-3 and, for CLIP, "
+          "low <= high; got has_residual " +
+          std::to_string(p.has_residual) + ", activation " + std::to_string(p.activation) +
+          ", low " + std::to_string(p.low) + ", high " + std::to_string(p.high));
+    }
+    epilogue.has_residual = static_cast<int32_t>(p.has_residual);
+    epilogue.activation = static_cast<int32_t>(p.activation);
+    epilogue.low = p.low;
+    epilogue.high = p.high;
+  }
+  const uint32_t inputs = 2 + (has_bias ? 1 : 0) + (epilogue.has_residual != 0 ? 1 : 0);
+  SY_CUDA_RETURN_IF_ERROR(expect_counts(ctx, inputs, 1));
+  const sy_tensor_desc& x = ctx.in(0);
+  const sy_tensor_desc& w = ctx.in(1);
+  const sy_tensor_desc& y = ctx.out(0);
+  SY_CUDA_RETURN_IF_ERROR(expect_float_same(ctx, {&x, &w, &y}));
+  SY_CUDA_RETURN_IF_ERROR(check_conv_shapes(ctx, x, w, y, "y"));
+  SyConvArgs a = conv_args(ctx, x, w, y);
+  if (has_bias) {
+    const sy_tensor_desc& bias = ctx.in(2);
+    SY_CUDA_RETURN_IF_ERROR(expect_float_same(ctx, {&x, &bias}));
+    if (bias.rank != 1 || bias.shape[0] != w.shape[0]) {
+      return invalid_argument(std::string(ctx.name) + ": bias " + shape_text(bias) +
+                              " should be [" + std::to_string(w.shape[0]) + "]");
+    }
+    a.bias = tensor_arg(ctx.address(bias), bias);
+    a.has_bias = 1;
+  }
+  if (epilogue.has_residual != 0) {
+    const sy_tensor_desc& residual = ctx.in(inputs - 1);
+    SY_CUDA_RETURN_IF_ERROR(expect_float_same(ctx, {&x, &residual}));
+    SY_CUDA_RETURN_IF_ERROR(expect_same_shape(ctx, residual, "residual", y, "y"));
+    a.residual = tensor_arg(ctx.address(residual), residual);
+  }
+  a.has_residual = epilogue.has_residual;
+  a.activation = epilogue.activation;
+  a.low = epilogue.low;
+  a.high = epilogue.high;
+  if (numel(y) == 0) return ok_status();
+  if (gemm_form(ctx, x, w, y)) return run_conv_forward_gemm(ctx, a, x, w, y);
+  const Kernel direct =
+      x.dtype == SY_DTYPE_F32 ? Kernel::sy_conv2d_forward_f32 : Kernel::sy_conv2d_forward;
+  return ctx.launch(direct, ctx.linear(numel(y)), a);
+}
+
 }  // namespace
 
 Status run_conv(const OpContext& ctx) {
   SY_CUDA_RETURN_IF_ERROR(check_conv_params(ctx));
-  if (ctx.call.op == SY_OP_CONV2D_BACKWARD_WEIGHT) return run_conv_backward_weight(ctx);
-  if (ctx.call.op == SY_OP_CONV2D) {
-    const bool has_bias = ctx.call.params.conv2d.has_bias != 0;
-    SY_CUDA_RETURN_IF_ERROR(expect_counts(ctx, has_bias ? 3 : 2, 1));
-    SY_CUDA_RETURN_IF_ERROR(expect_float_same(ctx, {&ctx.in(0), &ctx.in(1), &ctx.out(0)}));
-    SY_CUDA_RETURN_IF_ERROR(check_conv_shapes(ctx, ctx.in(0), ctx.in(1), ctx.out(0), "y"));
-    SyConvArgs a = conv_args(ctx, ctx.in(0), ctx.in(1), ctx.out(0));
-    if (has_bias) {
-      const sy_tensor_desc& bias = ctx.in(2);
-      SY_CUDA_RETURN_IF_ERROR(expect_float_same(ctx, {&ctx.in(0), &bias}));
-      if (bias.rank != 1 || bias.shape[0] != ctx.in(1).shape[0]) {
-        return invalid_argument("CONV2D: bias " + shape_text(bias) + " should be [" +
-                                std::to_string(ctx.in(1).shape[0]) + "]");
-      }
-      a.bias = tensor_arg(ctx.address(bias), bias);
-      a.has_bias = 1;
-    }
-    if (numel(ctx.out(0)) == 0) return ok_status();
-    return ctx.launch(Kernel::sy_conv2d_forward, ctx.linear(numel(ctx.out(0))), a);
+  switch (ctx.call.op) {
+    case SY_OP_CONV2D:
+    case SY_OP_CONV2D_GROUPED:
+    case SY_OP_CONV2D_FUSED:
+      return run_conv_forward(ctx);
+    case SY_OP_CONV2D_BACKWARD_WEIGHT:
+    case SY_OP_CONV2D_GROUPED_BACKWARD_WEIGHT:
+      return run_conv_backward_weight(ctx);
+    default:  // CONV2D_BACKWARD_DATA, CONV2D_GROUPED_BACKWARD_DATA
+      break;
   }
-  SY_CUDA_RETURN_IF_ERROR(expect_counts(ctx, 2, 1));  // CONV2D_BACKWARD_DATA
+  SY_CUDA_RETURN_IF_ERROR(expect_counts(ctx, 2, 1));
   SY_CUDA_RETURN_IF_ERROR(expect_float_same(ctx, {&ctx.in(0), &ctx.in(1), &ctx.out(0)}));
   SY_CUDA_RETURN_IF_ERROR(check_conv_shapes(ctx, ctx.out(0), ctx.in(1), ctx.in(0), "grad_y"));
   if (numel(ctx.out(0)) == 0) return ok_status();
