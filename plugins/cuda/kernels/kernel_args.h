@@ -179,6 +179,19 @@ typedef struct SyLstmCellArgs {
   int32_t reserved;
 } SyLstmCellArgs;
 
+/* One step of LSTM_SEQUENCE (f32): a = gates + gx (+ b_ih + b_hh), then the cell; h and c are the
+ * unrounded f32 state [B, H], updated in place; y [T, B, H] (any strides) gets h at position. */
+typedef struct SyLstmStepArgs {
+  SyTensorArg y;
+  SyTensorArg b_ih, b_hh; /* [4H] when has_bias */
+  uint64_t gates;         /* f32 [B, 4H] dense: h W_hh^T */
+  uint64_t gx;            /* f32 [B, 4H] dense: x[position] W_ih^T */
+  uint64_t h, c;          /* f32 [B, H] dense */
+  int64_t batch, hidden, position;
+  int32_t has_bias;
+  int32_t reserved;
+} SyLstmStepArgs;
+
 /* GATHER iterates over out, SCATTER_ADD over src; `axis` is the indexed axis of both. */
 typedef struct SyIndexArgs {
   SyTensorArg iterated; /* GATHER: out; SCATTER_ADD: src (shape = the iteration space) */
@@ -224,6 +237,7 @@ static_assert(sizeof(SyLayerNormArgs) == 10 * 144 + 24, "SyLayerNormArgs layout"
 static_assert(sizeof(SyOptimArgs) == 80 * 5 + 16 + 40, "SyOptimArgs layout");
 static_assert(sizeof(SyConvArgs) == 5 * 144 + 14 * 4, "SyConvArgs layout");
 static_assert(sizeof(SyIm2colArgs) == 144 + 8 + 6 * 8 + 6 * 4, "SyIm2colArgs layout");
+static_assert(sizeof(SyLstmStepArgs) == 3 * 144 + 4 * 8 + 3 * 8 + 8, "SyLstmStepArgs layout");
 static_assert(sizeof(SyMatmulArgs) == 4 * 144 + 12 * 8 + 8, "SyMatmulArgs layout");
 #endif
 

@@ -57,3 +57,32 @@ extern "C" __global__ void sy_lstm_cell(SyLstmCellArgs a) {
     }
   }
 }
+
+// One step of LSTM_SEQUENCE: one thread per (row, hidden unit), the state in f32 throughout.
+extern "C" __global__ void sy_lstm_step(SyLstmStepArgs a) {
+  using namespace sy;
+  const int64_t h = a.hidden;
+  const float* gates = reinterpret_cast<const float*>(a.gates);
+  const float* gx = reinterpret_cast<const float*>(a.gx);
+  float* hs = reinterpret_cast<float*>(a.h);
+  float* cs = reinterpret_cast<float*>(a.c);
+  for (int64_t k = global_thread(); k < a.batch * h; k += grid_stride()) {
+    const int64_t r = k / h, j = k - r * h;
+    float z[4];
+    for (int gate = 0; gate < 4; ++gate) {
+      const int64_t column = gate * h + j, at_rc = r * 4 * h + column;
+      z[gate] = gates[at_rc] + gx[at_rc];
+      if (a.has_bias) {
+        z[gate] +=
+            load(a.b_ih, column * a.b_ih.strides[0]) + load(a.b_hh, column * a.b_hh.strides[0]);
+      }
+    }
+    const float i = sigmoid_of(z[0]), f = sigmoid_of(z[1]), g = tanhf(z[2]);
+    const float o = sigmoid_of(z[3]);
+    const float c = f * cs[k] + i * g;
+    const float hv = o * tanhf(c);
+    cs[k] = c;
+    hs[k] = hv;
+    store(a.y, a.position * a.y.strides[0] + r * a.y.strides[1] + j * a.y.strides[2], hv);
+  }
+}

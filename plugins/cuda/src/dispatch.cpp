@@ -10,9 +10,9 @@ namespace {
 
 using OpFunction = Status (*)(const OpContext&);
 
-// Which family runs an op; nullptr for the ops this plugin does not implement: the whole-sequence
-// LSTM and GRU (56-57), which supports() answers 0 for, so the core composes them from matmuls and
-// LSTM_CELL steps (a GRU from matmuls and elementwise ops).
+// Which family runs an op; nullptr for the ops this plugin does not implement: GRU_SEQUENCE (57),
+// which supports() answers 0 for, so the core composes it from matmuls and elementwise ops.
+// LSTM_SEQUENCE runs in f32 only (f16 and bf16 compose from matmuls and LSTM_CELL steps).
 OpFunction family_of(uint32_t op) {
   if (op == SY_OP_MATMUL) return run_matmul;
   if (op <= SY_OP_CMP_EQ) return run_elementwise;
@@ -29,6 +29,7 @@ OpFunction family_of(uint32_t op) {
   if (op <= SY_OP_ADAM_UPDATE) return run_optimizer;
   if (op <= SY_OP_LSTM_CELL_BACKWARD) return run_lstm_cell;
   if (op <= SY_OP_CONV2D_GROUPED_BACKWARD_WEIGHT) return run_conv;
+  if (op == SY_OP_LSTM_SEQUENCE) return run_lstm_sequence;
   if (op == SY_OP_CONV2D_FUSED) return run_conv;
   return nullptr;
 }
@@ -69,6 +70,7 @@ Status order_buffers(CudaDevice& device, CudaQueue& queue, const sy_op_call& cal
 
 bool supports(uint32_t op, uint32_t dtype) {
   if (op >= SY_OP_COUNT || family_of(op) == nullptr || dtype >= SY_DTYPE_COUNT) return false;
+  if (op == SY_OP_LSTM_SEQUENCE) return dtype == SY_DTYPE_F32;
   if (is_float_dtype(dtype)) return true;
   // Integer data: index ops and data movement only (docs/ops.md section 1).
   return op == SY_OP_GATHER || op == SY_OP_SCATTER_ADD || op == SY_OP_COPY || op == SY_OP_FILL;

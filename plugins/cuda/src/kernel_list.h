@@ -28,4 +28,5 @@
   X(sy_scatter_add_ordered, index)    \
   X(sy_optimizer_update, optim)       \
   X(sy_matmul_tiled, matmul)          \
-  X(sy_lstm_cell, lstm)
+  X(sy_lstm_cell, lstm)               \
+  X(sy_lstm_step, lstm)

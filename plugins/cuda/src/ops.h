@@ -77,6 +77,7 @@ Status run_fill(const OpContext& ctx);           // 46
 Status run_random(const OpContext& ctx);         // 47-48
 Status run_optimizer(const OpContext& ctx);      // 49-50
 Status run_lstm_cell(const OpContext& ctx);      // 51-52
+Status run_lstm_sequence(const OpContext& ctx);  // 56, f32
 Status run_matmul(const OpContext& ctx);         // 0
 
 }  // namespace sy_cuda

@@ -1,4 +1,8 @@
 // LSTM_CELL (51) and LSTM_CELL_BACKWARD (52): shape checks here, one elementwise kernel.
+// LSTM_SEQUENCE (56) in f32: one product for every step's input projection, then per step one
+// product of the state with W_hh^T and one cell kernel (sy_lstm_step), all on the call's stream.
+#include <string>
+
 #include "geometry.h"
 #include "ops.h"
 
@@ -48,6 +52,129 @@ Status run_lstm_cell(const OpContext& ctx) {
   }
   if (batch * hidden == 0) return ok_status();
   return ctx.launch(Kernel::sy_lstm_cell, ctx.linear(batch * hidden), a);
+}
+
+namespace {
+
+Status expect_shape(const OpContext& ctx, const sy_tensor_desc& t, const char* role,
+                    std::initializer_list<int64_t> shape) {
+  bool same = t.rank == shape.size();
+  uint32_t d = 0;
+  std::string wanted = "[";
+  for (const int64_t extent : shape) {
+    if (same && t.shape[d] != extent) same = false;
+    wanted += (d++ ? ", " : "") + std::to_string(extent);
+  }
+  if (same) return ok_status();
+  return invalid_argument(std::string(ctx.name) + ": " + role + " " + describe(t) + " should be " +
+                          wanted + "]");
+}
+
+sy_tensor_desc dense_f32(CudaBuffer* buffer, uint64_t offset_bytes,
+                         std::initializer_list<int64_t> shape) {
+  sy_tensor_desc t{};
+  t.buffer = reinterpret_cast<sy_buffer>(buffer);
+  t.offset_bytes = offset_bytes;
+  t.dtype = SY_DTYPE_F32;
+  t.rank = static_cast<uint32_t>(shape.size());
+  uint32_t d = 0;
+  for (const int64_t extent : shape) t.shape[d++] = extent;
+  int64_t stride = 1;
+  for (int k = static_cast<int>(t.rank) - 1; k >= 0; --k) {
+    t.strides[k] = stride;
+    stride *= t.shape[k];
+  }
+  return t;
+}
+
+// out = a b^T through run_matmul (cuBLASLt where loaded).
+Status product_bt(const OpContext& ctx, const sy_tensor_desc& a, const sy_tensor_desc& b,
+                  const sy_tensor_desc& out) {
+  sy_op_call mm{};
+  mm.op = SY_OP_MATMUL;
+  mm.num_inputs = 2;
+  mm.num_outputs = 1;
+  mm.inputs[0] = a;
+  mm.inputs[1] = b;
+  mm.outputs[0] = out;
+  mm.params.matmul.transpose_b = 1;
+  return run_matmul(OpContext{ctx.device, ctx.queue, mm, "LSTM_SEQUENCE (MATMUL)"});
+}
+
+}  // namespace
+
+Status run_lstm_sequence(const OpContext& ctx) {
+  const sy_rnn_params& p = ctx.call.params.rnn;
+  if (p.has_bias > 1 || p.reverse > 1 || p.hidden_size < 1) {
+    return invalid_argument(std::string(ctx.name) + ": params.rnn needs hidden_size >= 1 and " +
+                            "reverse and has_bias 0 or 1; got " + std::to_string(p.hidden_size) +
+                            ", " + std::to_string(p.reverse) + ", " + std::to_string(p.has_bias));
+  }
+  SY_CUDA_RETURN_IF_ERROR(expect_counts(ctx, p.has_bias ? 7 : 5, 3));
+  const sy_tensor_desc& x = ctx.in(0);
+  if (x.rank != 3 || x.shape[0] < 1 || x.shape[1] < 1) {
+    return invalid_argument(std::string(ctx.name) + ": x " + describe(x) +
+                            " must be [T, B, in] with T and B at least 1");
+  }
+  const int64_t T = x.shape[0], B = x.shape[1], in = x.shape[2], H = p.hidden_size;
+  std::vector<const sy_tensor_desc*> all;
+  for (uint32_t k = 0; k < ctx.call.num_inputs; ++k) all.push_back(&ctx.in(k));
+  for (uint32_t k = 0; k < 3; ++k) all.push_back(&ctx.out(k));
+  for (const sy_tensor_desc* t : all) {
+    if (t->dtype != SY_DTYPE_F32) {
+      return invalid_argument(std::string(ctx.name) + ": the cuda plugin runs it in f32 only; " +
+                              describe(*t) + " (supports_op says 0 for f16 and bf16)");
+    }
+  }
+  SY_CUDA_RETURN_IF_ERROR(expect_shape(ctx, ctx.in(1), "h0", {B, H}));
+  SY_CUDA_RETURN_IF_ERROR(expect_shape(ctx, ctx.in(2), "c0", {B, H}));
+  SY_CUDA_RETURN_IF_ERROR(expect_shape(ctx, ctx.in(3), "w_ih", {4 * H, in}));
+  SY_CUDA_RETURN_IF_ERROR(expect_shape(ctx, ctx.in(4), "w_hh", {4 * H, H}));
+  if (p.has_bias) {
+    SY_CUDA_RETURN_IF_ERROR(expect_shape(ctx, ctx.in(5), "b_ih", {4 * H}));
+    SY_CUDA_RETURN_IF_ERROR(expect_shape(ctx, ctx.in(6), "b_hh", {4 * H}));
+  }
+  SY_CUDA_RETURN_IF_ERROR(expect_shape(ctx, ctx.out(0), "y", {T, B, H}));
+  SY_CUDA_RETURN_IF_ERROR(expect_shape(ctx, ctx.out(1), "h_n", {B, H}));
+  SY_CUDA_RETURN_IF_ERROR(expect_shape(ctx, ctx.out(2), "c_n", {B, H}));
+
+  // Scratch: gx [T, B, 4H], gates [B, 4H], h and c [B, H], all f32.
+  const uint64_t gx_bytes = static_cast<uint64_t>(T * B * 4 * H) * sizeof(float);
+  const uint64_t gates_bytes = static_cast<uint64_t>(B * 4 * H) * sizeof(float);
+  const uint64_t state_bytes = static_cast<uint64_t>(B * H) * sizeof(float);
+  CudaBuffer* scratch = nullptr;
+  SY_CUDA_RETURN_IF_ERROR(ctx.scratch(gx_bytes + gates_bytes + 2 * state_bytes, &scratch));
+  const sy_tensor_desc gx = dense_f32(scratch, 0, {T, B, 4 * H});
+  const sy_tensor_desc gates = dense_f32(scratch, gx_bytes, {B, 4 * H});
+  const sy_tensor_desc h = dense_f32(scratch, gx_bytes + gates_bytes, {B, H});
+  const sy_tensor_desc c = dense_f32(scratch, gx_bytes + gates_bytes + state_bytes, {B, H});
+  Status status = product_bt(ctx, x, ctx.in(3), gx);
+  if (status.ok()) status = enqueue_copy(ctx, h, ctx.address(h), ctx.in(1), ctx.address(ctx.in(1)));
+  if (status.ok()) status = enqueue_copy(ctx, c, ctx.address(c), ctx.in(2), ctx.address(ctx.in(2)));
+  SyLstmStepArgs a{};
+  a.y = tensor_arg(ctx.address(ctx.out(0)), ctx.out(0));
+  if (p.has_bias) {
+    a.b_ih = tensor_arg(ctx.address(ctx.in(5)), ctx.in(5));
+    a.b_hh = tensor_arg(ctx.address(ctx.in(6)), ctx.in(6));
+    a.has_bias = 1;
+  }
+  a.gates = ctx.address(gates);
+  a.h = ctx.address(h);
+  a.c = ctx.address(c);
+  a.batch = B;
+  a.hidden = H;
+  for (int64_t t = 0; t < T && status.ok(); ++t) {
+    a.position = p.reverse ? T - 1 - t : t;
+    a.gx = ctx.address(gx) + static_cast<uint64_t>(a.position * B * 4 * H) * sizeof(float);
+    status = product_bt(ctx, h, ctx.in(4), gates);
+    if (status.ok()) status = ctx.launch(Kernel::sy_lstm_step, ctx.linear(B * H), a);
+  }
+  if (status.ok())
+    status = enqueue_copy(ctx, ctx.out(1), ctx.address(ctx.out(1)), h, ctx.address(h));
+  if (status.ok())
+    status = enqueue_copy(ctx, ctx.out(2), ctx.address(ctx.out(2)), c, ctx.address(c));
+  ctx.release(scratch);
+  return status;
 }
 
 }  // namespace sy_cuda
