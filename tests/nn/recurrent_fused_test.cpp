@@ -111,8 +111,10 @@ void check_variant(const std::shared_ptr<Device>& device, const Variant& v) {
   CHECK(max_abs_difference(fused.output, zeros_like(fused.output)) > 0.01);
 }
 
-void check_all_variants(const std::shared_ptr<Device>& device) {
-  for (bool lstm : {true, false}) {
+// kinds: true for the LSTM, false for the GRU (a device may have only one of the two ops).
+void check_all_variants(const std::shared_ptr<Device>& device,
+                        std::initializer_list<bool> kinds = {true, false}) {
+  for (bool lstm : kinds) {
     for (int layers : {1, 2}) {
       for (bool bidirectional : {false, true}) {
         for (bool bias : {true, false}) {
@@ -141,6 +143,16 @@ TEST_CASE("fused and composed LSTM/GRU agree on onednn", "[nn][recurrent][onednn
   if (device == nullptr) return;
   REQUIRE(device->supports(SY_OP_GRU_SEQUENCE, SY_DTYPE_F32));
   check_all_variants(device);
+}
+
+TEST_CASE("fused and composed LSTMs agree on vulkan (f32; GRU_SEQUENCE composes there)",
+          "[nn][recurrent][vulkan]") {
+  const std::shared_ptr<Device> device = optional_device("vulkan");
+  if (device == nullptr) return;
+  REQUIRE(device->supports(SY_OP_LSTM_SEQUENCE, SY_DTYPE_F32));
+  CHECK_FALSE(device->supports(SY_OP_LSTM_SEQUENCE, SY_DTYPE_F16));
+  CHECK_FALSE(device->supports(SY_OP_GRU_SEQUENCE, SY_DTYPE_F32));
+  check_all_variants(device, {true});
 }
 
 TEST_CASE("onednn sees weights rewritten in place between fused calls", "[nn][recurrent][onednn]") {

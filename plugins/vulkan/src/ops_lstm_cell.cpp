@@ -1,6 +1,8 @@
 // LSTM_CELL and LSTM_CELL_BACKWARD (docs/ops.md section 16): one dispatch each, one invocation per
-// element of the [B, H] state. Every tensor is bound with its own rank-2 shape and strides (no axis
-// merging), so the shaders find a row's four gate columns through the column stride.
+// element of the [B, H] state. LSTM_SEQUENCE (section 17) in f32: one MATMUL projects every
+// step's input, then per step one MATMUL of the state with W_hh^T and one lstm_step dispatch. Every
+// tensor is bound with its own rank-2 shape and strides (no axis merging), so the shaders find a
+// row's four gate columns through the column stride.
 #include <string>
 #include <vector>
 
@@ -103,6 +105,145 @@ Status run_lstm_cell_backward(const OpContext& ctx) {
   return run_cell_shader(ctx, "lstm_cell_backward", shape,
                          {grad_h, grad_c, act, c_prev, c, grad_gates, grad_c_prev},
                          {"grad_h", "grad_c", "act", "c_prev", "c", "grad_gates", "grad_c_prev"});
+}
+
+namespace {
+
+Status expect_shape(const OpContext& ctx, const sy_tensor_desc& t, const char* role,
+                    std::initializer_list<int64_t> shape) {
+  bool same = t.rank == shape.size();
+  uint32_t d = 0;
+  std::string wanted = "[";
+  for (const int64_t extent : shape) {
+    if (same && t.shape[d] != extent) same = false;
+    wanted += (d++ ? ", " : "") + std::to_string(extent);
+  }
+  if (same) return ok_status();
+  return invalid_argument(std::string(op_name(ctx.call.op)) + ": " + role + " " + shape_text(t) +
+                          " should be " + wanted + "]");
+}
+
+// out = a b^T (MATMUL with transpose_b), or out = in (COPY), as ops of their own.
+Status product_bt(const OpContext& ctx, const sy_tensor_desc& a, const sy_tensor_desc& b,
+                  const sy_tensor_desc& out) {
+  sy_op_call call{};
+  call.op = SY_OP_MATMUL;
+  call.num_inputs = 2;
+  call.num_outputs = 1;
+  call.inputs[0] = a;
+  call.inputs[1] = b;
+  call.outputs[0] = out;
+  call.params.matmul.transpose_b = 1;
+  return run_matmul(OpContext{ctx.device, ctx.queue, call});
+}
+
+Status copy(const OpContext& ctx, const sy_tensor_desc& in, const sy_tensor_desc& out) {
+  sy_op_call call{};
+  call.op = SY_OP_COPY;
+  call.num_inputs = 1;
+  call.num_outputs = 1;
+  call.inputs[0] = in;
+  call.outputs[0] = out;
+  return run_copy(OpContext{ctx.device, ctx.queue, call});
+}
+
+// Row `row` of a rank-3 tensor as a rank-2 view.
+sy_tensor_desc row_view(const sy_tensor_desc& t, int64_t row) {
+  sy_tensor_desc v = t;
+  v.offset_bytes += static_cast<uint64_t>(row * t.strides[0]) * dtype_size(t.dtype);
+  v.rank = 2;
+  v.shape[0] = t.shape[1];
+  v.shape[1] = t.shape[2];
+  v.strides[0] = t.strides[1];
+  v.strides[1] = t.strides[2];
+  return v;
+}
+
+// A bias [4H] as the one row of a [1, 4H] matrix.
+sy_tensor_desc as_row(const sy_tensor_desc& bias) {
+  sy_tensor_desc v = bias;
+  v.rank = 2;
+  v.shape[1] = bias.shape[0];
+  v.strides[1] = bias.strides[0];
+  v.shape[0] = 1;
+  v.strides[0] = 0;
+  return v;
+}
+
+}  // namespace
+
+Status run_lstm_sequence(const OpContext& ctx) {
+  const sy_rnn_params& p = ctx.call.params.rnn;
+  const std::string name = op_name(ctx.call.op);
+  if (p.has_bias > 1 || p.reverse > 1 || p.hidden_size < 1) {
+    return invalid_argument(name + ": params.rnn needs hidden_size >= 1 and reverse and " +
+                            "has_bias 0 or 1; got " + std::to_string(p.hidden_size) + ", " +
+                            std::to_string(p.reverse) + ", " + std::to_string(p.has_bias));
+  }
+  SY_VK_RETURN_IF_ERROR(check_counts(ctx, p.has_bias ? 7 : 5, 3));
+  const sy_tensor_desc& x = ctx.call.inputs[0];
+  if (x.rank != 3 || x.shape[0] < 1 || x.shape[1] < 1) {
+    return invalid_argument(name + ": x " + shape_text(x) +
+                            " must be [T, B, in] with T and B at least 1");
+  }
+  const int64_t T = x.shape[0], B = x.shape[1], in = x.shape[2], H = p.hidden_size;
+  for (uint32_t k = 0; k < ctx.call.num_inputs + 3; ++k) {
+    const sy_tensor_desc& t =
+        k < ctx.call.num_inputs ? ctx.call.inputs[k] : ctx.call.outputs[k - ctx.call.num_inputs];
+    if (t.dtype != SY_DTYPE_F32) {
+      return invalid_argument(name + ": the vulkan plugin runs it in f32 only; got " +
+                              dtype_name(t.dtype) + " (supports_op says 0 for other dtypes)");
+    }
+  }
+  SY_VK_RETURN_IF_ERROR(expect_shape(ctx, ctx.call.inputs[1], "h0", {B, H}));
+  SY_VK_RETURN_IF_ERROR(expect_shape(ctx, ctx.call.inputs[2], "c0", {B, H}));
+  SY_VK_RETURN_IF_ERROR(expect_shape(ctx, ctx.call.inputs[3], "w_ih", {4 * H, in}));
+  SY_VK_RETURN_IF_ERROR(expect_shape(ctx, ctx.call.inputs[4], "w_hh", {4 * H, H}));
+  if (p.has_bias) {
+    SY_VK_RETURN_IF_ERROR(expect_shape(ctx, ctx.call.inputs[5], "b_ih", {4 * H}));
+    SY_VK_RETURN_IF_ERROR(expect_shape(ctx, ctx.call.inputs[6], "b_hh", {4 * H}));
+  }
+  const sy_tensor_desc& y = ctx.call.outputs[0];
+  SY_VK_RETURN_IF_ERROR(expect_shape(ctx, y, "y", {T, B, H}));
+  SY_VK_RETURN_IF_ERROR(expect_shape(ctx, ctx.call.outputs[1], "h_n", {B, H}));
+  SY_VK_RETURN_IF_ERROR(expect_shape(ctx, ctx.call.outputs[2], "c_n", {B, H}));
+
+  // f32 scratch: every step's projection gx [T, B, 4H], one step's gates [B, 4H], h and c [B, H].
+  ScratchBuffer gx_buffer(ctx.device), gates_buffer(ctx.device), h_buffer(ctx.device),
+      c_buffer(ctx.device);
+  SY_VK_RETURN_IF_ERROR(gx_buffer.allocate(static_cast<uint64_t>(T * B * 4 * H) * 4));
+  SY_VK_RETURN_IF_ERROR(gates_buffer.allocate(static_cast<uint64_t>(B * 4 * H) * 4));
+  SY_VK_RETURN_IF_ERROR(h_buffer.allocate(static_cast<uint64_t>(B * H) * 4));
+  SY_VK_RETURN_IF_ERROR(c_buffer.allocate(static_cast<uint64_t>(B * H) * 4));
+  const int64_t gx_shape[] = {T, B, 4 * H}, gates_shape[] = {B, 4 * H}, state_shape[] = {B, H};
+  const sy_tensor_desc gx = gx_buffer.f32_tensor(gx_shape);
+  const sy_tensor_desc gates = gates_buffer.f32_tensor(gates_shape);
+  const sy_tensor_desc h = h_buffer.f32_tensor(state_shape);
+  const sy_tensor_desc c = c_buffer.f32_tensor(state_shape);
+  SY_VK_RETURN_IF_ERROR(product_bt(ctx, x, ctx.call.inputs[3], gx));
+  SY_VK_RETURN_IF_ERROR(copy(ctx, ctx.call.inputs[1], h));
+  SY_VK_RETURN_IF_ERROR(copy(ctx, ctx.call.inputs[2], c));
+  const sy_tensor_desc b_ih = p.has_bias ? as_row(ctx.call.inputs[5]) : gates;
+  const sy_tensor_desc b_hh = p.has_bias ? as_row(ctx.call.inputs[6]) : gates;
+  for (int64_t t = 0; t < T; ++t) {
+    const int64_t position = p.reverse ? T - 1 - t : t;
+    SY_VK_RETURN_IF_ERROR(product_bt(ctx, h, ctx.call.inputs[4], gates));
+    const sy_tensor_desc tensors[] = {
+        gates, row_view(gx, position), h, c, row_view(y, position), b_ih, b_hh};
+    const char* const roles[] = {"gates", "gx", "h", "c", "y", "b_ih", "b_hh"};
+    ParamBlock params;
+    std::vector<BufferBinding> bindings(7);
+    for (size_t k = 0; k < 7; ++k) {
+      SY_VK_RETURN_IF_ERROR(bind_tensor(ctx, tensors[k], roles[k], &bindings[k], &params.t[k]));
+    }
+    params.count = static_cast<uint32_t>(B * H);
+    params.u[0] = static_cast<uint32_t>(H);
+    params.u[1] = p.has_bias;
+    SY_VK_RETURN_IF_ERROR(run_shader(ctx, "lstm_step.f32", params, bindings,
+                                     groups_for(static_cast<uint64_t>(B * H))));
+  }
+  SY_VK_RETURN_IF_ERROR(copy(ctx, h, ctx.call.outputs[1]));
+  return copy(ctx, c, ctx.call.outputs[2]);
 }
 
 }  // namespace sy_vk
