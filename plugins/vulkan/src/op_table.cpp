@@ -61,7 +61,8 @@ OpFunction function_for(uint32_t op) {
     case SY_OP_LSTM_CELL_BACKWARD:
       return run_lstm_cell_backward;
     case SY_OP_LSTM_SEQUENCE:
-      return run_lstm_sequence;
+    case SY_OP_GRU_SEQUENCE:
+      return run_rnn_sequence;
     default:
       return nullptr;
   }
@@ -106,7 +107,8 @@ bool op_supported(const VulkanDevice& device, uint32_t op, uint32_t dtype) {
       // Integer data needs no 16-bit storage; the float types follow the device.
       return dtype == SY_DTYPE_I32 || dtype == SY_DTYPE_I64 || float_supported(device, dtype);
     case SY_OP_LSTM_SEQUENCE:
-      return dtype == SY_DTYPE_F32;  // its state and projections stay f32 (ops_lstm_cell.cpp)
+    case SY_OP_GRU_SEQUENCE:
+      return dtype == SY_DTYPE_F32;  // their state and projections stay f32 (ops_lstm_cell.cpp)
     default:
       return float_supported(device, dtype);
   }

@@ -1,6 +1,7 @@
 // LSTM_CELL and LSTM_CELL_BACKWARD (docs/ops.md section 16): one dispatch each, one invocation per
-// element of the [B, H] state. LSTM_SEQUENCE (section 17) in f32: one MATMUL projects every
-// step's input, then per step one MATMUL of the state with W_hh^T and one lstm_step dispatch. Every
+// element of the [B, H] state. LSTM_SEQUENCE and GRU_SEQUENCE (section 17) in f32: one MATMUL
+// projects every step's input, then per step one MATMUL of the state with W_hh^T and one
+// lstm_step or gru_step dispatch. Every
 // tensor is bound with its own rank-2 shape and strides (no axis merging), so the shaders find a
 // row's four gate columns through the column stride.
 #include <string>
@@ -172,7 +173,10 @@ sy_tensor_desc as_row(const sy_tensor_desc& bias) {
 
 }  // namespace
 
-Status run_lstm_sequence(const OpContext& ctx) {
+// LSTM_SEQUENCE and GRU_SEQUENCE: the same loop with 4 or 3 gates and with or without c.
+Status run_rnn_sequence(const OpContext& ctx) {
+  const bool lstm = ctx.call.op == SY_OP_LSTM_SEQUENCE;
+  const int64_t gate_count = lstm ? 4 : 3;
   const sy_rnn_params& p = ctx.call.params.rnn;
   const std::string name = op_name(ctx.call.op);
   if (p.has_bias > 1 || p.reverse > 1 || p.hidden_size < 1) {
@@ -180,14 +184,17 @@ Status run_lstm_sequence(const OpContext& ctx) {
                             "has_bias 0 or 1; got " + std::to_string(p.hidden_size) + ", " +
                             std::to_string(p.reverse) + ", " + std::to_string(p.has_bias));
   }
-  SY_VK_RETURN_IF_ERROR(check_counts(ctx, p.has_bias ? 7 : 5, 3));
+  // Inputs x, h0 [, c0], w_ih, w_hh [, b_ih, b_hh]; outputs y, h_n [, c_n].
+  const uint32_t weights = lstm ? 3 : 2;
+  SY_VK_RETURN_IF_ERROR(check_counts(ctx, weights + 2 + (p.has_bias ? 2 : 0), lstm ? 3 : 2));
   const sy_tensor_desc& x = ctx.call.inputs[0];
   if (x.rank != 3 || x.shape[0] < 1 || x.shape[1] < 1) {
     return invalid_argument(name + ": x " + shape_text(x) +
                             " must be [T, B, in] with T and B at least 1");
   }
   const int64_t T = x.shape[0], B = x.shape[1], in = x.shape[2], H = p.hidden_size;
-  for (uint32_t k = 0; k < ctx.call.num_inputs + 3; ++k) {
+  const int64_t G = gate_count * H;
+  for (uint32_t k = 0; k < ctx.call.num_inputs + ctx.call.num_outputs; ++k) {
     const sy_tensor_desc& t =
         k < ctx.call.num_inputs ? ctx.call.inputs[k] : ctx.call.outputs[k - ctx.call.num_inputs];
     if (t.dtype != SY_DTYPE_F32) {
@@ -195,55 +202,62 @@ Status run_lstm_sequence(const OpContext& ctx) {
                               dtype_name(t.dtype) + " (supports_op says 0 for other dtypes)");
     }
   }
+  const sy_tensor_desc& w_ih = ctx.call.inputs[weights];
+  const sy_tensor_desc& w_hh = ctx.call.inputs[weights + 1];
   SY_VK_RETURN_IF_ERROR(expect_shape(ctx, ctx.call.inputs[1], "h0", {B, H}));
-  SY_VK_RETURN_IF_ERROR(expect_shape(ctx, ctx.call.inputs[2], "c0", {B, H}));
-  SY_VK_RETURN_IF_ERROR(expect_shape(ctx, ctx.call.inputs[3], "w_ih", {4 * H, in}));
-  SY_VK_RETURN_IF_ERROR(expect_shape(ctx, ctx.call.inputs[4], "w_hh", {4 * H, H}));
+  if (lstm) SY_VK_RETURN_IF_ERROR(expect_shape(ctx, ctx.call.inputs[2], "c0", {B, H}));
+  SY_VK_RETURN_IF_ERROR(expect_shape(ctx, w_ih, "w_ih", {G, in}));
+  SY_VK_RETURN_IF_ERROR(expect_shape(ctx, w_hh, "w_hh", {G, H}));
   if (p.has_bias) {
-    SY_VK_RETURN_IF_ERROR(expect_shape(ctx, ctx.call.inputs[5], "b_ih", {4 * H}));
-    SY_VK_RETURN_IF_ERROR(expect_shape(ctx, ctx.call.inputs[6], "b_hh", {4 * H}));
+    SY_VK_RETURN_IF_ERROR(expect_shape(ctx, ctx.call.inputs[weights + 2], "b_ih", {G}));
+    SY_VK_RETURN_IF_ERROR(expect_shape(ctx, ctx.call.inputs[weights + 3], "b_hh", {G}));
   }
   const sy_tensor_desc& y = ctx.call.outputs[0];
   SY_VK_RETURN_IF_ERROR(expect_shape(ctx, y, "y", {T, B, H}));
   SY_VK_RETURN_IF_ERROR(expect_shape(ctx, ctx.call.outputs[1], "h_n", {B, H}));
-  SY_VK_RETURN_IF_ERROR(expect_shape(ctx, ctx.call.outputs[2], "c_n", {B, H}));
+  if (lstm) SY_VK_RETURN_IF_ERROR(expect_shape(ctx, ctx.call.outputs[2], "c_n", {B, H}));
 
-  // f32 scratch: every step's projection gx [T, B, 4H], one step's gates [B, 4H], h and c [B, H].
+  // f32 scratch: every step's projection gx [T, B, G], one step's gates [B, G], h and c [B, H].
   ScratchBuffer gx_buffer(ctx.device), gates_buffer(ctx.device), h_buffer(ctx.device),
       c_buffer(ctx.device);
-  SY_VK_RETURN_IF_ERROR(gx_buffer.allocate(static_cast<uint64_t>(T * B * 4 * H) * 4));
-  SY_VK_RETURN_IF_ERROR(gates_buffer.allocate(static_cast<uint64_t>(B * 4 * H) * 4));
+  SY_VK_RETURN_IF_ERROR(gx_buffer.allocate(static_cast<uint64_t>(T * B * G) * 4));
+  SY_VK_RETURN_IF_ERROR(gates_buffer.allocate(static_cast<uint64_t>(B * G) * 4));
   SY_VK_RETURN_IF_ERROR(h_buffer.allocate(static_cast<uint64_t>(B * H) * 4));
-  SY_VK_RETURN_IF_ERROR(c_buffer.allocate(static_cast<uint64_t>(B * H) * 4));
-  const int64_t gx_shape[] = {T, B, 4 * H}, gates_shape[] = {B, 4 * H}, state_shape[] = {B, H};
+  if (lstm) SY_VK_RETURN_IF_ERROR(c_buffer.allocate(static_cast<uint64_t>(B * H) * 4));
+  const int64_t gx_shape[] = {T, B, G}, gates_shape[] = {B, G}, state_shape[] = {B, H};
   const sy_tensor_desc gx = gx_buffer.f32_tensor(gx_shape);
   const sy_tensor_desc gates = gates_buffer.f32_tensor(gates_shape);
   const sy_tensor_desc h = h_buffer.f32_tensor(state_shape);
-  const sy_tensor_desc c = c_buffer.f32_tensor(state_shape);
-  SY_VK_RETURN_IF_ERROR(product_bt(ctx, x, ctx.call.inputs[3], gx));
+  const sy_tensor_desc c = lstm ? c_buffer.f32_tensor(state_shape) : h;
+  SY_VK_RETURN_IF_ERROR(product_bt(ctx, x, w_ih, gx));
   SY_VK_RETURN_IF_ERROR(copy(ctx, ctx.call.inputs[1], h));
-  SY_VK_RETURN_IF_ERROR(copy(ctx, ctx.call.inputs[2], c));
-  const sy_tensor_desc b_ih = p.has_bias ? as_row(ctx.call.inputs[5]) : gates;
-  const sy_tensor_desc b_hh = p.has_bias ? as_row(ctx.call.inputs[6]) : gates;
+  if (lstm) SY_VK_RETURN_IF_ERROR(copy(ctx, ctx.call.inputs[2], c));
+  const sy_tensor_desc b_ih = p.has_bias ? as_row(ctx.call.inputs[weights + 2]) : gates;
+  const sy_tensor_desc b_hh = p.has_bias ? as_row(ctx.call.inputs[weights + 3]) : gates;
   for (int64_t t = 0; t < T; ++t) {
     const int64_t position = p.reverse ? T - 1 - t : t;
-    SY_VK_RETURN_IF_ERROR(product_bt(ctx, h, ctx.call.inputs[4], gates));
-    const sy_tensor_desc tensors[] = {
-        gates, row_view(gx, position), h, c, row_view(y, position), b_ih, b_hh};
-    const char* const roles[] = {"gates", "gx", "h", "c", "y", "b_ih", "b_hh"};
+    SY_VK_RETURN_IF_ERROR(product_bt(ctx, h, w_hh, gates));
+    std::vector<sy_tensor_desc> tensors = {gates, row_view(gx, position), h};
+    std::vector<const char*> roles = {"gates", "gx", "h"};
+    if (lstm) {
+      tensors.push_back(c);
+      roles.push_back("c");
+    }
+    tensors.insert(tensors.end(), {row_view(y, position), b_ih, b_hh});
+    roles.insert(roles.end(), {"y", "b_ih", "b_hh"});
     ParamBlock params;
-    std::vector<BufferBinding> bindings(7);
-    for (size_t k = 0; k < 7; ++k) {
+    std::vector<BufferBinding> bindings(tensors.size());
+    for (size_t k = 0; k < tensors.size(); ++k) {
       SY_VK_RETURN_IF_ERROR(bind_tensor(ctx, tensors[k], roles[k], &bindings[k], &params.t[k]));
     }
     params.count = static_cast<uint32_t>(B * H);
     params.u[0] = static_cast<uint32_t>(H);
     params.u[1] = p.has_bias;
-    SY_VK_RETURN_IF_ERROR(run_shader(ctx, "lstm_step.f32", params, bindings,
+    SY_VK_RETURN_IF_ERROR(run_shader(ctx, lstm ? "lstm_step.f32" : "gru_step.f32", params, bindings,
                                      groups_for(static_cast<uint64_t>(B * H))));
   }
   SY_VK_RETURN_IF_ERROR(copy(ctx, h, ctx.call.outputs[1]));
-  return copy(ctx, c, ctx.call.outputs[2]);
+  return lstm ? copy(ctx, c, ctx.call.outputs[2]) : ok_status();
 }
 
 }  // namespace sy_vk
