@@ -165,7 +165,7 @@ TEST_CASE("an unknown key suggests the closest known key") {
                 "'optimizer'?");
   require_error("predict:\n  colour: red\n",
                 "cfg.yaml:2:3: key 'predict.colour': unknown key 'colour', expected one of: "
-                "checkpoint, model, input, output, batch_size");
+                "checkpoint, model, input, output, batch_size, capture");
 }
 
 TEST_CASE("an unknown backend name lists the known backends") {

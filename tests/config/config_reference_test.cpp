@@ -347,6 +347,7 @@ void check_plain_defaults(std::set<std::string>& checked) {
   const PredictSettings p = PredictSettings::from_config(config).value();
   check_default(checked, "predict.batch_size", std::to_string(p.batch_size));
   check_default(checked, "predict.output", p.output.empty() ? "none" : "set");
+  check_default(checked, "predict.capture", capture_mode_name(p.capture));
 }
 
 // Defaults that depend on another key, documented as a phrase: checked per case.

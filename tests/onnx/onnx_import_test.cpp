@@ -23,37 +23,6 @@ using namespace switchyard::testing;
 
 namespace {
 
-// Every model folder, with its data sets.
-std::vector<std::filesystem::path> model_folders() {
-  std::vector<std::filesystem::path> folders;
-  for (const auto& entry : std::filesystem::directory_iterator(models_dir())) {
-    if (std::filesystem::exists(entry.path() / "model.onnx")) folders.push_back(entry.path());
-  }
-  std::sort(folders.begin(), folders.end());
-  return folders;
-}
-
-std::vector<std::filesystem::path> data_sets(const std::filesystem::path& folder) {
-  std::vector<std::filesystem::path> sets;
-  for (const auto& entry : std::filesystem::directory_iterator(folder)) {
-    if (entry.path().filename().string().rfind("test_data_set_", 0) == 0)
-      sets.push_back(entry.path());
-  }
-  std::sort(sets.begin(), sets.end());
-  return sets;
-}
-
-std::vector<Tensor> load_set(const std::filesystem::path& set, const std::string& prefix,
-                             const std::shared_ptr<Device>& device) {
-  std::vector<Tensor> tensors;
-  for (int k = 0;; ++k) {
-    const auto file = set / (prefix + "_" + std::to_string(k) + ".pb");
-    if (!std::filesystem::exists(file)) break;
-    tensors.push_back(load_onnx_tensor(file, device));
-  }
-  return tensors;
-}
-
 // |ours - torch| <= 1e-4 + 1e-4 |torch| element by element (the f32 bound, absolute and
 // relative); returns the largest absolute difference.
 double check_close(const Tensor& ours, const Tensor& expected, const std::string& what) {
@@ -70,14 +39,6 @@ double check_close(const Tensor& ours, const Tensor& expected, const std::string
     }
   }
   return worst;
-}
-
-void on_every_backend(const std::function<void(const std::shared_ptr<Device>&)>& body) {
-  body(test_device());
-  for (const std::string backend : {"onednn", "vulkan", "cuda"}) {
-    const std::shared_ptr<Device> device = optional_device(backend);
-    if (device != nullptr) body(device);
-  }
 }
 
 }  // namespace

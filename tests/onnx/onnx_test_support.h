@@ -2,11 +2,16 @@
 // messages (libonnx_proto) so that tests can damage them field by field.
 #pragma once
 
+#include <algorithm>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "backend_support.h"
 #include "formats/onnx_proto.h"
+#include "switchyard/onnx.h"
 #include "tensor/tensor_test_support.h"
 #include "train/train_test_support.h"
 
@@ -14,6 +19,46 @@ namespace switchyard::testing {
 
 inline std::filesystem::path models_dir() {
   return std::filesystem::path(SWITCHYARD_SOURCE_DIR) / "tests" / "onnx" / "models";
+}
+
+// Every committed model folder (tests/onnx/models/<name>/), with its data sets.
+inline std::vector<std::filesystem::path> model_folders() {
+  std::vector<std::filesystem::path> folders;
+  for (const auto& entry : std::filesystem::directory_iterator(models_dir())) {
+    if (std::filesystem::exists(entry.path() / "model.onnx")) folders.push_back(entry.path());
+  }
+  std::sort(folders.begin(), folders.end());
+  return folders;
+}
+
+inline std::vector<std::filesystem::path> data_sets(const std::filesystem::path& folder) {
+  std::vector<std::filesystem::path> sets;
+  for (const auto& entry : std::filesystem::directory_iterator(folder)) {
+    if (entry.path().filename().string().rfind("test_data_set_", 0) == 0)
+      sets.push_back(entry.path());
+  }
+  std::sort(sets.begin(), sets.end());
+  return sets;
+}
+
+inline std::vector<Tensor> load_set(const std::filesystem::path& set, const std::string& prefix,
+                                    const std::shared_ptr<Device>& device) {
+  std::vector<Tensor> tensors;
+  for (int k = 0;; ++k) {
+    const auto file = set / (prefix + "_" + std::to_string(k) + ".pb");
+    if (!std::filesystem::exists(file)) break;
+    tensors.push_back(load_onnx_tensor(file, device));
+  }
+  return tensors;
+}
+
+// `body` on the test device and on every other backend usable here.
+inline void on_every_backend(const std::function<void(const std::shared_ptr<Device>&)>& body) {
+  body(test_device());
+  for (const std::string backend : {"onednn", "vulkan", "cuda"}) {
+    const std::shared_ptr<Device> device = optional_device(backend);
+    if (device != nullptr) body(device);
+  }
 }
 
 inline onnx::ModelProto read_model(const std::filesystem::path& path) {

@@ -328,6 +328,10 @@ int run_onnx_bench(const po::variables_map& values, const Config& config, const 
     const RunDevice run = value_or_throw(open_run_device(config.runtime()));
     print_selection_messages(run.fallback_note, run.warnings);
     const std::unique_ptr<OnnxModel> model = OnnxModel::load(path, run.device);
+    const ConfigNode capture = config.root()["predict"]["capture"];
+    if (capture.valid()) {
+      model->set_capture(value_or_throw(parse_capture_mode(value_or_throw(capture.as_string()))));
+    }
     std::optional<OutputCheck> check;
     if (values.count("check-input") != 0) check = check_onnx_output(*model, values);
     const std::vector<Tensor> inputs = onnx_inputs(*model, batch_size, run.device);
@@ -351,7 +355,9 @@ int run_onnx_bench(const po::variables_map& values, const Config& config, const 
                           {"mean_ms", stats.mean_seconds * 1e3},
                           {"median_ms", stats.median_seconds * 1e3},
                           {"min_ms", stats.min_seconds * 1e3},
-                          {"samples_per_second", samples_per_second}};
+                          {"samples_per_second", samples_per_second},
+                          {"capture", capture_mode_name(model->capture())},
+                          {"capture_summary", model->capture_summary()}};
       if (check) {
         report["check"] = {{"input", check->input},           {"output", check->output},
                            {"tolerance", check->tolerance},   {"elements", check->elements},
@@ -366,7 +372,9 @@ int run_onnx_bench(const po::variables_map& values, const Config& config, const 
                 << "batch " << batch_size << ", " << seconds.size() << " repetitions: mean "
                 << stats.mean_seconds * 1e3 << " ms, median " << stats.median_seconds * 1e3
                 << " ms, min " << stats.min_seconds * 1e3 << " ms per batch; " << samples_per_second
-                << " samples/s at the median\n";
+                << " samples/s at the median\n"
+                << "capture " << capture_mode_name(model->capture()) << ": "
+                << model->capture_summary() << "\n";
       if (check) {
         std::cout << "check against " << check->output << ": " << check->mismatches << " of "
                   << check->elements << " elements beyond " << check->tolerance << " + "

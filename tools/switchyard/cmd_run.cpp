@@ -290,6 +290,7 @@ InferenceResult infer(RunContext& c, const TrainConfig& train_config,
   std::unique_ptr<Predictor> predictor;
   if (settings.is_onnx()) {
     onnx = OnnxModel::load(settings.checkpoint, c.run.device);
+    onnx->set_capture(settings.capture);
     c.log << "model: " << onnx->describe() << "\n";
     const std::vector<int64_t>& out = onnx->outputs().at(0).shape;
     const int64_t classes = out.size() == 2 && out[1] >= 2 ? out[1] : 0;

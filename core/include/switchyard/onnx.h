@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "switchyard/capture.h"
 #include "switchyard/status.h"
 #include "switchyard/tensor.h"
 
@@ -106,6 +107,18 @@ class OnnxModel {
   // Node counts by how they ran in the last run: "MatMul 12 device, Shape 4 host, ...", and which
   // patterns were fused (Erf-based GELU into one gelu op, MatMul + Add into linear).
   std::string execution_summary() const;
+
+  // Capture and replay of run() (docs/capture.md). off (the default) runs every call eagerly. on
+  // records the run the second time an input signature (shapes and dtypes) is seen and from the
+  // third replays the recorded ops, without the graph's host-side work; the outputs are then
+  // copies made for the caller. A signature whose run cannot be replayed (a host read of device
+  // data, a fallback, a random op) stays eager and capture_summary() says why. auto is off until
+  // a plugin can replay natively.
+  void set_capture(CaptureMode mode);
+  CaptureMode capture() const;
+  // What the last run did: "eager", "eager (first run of these input shapes)", "recorded N ops
+  // (holding M bytes)", "replayed N ops", or "eager: <why not replayable>".
+  std::string capture_summary() const;
 
   struct Impl;
 

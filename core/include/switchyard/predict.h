@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "switchyard/capture.h"
 #include "switchyard/checkpoint.h"
 #include "switchyard/config.h"
 #include "switchyard/data.h"
@@ -33,6 +34,8 @@ struct PredictSettings {
   std::string input;             // dataset name or CSV path; "" = the data section's test split
   std::filesystem::path output;  // predictions CSV (task: predict); "" = none
   int64_t batch_size = 256;      // auto also means 256
+  // predict.capture: replay of an ONNX model's forward pass (switchyard/capture.h).
+  CaptureMode capture = CaptureMode::kAuto;
 
   static Result<PredictSettings> from_config(const Config& config);
 };

@@ -16,6 +16,7 @@
 
 #include "formats/onnx_proto.h"
 #include "formats/onnx_tensor.h"
+#include "switchyard/capture.h"
 #include "switchyard/onnx.h"
 #include "switchyard/ops.h"
 #include "switchyard/tensor.h"
@@ -58,8 +59,18 @@ struct Node {
 
 // The values of one input signature: constants, and what was computed on the host from them and
 // the input shapes, kept between runs; the rest is cleared after each run.
+// Capture and replay of one input signature (docs/capture.md): the recorded pass, the input
+// tensors it reads (run() copies the caller's into them) and the outputs it writes.
+struct Captured {
+  int eager_runs = 0;
+  std::vector<Tensor> inputs, outputs;
+  std::unique_ptr<OpRecording> recording;
+  std::string refused;  // why this signature runs eagerly; "" while it may be recorded
+};
+
 struct Plan {
   std::vector<Value> values;
+  std::unique_ptr<Captured> captured;
 };
 
 class NodeContext;
@@ -92,6 +103,8 @@ struct OnnxModel::Impl {
   // Prepared weights by node (its address: names may repeat in a file) and kind.
   std::map<std::pair<const onnx_detail::Node*, std::string>, std::shared_ptr<void>> node_cache;
   std::vector<std::string> fusions;
+  CaptureMode capture = CaptureMode::kOff;
+  std::string capture_note = "eager";  // what the last run did (capture_summary)
   std::mutex mutex;
 };
 

@@ -521,16 +521,11 @@ std::vector<Tensor> OnnxModel::run(const std::vector<Tensor>& given) {
   }
 }
 
-std::vector<Tensor> OnnxModel::run_checked(const std::vector<Tensor>& given) {
-  Impl& m = *impl_;
-  const std::lock_guard<std::mutex> lock(m.mutex);
-  NoGradGuard no_grad;
-  const std::vector<Tensor> inputs = checked_inputs(m, given);
+namespace {
 
-  const std::string signature = signature_of(inputs);
-  const auto [entry, first] = m.plans.try_emplace(signature);
-  if (first) entry->second.values = m.constants;
-  std::vector<Value>& values = entry->second.values;
+// One eager run of the graph for the plan of these inputs' signature.
+std::vector<Tensor> run_plan(OnnxModel::Impl& m, Plan& plan, const std::vector<Tensor>& inputs) {
+  std::vector<Value>& values = plan.values;
   // After the run (or a failure), only what depends on constants and input shapes alone stays.
   struct ClearTransient {
     std::vector<Value>& values;
@@ -560,6 +555,90 @@ std::vector<Tensor> OnnxModel::run_checked(const std::vector<Tensor>& given) {
     run_node(m, node, values);
   }
   return output_tensors(m, values);
+}
+
+std::vector<Tensor> clones(const std::vector<Tensor>& tensors) {
+  std::vector<Tensor> out;
+  out.reserve(tensors.size());
+  for (const Tensor& t : tensors) out.push_back(t.clone());
+  return out;
+}
+
+std::string mib(uint64_t bytes) {
+  std::ostringstream text;
+  text.precision(3);
+  text << static_cast<double>(bytes) / (1024.0 * 1024.0) << " MiB";
+  return text.str();
+}
+
+// capture on: eager the first time a signature is seen, recorded the second, replayed after.
+std::vector<Tensor> run_captured(OnnxModel::Impl& m, Plan& plan,
+                                 const std::vector<Tensor>& inputs) {
+  if (plan.captured == nullptr) plan.captured = std::make_unique<Captured>();
+  Captured& c = *plan.captured;
+  if (!c.refused.empty()) {
+    m.capture_note = "eager: " + c.refused;
+    return run_plan(m, plan, inputs);
+  }
+  if (c.recording != nullptr) {
+    for (size_t k = 0; k < inputs.size(); ++k) c.inputs[k].copy_(inputs[k]);
+    c.recording->replay();
+    m.capture_note = "replayed " + std::to_string(c.recording->op_count()) + " ops";
+    return clones(c.outputs);
+  }
+  if (c.eager_runs++ == 0) {
+    m.capture_note = "eager (first run of these input shapes)";
+    return run_plan(m, plan, inputs);
+  }
+  c.inputs = clones(inputs);  // the recording's own inputs, which later runs copy into
+  std::vector<Tensor> outputs;
+  std::unique_ptr<OpRecording> recording =
+      OpRecording::record(m.device, [&] { outputs = run_plan(m, plan, c.inputs); });
+  if (!recording->replayable()) {
+    c.refused = recording->reason();
+    c.inputs.clear();
+    m.capture_note = "eager: " + c.refused;
+    return outputs;
+  }
+  m.capture_note = "recorded " + std::to_string(recording->op_count()) + " ops (holding " +
+                   mib(recording->held_bytes()) + ")";
+  c.outputs = outputs;
+  c.recording = std::move(recording);
+  return clones(outputs);
+}
+
+}  // namespace
+
+std::vector<Tensor> OnnxModel::run_checked(const std::vector<Tensor>& given) {
+  Impl& m = *impl_;
+  const std::lock_guard<std::mutex> lock(m.mutex);
+  NoGradGuard no_grad;
+  const std::vector<Tensor> inputs = checked_inputs(m, given);
+  const std::string signature = signature_of(inputs);
+  const auto [entry, first] = m.plans.try_emplace(signature);
+  if (first) entry->second.values = m.constants;
+  // auto: no plugin replays natively yet, so it runs as off (docs/capture.md).
+  if (m.capture == CaptureMode::kOn) return run_captured(m, entry->second, inputs);
+  m.capture_note = "eager";
+  return run_plan(m, entry->second, inputs);
+}
+
+void OnnxModel::set_capture(CaptureMode mode) {
+  const std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->capture = mode;
+  if (mode != CaptureMode::kOn) {
+    for (auto& [signature, plan] : impl_->plans) plan.captured.reset();  // frees what they held
+  }
+}
+
+CaptureMode OnnxModel::capture() const {
+  const std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->capture;
+}
+
+std::string OnnxModel::capture_summary() const {
+  const std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->capture_note;
 }
 
 const std::vector<OnnxValueInfo>& OnnxModel::inputs() const {

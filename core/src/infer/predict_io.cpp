@@ -49,6 +49,10 @@ Result<PredictSettings> PredictSettings::from_config(const Config& config) {
     SY_ASSIGN_OR_RETURN(settings.batch_size, batch.as_int());
     if (settings.batch_size < 1) return batch.error("must be >= 1 or 'auto'");
   }
+  SY_ASSIGN_OR_RETURN(const std::string capture, node.string_or("capture", "auto"));
+  const Result<CaptureMode> mode = parse_capture_mode(capture);
+  if (!mode.ok()) return node["capture"].error(mode.status().message());
+  settings.capture = *mode;
   return settings;
 }
 

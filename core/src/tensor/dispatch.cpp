@@ -10,6 +10,7 @@
 #include "switchyard/plugin_support/dtype_codec.h"
 #include "switchyard/queue.h"
 #include "switchyard/status.h"
+#include "tensor/capture_internal.h"
 #include "tensor/dispatch_internal.h"
 #include "tensor/fallback_internal.h"
 #include "tensor/tensor_impl.h"
@@ -100,9 +101,11 @@ void run_op(sy_op op, std::initializer_list<Tensor> inputs, std::initializer_lis
   fill_call(call, op, inputs, outputs, params, flags);
   const sy_dtype dtype = key_dtype(call);
   if (device->supports(op, dtype)) {
+    detail::capture_note_op(*device, call, inputs, outputs);
     dispatch_on_device(*device, call, false);
     return;
   }
+  detail::capture_note_fallback(op, *device);
   run_op_on_fallback(op, dtype, *device, inputs, outputs, params);
 }
 

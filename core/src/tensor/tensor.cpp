@@ -8,6 +8,7 @@
 #include "switchyard/device.h"
 #include "switchyard/queue.h"
 #include "switchyard/status.h"
+#include "tensor/capture_internal.h"
 #include "tensor/dispatch_internal.h"
 #include "tensor/tensor_impl.h"
 
@@ -46,6 +47,7 @@ void read_storage(const TensorImpl& impl, int64_t first_element, int64_t count, 
   const uint64_t offset_bytes = static_cast<uint64_t>(first_element) * element_bytes;
   const uint64_t size_bytes = static_cast<uint64_t>(count) * element_bytes;
   Queue& queue = impl.device->default_queue();
+  detail::capture_note_host_read(*impl.device);
   if (void* host = impl.storage->host_address(); host != nullptr) {
     throw_if_error(queue.finish());
     std::memcpy(destination, static_cast<const unsigned char*>(host) + offset_bytes, size_bytes);

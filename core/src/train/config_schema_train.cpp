@@ -203,6 +203,13 @@ SchemaNode predict_schema() {
        int_or_auto(1, kMaxWidth),
        kOptional,
        {"Samples per forward pass (auto = 256).", "256", "1024"}},
+      {"capture",
+       one_of({"auto", "on", "off"}),
+       kOptional,
+       {"Capture and replay of an ONNX model's forward pass (docs/capture.md): on records the "
+        "pass the second time its input shapes are seen and replays its ops from the third; auto "
+        "is off until a backend replays natively.",
+        "auto", "on"}},
   });
 }
 

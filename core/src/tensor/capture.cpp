@@ -1,0 +1,143 @@
+// OpRecording (capture.h): a thread-local recorder that run_op and the host reads report to.
+#include "switchyard/capture.h"
+
+#include <set>
+#include <vector>
+
+#include "switchyard/buffer.h"
+#include "switchyard/device.h"
+#include "switchyard/dispatch.h"
+#include "tensor/capture_internal.h"
+#include "tensor/dispatch_internal.h"
+#include "tensor/fallback_internal.h"
+#include "tensor/tensor_impl.h"
+
+namespace switchyard {
+
+struct OpRecording::Impl {
+  std::shared_ptr<Device> device;
+  std::vector<sy_op_call> calls;
+  std::vector<Tensor> held;  // every tensor of every call: their buffers stay what the calls name
+  std::string reason;        // the first thing a replay could not repeat
+
+  void refuse(const std::string& why) {
+    if (reason.empty()) reason = why;
+  }
+};
+
+namespace {
+
+thread_local OpRecording::Impl* t_recording = nullptr;
+
+}  // namespace
+
+namespace detail {
+
+bool capture_active() {
+  return t_recording != nullptr;
+}
+
+void capture_note_op(const Device& device, const sy_op_call& call,
+                     std::initializer_list<Tensor> inputs, std::initializer_list<Tensor> outputs) {
+  OpRecording::Impl* r = t_recording;
+  if (r == nullptr) return;
+  const auto op = static_cast<sy_op>(call.op);
+  if (&device != r->device.get()) {
+    r->refuse(std::string("op ") + op_name(op) + " ran on " + device.id() +
+              ", not on the recorded device " + r->device->id());
+    return;
+  }
+  if (op == SY_OP_RANDOM_UNIFORM || op == SY_OP_RANDOM_NORMAL) {
+    r->refuse(std::string("op ") + op_name(op) +
+              " draws new numbers each pass; a replay would draw the recorded ones again");
+  }
+  r->calls.push_back(call);
+  r->held.insert(r->held.end(), inputs.begin(), inputs.end());
+  r->held.insert(r->held.end(), outputs.begin(), outputs.end());
+}
+
+void capture_note_fallback(sy_op op, const Device& device) {
+  if (t_recording == nullptr) return;
+  t_recording->refuse(std::string("op ") + op_name(op) + " fell back from " + device.id() +
+                      " to its fallback device (copies through the host)");
+}
+
+void capture_note_host_read(const Device& device) {
+  OpRecording::Impl* r = t_recording;
+  if (r == nullptr || &device != r->device.get()) return;
+  r->refuse("the pass read device data on the host (" + device.id() +
+            "), so it depends on values a replay would not read again");
+}
+
+}  // namespace detail
+
+Result<CaptureMode> parse_capture_mode(const std::string& text) {
+  if (text == "auto") return CaptureMode::kAuto;
+  if (text == "on") return CaptureMode::kOn;
+  if (text == "off") return CaptureMode::kOff;
+  return invalid_argument("capture: '" + text + "' is not auto, on or off");
+}
+
+const char* capture_mode_name(CaptureMode mode) {
+  switch (mode) {
+    case CaptureMode::kOn:
+      return "on";
+    case CaptureMode::kOff:
+      return "off";
+    default:
+      return "auto";
+  }
+}
+
+OpRecording::OpRecording(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+OpRecording::~OpRecording() = default;
+
+std::unique_ptr<OpRecording> OpRecording::record(const std::shared_ptr<Device>& device,
+                                                 const std::function<void()>& pass) {
+  if (device == nullptr) throw_error(invalid_argument("OpRecording::record: no device given"));
+  auto impl = std::make_unique<Impl>();
+  impl->device = device;
+  if (t_recording != nullptr) {
+    // Not an error: the outer recording cannot hold a replay of an inner one, so both run eagerly.
+    t_recording->refuse("a pass recorded inside another recording");
+    impl->refuse("recorded inside another recording");
+    pass();
+    return std::unique_ptr<OpRecording>(new OpRecording(std::move(impl)));
+  }
+  struct Active {
+    explicit Active(Impl* r) { t_recording = r; }
+    ~Active() { t_recording = nullptr; }
+  } active(impl.get());
+  pass();
+  return std::unique_ptr<OpRecording>(new OpRecording(std::move(impl)));
+}
+
+bool OpRecording::replayable() const {
+  return impl_->reason.empty();
+}
+const std::string& OpRecording::reason() const {
+  return impl_->reason;
+}
+uint64_t OpRecording::op_count() const {
+  return impl_->calls.size();
+}
+
+uint64_t OpRecording::held_bytes() const {
+  std::set<const Buffer*> seen;
+  uint64_t bytes = 0;
+  for (const Tensor& t : impl_->held) {
+    const TensorImpl& impl = checked_impl(t, "OpRecording");
+    if (seen.insert(impl.storage.get()).second) bytes += impl.storage->size_bytes();
+  }
+  return bytes;
+}
+
+void OpRecording::replay() const {
+  if (!replayable()) {
+    throw_error(failed_precondition("OpRecording::replay: the recording is not replayable: " +
+                                    impl_->reason));
+  }
+  for (const sy_op_call& call : impl_->calls) dispatch_on_device(*impl_->device, call, false);
+}
+
+}  // namespace switchyard

@@ -1,0 +1,139 @@
+// Capture and replay of ONNX models (switchyard/capture.h, docs/capture.md): a replayed run gives
+// the bits an eager run gives, on every backend, for every committed model; each input signature
+// is recorded on its second run and replayed from its third; what a replay cannot repeat keeps
+// the signature eager with the reason.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <thread>
+
+#include "onnx/onnx_test_support.h"
+#include "switchyard/capture.h"
+#include "switchyard/onnx.h"
+#include "switchyard/ops.h"
+
+using namespace switchyard;
+using namespace switchyard::testing;
+
+namespace {
+
+// The data set's inputs with their float inputs moved by `shift` (integer inputs, token ids, as
+// they are), so that consecutive runs of one signature see different values.
+std::vector<Tensor> shifted(const std::vector<Tensor>& inputs, double shift) {
+  std::vector<Tensor> out;
+  for (const Tensor& t : inputs) out.push_back(is_floating(t.dtype()) ? t * 0.5 + shift : t);
+  return out;
+}
+
+void check_same_bits(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  REQUIRE(a.size() == b.size());
+  for (size_t k = 0; k < a.size(); ++k) {
+    INFO("output " << k);
+    REQUIRE(a[k].shape() == b[k].shape());
+    CHECK(a[k].to_host_float() == b[k].to_host_float());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a replayed ONNX run gives an eager run's bits, on every backend and committed model",
+          "[onnx][capture]") {
+  on_every_backend([&](const std::shared_ptr<Device>& device) {
+    for (const auto& folder : model_folders()) {
+      INFO(folder.filename().string() << " on " << device->id());
+      const auto eager = OnnxModel::load(folder / "model.onnx", device);
+      const auto captured = OnnxModel::load(folder / "model.onnx", device);
+      captured->set_capture(CaptureMode::kOn);
+      CHECK(captured->capture() == CaptureMode::kOn);
+      const auto sets = data_sets(folder);
+      REQUIRE(sets.size() == 2);
+      // Two signatures (batch 1 and batch 7) interleaved, four runs each with new values.
+      for (int round = 0; round < 4; ++round) {
+        for (const auto& set : sets) {
+          INFO("round " << round << ", " << set.filename().string());
+          const std::vector<Tensor> inputs = shifted(load_set(set, "input", device), 0.25 * round);
+          const std::vector<Tensor> ours = captured->run(inputs);
+          const std::string summary = captured->capture_summary();
+          INFO(summary);
+          if (round == 0) CHECK(summary == "eager (first run of these input shapes)");
+          if (round == 1) CHECK(summary.rfind("recorded ", 0) == 0);
+          if (round >= 2) CHECK(summary.rfind("replayed ", 0) == 0);
+          check_same_bits(ours, eager->run(inputs));
+          CHECK(eager->capture_summary() == "eager");
+        }
+      }
+      // Outputs are the caller's own: a later replay does not overwrite them.
+      const std::vector<Tensor> first = captured->run(load_set(sets[0], "input", device));
+      const std::vector<float> kept = first[0].to_host_float();
+      (void)captured->run(shifted(load_set(sets[0], "input", device), 3.0));
+      CHECK(first[0].to_host_float() == kept);
+      captured->set_capture(CaptureMode::kOff);
+      (void)captured->run(load_set(sets[0], "input", device));
+      CHECK(captured->capture_summary() == "eager");
+    }
+  });
+}
+
+TEST_CASE("a pass that reads device data, draws random numbers or falls back is not replayable",
+          "[onnx][capture]") {
+  const auto device = test_device();
+  Tensor x = Tensor::from_host({1, 2, 3, 4}, Shape{4}, device);
+  Tensor y;
+  const auto plain = OpRecording::record(device, [&] { y = relu(x * 2.0); });
+  CHECK(plain->replayable());
+  CHECK(plain->reason().empty());
+  CHECK(plain->op_count() == 2);
+  CHECK(plain->held_bytes() >= 3 * 16);
+  CHECK(y.to_host_float() == std::vector<float>{2, 4, 6, 8});
+  x.copy_(Tensor::from_host({-1, 1, -2, 2}, Shape{4}, device));
+  plain->replay();
+  CHECK(y.to_host_float() == std::vector<float>{0, 2, 0, 4});
+
+  const auto reads = OpRecording::record(device, [&] { (void)(x * 2.0).to_host_float(); });
+  CHECK_FALSE(reads->replayable());
+  CHECK_THAT(reads->reason(), Catch::Contains("read device data on the host"));
+  try {
+    reads->replay();
+    FAIL("replayed");
+  } catch (const Error& error) {
+    CHECK(error.status().code() == StatusCode::kFailedPrecondition);
+    CHECK_THAT(error.what(), Catch::Contains("read device data on the host"));
+  }
+
+  const auto draws =
+      OpRecording::record(device, [&] { (void)rand_normal(Shape{4}, 0, 1, 7, 0, device); });
+  CHECK_FALSE(draws->replayable());
+  CHECK_THAT(draws->reason(), Catch::Contains("random_normal draws new numbers"));
+
+  std::unique_ptr<OpRecording> inner;
+  const auto outer = OpRecording::record(
+      device, [&] { inner = OpRecording::record(device, [&] { (void)(x + 1.0); }); });
+  CHECK_FALSE(outer->replayable());
+  CHECK_FALSE(inner->replayable());
+
+  // A pass that throws leaves the thread not recording: the next recording starts clean.
+  CHECK_THROWS(OpRecording::record(device, [&] { throw_error(internal_error("stop")); }));
+  const auto after = OpRecording::record(device, [&] { (void)(x + 1.0); });
+  CHECK(after->replayable());
+  CHECK(after->op_count() == 1);
+}
+
+TEST_CASE("a recording holds only its own thread's ops", "[onnx][capture][threads]") {
+  const auto device = test_device();
+  const Tensor x = Tensor::from_host({1, 2, 3, 4}, Shape{4}, device);
+  std::atomic<bool> started{false}, stop{false};
+  std::thread other([&] {
+    while (!stop.load()) {
+      (void)(x + 1.0);
+      started.store(true);
+    }
+  });
+  while (!started.load()) std::this_thread::yield();
+  const auto recording = OpRecording::record(device, [&] {
+    for (int k = 0; k < 50; ++k) (void)(x * 3.0);
+  });
+  stop.store(true);
+  other.join();
+  CHECK(recording->op_count() == 50);
+  CHECK(recording->replayable());
+}
