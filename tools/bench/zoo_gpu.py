@@ -14,8 +14,9 @@ For each model of tools/bench/zoo_models.py (full size):
      (exported on the build machine by tools/bench/zoo: the same files the CPU figures use);
   2. switchyard: `switchyard bench model NAME.onnx` on --backend alone (SWITCHYARD_FALLBACK=error),
      batch 1 with --check-input/--check-output (PyTorch's output for the seeded batch of 2, within
-     1e-4 + 1e-4 |expected|), then the throughput batch; each repetition ends with the queue
-     finished;
+     1e-4 + 1e-4 |expected|), then the throughput batch, then batch 1 again with
+     predict.capture=on (a replayed pass, docs/capture.md; checked the same way); each repetition
+     ends with the queue finished;
   3. PyTorch eager on the same GPU: the same architecture (its own seeded weights: time does not
      depend on them) in eval mode under torch.inference_mode(), TF32 off as the cuda plugin's
      default, each repetition ending with torch.cuda.synchronize(); medians after warm-up;
@@ -72,10 +73,11 @@ def onnx_file(torch, name, spec, model, args):
             "exported_by": "torch " + torch.__version__, "export_seconds": info["export_seconds"]}
 
 
-def ours(args, files, batch, check):
+def ours(args, files, batch, check, capture="off"):
     command = [args.cli, "bench", "model", files["onnx"], "--batch-size", str(batch),
                "--repetitions", str(args.runs if batch == 1 else max(5, args.runs // 2)),
-               "--warmup", str(args.warmup), "--set", "backends=[%s]" % args.backend, "--json"]
+               "--warmup", str(args.warmup), "--set", "backends=[%s]" % args.backend,
+               "--set", "predict.capture=" + capture, "--json"]
     if check:
         command += ["--check-input", files["input"], "--check-output", files["output"]]
     env = dict(os.environ, LD_LIBRARY_PATH=args.cli_library_path, SWITCHYARD_FALLBACK="error",
@@ -146,8 +148,12 @@ def run_model(torch, name, args):
     try:
         latency = ours(args, files, 1, check=True)
         throughput = ours(args, files, spec["batch"], check=False)
+        replayed = ours(args, files, 1, check=True, capture="on")  # docs/capture.md
         row["switchyard"] = {"latency_ms": latency["median_ms"],
                              "throughput_ms": throughput["median_ms"],
+                             "replayed_latency_ms": replayed["median_ms"],
+                             "replayed_check": replayed.get("check"),
+                             "capture_summary": replayed.get("capture_summary"),
                              "throughput_batch": spec["batch"], "device": latency["device"],
                              "device_name": latency["device_name"],
                              "execution": latency["execution"], "check": latency.get("check")}
@@ -177,21 +183,25 @@ def run_model(torch, name, args):
 
 
 def passed(row):
-    check = row.get("switchyard", {}).get("check") or {}
-    return "error" not in row and check.get("passed") is True
+    ours_row = row.get("switchyard", {})
+    check = ours_row.get("check") or {}
+    replayed = ours_row.get("replayed_check") or {}
+    return "error" not in row and check.get("passed") is True and replayed.get("passed") is True
 
 
 def table(rows):
-    lines = ["| model | switchyard b1 ms | PyTorch b1 ms | ratio | switchyard bN ms | PyTorch bN ms "
-             "| ratio | ORT CPU b1 ms | max abs diff |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| model | switchyard b1 ms | replayed b1 ms | PyTorch b1 ms | ratio | switchyard bN ms "
+             "| PyTorch bN ms | ratio | ORT CPU b1 ms | max abs diff |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if "switchyard" not in r:
             lines.append("| %s | error: %s |" % (r["model"], r.get("error", "?")[:200]))
             continue
         s, p = r["switchyard"], r["pytorch"]
         ort_ms = r.get("onnxruntime_cpu", {}).get("median_ms")
-        lines.append("| %s | %.3f | %.3f | %.2fx | %.2f (b%d) | %.2f | %.2fx | %s | %.2g%s |" % (
-            r["model"], s["latency_ms"], p["latency"]["median_ms"], r["ratio_latency"],
+        lines.append("| %s | %.3f | %.3f | %.3f | %.2fx | %.2f (b%d) | %.2f | %.2fx | %s | %.2g%s |" % (
+            r["model"], s["latency_ms"], s["replayed_latency_ms"], p["latency"]["median_ms"],
+            r["ratio_latency"],
             s["throughput_ms"], s["throughput_batch"], p["throughput"]["median_ms"],
             r["ratio_throughput"], "%.2f" % ort_ms if ort_ms else "-",
             (s["check"] or {}).get("max_abs_diff", float("nan")),

@@ -7,10 +7,12 @@
 // to queue completion; reports mean and median latency per batch and samples per second at the
 // median. --profile FILE also writes a trace of the timed repetitions.
 //
-// For an ONNX model, --check-input X.npy --check-output Y.npy first runs the model once on X (a
+// For an ONNX model, --check-input X.npy --check-output Y.npy first runs the model on X (a
 // batch of any size, the file's first input) and compares its first output with Y element by
 // element, |ours - Y| <= tol + tol |Y| (--check-tolerance, 1e-4): a benchmark of a model that
-// gives a wrong answer fails (exit 1) after its report, which gives the largest difference.
+// gives a wrong answer fails (exit 1) after its report, which gives the largest difference. With
+// predict.capture=on (docs/capture.md) X runs three times and the third output, a replay, is the
+// one checked.
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -300,7 +302,10 @@ OutputCheck check_onnx_output(OnnxModel& model, const po::variables_map& values)
     input = Tensor::from_host(std::vector<int64_t>(x.values.begin(), x.values.end()), shape,
                               model.device());
   }
-  const std::vector<Tensor> outputs = model.run({input});
+  // With capture on, the third run of a signature is a replay: that is the output checked.
+  const int runs = model.capture() == CaptureMode::kOn ? 3 : 1;
+  std::vector<Tensor> outputs;
+  for (int run = 0; run < runs; ++run) outputs = model.run({input});
   const std::vector<float> ours = outputs.at(0).to_host_float();
   const Shape& got = outputs.at(0).shape();
   if (!std::equal(got.begin(), got.end(), expected.shape.begin(), expected.shape.end())) {
