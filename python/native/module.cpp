@@ -469,7 +469,16 @@ PYBIND11_MODULE(_native, m) {
       .def("describe", &OnnxModel::describe)
       .def("execution_summary", &OnnxModel::execution_summary)
       .def("run", &run_onnx, py::arg("inputs"))
-      .def("predict_rows", &predict_onnx_rows, py::arg("x"), py::arg("batch_size"));
+      .def("predict_rows", &predict_onnx_rows, py::arg("x"), py::arg("batch_size"))
+      .def(
+          "set_capture",
+          [](OnnxModel& m, const std::string& mode) {
+            m.set_capture(value_or_throw(parse_capture_mode(mode)));
+          },
+          py::arg("mode"))
+      .def_property_readonly("capture",
+                             [](const OnnxModel& m) { return capture_mode_name(m.capture()); })
+      .def("capture_summary", &OnnxModel::capture_summary);
 
   py::class_<Tensor>(m, "NativeTensor")
       .def_property_readonly(

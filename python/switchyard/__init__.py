@@ -213,12 +213,18 @@ class OnnxModel:
         model.run(x)                   # one array per input, in order -> a list of outputs
         model.run([x])                 # a list of them, in order      -> a list of outputs
         model.run({"input": x})        # by input name                 -> a dict by output name
+
+    `capture` ("auto", "on" or "off"; docs/capture.md): with "on", the second run of each input
+    shape is recorded and later runs replay its ops without the graph's host-side work, giving
+    the same bits; capture_summary() says what the last run did ("replayed 67 ops", or why a
+    shape stays eager). "auto" is "off" until a backend replays natively.
     docs/onnx.md has what is supported.
     """
 
-    def __init__(self, path, config=None, device="auto", overrides=None):
+    def __init__(self, path, config=None, device="auto", overrides=None, capture="auto"):
         self._runtime = _device_runtime(config, device, overrides)
         self._native = _native.NativeOnnxModel.load(os.fspath(path), self._runtime)
+        self._native.set_capture(capture)
         self.device = self._runtime.device_id()
         self.messages = self._runtime.device_messages()
 
@@ -233,6 +239,15 @@ class OnnxModel:
     @property
     def opset(self):
         return self._native.opset
+
+    @property
+    def capture(self):
+        return self._native.capture
+
+    def capture_summary(self):
+        """What the last run did: "eager", "recorded N ops (holding ...)", "replayed N ops", or
+        "eager: <why this input shape cannot be replayed>"."""
+        return self._native.capture_summary()
 
     def describe(self):
         """The file's producer, opset and size; after a run, which ops ran where."""

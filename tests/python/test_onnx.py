@@ -110,3 +110,26 @@ def test_predictor_reads_other_onnx_outputs_as_regression_values():
     numpy.testing.assert_allclose(values, expected.reshape(len(x), -1), rtol=1e-5, atol=1e-6)
     with pytest.raises(switchyard.Error, match="takes 2 inputs"):
         switchyard.Predictor(os.path.join(MODELS, "transformer_mask", "model.onnx"))
+
+
+@pytest.mark.parametrize("device", ["reference", "onednn"])
+def test_capture_on_replays_the_same_bits(device):
+    path = os.path.join(MODELS, "transformer_mask", "model.onnx")
+    eager = switchyard.OnnxModel(path, device=device, capture="off")
+    replaying = switchyard.OnnxModel(path, device=device, capture="on")
+    assert replaying.capture == "on" and eager.capture == "off"
+    folder = os.path.join(MODELS, "transformer_mask", "test_data_set_1")
+    inputs = [tensor(os.path.join(folder, f"input_{k}.pb")) for k in range(len(eager.inputs))]
+    summaries = []
+    for shift in (0.0, 0.5, -0.25, 1.0):
+        shifted = [x + numpy.float32(shift) if x.dtype == numpy.float32 else x for x in inputs]
+        (ours,) = replaying.run(*shifted)
+        summaries.append(replaying.capture_summary())
+        (theirs,) = eager.run(*shifted)
+        assert numpy.array_equal(ours, theirs)
+    assert summaries[0] == "eager (first run of these input shapes)"
+    assert summaries[1].startswith("recorded ")
+    assert summaries[2].startswith("replayed ") and summaries[3].startswith("replayed ")
+    assert eager.capture_summary() == "eager"
+    with pytest.raises(switchyard.Error, match="not auto, on or off"):
+        switchyard.OnnxModel(path, device=device, capture="sometimes")
