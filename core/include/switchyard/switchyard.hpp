@@ -10,6 +10,7 @@
 #include "switchyard/autocast.h"
 #include "switchyard/autograd.h"
 #include "switchyard/buffer.h"
+#include "switchyard/capture.h"
 #include "switchyard/checkpoint.h"
 #include "switchyard/communicator.h"
 #include "switchyard/config.h"
