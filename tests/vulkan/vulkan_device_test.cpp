@@ -78,12 +78,10 @@ TEST_CASE("vulkan: f32 supports every op; 16-bit follows the device", "[vulkan]"
     INFO("op " << op);
     CHECK(device->supports(static_cast<sy_op>(op), SY_DTYPE_F32));
   }
-  // docs/ops.md section 17: the whole-sequence RNNs are f32 only on vulkan; the core composes them
-  // in 16-bit types.
-  CHECK_FALSE(device->supports(SY_OP_LSTM_SEQUENCE, SY_DTYPE_F16));
-  CHECK_FALSE(device->supports(SY_OP_GRU_SEQUENCE, SY_DTYPE_BF16));
+
   const bool f16 = device->info().details.find("f16 yes") != std::string::npos;
   CHECK(device->supports(SY_OP_MATMUL, SY_DTYPE_F16) == f16);
+  CHECK(device->supports(SY_OP_LSTM_SEQUENCE, SY_DTYPE_F16) == f16);
   CHECK(device->supports(SY_OP_COPY, SY_DTYPE_I64));
   CHECK(device->supports(SY_OP_GATHER, SY_DTYPE_I32));
   CHECK_FALSE(device->supports(SY_OP_MATMUL, SY_DTYPE_I32));

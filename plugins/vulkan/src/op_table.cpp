@@ -106,9 +106,6 @@ bool op_supported(const VulkanDevice& device, uint32_t op, uint32_t dtype) {
     case SY_OP_SCATTER_ADD:
       // Integer data needs no 16-bit storage; the float types follow the device.
       return dtype == SY_DTYPE_I32 || dtype == SY_DTYPE_I64 || float_supported(device, dtype);
-    case SY_OP_LSTM_SEQUENCE:
-    case SY_OP_GRU_SEQUENCE:
-      return dtype == SY_DTYPE_F32;  // their state and projections stay f32 (ops_lstm_cell.cpp)
     default:
       return float_supported(device, dtype);
   }

@@ -33,7 +33,7 @@ Status run_sgd_update(const OpContext& ctx);
 Status run_adam_update(const OpContext& ctx);
 Status run_lstm_cell(const OpContext& ctx);
 Status run_lstm_cell_backward(const OpContext& ctx);
-Status run_rnn_sequence(const OpContext& ctx);  // LSTM_SEQUENCE, GRU_SEQUENCE; f32
+Status run_rnn_sequence(const OpContext& ctx);  // LSTM_SEQUENCE, GRU_SEQUENCE
 
 // Binds `tensors` (inputs first, output last; all of one shape) after merging axes and dispatches
 // `family`.<dtype of the last> over every element, with mode = the call's op.

@@ -1,9 +1,11 @@
 // LSTM_CELL and LSTM_CELL_BACKWARD (docs/ops.md section 16): one dispatch each, one invocation per
-// element of the [B, H] state. LSTM_SEQUENCE and GRU_SEQUENCE (section 17) in f32: one MATMUL
-// projects every step's input, then per step one MATMUL of the state with W_hh^T and one
-// lstm_step or gru_step dispatch. Every
+// element of the [B, H] state. LSTM_SEQUENCE and GRU_SEQUENCE (section 17): one MATMUL projects
+// every step's input, then per step one MATMUL of the f32 state with W_hh^T and one lstm_step or
+// gru_step dispatch; 16-bit data goes through f32 copies. Every
 // tensor is bound with its own rank-2 shape and strides (no axis merging), so the shaders find a
 // row's four gate columns through the column stride.
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -194,12 +196,16 @@ Status run_rnn_sequence(const OpContext& ctx) {
   }
   const int64_t T = x.shape[0], B = x.shape[1], in = x.shape[2], H = p.hidden_size;
   const int64_t G = gate_count * H;
-  for (uint32_t k = 0; k < ctx.call.num_inputs + ctx.call.num_outputs; ++k) {
+  SY_VK_RETURN_IF_ERROR(check_float_dtype(ctx, x.dtype, "x"));
+  for (uint32_t k = 1; k < ctx.call.num_inputs + ctx.call.num_outputs; ++k) {
     const sy_tensor_desc& t =
         k < ctx.call.num_inputs ? ctx.call.inputs[k] : ctx.call.outputs[k - ctx.call.num_inputs];
-    if (t.dtype != SY_DTYPE_F32) {
-      return invalid_argument(name + ": the vulkan plugin runs it in f32 only; got " +
-                              dtype_name(t.dtype) + " (supports_op says 0 for other dtypes)");
+    if (t.dtype != x.dtype) {
+      return invalid_argument(
+          name + ": every tensor must have x's dtype (" + dtype_name(x.dtype) + "); " +
+          (k < ctx.call.num_inputs ? "input " : "output ") +
+          std::to_string(k < ctx.call.num_inputs ? k : k - ctx.call.num_inputs) + " is " +
+          dtype_name(t.dtype));
     }
   }
   const sy_tensor_desc& w_ih = ctx.call.inputs[weights];
@@ -217,6 +223,29 @@ Status run_rnn_sequence(const OpContext& ctx) {
   SY_VK_RETURN_IF_ERROR(expect_shape(ctx, ctx.call.outputs[1], "h_n", {B, H}));
   if (lstm) SY_VK_RETURN_IF_ERROR(expect_shape(ctx, ctx.call.outputs[2], "c_n", {B, H}));
 
+  // 16-bit data: x, the weights and biases are read through f32 copies and y is written to an
+  // f32 one, so that every step computes in f32 and each output is rounded once (section 17).
+  std::vector<std::unique_ptr<ScratchBuffer>> copies;
+  auto as_f32 = [&](const sy_tensor_desc& t, sy_tensor_desc* out, bool fill) -> Status {
+    if (t.dtype == SY_DTYPE_F32) {
+      *out = t;
+      return ok_status();
+    }
+    copies.push_back(std::make_unique<ScratchBuffer>(ctx.device));
+    SY_VK_RETURN_IF_ERROR(copies.back()->allocate(static_cast<uint64_t>(element_count(t)) * 4));
+    *out = copies.back()->f32_tensor(std::span<const int64_t>(t.shape, t.rank));
+    return fill ? copy(ctx, t, *out) : ok_status();
+  };
+  sy_tensor_desc x32, w_ih32, w_hh32, y32, b_ih32, b_hh32;
+  SY_VK_RETURN_IF_ERROR(as_f32(x, &x32, true));
+  SY_VK_RETURN_IF_ERROR(as_f32(w_ih, &w_ih32, true));
+  SY_VK_RETURN_IF_ERROR(as_f32(w_hh, &w_hh32, true));
+  SY_VK_RETURN_IF_ERROR(as_f32(y, &y32, false));
+  if (p.has_bias) {
+    SY_VK_RETURN_IF_ERROR(as_f32(ctx.call.inputs[weights + 2], &b_ih32, true));
+    SY_VK_RETURN_IF_ERROR(as_f32(ctx.call.inputs[weights + 3], &b_hh32, true));
+  }
+
   // f32 scratch: every step's projection gx [T, B, G], one step's gates [B, G], h and c [B, H].
   ScratchBuffer gx_buffer(ctx.device), gates_buffer(ctx.device), h_buffer(ctx.device),
       c_buffer(ctx.device);
@@ -229,21 +258,21 @@ Status run_rnn_sequence(const OpContext& ctx) {
   const sy_tensor_desc gates = gates_buffer.f32_tensor(gates_shape);
   const sy_tensor_desc h = h_buffer.f32_tensor(state_shape);
   const sy_tensor_desc c = lstm ? c_buffer.f32_tensor(state_shape) : h;
-  SY_VK_RETURN_IF_ERROR(product_bt(ctx, x, w_ih, gx));
+  SY_VK_RETURN_IF_ERROR(product_bt(ctx, x32, w_ih32, gx));
   SY_VK_RETURN_IF_ERROR(copy(ctx, ctx.call.inputs[1], h));
   if (lstm) SY_VK_RETURN_IF_ERROR(copy(ctx, ctx.call.inputs[2], c));
-  const sy_tensor_desc b_ih = p.has_bias ? as_row(ctx.call.inputs[weights + 2]) : gates;
-  const sy_tensor_desc b_hh = p.has_bias ? as_row(ctx.call.inputs[weights + 3]) : gates;
+  const sy_tensor_desc b_ih = p.has_bias ? as_row(b_ih32) : gates;
+  const sy_tensor_desc b_hh = p.has_bias ? as_row(b_hh32) : gates;
   for (int64_t t = 0; t < T; ++t) {
     const int64_t position = p.reverse ? T - 1 - t : t;
-    SY_VK_RETURN_IF_ERROR(product_bt(ctx, h, w_hh, gates));
+    SY_VK_RETURN_IF_ERROR(product_bt(ctx, h, w_hh32, gates));
     std::vector<sy_tensor_desc> tensors = {gates, row_view(gx, position), h};
     std::vector<const char*> roles = {"gates", "gx", "h"};
     if (lstm) {
       tensors.push_back(c);
       roles.push_back("c");
     }
-    tensors.insert(tensors.end(), {row_view(y, position), b_ih, b_hh});
+    tensors.insert(tensors.end(), {row_view(y32, position), b_ih, b_hh});
     roles.insert(roles.end(), {"y", "b_ih", "b_hh"});
     ParamBlock params;
     std::vector<BufferBinding> bindings(tensors.size());
@@ -256,6 +285,7 @@ Status run_rnn_sequence(const OpContext& ctx) {
     SY_VK_RETURN_IF_ERROR(run_shader(ctx, lstm ? "lstm_step.f32" : "gru_step.f32", params, bindings,
                                      groups_for(static_cast<uint64_t>(B * H))));
   }
+  if (y.dtype != SY_DTYPE_F32) SY_VK_RETURN_IF_ERROR(copy(ctx, y32, y));
   SY_VK_RETURN_IF_ERROR(copy(ctx, h, ctx.call.outputs[1]));
   return lstm ? copy(ctx, c, ctx.call.outputs[2]) : ok_status();
 }
