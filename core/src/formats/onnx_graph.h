@@ -62,7 +62,7 @@ struct Node {
 // Capture and replay of one input signature (docs/capture.md): the recorded pass, the input
 // tensors it reads (run() copies the caller's into them) and the outputs it writes.
 struct Captured {
-  int eager_runs = 0;
+  bool seen = false;  // its first (eager) run is done
   std::vector<Tensor> inputs, outputs;
   std::unique_ptr<OpRecording> recording;
   std::string refused;  // why this signature runs eagerly; "" while it may be recorded

@@ -586,7 +586,8 @@ std::vector<Tensor> run_captured(OnnxModel::Impl& m, Plan& plan,
     m.capture_note = "replayed " + std::to_string(c.recording->op_count()) + " ops";
     return clones(c.outputs);
   }
-  if (c.eager_runs++ == 0) {
+  if (!c.seen) {
+    c.seen = true;
     m.capture_note = "eager (first run of these input shapes)";
     return run_plan(m, plan, inputs);
   }

@@ -33,10 +33,6 @@ thread_local OpRecording::Impl* t_recording = nullptr;
 
 namespace detail {
 
-bool capture_active() {
-  return t_recording != nullptr;
-}
-
 void capture_note_op(const Device& device, const sy_op_call& call,
                      std::initializer_list<Tensor> inputs, std::initializer_list<Tensor> outputs) {
   OpRecording::Impl* r = t_recording;

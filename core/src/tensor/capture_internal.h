@@ -12,8 +12,6 @@ class Device;
 
 namespace detail {
 
-// True while this thread records a pass (OpRecording::record).
-bool capture_active();
 // An op about to be dispatched on `device` with these tensors (`call` as the plugin gets it).
 void capture_note_op(const Device& device, const sy_op_call& call,
                      std::initializer_list<Tensor> inputs, std::initializer_list<Tensor> outputs);

@@ -60,8 +60,21 @@ Status enqueue_fill(const OpContext& ctx, const sy_tensor_desc& out, double valu
 // out = in, any dtypes, same shape (in may also be broadcast to out's shape).
 Status enqueue_copy(const OpContext& ctx, const sy_tensor_desc& out, uint64_t out_address,
                     const sy_tensor_desc& in, uint64_t in_address);
-// A contiguous f32 tensor of `shape` at `address`, for scratch copies.
+// A contiguous f32 tensor of `like`'s shape at the start of `buffer`, for scratch copies.
 sy_tensor_desc contiguous_f32(const sy_tensor_desc& like, sy_buffer buffer);
+// A row-major tensor of `shape` and `dtype` at `offset_bytes` into `buffer` (a scratch CudaBuffer
+// cast to sy_buffer, or a call's tensor's buffer for a view of it).
+sy_tensor_desc dense_desc(sy_buffer buffer, uint64_t offset_bytes, uint32_t dtype, uint32_t rank,
+                          const int64_t* shape);
+sy_tensor_desc dense_desc(sy_buffer buffer, uint64_t offset_bytes, uint32_t dtype,
+                          std::initializer_list<int64_t> shape);
+// INVALID_ARGUMENT naming the op, the role and both shapes unless t has exactly `shape`.
+Status expect_shape(const OpContext& ctx, const sy_tensor_desc& t, const char* role,
+                    std::initializer_list<int64_t> shape);
+// out = a b (b^T with transpose_b) as a MATMUL of its own (cuBLASLt or the tiled kernel), for ops
+// that run as products: `name` labels it in messages ("CONV2D (as MATMUL)").
+Status run_product(const OpContext& ctx, const sy_tensor_desc& a, const sy_tensor_desc& b,
+                   const sy_tensor_desc& out, bool transpose_b, const char* name);
 
 // Op families.
 Status run_elementwise(const OpContext& ctx);    // 1-23

@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "ops.h"
 
 namespace sy_cuda {
@@ -99,18 +101,40 @@ Status enqueue_copy(const OpContext& ctx, const sy_tensor_desc& out, uint64_t ou
   return ctx.launch(Kernel::sy_copy, ctx.linear(args.iter.numel), args);
 }
 
-sy_tensor_desc contiguous_f32(const sy_tensor_desc& like, sy_buffer buffer) {
+sy_tensor_desc dense_desc(sy_buffer buffer, uint64_t offset_bytes, uint32_t dtype, uint32_t rank,
+                          const int64_t* shape) {
   sy_tensor_desc t{};
   t.buffer = buffer;
-  t.dtype = SY_DTYPE_F32;
-  t.rank = like.rank;
+  t.offset_bytes = offset_bytes;
+  t.dtype = dtype;
+  t.rank = rank;
   int64_t stride = 1;
-  for (int d = static_cast<int>(like.rank) - 1; d >= 0; --d) {
-    t.shape[d] = like.shape[d];
+  for (int d = static_cast<int>(rank) - 1; d >= 0; --d) {
+    t.shape[d] = shape[d];
     t.strides[d] = stride;
-    stride *= like.shape[d];
+    stride *= shape[d];
   }
   return t;
+}
+
+sy_tensor_desc dense_desc(sy_buffer buffer, uint64_t offset_bytes, uint32_t dtype,
+                          std::initializer_list<int64_t> shape) {
+  return dense_desc(buffer, offset_bytes, dtype, static_cast<uint32_t>(shape.size()),
+                    shape.begin());
+}
+
+sy_tensor_desc contiguous_f32(const sy_tensor_desc& like, sy_buffer buffer) {
+  return dense_desc(buffer, 0, SY_DTYPE_F32, like.rank, like.shape);
+}
+
+Status expect_shape(const OpContext& ctx, const sy_tensor_desc& t, const char* role,
+                    std::initializer_list<int64_t> shape) {
+  if (t.rank == shape.size() && std::equal(shape.begin(), shape.end(), t.shape)) {
+    return ok_status();
+  }
+  return invalid_argument(std::string(ctx.name) + ": " + role + " " + shape_text(t) +
+                          " should be " +
+                          shape_text(static_cast<uint32_t>(shape.size()), shape.begin()));
 }
 
 }  // namespace sy_cuda

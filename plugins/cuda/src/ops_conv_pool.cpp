@@ -11,20 +11,6 @@ int64_t conv_extent(int64_t in, int32_t pad, int32_t dilation, int64_t kernel, i
   return (in + 2 * pad - dilation * (kernel - 1) - 1) / stride + 1;
 }
 
-std::string dims(int64_t a, int64_t b, int64_t c, int64_t d) {
-  const int64_t shape[4] = {a, b, c, d};
-  return shape_text(4, shape);
-}
-
-Status expect_4d(const OpContext& ctx, const sy_tensor_desc& t, const char* role, int64_t n,
-                 int64_t c, int64_t h, int64_t w) {
-  if (t.rank == 4 && t.shape[0] == n && t.shape[1] == c && t.shape[2] == h && t.shape[3] == w) {
-    return ok_status();
-  }
-  return invalid_argument(std::string(ctx.name) + ": " + role + " " + shape_text(t) +
-                          " should be " + dims(n, c, h, w));
-}
-
 Status check_conv_params(const OpContext& ctx) {
   const sy_conv2d_params& p = ctx.call.params.conv2d;
   if (p.stride_h < 1 || p.stride_w < 1 || p.pad_h < 0 || p.pad_w < 0 || p.dilation_h < 1 ||
@@ -78,7 +64,7 @@ Status check_conv_shapes(const OpContext& ctx, const sy_tensor_desc& x, const sy
                             shape_text(w) + " gives an empty output (" + std::to_string(oh) + "x" +
                             std::to_string(ow) + ")");
   }
-  return expect_4d(ctx, y, y_role, x.shape[0], w.shape[0], oh, ow);
+  return expect_shape(ctx, y, y_role, {x.shape[0], w.shape[0], oh, ow});
 }
 
 SyConvArgs conv_args(const OpContext& ctx, const sy_tensor_desc& in0, const sy_tensor_desc& in1,
@@ -163,22 +149,6 @@ bool gemm_form(const OpContext& ctx, const sy_tensor_desc& x, const sy_tensor_de
          ctx.device.options.conv_gemm;
 }
 
-sy_tensor_desc view3(const sy_tensor_desc& like, sy_buffer buffer, uint64_t offset_bytes,
-                     int64_t d0, int64_t d1, int64_t d2, int64_t s0, int64_t s1, int64_t s2) {
-  sy_tensor_desc t{};
-  t.buffer = buffer;
-  t.offset_bytes = offset_bytes;
-  t.dtype = like.dtype;
-  t.rank = 3;
-  t.shape[0] = d0;
-  t.shape[1] = d1;
-  t.shape[2] = d2;
-  t.strides[0] = s0;
-  t.strides[1] = s1;
-  t.strides[2] = s2;
-  return t;
-}
-
 // y[n] = w [O, K] x col[n] [K, P] per chunk of images through run_matmul (a 1x1 stride-1 unpadded
 // convolution reads x itself as [C, H*W]), then the epilogue pass where there is one.
 Status run_conv_forward_gemm(const OpContext& ctx, SyConvArgs a, const sy_tensor_desc& x,
@@ -197,23 +167,15 @@ Status run_conv_forward_gemm(const OpContext& ctx, SyConvArgs a, const sy_tensor
     chunk = std::max<int64_t>(1, std::min<int64_t>(N, kColumnBytes / per_image));
     SY_CUDA_RETURN_IF_ERROR(ctx.scratch(chunk * per_image, &col));
   }
-  sy_op_call mm{};
-  mm.op = SY_OP_MATMUL;
-  mm.num_inputs = 2;
-  mm.num_outputs = 1;
-  mm.inputs[0] = view3(w, w.buffer, w.offset_bytes, 1, O, K, 0, K, 1);
-  mm.inputs[0].rank = 2;  // [O, K]
-  mm.inputs[0].shape[0] = O;
-  mm.inputs[0].shape[1] = K;
-  mm.inputs[0].strides[0] = K;
-  mm.inputs[0].strides[1] = 1;
-  const OpContext product{ctx.device, ctx.queue, mm, "CONV2D (as MATMUL)"};
+  const sy_tensor_desc w_matrix = dense_desc(w.buffer, w.offset_bytes, w.dtype, {O, K});
   Status status = ok_status();
   for (int64_t n0 = 0; n0 < N && status.ok(); n0 += chunk) {
     const int64_t n = std::min(chunk, N - n0);
+    sy_tensor_desc patches;  // [n, K, P]
     if (pointwise) {
-      mm.inputs[1] = view3(x, x.buffer, x.offset_bytes + n0 * x.strides[0] * sizeof(float), n, C, P,
-                           x.strides[0], P, 1);
+      patches = dense_desc(x.buffer, x.offset_bytes + n0 * x.strides[0] * sizeof(float), x.dtype,
+                           {n, C, P});
+      patches.strides[0] = x.strides[0];
     } else {
       SyIm2colArgs im{};
       im.x = tensor_arg(ctx.address(x) + n0 * x.strides[0] * sizeof(float), x);
@@ -232,11 +194,11 @@ Status run_conv_forward_gemm(const OpContext& ctx, SyConvArgs a, const sy_tensor
       im.dilation_w = p.dilation_w;
       status = ctx.launch(Kernel::sy_conv2d_im2col, ctx.linear(n * K * P), im);
       if (!status.ok()) break;
-      mm.inputs[1] = view3(x, reinterpret_cast<sy_buffer>(col), 0, n, K, P, K * P, P, 1);
+      patches = dense_desc(reinterpret_cast<sy_buffer>(col), 0, x.dtype, {n, K, P});
     }
-    mm.outputs[0] =
-        view3(y, y.buffer, y.offset_bytes + n0 * O * P * sizeof(float), n, O, P, O * P, P, 1);
-    status = run_matmul(product);
+    const sy_tensor_desc out =
+        dense_desc(y.buffer, y.offset_bytes + n0 * O * P * sizeof(float), y.dtype, {n, O, P});
+    status = run_product(ctx, w_matrix, patches, out, false, "CONV2D (as MATMUL)");
   }
   if (col != nullptr) ctx.release(col);
   SY_CUDA_RETURN_IF_ERROR(status);
@@ -246,26 +208,21 @@ Status run_conv_forward_gemm(const OpContext& ctx, SyConvArgs a, const sy_tensor
 
 // CONV2D, CONV2D_GROUPED and CONV2D_FUSED: x, w [, bias] [, residual] -> y.
 Status run_conv_forward(const OpContext& ctx) {
-  const bool fused = ctx.call.op == SY_OP_CONV2D_FUSED;
   const bool has_bias = ctx.call.params.conv2d.has_bias != 0;
-  SyConvArgs epilogue{};
-  if (fused) {
-    const sy_conv2d_fused_params& p = ctx.call.params.conv2d_fused;
-    if (p.has_residual > 1 || p.activation > SY_ACTIVATION_SILU ||
-        (p.activation == SY_ACTIVATION_CLIP && !(p.low <= p.high))) {
-      return invalid_argument(
-          std::string(ctx.name) +
-          ": params.conv2d_fused needs has_residual 0 or 1, an activation 0-3 and, for CLIP, "
-          "low <= high; got has_residual " +
-          std::to_string(p.has_residual) + ", activation " + std::to_string(p.activation) +
-          ", low " + std::to_string(p.low) + ", high " + std::to_string(p.high));
-    }
-    epilogue.has_residual = static_cast<int32_t>(p.has_residual);
-    epilogue.activation = static_cast<int32_t>(p.activation);
-    epilogue.low = p.low;
-    epilogue.high = p.high;
+  const sy_conv2d_fused_params* fused =
+      ctx.call.op == SY_OP_CONV2D_FUSED ? &ctx.call.params.conv2d_fused : nullptr;
+  if (fused != nullptr &&
+      (fused->has_residual > 1 || fused->activation > SY_ACTIVATION_SILU ||
+       (fused->activation == SY_ACTIVATION_CLIP && !(fused->low <= fused->high)))) {
+    return invalid_argument(
+        std::string(ctx.name) +
+        ": params.conv2d_fused needs has_residual 0 or 1, an activation 0-3 and, for CLIP, "
+        "low <= high; got has_residual " +
+        std::to_string(fused->has_residual) + ", activation " + std::to_string(fused->activation) +
+        ", low " + std::to_string(fused->low) + ", high " + std::to_string(fused->high));
   }
-  const uint32_t inputs = 2 + (has_bias ? 1 : 0) + (epilogue.has_residual != 0 ? 1 : 0);
+  const bool has_residual = fused != nullptr && fused->has_residual != 0;
+  const uint32_t inputs = 2 + (has_bias ? 1 : 0) + (has_residual ? 1 : 0);
   SY_CUDA_RETURN_IF_ERROR(expect_counts(ctx, inputs, 1));
   const sy_tensor_desc& x = ctx.in(0);
   const sy_tensor_desc& w = ctx.in(1);
@@ -283,16 +240,18 @@ Status run_conv_forward(const OpContext& ctx) {
     a.bias = tensor_arg(ctx.address(bias), bias);
     a.has_bias = 1;
   }
-  if (epilogue.has_residual != 0) {
+  if (has_residual) {
     const sy_tensor_desc& residual = ctx.in(inputs - 1);
     SY_CUDA_RETURN_IF_ERROR(expect_float_same(ctx, {&x, &residual}));
     SY_CUDA_RETURN_IF_ERROR(expect_same_shape(ctx, residual, "residual", y, "y"));
     a.residual = tensor_arg(ctx.address(residual), residual);
+    a.has_residual = 1;
   }
-  a.has_residual = epilogue.has_residual;
-  a.activation = epilogue.activation;
-  a.low = epilogue.low;
-  a.high = epilogue.high;
+  if (fused != nullptr) {
+    a.activation = static_cast<int32_t>(fused->activation);
+    a.low = fused->low;
+    a.high = fused->high;
+  }
   if (numel(y) == 0) return ok_status();
   if (gemm_form(ctx, x, w, y)) return run_conv_forward_gemm(ctx, a, x, w, y);
   const Kernel direct =
@@ -346,7 +305,7 @@ Status check_pool(const OpContext& ctx, const sy_tensor_desc& x, const sy_tensor
     return invalid_argument(std::string(ctx.name) + ": x " + shape_text(x) +
                             " is smaller than the pooling window");
   }
-  return expect_4d(ctx, y, y_role, x.shape[0], x.shape[1], oh, ow);
+  return expect_shape(ctx, y, y_role, {x.shape[0], x.shape[1], oh, ow});
 }
 
 }  // namespace

@@ -54,55 +54,6 @@ Status run_lstm_cell(const OpContext& ctx) {
   return ctx.launch(Kernel::sy_lstm_cell, ctx.linear(batch * hidden), a);
 }
 
-namespace {
-
-Status expect_shape(const OpContext& ctx, const sy_tensor_desc& t, const char* role,
-                    std::initializer_list<int64_t> shape) {
-  bool same = t.rank == shape.size();
-  uint32_t d = 0;
-  std::string wanted = "[";
-  for (const int64_t extent : shape) {
-    if (same && t.shape[d] != extent) same = false;
-    wanted += (d++ ? ", " : "") + std::to_string(extent);
-  }
-  if (same) return ok_status();
-  return invalid_argument(std::string(ctx.name) + ": " + role + " " + describe(t) + " should be " +
-                          wanted + "]");
-}
-
-sy_tensor_desc dense_f32(CudaBuffer* buffer, uint64_t offset_bytes,
-                         std::initializer_list<int64_t> shape) {
-  sy_tensor_desc t{};
-  t.buffer = reinterpret_cast<sy_buffer>(buffer);
-  t.offset_bytes = offset_bytes;
-  t.dtype = SY_DTYPE_F32;
-  t.rank = static_cast<uint32_t>(shape.size());
-  uint32_t d = 0;
-  for (const int64_t extent : shape) t.shape[d++] = extent;
-  int64_t stride = 1;
-  for (int k = static_cast<int>(t.rank) - 1; k >= 0; --k) {
-    t.strides[k] = stride;
-    stride *= t.shape[k];
-  }
-  return t;
-}
-
-// out = a b^T through run_matmul (cuBLASLt where loaded).
-Status product_bt(const OpContext& ctx, const sy_tensor_desc& a, const sy_tensor_desc& b,
-                  const sy_tensor_desc& out) {
-  sy_op_call mm{};
-  mm.op = SY_OP_MATMUL;
-  mm.num_inputs = 2;
-  mm.num_outputs = 1;
-  mm.inputs[0] = a;
-  mm.inputs[1] = b;
-  mm.outputs[0] = out;
-  mm.params.matmul.transpose_b = 1;
-  return run_matmul(OpContext{ctx.device, ctx.queue, mm, "LSTM_SEQUENCE (MATMUL)"});
-}
-
-}  // namespace
-
 Status run_lstm_sequence(const OpContext& ctx) {
   const sy_rnn_params& p = ctx.call.params.rnn;
   if (p.has_bias > 1 || p.reverse > 1 || p.hidden_size < 1) {
@@ -144,11 +95,15 @@ Status run_lstm_sequence(const OpContext& ctx) {
   const uint64_t state_bytes = static_cast<uint64_t>(B * H) * sizeof(float);
   CudaBuffer* scratch = nullptr;
   SY_CUDA_RETURN_IF_ERROR(ctx.scratch(gx_bytes + gates_bytes + 2 * state_bytes, &scratch));
-  const sy_tensor_desc gx = dense_f32(scratch, 0, {T, B, 4 * H});
-  const sy_tensor_desc gates = dense_f32(scratch, gx_bytes, {B, 4 * H});
-  const sy_tensor_desc h = dense_f32(scratch, gx_bytes + gates_bytes, {B, H});
-  const sy_tensor_desc c = dense_f32(scratch, gx_bytes + gates_bytes + state_bytes, {B, H});
-  Status status = product_bt(ctx, x, ctx.in(3), gx);
+  const auto region = [&](uint64_t offset_bytes, std::initializer_list<int64_t> shape) {
+    return dense_desc(reinterpret_cast<sy_buffer>(scratch), offset_bytes, SY_DTYPE_F32, shape);
+  };
+  const sy_tensor_desc gx = region(0, {T, B, 4 * H});
+  const sy_tensor_desc gates = region(gx_bytes, {B, 4 * H});
+  const sy_tensor_desc h = region(gx_bytes + gates_bytes, {B, H});
+  const sy_tensor_desc c = region(gx_bytes + gates_bytes + state_bytes, {B, H});
+  constexpr const char* kProduct = "LSTM_SEQUENCE (MATMUL)";
+  Status status = run_product(ctx, x, ctx.in(3), gx, true, kProduct);
   if (status.ok()) status = enqueue_copy(ctx, h, ctx.address(h), ctx.in(1), ctx.address(ctx.in(1)));
   if (status.ok()) status = enqueue_copy(ctx, c, ctx.address(c), ctx.in(2), ctx.address(ctx.in(2)));
   SyLstmStepArgs a{};
@@ -166,7 +121,7 @@ Status run_lstm_sequence(const OpContext& ctx) {
   for (int64_t t = 0; t < T && status.ok(); ++t) {
     a.position = p.reverse ? T - 1 - t : t;
     a.gx = ctx.address(gx) + static_cast<uint64_t>(a.position * B * 4 * H) * sizeof(float);
-    status = product_bt(ctx, h, ctx.in(4), gates);
+    status = run_product(ctx, h, ctx.in(4), gates, true, kProduct);
     if (status.ok()) status = ctx.launch(Kernel::sy_lstm_step, ctx.linear(B * H), a);
   }
   if (status.ok())

@@ -123,6 +123,19 @@ void note_cublaslt_failure(CudaDevice& device, const MatmulGeometry& g, const st
 
 }  // namespace
 
+Status run_product(const OpContext& ctx, const sy_tensor_desc& a, const sy_tensor_desc& b,
+                   const sy_tensor_desc& out, bool transpose_b, const char* name) {
+  sy_op_call call{};
+  call.op = SY_OP_MATMUL;
+  call.num_inputs = 2;
+  call.num_outputs = 1;
+  call.inputs[0] = a;
+  call.inputs[1] = b;
+  call.outputs[0] = out;
+  call.params.matmul.transpose_b = transpose_b ? 1 : 0;
+  return run_matmul(OpContext{ctx.device, ctx.queue, call, name});
+}
+
 Status run_matmul(const OpContext& ctx) {
   MatmulGeometry g;
   SY_CUDA_RETURN_IF_ERROR(matmul_geometry(ctx.call, &g));

@@ -97,6 +97,19 @@ Status check_same_shape(const OpContext& ctx, const sy_tensor_desc& a, const cha
                           " and " + b_role + " " + shape_text(b) + " must have the same shape");
 }
 
+Status check_shape(const OpContext& ctx, const sy_tensor_desc& t, const char* role,
+                   std::initializer_list<int64_t> shape) {
+  if (t.rank == shape.size() && std::equal(shape.begin(), shape.end(), t.shape)) {
+    return ok_status();
+  }
+  std::string wanted = "[";
+  for (const int64_t extent : shape) {
+    wanted += (wanted.size() > 1 ? ", " : "") + std::to_string(extent);
+  }
+  return invalid_argument(std::string(op_name(ctx.call.op)) + ": " + role + " " + shape_text(t) +
+                          " should be " + wanted + "]");
+}
+
 namespace {
 
 bool is_row_major(const sy_tensor_desc& desc) {

@@ -46,6 +46,9 @@ Status check_same_dtype(const OpContext& ctx, std::initializer_list<const sy_ten
 // INVALID_ARGUMENT unless the two shapes are equal.
 Status check_same_shape(const OpContext& ctx, const sy_tensor_desc& a, const char* a_role,
                         const sy_tensor_desc& b, const char* b_role);
+// INVALID_ARGUMENT ("OP: role [..] should be [..]") unless `t` has exactly `shape`.
+Status check_shape(const OpContext& ctx, const sy_tensor_desc& t, const char* role,
+                   std::initializer_list<int64_t> shape);
 
 // Checks that `desc` fits its buffer (ops.md section 1) and fills the binding window and the
 // shader's view of the tensor. `desc` may be a re-shaped or re-strided view of a call's tensor.

@@ -44,13 +44,6 @@ void set_sizes(ConvGeometry* g, const int64_t* x_shape, const int64_t* w_shape) 
   g->ow = conv_output_size(g->w, g->kw, g->stride_w, g->pad_w, g->dilation_w);
 }
 
-Status expect_shape(const OpContext& ctx, const sy_tensor_desc& t, const char* role, int64_t a,
-                    int64_t b, int64_t c, int64_t d) {
-  if (t.shape[0] == a && t.shape[1] == b && t.shape[2] == c && t.shape[3] == d) return ok_status();
-  return invalid_argument(std::string(op_name(ctx.call.op)) + ": " + role + " " + shape_text(t) +
-                          " should be " + dims_text(a, b, c, d));
-}
-
 Status bind_all(const OpContext& ctx, std::initializer_list<const sy_tensor_desc*> tensors,
                 std::initializer_list<const char*> roles, std::vector<BufferBinding>* bindings,
                 ParamBlock* params) {
@@ -158,10 +151,10 @@ Status run_conv2d(const OpContext& ctx) {
                             " should be [" + std::to_string(g.o) + "]");
   }
   SY_VK_RETURN_IF_ERROR(check_geometry(ctx, g));
-  SY_VK_RETURN_IF_ERROR(expect_shape(ctx, y, "y", g.n, g.o, g.oh, g.ow));
+  SY_VK_RETURN_IF_ERROR(check_shape(ctx, y, "y", {g.n, g.o, g.oh, g.ow}));
   if (has_residual) {
     SY_VK_RETURN_IF_ERROR(check_rank4(ctx, residual, "residual", "[N, O, OH, OW]"));
-    SY_VK_RETURN_IF_ERROR(expect_shape(ctx, residual, "residual", g.n, g.o, g.oh, g.ow));
+    SY_VK_RETURN_IF_ERROR(check_shape(ctx, residual, "residual", {g.n, g.o, g.oh, g.ow}));
   }
   if (fused && g.c == 0) {
     return invalid_argument("CONV2D_FUSED needs at least one input channel (x " + shape_text(x) +
@@ -196,8 +189,8 @@ Status run_conv2d_backward_data(const OpContext& ctx) {
   int64_t groups = 1;
   SY_VK_RETURN_IF_ERROR(read_groups(ctx, g, &groups));
   SY_VK_RETURN_IF_ERROR(check_geometry(ctx, g));
-  SY_VK_RETURN_IF_ERROR(expect_shape(ctx, w, "w", g.o, g.c / groups, g.kh, g.kw));
-  SY_VK_RETURN_IF_ERROR(expect_shape(ctx, grad_y, "grad_y", g.n, g.o, g.oh, g.ow));
+  SY_VK_RETURN_IF_ERROR(check_shape(ctx, w, "w", {g.o, g.c / groups, g.kh, g.kw}));
+  SY_VK_RETURN_IF_ERROR(check_shape(ctx, grad_y, "grad_y", {g.n, g.o, g.oh, g.ow}));
   ParamBlock params;
   std::vector<BufferBinding> bindings;
   SY_VK_RETURN_IF_ERROR(
@@ -230,8 +223,8 @@ Status run_conv2d_backward_weight(const OpContext& ctx) {
   int64_t groups = 1;
   SY_VK_RETURN_IF_ERROR(read_groups(ctx, g, &groups));
   SY_VK_RETURN_IF_ERROR(check_geometry(ctx, g));
-  SY_VK_RETURN_IF_ERROR(expect_shape(ctx, grad_w, "grad_w", g.o, g.c / groups, g.kh, g.kw));
-  SY_VK_RETURN_IF_ERROR(expect_shape(ctx, grad_y, "grad_y", g.n, g.o, g.oh, g.ow));
+  SY_VK_RETURN_IF_ERROR(check_shape(ctx, grad_w, "grad_w", {g.o, g.c / groups, g.kh, g.kw}));
+  SY_VK_RETURN_IF_ERROR(check_shape(ctx, grad_y, "grad_y", {g.n, g.o, g.oh, g.ow}));
   if (has_bias && (grad_bias.rank != 1 || grad_bias.shape[0] != g.o)) {
     return invalid_argument(std::string(op_name(ctx.call.op)) + ": grad_bias " +
                             shape_text(grad_bias) + " should be [" + std::to_string(g.o) + "]");

@@ -4,6 +4,7 @@
 // gru_step dispatch; 16-bit data goes through f32 copies. Every
 // tensor is bound with its own rank-2 shape and strides (no axis merging), so the shaders find a
 // row's four gate columns through the column stride.
+#include <algorithm>
 #include <memory>
 #include <span>
 #include <string>
@@ -112,42 +113,31 @@ Status run_lstm_cell_backward(const OpContext& ctx) {
 
 namespace {
 
-Status expect_shape(const OpContext& ctx, const sy_tensor_desc& t, const char* role,
-                    std::initializer_list<int64_t> shape) {
-  bool same = t.rank == shape.size();
-  uint32_t d = 0;
-  std::string wanted = "[";
-  for (const int64_t extent : shape) {
-    if (same && t.shape[d] != extent) same = false;
-    wanted += (d++ ? ", " : "") + std::to_string(extent);
-  }
-  if (same) return ok_status();
-  return invalid_argument(std::string(op_name(ctx.call.op)) + ": " + role + " " + shape_text(t) +
-                          " should be " + wanted + "]");
+// One MATMUL or COPY of a sequence op, run as an op of its own on this queue.
+Status run_part(const OpContext& ctx, Status (*run)(const OpContext&), uint32_t op,
+                std::initializer_list<sy_tensor_desc> inputs, const sy_tensor_desc& out,
+                const sy_op_params& params = {}) {
+  sy_op_call call{};
+  call.op = op;
+  call.num_inputs = static_cast<uint32_t>(inputs.size());
+  call.num_outputs = 1;
+  std::copy(inputs.begin(), inputs.end(), call.inputs);
+  call.outputs[0] = out;
+  call.params = params;
+  return run(OpContext{ctx.device, ctx.queue, call});
 }
 
-// out = a b^T (MATMUL with transpose_b), or out = in (COPY), as ops of their own.
+// out = a b^T.
 Status product_bt(const OpContext& ctx, const sy_tensor_desc& a, const sy_tensor_desc& b,
                   const sy_tensor_desc& out) {
-  sy_op_call call{};
-  call.op = SY_OP_MATMUL;
-  call.num_inputs = 2;
-  call.num_outputs = 1;
-  call.inputs[0] = a;
-  call.inputs[1] = b;
-  call.outputs[0] = out;
-  call.params.matmul.transpose_b = 1;
-  return run_matmul(OpContext{ctx.device, ctx.queue, call});
+  sy_op_params params{};
+  params.matmul.transpose_b = 1;
+  return run_part(ctx, run_matmul, SY_OP_MATMUL, {a, b}, out, params);
 }
 
+// out = in, converting the dtype where they differ.
 Status copy(const OpContext& ctx, const sy_tensor_desc& in, const sy_tensor_desc& out) {
-  sy_op_call call{};
-  call.op = SY_OP_COPY;
-  call.num_inputs = 1;
-  call.num_outputs = 1;
-  call.inputs[0] = in;
-  call.outputs[0] = out;
-  return run_copy(OpContext{ctx.device, ctx.queue, call});
+  return run_part(ctx, run_copy, SY_OP_COPY, {in}, out);
 }
 
 // Row `row` of a rank-3 tensor as a rank-2 view.
@@ -210,18 +200,18 @@ Status run_rnn_sequence(const OpContext& ctx) {
   }
   const sy_tensor_desc& w_ih = ctx.call.inputs[weights];
   const sy_tensor_desc& w_hh = ctx.call.inputs[weights + 1];
-  SY_VK_RETURN_IF_ERROR(expect_shape(ctx, ctx.call.inputs[1], "h0", {B, H}));
-  if (lstm) SY_VK_RETURN_IF_ERROR(expect_shape(ctx, ctx.call.inputs[2], "c0", {B, H}));
-  SY_VK_RETURN_IF_ERROR(expect_shape(ctx, w_ih, "w_ih", {G, in}));
-  SY_VK_RETURN_IF_ERROR(expect_shape(ctx, w_hh, "w_hh", {G, H}));
+  SY_VK_RETURN_IF_ERROR(check_shape(ctx, ctx.call.inputs[1], "h0", {B, H}));
+  if (lstm) SY_VK_RETURN_IF_ERROR(check_shape(ctx, ctx.call.inputs[2], "c0", {B, H}));
+  SY_VK_RETURN_IF_ERROR(check_shape(ctx, w_ih, "w_ih", {G, in}));
+  SY_VK_RETURN_IF_ERROR(check_shape(ctx, w_hh, "w_hh", {G, H}));
   if (p.has_bias) {
-    SY_VK_RETURN_IF_ERROR(expect_shape(ctx, ctx.call.inputs[weights + 2], "b_ih", {G}));
-    SY_VK_RETURN_IF_ERROR(expect_shape(ctx, ctx.call.inputs[weights + 3], "b_hh", {G}));
+    SY_VK_RETURN_IF_ERROR(check_shape(ctx, ctx.call.inputs[weights + 2], "b_ih", {G}));
+    SY_VK_RETURN_IF_ERROR(check_shape(ctx, ctx.call.inputs[weights + 3], "b_hh", {G}));
   }
   const sy_tensor_desc& y = ctx.call.outputs[0];
-  SY_VK_RETURN_IF_ERROR(expect_shape(ctx, y, "y", {T, B, H}));
-  SY_VK_RETURN_IF_ERROR(expect_shape(ctx, ctx.call.outputs[1], "h_n", {B, H}));
-  if (lstm) SY_VK_RETURN_IF_ERROR(expect_shape(ctx, ctx.call.outputs[2], "c_n", {B, H}));
+  SY_VK_RETURN_IF_ERROR(check_shape(ctx, y, "y", {T, B, H}));
+  SY_VK_RETURN_IF_ERROR(check_shape(ctx, ctx.call.outputs[1], "h_n", {B, H}));
+  if (lstm) SY_VK_RETURN_IF_ERROR(check_shape(ctx, ctx.call.outputs[2], "c_n", {B, H}));
 
   // 16-bit data: x, the weights and biases are read through f32 copies and y is written to an
   // f32 one, so that every step computes in f32 and each output is rounded once (section 17).
