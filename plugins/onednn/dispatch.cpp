@@ -73,6 +73,8 @@ constexpr Runner kRunners[] = {
     run_rnn_sequence,
     run_rnn_sequence,  // LSTM_SEQUENCE GRU_SEQUENCE
     run_conv2d_fused,  // CONV2D_FUSED
+    run_attention,
+    run_attention_backward,  // SCALED_DOT_PRODUCT_ATTENTION(_BACKWARD)
 };
 // One runner per op: a new op must be added here (a short table would leave it a null pointer).
 static_assert(std::size(kRunners) == SY_OP_COUNT);

@@ -70,8 +70,10 @@ constexpr std::array<OpFunction, SY_OP_COUNT> kOpTable = {run_matmul,  // 0
                                                           run_conv2d_backward_data,
                                                           run_conv2d_backward_weight,  // 53-55
                                                           run_lstm_sequence,
-                                                          run_gru_sequence,   // 56-57
-                                                          run_conv2d_fused};  // 58
+                                                          run_gru_sequence,  // 56-57
+                                                          run_conv2d_fused,  // 58
+                                                          run_attention,
+                                                          run_attention_backward};  // 59-60
 
 std::string tensor_role(bool is_output, uint32_t index) {
   return std::string(is_output ? "output " : "input ") + std::to_string(index);

@@ -204,6 +204,9 @@ class Dropout : public Module {
   uint64_t seed() const { return seed_; }
   uint64_t offset() const { return offset_; }
   void set_random_state(uint64_t seed, uint64_t offset);
+  // The first Philox counter of a mask over `numel` elements, advancing the state as forward
+  // does: for an op that draws this module's mask itself (fused attention's dropout).
+  uint64_t reserve_counters(int64_t numel);
 
  private:
   double p_;

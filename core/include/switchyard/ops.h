@@ -225,6 +225,25 @@ Tensor stack(const std::vector<Tensor>& tensors, int axis = 0);
 // between calls. With training false or p == 0 it returns x.
 Tensor dropout(const Tensor& x, double p, bool training, uint64_t seed, uint64_t offset);
 
+// ---- attention ----------------------------------------------------------------------------------
+struct AttentionOptions {
+  Tensor attn_mask;        // additive, floating, broadcastable to [B, H, Tq, Tk]; or undefined
+  bool is_causal = false;  // query i attends to keys j <= i (PyTorch's top-left alignment)
+  double scale = 0.0;      // multiplies q k^T; 0 means 1 / sqrt(D)
+  double dropout_p = 0.0;  // on the probabilities, as dropout(probabilities, p, true, seed, offset)
+  uint64_t seed = 0;       // would draw over [B, H, Tq, Tk]
+  uint64_t offset = 0;
+};
+
+// softmax(q k^T * scale + attn_mask) v over q [B, H, Tq, D], k [B, H, Tk, D], v [B, H, Tk, Dv]
+// -> [B, H, Tq, Dv] (PyTorch's F.scaled_dot_product_attention with a float mask). One
+// SCALED_DOT_PRODUCT_ATTENTION op where the device has it for the dtype (and its backward when a
+// gradient is needed; the mask gets none), else composed from MATMUL, SOFTMAX and MATMUL with the
+// same results within docs/ops.md section 18's tolerances. A query that may attend to no key gets
+// NaN, as softmax over nothing. Opens the profile span "attention: fused" or "attention: composed".
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                                    const AttentionOptions& options = {});
+
 }  // namespace switchyard
 
 #pragma GCC visibility pop

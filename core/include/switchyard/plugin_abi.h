@@ -179,7 +179,13 @@ typedef enum sy_op {
    * y = act(conv(x, w) + bias + residual); params.conv2d_fused; forward only; docs/ops.md
    * section 9b. A plugin without it answers supports_op with 0 and the core composes. */
   SY_OP_CONV2D_FUSED = 58, /* (x, w [, bias] [, residual]) -> y */
-  SY_OP_COUNT = 59
+  /* softmax(q k^T * scale + mask) v over [B, H, T, D] in one call, without the [Tq, Tk] scores in
+   * memory where the backend tiles; params.attention; docs/ops.md section 18. A plugin without
+   * them answers supports_op with 0 and the core composes MATMUL, SOFTMAX and MATMUL. */
+  SY_OP_SCALED_DOT_PRODUCT_ATTENTION = 59, /* (q, k, v [, mask]) -> out [, lse] */
+  /* (grad_out, q, k, v, out, lse [, mask]) -> grad_q, grad_k, grad_v */
+  SY_OP_SCALED_DOT_PRODUCT_ATTENTION_BACKWARD = 60,
+  SY_OP_COUNT = 61
 } sy_op;
 
 /* The op's name as spelled in sy_op without the SY_OP_ prefix ("MATMUL"), or "UNKNOWN_OP" beyond
@@ -245,7 +251,9 @@ static inline const char* sy_op_name(uint32_t op) {
     "CONV2D_GROUPED_BACKWARD_WEIGHT",
     "LSTM_SEQUENCE",
     "GRU_SEQUENCE",
-    "CONV2D_FUSED"};
+    "CONV2D_FUSED",
+    "SCALED_DOT_PRODUCT_ATTENTION",
+    "SCALED_DOT_PRODUCT_ATTENTION_BACKWARD"};
   return op < (uint32_t)SY_OP_COUNT ? names[op] : "UNKNOWN_OP";
 }
 
@@ -449,6 +457,22 @@ typedef struct sy_rnn_params {
   uint32_t reserved[4]; /* 0 */
 } sy_rnn_params;
 
+/* SCALED_DOT_PRODUCT_ATTENTION and its backward (docs/ops.md section 18): q [B, H, Tq, D],
+ * k [B, H, Tk, D], v [B, H, Tk, Dv], out [B, H, Tq, Dv]. Scores s = q k^T * scale + mask, with
+ * key j of query i masked out when causal and j > i (PyTorch's top-left alignment). Dropout keeps
+ * probability p[b, h, i, j] where u > dropout_p, u the RANDOM_UNIFORM number of Philox counter
+ * offset + ((b * H + h) * Tq + i) * Tk + j under key seed, and scales the kept by
+ * 1 / (1 - dropout_p): the mask `dropout()` draws over the [B, H, Tq, Tk] probabilities. */
+typedef struct sy_attention_params {
+  double scale;         /* multiplies q k^T; > 0 and finite (PyTorch's default is 1 / sqrt(D)) */
+  double dropout_p;     /* in [0, 1); 0 = no dropout */
+  uint64_t seed;        /* dropout's Philox key */
+  uint64_t offset;      /* dropout's first Philox counter */
+  uint32_t causal;      /* 0 or 1 */
+  uint32_t has_mask;    /* 1: an additive mask [B, H, Tq, Tk] (stride 0 broadcasts) follows v */
+  uint32_t reserved[4]; /* 0 */
+} sy_attention_params;
+
 typedef union sy_op_params {
   sy_matmul_params matmul;
   sy_binary_params binary;
@@ -466,6 +490,7 @@ typedef union sy_op_params {
   sy_sgd_params sgd;
   sy_adam_params adam;
   sy_rnn_params rnn;
+  sy_attention_params attention;
   uint8_t reserved[256]; /* fixes the size of the union for the ABI */
 } sy_op_params;
 

@@ -359,6 +359,41 @@ void add_index_and_view_cases(std::vector<GradientCase>& cases) {
                    [](const Inputs& in) { return dropout(in[0], 0.4, true, 1234, 8); }});
 }
 
+void add_attention_cases(std::vector<GradientCase>& cases) {
+  const auto ops =
+      with_base({SY_OP_SCALED_DOT_PRODUCT_ATTENTION, SY_OP_SCALED_DOT_PRODUCT_ATTENTION_BACKWARD});
+  const auto qkv = [](int64_t b, int64_t h, int64_t tq, int64_t tk, int64_t d, int64_t dv,
+                      uint64_t seed) {
+    return [=](const DevicePtr& device) {
+      return Inputs{make(device, {b, h, tq, d}, Values::kUniform, seed),
+                    make(device, {b, h, tk, d}, Values::kUniform, seed + 1),
+                    make(device, {b, h, tk, dv}, Values::kUniform, seed + 2)};
+    };
+  };
+  cases.push_back({"scaled_dot_product_attention/plain", "scaled_dot_product_attention", ops, 0.0,
+                   qkv(1, 2, 3, 5, 4, 3, 101), [](const Inputs& in) {
+                     return scaled_dot_product_attention(in[0], in[1], in[2]);
+                   }});
+  cases.push_back({"scaled_dot_product_attention/causal_mask", "scaled_dot_product_attention", ops,
+                   0.0, qkv(2, 1, 4, 4, 4, 4, 111), [](const Inputs& in) {
+                     AttentionOptions options;
+                     options.is_causal = true;
+                     options.scale = 0.7;
+                     // A key-padding mask that hides the last key of the second sequence.
+                     options.attn_mask = Tensor::from_host({0, 0, 0, 0, 0, 0, 0, -1e9f},
+                                                           Shape{2, 1, 1, 4}, in[0].device());
+                     return scaled_dot_product_attention(in[0], in[1], in[2], options);
+                   }});
+  cases.push_back({"scaled_dot_product_attention/dropout", "scaled_dot_product_attention", ops, 0.0,
+                   qkv(1, 2, 4, 6, 3, 5, 121), [](const Inputs& in) {
+                     AttentionOptions options;
+                     options.dropout_p = 0.3;
+                     options.seed = 77;
+                     options.offset = 16;
+                     return scaled_dot_product_attention(in[0], in[1], in[2], options);
+                   }});
+}
+
 std::vector<GradientCase> build_cases() {
   std::vector<GradientCase> cases;
   add_unary_cases(cases);
@@ -369,6 +404,7 @@ std::vector<GradientCase> build_cases() {
   add_conv_pool_cases(cases);
   add_layer_norm_cases(cases);
   add_index_and_view_cases(cases);
+  add_attention_cases(cases);
   return cases;
 }
 

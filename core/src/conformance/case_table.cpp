@@ -101,6 +101,7 @@ CaseTable all_cases() {
   add_optimizer_cases(table);
   add_lstm_cell_cases(table);
   add_rnn_sequence_cases(table);
+  add_attention_cases(table);
   return table;
 }
 

@@ -74,6 +74,7 @@ void add_random_cases(CaseTable& table);
 void add_optimizer_cases(CaseTable& table);
 void add_lstm_cell_cases(CaseTable& table);
 void add_rnn_sequence_cases(CaseTable& table);
+void add_attention_cases(CaseTable& table);
 
 // Every case, in a stable order.
 CaseTable all_cases();

@@ -202,12 +202,139 @@ void fuse_conv(OnnxModel::Impl& m) {
   }
 }
 
+// The live node that computes value `id`, or null (an input, an initializer).
+Node* producer(OnnxModel::Impl& m, int id) {
+  if (id < 0) return nullptr;
+  for (Node& node : m.nodes) {
+    if (!node.skipped && !node.outputs.empty() && node.outputs[0] == id) return &node;
+  }
+  return nullptr;
+}
+
+// Follows `id` back through a Mul or Div by a positive constant scalar read by nothing else,
+// folding the factor into `scale`; returns the value before it (or `id` when there is none) and
+// the node taken, if any.
+int through_scalar(OnnxModel::Impl& m, const std::vector<int>& counts, int id, double& scale,
+                   Node** taken) {
+  *taken = nullptr;
+  Node* node = producer(m, id);
+  if (node == nullptr || counts[static_cast<size_t>(id)] != 1 || node->inputs.size() != 2 ||
+      (node->op != "Mul" && node->op != "Div")) {
+    return id;
+  }
+  double c = 0;
+  int data = node->inputs[0];
+  if (!constant_scalar(m, node->inputs[1], c)) {
+    if (node->op == "Div" || !constant_scalar(m, node->inputs[0], c)) return id;
+    data = node->inputs[1];
+  }
+  if (!(c > 0.0) || !std::isfinite(c)) return id;
+  scale *= node->op == "Mul" ? c : 1.0 / c;
+  *taken = node;
+  return data;
+}
+
+// Whether constant value `id` is the additive causal mask of a square [T, T] (or [1, .., 1, T, T])
+// score matrix: 0 where j <= i, -inf where j > i.
+bool causal_constant(const OnnxModel::Impl& m, int id) {
+  const Value& v = m.constants[static_cast<size_t>(id)];
+  if (!v.host || !v.host->tensor.is_float()) return false;
+  const HostTensor& t = v.host->tensor;
+  const size_t rank = t.shape.size();
+  if (rank < 2 || t.shape[rank - 1] != t.shape[rank - 2]) return false;
+  for (size_t axis = 0; axis + 2 < rank; ++axis) {
+    if (t.shape[axis] != 1) return false;
+  }
+  const int64_t n = t.shape[rank - 1];
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      const double value = t.at(i * n + j);
+      if (j <= i ? value != 0.0 : !(std::isinf(value) && value < 0)) return false;
+    }
+  }
+  return true;
+}
+
+// Attention as torch.onnx.export writes nn.MultiheadAttention and F.scaled_dot_product_attention:
+// MatMul(q [* c], k^T [* c]) [* c] [+ mask] -> Softmax over the last axis -> MatMul with v, each
+// intermediate read by nothing else: one switchyard.Attention node (scaled_dot_product_attention)
+// in place of the last MatMul, with the constant factors folded into its scale. Its inputs are q,
+// k^T, v and the mask (-1 when absent); a constant causal [T, T] mask also sets `causal`, which
+// the node uses when the scores are that square.
+void fuse_attention(OnnxModel::Impl& m) {
+  int fused = 0;
+  const std::vector<int> counts = consumer_counts(m);
+  for (Node& softmax : m.nodes) {
+    if (softmax.skipped || softmax.op != "Softmax" || softmax.inputs.size() != 1 ||
+        softmax.outputs.size() != 1) {
+      continue;
+    }
+    const onnx::AttributeProto* axis_attr = nullptr;
+    for (const auto& a : softmax.proto->attribute()) {
+      if (a.name() == "axis") axis_attr = &a;
+    }
+    if (axis_attr != nullptr &&
+        (axis_attr->type() != onnx::AttributeProto::INT || axis_attr->i() != -1)) {
+      continue;
+    }
+    Node* product = only_consumer(m, counts, softmax.outputs[0]);
+    if (product == nullptr || product->op != "MatMul" || product->inputs.size() != 2 ||
+        product->inputs[0] != softmax.outputs[0] || product->outputs.size() != 1) {
+      continue;
+    }
+    // Back from the softmax: [+ mask], [* or / c], MatMul(q, k^T).
+    std::vector<Node*> taken;
+    int value = softmax.inputs[0];
+    int mask = -1;
+    Node* add = producer(m, value);
+    if (add != nullptr && add->op == "Add" && add->inputs.size() == 2 &&
+        counts[static_cast<size_t>(value)] == 1) {
+      Node* left = producer(m, add->inputs[0]);
+      const bool scores_left =
+          left != nullptr && (left->op == "MatMul" || left->op == "Mul" || left->op == "Div");
+      mask = scores_left ? add->inputs[1] : add->inputs[0];
+      value = scores_left ? add->inputs[0] : add->inputs[1];
+      taken.push_back(add);
+    }
+    double scale = 1.0;
+    Node* scaled = nullptr;
+    value = through_scalar(m, counts, value, scale, &scaled);
+    if (scaled != nullptr) taken.push_back(scaled);
+    Node* scores = producer(m, value);
+    if (scores == nullptr || scores->op != "MatMul" || scores->inputs.size() != 2 ||
+        counts[static_cast<size_t>(value)] != 1) {
+      continue;
+    }
+    taken.push_back(scores);
+    Node* q_scaled = nullptr;
+    Node* k_scaled = nullptr;
+    const int q = through_scalar(m, counts, scores->inputs[0], scale, &q_scaled);
+    const int k_t = through_scalar(m, counts, scores->inputs[1], scale, &k_scaled);
+    for (Node* node : {q_scaled, k_scaled}) {
+      if (node != nullptr) taken.push_back(node);
+    }
+    for (Node* node : taken) node->skipped = true;
+    softmax.skipped = true;
+    product->op = "switchyard.Attention";
+    product->inputs = {q, k_t, product->inputs[1], mask};
+    product->scale = scale;
+    product->causal = mask >= 0 && causal_constant(m, mask);
+    ++fused;
+  }
+  if (fused > 0) {
+    m.fusions.push_back(std::to_string(fused) +
+                        " MatMul (+ scale) (+ mask) + Softmax + MatMul into "
+                        "scaled_dot_product_attention");
+  }
+}
+
 }  // namespace
 
 void fuse_nodes(OnnxModel::Impl& m) {
   fuse_gelu(m);
   fuse_linear(m);
   fuse_conv(m);
+  fuse_attention(m);
 }
 
 }  // namespace switchyard::onnx_detail

@@ -55,6 +55,10 @@ struct Node {
   bool residual = false;
   ConvEpilogue::Activation activation = ConvEpilogue::Activation::kNone;
   float low = 0.0f, high = 0.0f;  // a fused Clip's bounds
+  // "switchyard.Attention" (fuse_attention): inputs q, k^T, v, mask (-1 when absent); the scores
+  // are (q k^T) * scale; `causal` when the mask is a constant causal [T, T] one.
+  double scale = 1.0;
+  bool causal = false;
 };
 
 // The values of one input signature: constants, and what was computed on the host from them and

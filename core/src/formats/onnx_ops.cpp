@@ -313,6 +313,7 @@ std::map<std::string, OpDef> make_table() {
   // Neural-network ops, on the device.
   both("MatMul", nullptr, device_matmul);
   both("switchyard.Linear", nullptr, device_linear);
+  both("switchyard.Attention", nullptr, device_attention);
   both("Gemm", nullptr, device_gemm);
   both("Softmax", nullptr, [](NodeContext& c) {
     const Tensor x = dev_float(c, 0);

@@ -170,6 +170,53 @@ void device_linear(NodeContext& c) {
   c.set_device(0, folded_linear(c, dev_float(c, 0), w->weight, w->bias), kFloat);
 }
 
+namespace {
+
+// Whether `mask` (right-aligned) broadcasts to the scores q k^T without growing them.
+bool broadcasts_into(const Tensor& mask, const Tensor& q, const Tensor& k_t) {
+  if (mask.rank() > q.rank()) return false;
+  for (int axis = 1; axis <= mask.rank(); ++axis) {
+    const int64_t extent = axis == 1 ? k_t.dim(-1) : q.dim(-axis);
+    if (mask.dim(-axis) != 1 && mask.dim(-axis) != extent) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+// fuse_attention's node: softmax(q k^T * scale + mask) v as one scaled_dot_product_attention
+// over [B, H, T, D] (rank-3 [B * H, T, D] operands get a leading 1). Operands the op cannot
+// take as they are (other ranks, batch axes that broadcast, a mask that would grow the scores)
+// run the nodes' own ops.
+void device_attention(NodeContext& c) {
+  const Node& node = c.node();
+  const Tensor q = dev_float(c, 0), k_t = dev_float(c, 1), v = dev_float(c, 2);
+  const Tensor mask = c.has(3) ? dev_float(c, 3) : Tensor();
+  const int rank = q.rank();
+  bool direct = (rank == 3 || rank == 4) && k_t.rank() == rank && v.rank() == rank &&
+                k_t.dim(-2) == q.dim(-1) && v.dim(-2) == k_t.dim(-1);
+  for (int axis = 0; direct && axis < rank - 2; ++axis) {
+    direct = k_t.dim(axis) == q.dim(axis) && v.dim(axis) == q.dim(axis);
+  }
+  if (!direct || (mask.defined() && !broadcasts_into(mask, q, k_t))) {
+    Tensor scores = matmul(q, k_t) * node.scale;
+    if (mask.defined()) scores = scores + mask;
+    c.set_device(0, matmul(softmax(scores, -1), v), kFloat);
+    return;
+  }
+  const auto four = [rank](const Tensor& t) { return rank == 3 ? t.unsqueeze(0) : t; };
+  AttentionOptions options;
+  options.scale = node.scale;
+  const int64_t target = q.dim(-2), source = k_t.dim(-1);
+  if (node.causal && mask.defined() && target == source && mask.dim(-1) == source) {
+    options.is_causal = true;
+  } else if (mask.defined()) {
+    options.attn_mask = mask;
+  }
+  Tensor out = scaled_dot_product_attention(four(q), four(k_t).transpose(-2, -1), four(v), options);
+  c.set_device(0, rank == 3 ? out.squeeze(0) : out, kFloat);
+}
+
 void device_gemm(NodeContext& c) {
   const float alpha = c.attr_float("alpha", 1.0F), beta = c.attr_float("beta", 1.0F);
   const bool ta = c.attr_int("transA", 0) != 0, tb = c.attr_int("transB", 0) != 0;

@@ -142,6 +142,7 @@ void device_matmul(NodeContext& c);
 
 // MatMul + Add fused at load: x @ W + b with W [K, N] kept transposed as [N, K].
 void device_linear(NodeContext& c);
+void device_attention(NodeContext& c);  // switchyard.Attention (fuse_attention)
 
 void device_gemm(NodeContext& c);
 

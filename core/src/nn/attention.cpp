@@ -4,6 +4,7 @@
 #include "switchyard/nn_sequence.h"
 #include "switchyard/ops.h"
 #include "switchyard/status.h"
+#include "tensor/attention_internal.h"
 
 namespace switchyard {
 
@@ -21,9 +22,9 @@ Tensor additive_mask(const Tensor& mask) {
   return log(1.0 - mask.to(DType::kF32).detach());
 }
 
-// The additive masks for scores [B, H, T, S], combined, or undefined when there are none.
-Tensor score_mask(const AttentionMasks& masks, int64_t batch, int64_t target, int64_t source,
-                  const std::shared_ptr<Device>& device) {
+// The additive masks for scores [B, H, T, S], combined, or undefined when there are none. The
+// causal mask is the attention op's flag, never a tensor.
+Tensor score_mask(const AttentionMasks& masks, int64_t batch, int64_t target, int64_t source) {
   Tensor total;
   auto combine = [&total](const Tensor& mask) { total = total.defined() ? total + mask : mask; };
   if (masks.attn_mask.defined()) {
@@ -35,14 +36,11 @@ Tensor score_mask(const AttentionMasks& masks, int64_t batch, int64_t target, in
     }
     combine(additive_mask(masks.attn_mask));
   }
-  if (masks.is_causal) {
-    if (target != source) {
-      throw_error(
-          invalid_argument("MultiheadAttention: a causal mask needs target length == "
-                           "source length, got " +
-                           std::to_string(target) + " and " + std::to_string(source)));
-    }
-    combine(causal_mask(target, device));
+  if (masks.is_causal && target != source) {
+    throw_error(
+        invalid_argument("MultiheadAttention: a causal mask needs target length == "
+                         "source length, got " +
+                         std::to_string(target) + " and " + std::to_string(source)));
   }
   if (masks.key_padding_mask.defined()) {
     const Tensor& m = masks.key_padding_mask;
@@ -115,14 +113,22 @@ AttentionResult MultiheadAttention::attend(const Tensor& query, const Tensor& ke
     q = project(q_in, 0), k = project(k_in, 1), v = project(v_in, 2);
   }
   const int64_t batch = q_in.dim(0), target = q_in.dim(1), source = k_in.dim(1);
-  const double scale = 1.0 / std::sqrt(static_cast<double>(e / num_heads_));
-  Tensor scores = matmul(split_heads(q, num_heads_) * scale, split_heads(k, num_heads_), false,
-                         true);  // [B, H, T, S]
-  const Tensor mask = score_mask(masks, batch, target, source, query.device());
-  if (mask.defined()) scores = scores + mask.to(scores.dtype());
-  const Tensor probabilities = softmax(scores, -1);
-  const Tensor heads =
-      matmul((*dropout_)(probabilities), split_heads(v, num_heads_));  // [B, H, T, d]
+  AttentionOptions options;
+  options.attn_mask = score_mask(masks, batch, target, source);
+  options.is_causal = masks.is_causal;
+  options.scale = 1.0 / std::sqrt(static_cast<double>(e / num_heads_));
+  if (dropout_->is_training() && dropout_->p() > 0.0) {
+    options.dropout_p = dropout_->p();
+    options.seed = dropout_->seed();
+    options.offset = dropout_->reserve_counters(batch * num_heads_ * target * source);
+  }
+  const Tensor qh = split_heads(q, num_heads_), kh = split_heads(k, num_heads_);
+  const Tensor vh = split_heads(v, num_heads_);
+  // The weights are the composed path's probabilities; without them one attention op runs.
+  Tensor probabilities;
+  const Tensor heads = need_weights  // [B, H, T, d]
+                           ? detail::composed_attention(qh, kh, vh, options, &probabilities)
+                           : scaled_dot_product_attention(qh, kh, vh, options);
   Tensor out = (*out_proj_)(heads.permute({0, 2, 1, 3}).reshape(Shape{batch, target, e}));
   AttentionResult result;
   result.output = batch_first_ ? out : out.transpose(0, 1);

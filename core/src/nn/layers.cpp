@@ -153,10 +153,14 @@ Dropout::Dropout(double p, uint64_t seed) : p_(p), seed_(seed) {
 
 Tensor Dropout::forward(const Tensor& input) {
   if (!is_training() || p_ == 0.0) return input;
+  return dropout(input, p_, true, seed_, reserve_counters(input.numel()));
+}
+
+uint64_t Dropout::reserve_counters(int64_t numel) {
   const uint64_t offset = offset_;
   // Whole Philox blocks per call, like InitContext, so calls never share a counter.
-  offset_ += (static_cast<uint64_t>(input.numel()) + 3u) & ~uint64_t{3};
-  return dropout(input, p_, true, seed_, offset);
+  offset_ += (static_cast<uint64_t>(numel) + 3u) & ~uint64_t{3};
+  return offset;
 }
 
 std::string Dropout::describe() const {

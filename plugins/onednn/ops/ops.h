@@ -34,6 +34,8 @@ void run_adam_update(OpContext& ctx);
 void run_lstm_cell(OpContext& ctx);
 void run_lstm_cell_backward(OpContext& ctx);
 void run_rnn_sequence(OpContext& ctx);  // LSTM_SEQUENCE and GRU_SEQUENCE
+void run_attention(OpContext& ctx);     // SCALED_DOT_PRODUCT_ATTENTION
+void run_attention_backward(OpContext& ctx);
 
 // SOFTMAX or LOG_SOFTMAX (`op`) of x into y along `axis` with oneDNN, for ops built on softmax
 // (cross-entropy). x and y are f32 or bf16 of one shape.

@@ -63,6 +63,10 @@ OpFunction function_for(uint32_t op) {
     case SY_OP_LSTM_SEQUENCE:
     case SY_OP_GRU_SEQUENCE:
       return run_rnn_sequence;
+    case SY_OP_SCALED_DOT_PRODUCT_ATTENTION:
+      return run_attention;
+    case SY_OP_SCALED_DOT_PRODUCT_ATTENTION_BACKWARD:
+      return run_attention_backward;
     default:
       return nullptr;
   }
