@@ -38,6 +38,10 @@ const AttentionSpec kSpecs[] = {
     {"2x2x16x16x16/causal/dropout", 2, 2, 16, 16, 16, 16, true, MaskKind::kNone, 0.1, false},
     {"1x12x128x128x64", 1, 12, 128, 128, 64, 64, false, MaskKind::kNone, 0.0, false},
     {"1x3x100x100x64/causal/strided", 1, 3, 100, 100, 64, 64, true, MaskKind::kNone, 0.0, true},
+    // Over 8 MB of scores per batch entry: onednn's tiled path instead of its batched one.
+    {"1x2x1100x1000x8/padding", 1, 2, 1100, 1000, 8, 8, false, MaskKind::kPadding, 0.0, false},
+    {"1x2x1030x1030x8/causal/dropout/strided", 1, 2, 1030, 1030, 8, 8, true, MaskKind::kNone, 0.2,
+     true},
 };
 
 constexpr uint64_t kSeed = 0x5eed5eed1234ull;

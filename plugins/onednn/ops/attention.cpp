@@ -131,46 +131,224 @@ void check_mask(OpContext& ctx, Problem& pr, int index) {
   pr.mask = &ctx.in[index];
 }
 
-// Row i of (b, h) of the scores, `keys` long: mask and causal limit added to the scaled products.
-void mask_row(const Problem& pr, int64_t b, int64_t h, int64_t i, float* s, int64_t keys) {
-  if (pr.mask != nullptr) {
-    const TensorView& m = *pr.mask;
-    const float* row = reinterpret_cast<const float*>(m.data) + b * m.strides[0] +
-                       h * m.strides[1] + i * m.strides[2];
-    const int64_t step = m.strides[3];
-    for (int64_t j = 0; j < keys; ++j) s[j] += row[j * step];
-  }
-  if (pr.p.causal != 0) {
-    for (int64_t j = i + 1; j < keys; ++j) s[j] = kNegInf;
+// 0 or `keep` for `count` consecutive Philox counters from `first`: keep where the uniform number
+// exceeds `threshold`. The lanes are independent, so the loop vectorises (as RANDOM_UNIFORM's).
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void dropout_factors(
+    uint64_t seed, uint64_t first, int64_t count, float threshold, float keep, float* factors) {
+#pragma omp simd
+  for (int64_t j = 0; j < count; ++j) {
+    const SyPhiloxWords words = sy_philox_for_element(seed, first, static_cast<uint64_t>(j));
+    const float u = static_cast<float>(words.w[0] >> 8) * 5.9604644775390625e-08f;
+    factors[j] = u > threshold ? keep : 0.0f;
   }
 }
 
 // The dropout factors of row i: 0 or 1 / (1 - p) per key (docs/ops.md section 18).
 void dropout_row(const Problem& pr, int64_t b, int64_t h, int64_t i, float* factors, int64_t keys) {
-  const uint64_t first = static_cast<uint64_t>(((b * pr.h + h) * pr.tq + i) * pr.tk);
-  const auto threshold = static_cast<float>(pr.p.dropout_p);
-  const auto keep = static_cast<float>(1.0 / (1.0 - pr.p.dropout_p));
-  for (int64_t j = 0; j < keys; ++j) {
-    const float u = sy_unit_float(sy_philox_for_element(pr.p.seed, pr.p.offset, first + j).w[0]);
-    factors[j] = u > threshold ? keep : 0.0f;
-  }
+  const auto row = static_cast<uint64_t>(((b * pr.h + h) * pr.tq + i) * pr.tk);
+  dropout_factors(pr.p.seed, pr.p.offset + row, keys, static_cast<float>(pr.p.dropout_p),
+                  static_cast<float>(1.0 / (1.0 - pr.p.dropout_p)), factors);
 }
 
-// exp(s - m) for each score, exactly 0 where the score is -inf.
-float exp_row(float* s, int64_t keys, float m) {
+// One row of scores in place: s * scale + mask over the first `visible` keys, -inf (so 0) beyond
+// them (the causal limit), then softmax. Returns the row's log-sum-exp, or -inf for a row with
+// no key to attend, whose scores are then all 0 (the caller writes its NaN). Compiled for
+// AVX-512, AVX2 and the baseline; the exp is fast_math.h's (relative error below 2e-7).
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) float normalise_row(
+    float* s, int64_t keys, int64_t visible, float scale, const float* mask, int64_t mask_step) {
+  if (mask != nullptr && mask_step == 1) {
+    for (int64_t j = 0; j < visible; ++j) s[j] = s[j] * scale + mask[j];
+  } else if (mask != nullptr) {
+    for (int64_t j = 0; j < visible; ++j) s[j] = s[j] * scale + mask[j * mask_step];
+  } else if (scale != 1.0f) {
+    for (int64_t j = 0; j < visible; ++j) s[j] *= scale;
+  }
+  float m = kNegInf;
+  for (int64_t j = 0; j < visible; ++j) m = s[j] > m ? s[j] : m;
+  if (m == kNegInf) {
+    for (int64_t j = 0; j < keys; ++j) s[j] = 0.0f;
+    return kNegInf;
+  }
   float sum = 0.0f;
-  for (int64_t j = 0; j < keys; ++j) {
+  for (int64_t j = 0; j < visible; ++j) {
     const float e = exp_approx(s[j] - m);
     s[j] = s[j] == kNegInf ? 0.0f : e;
     sum += s[j];
   }
-  return sum;
+  const float inv = 1.0f / sum;
+  for (int64_t j = 0; j < visible; ++j) s[j] *= inv;
+  for (int64_t j = visible; j < keys; ++j) s[j] = 0.0f;
+  return m + std::log(sum);
+}
+
+// The backward's probabilities of one row from its scores (already scaled) and the forward's
+// lse: exp(s + mask - lse) over the first `visible` keys, 0 beyond them and where s is -inf.
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void rebuild_row(
+    float* s, int64_t keys, int64_t visible, float row_lse, const float* mask, int64_t mask_step) {
+  if (mask != nullptr) {
+    for (int64_t j = 0; j < visible; ++j) s[j] += mask[j * mask_step];
+  }
+  for (int64_t j = 0; j < visible; ++j) {
+    const float e = exp_approx(s[j] - row_lse);
+    s[j] = s[j] == kNegInf ? 0.0f : e;
+  }
+  for (int64_t j = visible; j < keys; ++j) s[j] = 0.0f;
+}
+
+// dS = P (Z dP - D) * scale for one row, in place over dP (Z null without dropout).
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void score_grad_row(
+    float* d, const float* p, const float* z, float delta, float scale, int64_t keys) {
+  if (z != nullptr) {
+    for (int64_t j = 0; j < keys; ++j) d[j] = p[j] * (z[j] * d[j] - delta) * scale;
+  } else {
+    for (int64_t j = 0; j < keys; ++j) d[j] = p[j] * (d[j] - delta) * scale;
+  }
+}
+
+// The mask's row i of (b, h) and its step along the keys, or null without a mask.
+const float* mask_row_of(const Problem& pr, int64_t b, int64_t h, int64_t i, int64_t* step) {
+  if (pr.mask == nullptr) return nullptr;
+  const TensorView& m = *pr.mask;
+  *step = m.strides[3];
+  return reinterpret_cast<const float*>(m.data) + b * m.strides[0] + h * m.strides[1] +
+         i * m.strides[2];
+}
+
+// Softmax of row i of (b, h) in place (keys long), with dropout; writes lse when asked and
+// returns it.
+float finish_row(const Problem& pr, int64_t b, int64_t h, int64_t i, float* row, int64_t keys,
+                 float scale, float* factors, const TensorView* lse) {
+  int64_t step = 0;
+  const float* mask = mask_row_of(pr, b, h, i, &step);
+  const int64_t visible = pr.p.causal != 0 ? std::min(keys, i + 1) : keys;
+  const float row_lse = normalise_row(row, keys, visible, scale, mask, step);
+  if (pr.p.dropout_p > 0.0 && row_lse != kNegInf) {
+    dropout_row(pr, b, h, i, factors, visible);
+    for (int64_t j = 0; j < visible; ++j) row[j] *= factors[j];
+  }
+  if (lse != nullptr) {
+    *reinterpret_cast<float*>(
+        lse->data + (b * lse->strides[0] + h * lse->strides[1] + i * lse->strides[2]) * 4) =
+        row_lse;
+  }
+  return row_lse;
+}
+
+void fill_nan(float* row, int64_t count) {
+  std::fill(row, row + count, std::numeric_limits<float>::quiet_NaN());
 }
 
 int threads_for_blocks(OpContext& ctx, int64_t flops, int64_t items) {
   const int threads = ctx.threads_for(flops, kMinFlops);
   ctx.use_threads(threads);
   return static_cast<int>(std::min<int64_t>(threads, items));
+}
+
+// One MATMUL of the plugin's own on views, as an op of this dispatch: out = a b^T or a b.
+void product(OpContext& ctx, const TensorView& a, const TensorView& b, const TensorView& out,
+             bool transpose_b, bool transpose_a = false) {
+  sy_op_params params{};
+  params.matmul.transpose_a = transpose_a ? 1 : 0;
+  params.matmul.transpose_b = transpose_b ? 1 : 0;
+  OpContext inner(ctx.device, ctx.queue, SY_OP_MATMUL, params);
+  inner.num_inputs = 2;
+  inner.num_outputs = 1;
+  inner.in[0] = a;
+  inner.in[1] = b;
+  inner.out[0] = out;
+  run_matmul(inner);
+}
+
+// Batch entries [first, first + count) of a [B, ...] view.
+TensorView batch_slice(const TensorView& view, int64_t first, int64_t count) {
+  TensorView slice = view;
+  slice.data += first * view.strides[0] * static_cast<int64_t>(view.element_size());
+  slice.shape[0] = count;
+  return slice;
+}
+
+// Scores of this many bytes at most are made whole by one batched product per group of batch
+// entries (the batched path); longer sequences go through the tiled path.
+constexpr int64_t kBatchedScoreBytes = int64_t{8} << 20;
+
+// The batched path: for a group of batch entries, S = Q K^T as one oneDNN matmul over every
+// head, the softmax on S in place (parallel over rows), O = P V as one more. The products run at
+// oneDNN's batched speed; S for the group is the only extra memory.
+void forward_batched(OpContext& ctx, const Problem& pr, const TensorView& lse_view, bool with_lse) {
+  const TensorView q = ctx.in[0], k = ctx.in[1], v = ctx.in[2], out = ctx.out[0];
+  const int64_t per_entry = pr.h * pr.tq * pr.tk;
+  const int64_t group = std::clamp<int64_t>(kBatchedScoreBytes / (per_entry * 4), 1, pr.b);
+  const int64_t scores_shape[] = {group, pr.h, pr.tq, pr.tk};
+  const TensorView scores_all = ctx.scratch_view(SY_DTYPE_F32, 4, scores_shape);
+  const bool dropout = pr.p.dropout_p > 0.0;
+  const auto scale = static_cast<float>(pr.p.scale);
+  for (int64_t first = 0; first < pr.b; first += group) {
+    const int64_t count = std::min(group, pr.b - first);
+    TensorView scores = scores_all;
+    scores.shape[0] = count;
+    product(ctx, batch_slice(q, first, count), batch_slice(k, first, count), scores, true);
+    const int64_t rows = count * pr.h * pr.tq;
+    const int threads = ctx.threads_for(rows * pr.tk, kMinRowElements);
+    ctx.use_threads(threads);
+    float* factors =
+        dropout
+            ? static_cast<float*>(ctx.scratch(static_cast<size_t>(pr.tk * threads) * sizeof(float)))
+            : nullptr;
+    float* row_lse = static_cast<float*>(ctx.scratch(static_cast<size_t>(rows) * sizeof(float)));
+#pragma omp parallel for num_threads(threads) if (threads > 1)
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t i = r % pr.tq, bh = r / pr.tq, b = first + bh / pr.h, h = bh % pr.h;
+      float* row = reinterpret_cast<float*>(scores.data) + r * pr.tk;
+      float* f = factors != nullptr ? factors + pr.tk * omp_get_thread_num() : nullptr;
+      row_lse[r] = finish_row(pr, b, h, i, row, pr.tk, scale, f, with_lse ? &lse_view : nullptr);
+    }
+    const TensorView out_slice = batch_slice(out, first, count);
+    product(ctx, scores, batch_slice(v, first, count), out_slice, false);
+    // Rows with no key to attend: NaN (their probabilities were left 0).
+    for (int64_t r = 0; r < rows; ++r) {
+      if (row_lse[r] != kNegInf) continue;
+      const int64_t i = r % pr.tq, bh = r / pr.tq, h = bh % pr.h, b = bh / pr.h;
+      for (int64_t x = 0; x < pr.dv; ++x) {
+        *reinterpret_cast<float*>(out_slice.data +
+                                  (b * out_slice.strides[0] + h * out_slice.strides[1] +
+                                   i * out_slice.strides[2] + x * out_slice.strides[3]) *
+                                      4) = std::numeric_limits<float>::quiet_NaN();
+      }
+    }
+  }
+}
+
+// The tiled path: blocks of kRows queries per (b, h) in parallel, each block's scores
+// [kRows, keys] in the thread's scratch between two sgemm calls.
+void forward_tiled(OpContext& ctx, const Problem& pr, const TensorView* lse) {
+  const Operand q = input_operand(ctx, ctx.in[0]), k = input_operand(ctx, ctx.in[1]);
+  const Operand v = input_operand(ctx, ctx.in[2]);
+  const Operand out = output_operand(ctx, ctx.out[0]);
+  const int64_t items = pr.b * pr.h * pr.blocks();
+  const int threads =
+      threads_for_blocks(ctx, 2 * pr.b * pr.h * pr.tq * pr.tk * (pr.d + pr.dv), items);
+  const size_t per_thread = static_cast<size_t>(kRows * pr.tk) * 2;
+  float* scratch = static_cast<float*>(ctx.scratch(per_thread * threads * sizeof(float)));
+  const auto scale = static_cast<float>(pr.p.scale);
+#pragma omp parallel for schedule(dynamic) num_threads(threads) if (threads > 1)
+  for (int64_t item = 0; item < items; ++item) {
+    const int64_t bh = item / pr.blocks(), b = bh / pr.h, h = bh % pr.h;
+    const int64_t r0 = (item % pr.blocks()) * kRows, rows = std::min(kRows, pr.tq - r0);
+    const int64_t keys = pr.keys_for(r0, rows);
+    float* s = scratch + per_thread * static_cast<size_t>(omp_get_thread_num());
+    float* factors = s + kRows * pr.tk;
+    const Matrix qm = q.at(b, h), km = k.at(b, h), vm = v.at(b, h), om = out.at(b, h);
+    sgemm('N', 'T', rows, keys, pr.d, scale, qm.row(r0), qm.ld, km.data, km.ld, 0.0f, s, keys);
+    float row_lse[kRows];
+    for (int64_t r = 0; r < rows; ++r) {
+      row_lse[r] = finish_row(pr, b, h, r0 + r, s + r * keys, keys, 1.0f, factors, lse);
+    }
+    sgemm('N', 'N', rows, pr.dv, keys, 1.0f, s, keys, vm.data, vm.ld, 0.0f, om.row(r0), om.ld);
+    for (int64_t r = 0; r < rows; ++r) {
+      if (row_lse[r] == kNegInf) fill_nan(om.row(r0 + r), pr.dv);
+    }
+  }
+  finish(ctx, out);
 }
 
 void forward_f32(OpContext& ctx) {
@@ -188,87 +366,16 @@ void forward_f32(OpContext& ctx) {
     ctx.require_dtype_in(ctx.out[1], "lse", {SY_DTYPE_F32});
     ctx.require_shape(ctx.out[1], "lse", lse_shape, 3);
   }
-  const Operand q = input_operand(ctx, ctx.in[0]), k = input_operand(ctx, ctx.in[1]);
-  const Operand v = input_operand(ctx, ctx.in[2]);
-  const Operand out = output_operand(ctx, ctx.out[0]);
-  const TensorView* lse = with_lse ? &ctx.out[1] : nullptr;
-  const int64_t items = pr.b * pr.h * pr.blocks();
-  const int threads =
-      threads_for_blocks(ctx, 2 * pr.b * pr.h * pr.tq * pr.tk * (pr.d + pr.dv), items);
-  const bool dropout = pr.p.dropout_p > 0.0;
-  const size_t per_thread = static_cast<size_t>(kRows * pr.tk) * (dropout ? 2 : 1);
-  float* scratch = static_cast<float*>(ctx.scratch(per_thread * threads * sizeof(float)));
-  const auto scale = static_cast<float>(pr.p.scale);
-#pragma omp parallel for schedule(dynamic) num_threads(threads) if (threads > 1)
-  for (int64_t item = 0; item < items; ++item) {
-    const int64_t bh = item / pr.blocks(), b = bh / pr.h, h = bh % pr.h;
-    const int64_t r0 = (item % pr.blocks()) * kRows, rows = std::min(kRows, pr.tq - r0);
-    const int64_t keys = pr.keys_for(r0, rows);
-    float* s = scratch + per_thread * static_cast<size_t>(omp_get_thread_num());
-    float* factors = s + kRows * pr.tk;
-    const Matrix qm = q.at(b, h), km = k.at(b, h), vm = v.at(b, h), om = out.at(b, h);
-    sgemm('N', 'T', rows, keys, pr.d, scale, qm.row(r0), qm.ld, km.data, km.ld, 0.0f, s, keys);
-    float row_lse[kRows];
-    bool empty_rows = false;
-    for (int64_t r = 0; r < rows; ++r) {
-      const int64_t i = r0 + r;
-      float* row = s + r * keys;
-      mask_row(pr, b, h, i, row, keys);
-      float m = kNegInf;
-      for (int64_t j = 0; j < keys; ++j) m = std::max(m, row[j]);
-      row_lse[r] = kNegInf;
-      if (m == kNegInf) {  // no key may be attended: NaN below, as softmax's 0 / 0
-        std::fill(row, row + keys, 0.0f);
-        empty_rows = true;
-      } else {
-        const float sum = exp_row(row, keys, m);
-        const float inv = 1.0f / sum;
-        if (dropout) {
-          dropout_row(pr, b, h, i, factors, keys);
-          for (int64_t j = 0; j < keys; ++j) row[j] *= inv * factors[j];
-        } else {
-          for (int64_t j = 0; j < keys; ++j) row[j] *= inv;
-        }
-        row_lse[r] = m + std::log(sum);
-      }
-      if (lse != nullptr) {
-        *reinterpret_cast<float*>(
-            lse->data + (b * lse->strides[0] + h * lse->strides[1] + i * lse->strides[2]) * 4) =
-            row_lse[r];
-      }
-    }
-    sgemm('N', 'N', rows, pr.dv, keys, 1.0f, s, keys, vm.data, vm.ld, 0.0f, om.row(r0), om.ld);
-    if (empty_rows) {
-      for (int64_t r = 0; r < rows; ++r) {
-        if (row_lse[r] == kNegInf) {
-          std::fill(om.row(r0 + r), om.row(r0 + r) + pr.dv,
-                    std::numeric_limits<float>::quiet_NaN());
-        }
-      }
-    }
+  if (pr.h * pr.tq * pr.tk * 4 <= kBatchedScoreBytes) {
+    forward_batched(ctx, pr, ctx.out[1], with_lse);
+  } else {
+    forward_tiled(ctx, pr, with_lse ? &ctx.out[1] : nullptr);
   }
-  finish(ctx, out);
 }
 
 // Per (b, h), per block of queries: P from S and lse, dV += (P Z)^T dO, dP = dO V^T,
 // dS = P (Z dP - D) * scale with D_i = dO_i . O_i, dQ = dS K, dK += dS^T Q.
-void backward_f32(OpContext& ctx) {
-  const bool has_mask = ctx.params.attention.has_mask != 0;
-  ctx.require_counts(has_mask ? 7 : 6, 3);
-  Problem pr = checked_problem(ctx, 1);
-  check_mask(ctx, pr, 6);
-  const int64_t out_shape[] = {pr.b, pr.h, pr.tq, pr.dv}, lse_shape[] = {pr.b, pr.h, pr.tq};
-  ctx.require_same_dtype(ctx.in[0], "grad_out", ctx.in[1], "q");
-  ctx.require_shape(ctx.in[0], "grad_out", out_shape, 4);
-  ctx.require_same_dtype(ctx.in[4], "out", ctx.in[1], "q");
-  ctx.require_shape(ctx.in[4], "out", out_shape, 4);
-  ctx.require_dtype_in(ctx.in[5], "lse", {SY_DTYPE_F32});
-  ctx.require_shape(ctx.in[5], "lse", lse_shape, 3);
-  const char* roles[] = {"grad_q", "grad_k", "grad_v"};
-  for (int n = 0; n < 3; ++n) {
-    ctx.require_same_dtype(ctx.out[n], roles[n], ctx.in[1], "q");
-    ctx.require_shape(ctx.out[n], roles[n], ctx.in[1 + n].shape, 4);
-  }
+void backward_tiled(OpContext& ctx, const Problem& pr) {
   const Operand d_o = input_operand(ctx, ctx.in[0]), q = input_operand(ctx, ctx.in[1]);
   const Operand k = input_operand(ctx, ctx.in[2]), v = input_operand(ctx, ctx.in[3]);
   const Operand o = input_operand(ctx, ctx.in[4]);
@@ -299,13 +406,12 @@ void backward_f32(OpContext& ctx) {
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t i = r0 + r;
         float* row = p + r * keys;
-        mask_row(pr, b, h, i, row, keys);
         const float row_lse = *reinterpret_cast<const float*>(
             lse.data + (b * lse.strides[0] + h * lse.strides[1] + i * lse.strides[2]) * 4);
-        for (int64_t j = 0; j < keys; ++j) {
-          const float e = exp_approx(row[j] - row_lse);
-          row[j] = row[j] == kNegInf ? 0.0f : e;
-        }
+        int64_t step = 0;
+        const float* mask = mask_row_of(pr, b, h, i, &step);
+        rebuild_row(row, keys, pr.p.causal != 0 ? std::min(keys, i + 1) : keys, row_lse, mask,
+                    step);
         if (row_lse == kNegInf) {  // an empty row: NaN gradients, as the forward's NaN row
           std::fill(row, row + keys, std::numeric_limits<float>::quiet_NaN());
         }
@@ -324,15 +430,8 @@ void backward_f32(OpContext& ctx) {
         const float* out_row = om.row(r0 + r);
         float delta = 0.0f;
         for (int64_t x = 0; x < pr.dv; ++x) delta += grad[x] * out_row[x];
-        float* d_row = ds + r * keys;
-        const float* p_row = p + r * keys;
-        if (dropout) {
-          const float* z = factors + r * keys;
-          for (int64_t j = 0; j < keys; ++j)
-            d_row[j] = p_row[j] * (z[j] * d_row[j] - delta) * scale;
-        } else {
-          for (int64_t j = 0; j < keys; ++j) d_row[j] = p_row[j] * (d_row[j] - delta) * scale;
-        }
+        score_grad_row(ds + r * keys, p + r * keys, dropout ? factors + r * keys : nullptr, delta,
+                       scale, keys);
       }
       sgemm('N', 'N', rows, pr.d, keys, 1.0f, ds, keys, km.data, km.ld, 0.0f, dqm.row(r0), dqm.ld);
       sgemm('T', 'N', keys, pr.d, rows, 1.0f, ds, keys, qm.row(r0), qm.ld, 1.0f, dkm.data, dkm.ld);
@@ -341,6 +440,100 @@ void backward_f32(OpContext& ctx) {
   finish(ctx, dq);
   finish(ctx, dk);
   finish(ctx, dv);
+}
+
+// The batched path of the backward, for a group of batch entries at a time: S = Q K^T, P rebuilt
+// in place, dV = (P Z)^T dO, dP = dO V^T, dS in place, dQ = dS K, dK = dS^T Q, each product one
+// oneDNN matmul over every head of the group.
+void backward_batched(OpContext& ctx, const Problem& pr) {
+  const TensorView d_o = ctx.in[0], q = ctx.in[1], k = ctx.in[2], v = ctx.in[3], o = ctx.in[4];
+  const TensorView& lse = ctx.in[5];
+  const int64_t per_entry = pr.h * pr.tq * pr.tk;
+  const int64_t group = std::clamp<int64_t>(kBatchedScoreBytes / (per_entry * 4), 1, pr.b);
+  const int64_t scores_shape[] = {group, pr.h, pr.tq, pr.tk};
+  const bool dropout = pr.p.dropout_p > 0.0;
+  const TensorView p_all = ctx.scratch_view(SY_DTYPE_F32, 4, scores_shape);
+  const TensorView d_all = ctx.scratch_view(SY_DTYPE_F32, 4, scores_shape);
+  const TensorView z_all = dropout ? ctx.scratch_view(SY_DTYPE_F32, 4, scores_shape) : TensorView{};
+  const auto scale = static_cast<float>(pr.p.scale);
+  for (int64_t first = 0; first < pr.b; first += group) {
+    const int64_t count = std::min(group, pr.b - first);
+    TensorView p = p_all, d = d_all, z = z_all;
+    p.shape[0] = d.shape[0] = z.shape[0] = count;
+    const TensorView q_g = batch_slice(q, first, count), k_g = batch_slice(k, first, count);
+    const TensorView v_g = batch_slice(v, first, count), g_g = batch_slice(d_o, first, count);
+    product(ctx, q_g, k_g, p, true);
+    const int64_t rows = count * pr.h * pr.tq;
+    int threads = ctx.threads_for(rows * pr.tk, kMinRowElements);
+    ctx.use_threads(threads);
+#pragma omp parallel for num_threads(threads) if (threads > 1)
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t i = r % pr.tq, bh = r / pr.tq, b = first + bh / pr.h, h = bh % pr.h;
+      float* row = reinterpret_cast<float*>(p.data) + r * pr.tk;
+      const float row_lse = *reinterpret_cast<const float*>(
+          lse.data + (b * lse.strides[0] + h * lse.strides[1] + i * lse.strides[2]) * 4);
+      int64_t step = 0;
+      const float* mask = mask_row_of(pr, b, h, i, &step);
+      for (int64_t j = 0; j < pr.tk; ++j) row[j] *= scale;
+      rebuild_row(row, pr.tk, pr.p.causal != 0 ? std::min(pr.tk, i + 1) : pr.tk, row_lse, mask,
+                  step);
+      if (row_lse == kNegInf) std::fill(row, row + pr.tk, std::numeric_limits<float>::quiet_NaN());
+      if (dropout) {
+        float* factors = reinterpret_cast<float*>(z.data) + r * pr.tk;
+        dropout_row(pr, b, h, i, factors, pr.tk);
+        float* pz = reinterpret_cast<float*>(d.data) + r * pr.tk;
+        for (int64_t j = 0; j < pr.tk; ++j) pz[j] = row[j] * factors[j];
+      }
+    }
+    product(ctx, dropout ? d : p, g_g, batch_slice(ctx.out[2], first, count), false, true);
+    product(ctx, g_g, v_g, d, true);
+    threads = ctx.threads_for(rows * pr.tk, kMinRowElements);
+    ctx.use_threads(threads);
+    const TensorView o_g = batch_slice(o, first, count);
+#pragma omp parallel for num_threads(threads) if (threads > 1)
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t i = r % pr.tq, bh = r / pr.tq, b = bh / pr.h, h = bh % pr.h;
+      float delta = 0.0f;
+      for (int64_t x = 0; x < pr.dv; ++x) {
+        const int64_t at_g =
+            b * g_g.strides[0] + h * g_g.strides[1] + i * g_g.strides[2] + x * g_g.strides[3];
+        const int64_t at_o =
+            b * o_g.strides[0] + h * o_g.strides[1] + i * o_g.strides[2] + x * o_g.strides[3];
+        delta += reinterpret_cast<const float*>(g_g.data)[at_g] *
+                 reinterpret_cast<const float*>(o_g.data)[at_o];
+      }
+      score_grad_row(reinterpret_cast<float*>(d.data) + r * pr.tk,
+                     reinterpret_cast<const float*>(p.data) + r * pr.tk,
+                     dropout ? reinterpret_cast<const float*>(z.data) + r * pr.tk : nullptr, delta,
+                     scale, pr.tk);
+    }
+    product(ctx, d, k_g, batch_slice(ctx.out[0], first, count), false);
+    product(ctx, d, q_g, batch_slice(ctx.out[1], first, count), false, true);
+  }
+}
+
+void backward_f32(OpContext& ctx) {
+  const bool has_mask = ctx.params.attention.has_mask != 0;
+  ctx.require_counts(has_mask ? 7 : 6, 3);
+  Problem pr = checked_problem(ctx, 1);
+  check_mask(ctx, pr, 6);
+  const int64_t out_shape[] = {pr.b, pr.h, pr.tq, pr.dv}, lse_shape[] = {pr.b, pr.h, pr.tq};
+  ctx.require_same_dtype(ctx.in[0], "grad_out", ctx.in[1], "q");
+  ctx.require_shape(ctx.in[0], "grad_out", out_shape, 4);
+  ctx.require_same_dtype(ctx.in[4], "out", ctx.in[1], "q");
+  ctx.require_shape(ctx.in[4], "out", out_shape, 4);
+  ctx.require_dtype_in(ctx.in[5], "lse", {SY_DTYPE_F32});
+  ctx.require_shape(ctx.in[5], "lse", lse_shape, 3);
+  const char* roles[] = {"grad_q", "grad_k", "grad_v"};
+  for (int n = 0; n < 3; ++n) {
+    ctx.require_same_dtype(ctx.out[n], roles[n], ctx.in[1], "q");
+    ctx.require_shape(ctx.out[n], roles[n], ctx.in[1 + n].shape, 4);
+  }
+  if (pr.h * pr.tq * pr.tk * 4 <= kBatchedScoreBytes) {
+    backward_batched(ctx, pr);
+  } else {
+    backward_tiled(ctx, pr);
+  }
 }
 
 }  // namespace
