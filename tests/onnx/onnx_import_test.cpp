@@ -12,9 +12,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "backend_support.h"
 #include "onnx/onnx_test_support.h"
+#include "switchyard/nn_sequence.h"
 #include "switchyard/onnx.h"
 #include "switchyard/ops.h"
 
@@ -606,4 +608,121 @@ TEST_CASE("Mod takes the divisor's sign, or the dividend's with fmod 1, in integ
   } catch (const Error& error) {
     CHECK_THAT(error.what(), Catch::Contains("mod0.onnx") && Catch::Contains("modulo by zero"));
   }
+}
+
+namespace {
+
+void set_scalar(onnx::GraphProto& graph, const std::string& name, float value) {
+  add_float_initializer(graph, name, {}, 1);
+  graph.mutable_initializer(graph.initializer_size() - 1)->set_float_data(0, value);
+}
+
+// Attention as torch.onnx.export writes it, twice:
+//   F.scaled_dot_product_attention (torch 2.x): q [2, 3, 5, 4] and Transpose(k) each times
+//   sqrt(scale), MatMul, Add of a runtime mask m [2, 1, 1, 6], Softmax(-1), MatMul with v;
+//   nn.MultiheadAttention (torch 1.13): q3 [6, 5, 4] / sqrt(4), MatMul with k3t [6, 4, 5], Mul by
+//   1, Add of a constant causal [5, 5] mask, Softmax, MatMul with v3 [6, 5, 4].
+// Plus one the importer must leave alone: a Softmax over axis 1 between the products.
+onnx::ModelProto attention_model() {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(17);
+  onnx::GraphProto& graph = *model.mutable_graph();
+  const auto f = onnx::TensorProto::FLOAT;
+  declare_value(*graph.add_input(), "q", f, {2, 3, 5, 4});
+  declare_value(*graph.add_input(), "k", f, {2, 3, 6, 4});
+  declare_value(*graph.add_input(), "v", f, {2, 3, 6, 7});
+  declare_value(*graph.add_input(), "m", f, {2, 1, 1, 6});
+  declare_value(*graph.add_input(), "q3", f, {6, 5, 4});
+  declare_value(*graph.add_input(), "k3t", f, {6, 4, 5});
+  declare_value(*graph.add_input(), "v3", f, {6, 5, 4});
+  set_scalar(graph, "root_scale", std::sqrt(0.3f));
+  set_scalar(graph, "two", 2.0f);
+  set_scalar(graph, "one", 1.0f);
+  auto* causal = graph.add_initializer();
+  causal->set_name("causal");
+  causal->set_data_type(f);
+  causal->add_dims(5);
+  causal->add_dims(5);
+  for (int i = 0; i < 5; ++i) {
+    for (int j = 0; j < 5; ++j) {
+      causal->add_float_data(j > i ? -std::numeric_limits<float>::infinity() : 0.0f);
+    }
+  }
+  auto& transpose = add_node(graph, "Transpose", {"k"}, "kt");
+  auto* perm = transpose.add_attribute();
+  perm->set_name("perm");
+  perm->set_type(onnx::AttributeProto::INTS);
+  for (int64_t p : {0, 1, 3, 2}) perm->add_ints(p);
+  add_node(graph, "Mul", {"q", "root_scale"}, "qs");
+  add_node(graph, "Mul", {"kt", "root_scale"}, "kts");
+  add_node(graph, "MatMul", {"qs", "kts"}, "s");
+  add_node(graph, "Add", {"s", "m"}, "sm");
+  add_node(graph, "Softmax", {"sm"}, "p");
+  add_node(graph, "MatMul", {"p", "v"}, "y");
+  add_node(graph, "Div", {"q3", "two"}, "q3s");
+  add_node(graph, "MatMul", {"q3s", "k3t"}, "s3");
+  add_node(graph, "Mul", {"s3", "one"}, "s3b");
+  add_node(graph, "Add", {"s3b", "causal"}, "s3m");
+  add_node(graph, "Softmax", {"s3m"}, "p3");
+  add_node(graph, "MatMul", {"p3", "v3"}, "y3");
+  add_node(graph, "MatMul", {"q3", "k3t"}, "s4");
+  auto& other_axis = add_node(graph, "Softmax", {"s4"}, "p4");
+  auto* axis = other_axis.add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(1);
+  add_node(graph, "MatMul", {"p4", "v3"}, "y4");
+  declare_value(*graph.add_output(), "y", f, {2, 3, 5, 7});
+  declare_value(*graph.add_output(), "y3", f, {6, 5, 4});
+  declare_value(*graph.add_output(), "y4", f, {6, 5, 4});
+  return model;
+}
+
+}  // namespace
+
+TEST_CASE("attention runs as one scaled_dot_product_attention, as composed", "[onnx][fusion]") {
+  TempDir dir;
+  const auto path = dir / "attention.onnx";
+  write_model(path, attention_model());
+  const auto reference = test_device();
+  const Tensor q = rand_uniform(Shape({2, 3, 5, 4}), -2.0, 2.0, 1, 0, reference);
+  const Tensor k = rand_uniform(Shape({2, 3, 6, 4}), -2.0, 2.0, 2, 0, reference);
+  const Tensor v = rand_uniform(Shape({2, 3, 6, 7}), -1.0, 1.0, 3, 0, reference);
+  // The second sequence's last two keys are padding.
+  const Tensor m = Tensor::from_host({0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -INFINITY, -INFINITY},
+                                     Shape({2, 1, 1, 6}), reference);
+  const Tensor q3 = rand_uniform(Shape({6, 5, 4}), -2.0, 2.0, 4, 0, reference);
+  const Tensor k3t = rand_uniform(Shape({6, 4, 5}), -2.0, 2.0, 5, 0, reference);
+  const Tensor v3 = rand_uniform(Shape({6, 5, 4}), -1.0, 1.0, 6, 0, reference);
+  const std::vector<Tensor> inputs{q, k, v, m, q3, k3t, v3};
+  const auto oracle = OnnxModel::load(path, reference);
+  const std::vector<Tensor> expected = oracle->run(inputs);
+  CHECK_THAT(oracle->execution_summary(),
+             Catch::Contains("fused 2 MatMul (+ scale) (+ mask) + Softmax + MatMul into "
+                             "scaled_dot_product_attention") &&
+                 Catch::Contains("switchyard.Attention 2 device") &&
+                 Catch::Contains("Softmax 1 device"));
+  // The same attention from the plain ops.
+  const Tensor scores = matmul(q, k, false, true) * 0.3 + m;
+  const Tensor causal = causal_mask(5, reference);
+  const std::vector<Tensor> by_hand = {matmul(softmax(scores, -1), v),
+                                       matmul(softmax(matmul(q3 / 2.0, k3t) + causal, -1), v3),
+                                       matmul(softmax(matmul(q3, k3t), 1), v3)};
+  for (size_t n = 0; n < by_hand.size(); ++n) {
+    INFO("output " << n);
+    const std::vector<float> a = expected[n].to_host_float(), b = by_hand[n].to_host_float();
+    REQUIRE(a.size() == b.size());
+    for (size_t i = 0; i < a.size(); ++i) CHECK(std::fabs(a[i] - b[i]) <= 1e-5f);
+  }
+  on_every_backend([&](const std::shared_ptr<Device>& device) {
+    INFO(device->backend());
+    const auto model = OnnxModel::load(path, device);
+    std::vector<Tensor> on_device;
+    for (const Tensor& t : inputs) on_device.push_back(t.to(device));
+    const std::vector<Tensor> outputs = model->run(on_device);
+    for (size_t n = 0; n < outputs.size(); ++n) {
+      check_close(outputs[n].to(reference), expected[n], "output " + std::to_string(n));
+    }
+  });
 }
