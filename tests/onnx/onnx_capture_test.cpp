@@ -104,6 +104,19 @@ TEST_CASE("a pass that reads device data, draws random numbers or falls back is 
       OpRecording::record(device, [&] { (void)rand_normal(Shape{4}, 0, 1, 7, 0, device); });
   CHECK_FALSE(draws->replayable());
   CHECK_THAT(draws->reason(), Catch::Contains("random_normal draws new numbers"));
+  // Attention's dropout draws inside the op; without dropout it replays.
+  const Tensor q = rand_uniform(Shape{1, 1, 3, 4}, -1, 1, 3, 0, device);
+  AttentionOptions dropping;
+  dropping.dropout_p = 0.5;
+  const auto attends =
+      OpRecording::record(device, [&] { (void)scaled_dot_product_attention(q, q, q, dropping); });
+  if (device->supports(SY_OP_SCALED_DOT_PRODUCT_ATTENTION, SY_DTYPE_F32)) {
+    CHECK_FALSE(attends->replayable());
+    CHECK_THAT(attends->reason(), Catch::Contains("draws new numbers"));
+  }
+  const auto attends_eval =
+      OpRecording::record(device, [&] { (void)scaled_dot_product_attention(q, q, q); });
+  CHECK(attends_eval->replayable());
 
   std::unique_ptr<OpRecording> inner;
   const auto outer = OpRecording::record(

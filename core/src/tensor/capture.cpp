@@ -43,7 +43,11 @@ void capture_note_op(const Device& device, const sy_op_call& call,
               ", not on the recorded device " + r->device->id());
     return;
   }
-  if (op == SY_OP_RANDOM_UNIFORM || op == SY_OP_RANDOM_NORMAL) {
+  const bool draws = op == SY_OP_RANDOM_UNIFORM || op == SY_OP_RANDOM_NORMAL ||
+                     ((op == SY_OP_SCALED_DOT_PRODUCT_ATTENTION ||
+                       op == SY_OP_SCALED_DOT_PRODUCT_ATTENTION_BACKWARD) &&
+                      call.params.attention.dropout_p > 0.0);
+  if (draws) {
     r->refuse(std::string("op ") + op_name(op) +
               " draws new numbers each pass; a replay would draw the recorded ones again");
   }
