@@ -222,6 +222,11 @@ const sy_plugin_functions kFunctions = {
     .memory_empty_cache = memory_empty_cache,
     .memory_set_limit = memory_set_limit,
     .device_settings = device_settings,
+    // No native capture: a replay re-dispatches (each op runs synchronously on the host anyway).
+    .queue_capture_begin = nullptr,
+    .queue_capture_end = nullptr,
+    .graph_launch = nullptr,
+    .graph_destroy = nullptr,
     .reserved_slots = {},
 };
 

@@ -182,6 +182,10 @@ const sy_plugin_functions kFunctions = {template_last_error_message,
                                         nullptr,  // memory_empty_cache
                                         nullptr,  // memory_set_limit
                                         nullptr,  // device_settings
+                                        nullptr,  // queue_capture_begin (native replay)
+                                        nullptr,  // queue_capture_end
+                                        nullptr,  // graph_launch
+                                        nullptr,  // graph_destroy
                                         {}};
 
 const sy_plugin_descriptor kDescriptor = {

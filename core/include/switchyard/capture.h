@@ -49,9 +49,15 @@ class OpRecording {
   const std::string& reason() const;  // why not replayable; "" when it is
   uint64_t op_count() const;
   uint64_t held_bytes() const;  // storage the recorded tensors keep alive
-  // Dispatches every recorded op again, in order, on the device's default queue. Throws Error
-  // (FAILED_PRECONDITION with the reason) when the recording is not replayable.
+  // Runs every recorded op again, in order, on the device's default queue: as one submission of a
+  // graph the plugin captured (native(): a Vulkan command buffer recorded once) where the plugin
+  // can, else by dispatching each call again. Throws Error (FAILED_PRECONDITION with the reason)
+  // when the recording is not replayable. A native replay shows as no ops in a profile.
   void replay() const;
+  bool native() const;
+  // Why a replayable recording is not native ("the cuda plugin has no native capture"); "" when
+  // it is.
+  const std::string& native_note() const;
 
   struct Impl;
 

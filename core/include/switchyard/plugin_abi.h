@@ -264,6 +264,8 @@ typedef struct sy_device_s* sy_device;
 typedef struct sy_buffer_s* sy_buffer;
 typedef struct sy_queue_s* sy_queue;
 typedef struct sy_event_s* sy_event;
+/* A captured sequence of calls on one queue, replayed as one submission (docs/capture.md). */
+typedef struct sy_graph_s* sy_graph;
 
 /* A key/value option from the YAML file (backend section), both as UTF-8 strings.
  *
@@ -582,7 +584,22 @@ typedef struct sy_plugin_functions {
    * Taken from reserved_slots without an ABI version change: plugins built before it have NULL. */
   sy_status (*device_settings)(sy_device device, char* buffer, size_t size);
 
-  void* reserved_slots[15];
+  /* Optional: native capture and replay (docs/capture.md). queue_capture_begin makes `queue`
+   * record the calls made on it (dispatch, and the copies of buffer_write) into a graph instead
+   * of running them, until queue_capture_end hands the graph over. A call that cannot be recorded
+   * (buffer_read, queue_finish, event_record) fails with UNIMPLEMENTED while capturing, and
+   * queue_capture_end then fails too and discards what was recorded. graph_launch runs the graph
+   * on a queue of the device, after that queue's earlier work and before its later work, with
+   * the recorded buffers and parameters; a launch while the previous one runs waits for it. The
+   * host keeps every buffer a graph names allocated, and the capturing queue alive, until
+   * graph_destroy, which waits for the graph's last launch. Taken from reserved_slots without an
+   * ABI version change: plugins built before them have NULL, and the host then re-dispatches. */
+  sy_status (*queue_capture_begin)(sy_device device, sy_queue queue);
+  sy_status (*queue_capture_end)(sy_device device, sy_queue queue, sy_graph* out_graph);
+  sy_status (*graph_launch)(sy_device device, sy_queue queue, sy_graph graph);
+  void (*graph_destroy)(sy_device device, sy_graph graph);
+
+  void* reserved_slots[11];
 } sy_plugin_functions;
 
 /* Capability flags (descriptor.capabilities). */

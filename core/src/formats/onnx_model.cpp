@@ -583,7 +583,8 @@ std::vector<Tensor> run_captured(OnnxModel::Impl& m, Plan& plan,
   if (c.recording != nullptr) {
     for (size_t k = 0; k < inputs.size(); ++k) c.inputs[k].copy_(inputs[k]);
     c.recording->replay();
-    m.capture_note = "replayed " + std::to_string(c.recording->op_count()) + " ops";
+    m.capture_note = "replayed " + std::to_string(c.recording->op_count()) + " ops" +
+                     (c.recording->native() ? " as one submission" : "");
     return clones(c.outputs);
   }
   if (!c.seen) {
@@ -602,7 +603,10 @@ std::vector<Tensor> run_captured(OnnxModel::Impl& m, Plan& plan,
     return outputs;
   }
   m.capture_note = "recorded " + std::to_string(recording->op_count()) + " ops (holding " +
-                   mib(recording->held_bytes()) + ")";
+                   mib(recording->held_bytes()) + "; " +
+                   (recording->native() ? "captured natively"
+                                        : "replayed op by op: " + recording->native_note()) +
+                   ")";
   c.outputs = outputs;
   c.recording = std::move(recording);
   return clones(outputs);

@@ -7,6 +7,7 @@
 #include "switchyard/buffer.h"
 #include "switchyard/device.h"
 #include "switchyard/dispatch.h"
+#include "switchyard/queue.h"
 #include "tensor/capture_internal.h"
 #include "tensor/dispatch_internal.h"
 #include "tensor/fallback_internal.h"
@@ -19,9 +20,60 @@ struct OpRecording::Impl {
   std::vector<sy_op_call> calls;
   std::vector<Tensor> held;  // every tensor of every call: their buffers stay what the calls name
   std::string reason;        // the first thing a replay could not repeat
+  // Native replay: the graph the plugin captured from `calls` on a queue of its own (kept alive
+  // as long as the graph), or null with the reason in `native_note`.
+  std::shared_ptr<Queue> capture_queue;
+  sy_graph graph = nullptr;
+  std::string native_note = "not tried";
+
+  ~Impl() {
+    if (graph != nullptr) {
+      device->locked([&] { device->functions().graph_destroy(device->handle(), graph); });
+    }
+  }
 
   void refuse(const std::string& why) {
     if (reason.empty()) reason = why;
+  }
+
+  // Asks the plugin to capture the recorded calls as one graph; on any failure the recording
+  // re-dispatches instead, and native_note says why.
+  void capture_native() {
+    const sy_plugin_functions& f = device->functions();
+    if (f.queue_capture_begin == nullptr || f.queue_capture_end == nullptr ||
+        f.graph_launch == nullptr || f.graph_destroy == nullptr) {
+      native_note = "the " + device->backend() + " plugin has no native capture";
+      return;
+    }
+    Result<std::shared_ptr<Queue>> queue = device->create_queue();
+    if (!queue.ok()) {
+      native_note = queue.status().message();
+      return;
+    }
+    capture_queue = std::move(*queue);
+    const sy_queue q = capture_queue->handle();
+    Status status =
+        device->check(device->locked([&] { return f.queue_capture_begin(device->handle(), q); }),
+                      "queue_capture_begin");
+    if (!status.ok()) {
+      native_note = status.message();
+      return;
+    }
+    for (const sy_op_call& call : calls) {
+      status = capture_queue->dispatch(call);
+      if (!status.ok()) break;
+    }
+    sy_graph made = nullptr;
+    const Status ended = device->check(
+        device->locked([&] { return f.queue_capture_end(device->handle(), q, &made); }),
+        "queue_capture_end");
+    if (status.ok() && ended.ok() && made != nullptr) {
+      graph = made;
+      native_note = "";
+      return;
+    }
+    if (made != nullptr) device->locked([&] { f.graph_destroy(device->handle(), made); });
+    native_note = !status.ok() ? status.message() : ended.message();
   }
 };
 
@@ -109,7 +161,17 @@ std::unique_ptr<OpRecording> OpRecording::record(const std::shared_ptr<Device>& 
     ~Active() { t_recording = nullptr; }
   } active(impl.get());
   pass();
+  t_recording = nullptr;  // the capture below dispatches the calls again: not part of the pass
+  if (impl->reason.empty() && !impl->calls.empty()) impl->capture_native();
   return std::unique_ptr<OpRecording>(new OpRecording(std::move(impl)));
+}
+
+bool OpRecording::native() const {
+  return impl_->graph != nullptr;
+}
+
+const std::string& OpRecording::native_note() const {
+  return impl_->native_note;
 }
 
 bool OpRecording::replayable() const {
@@ -136,6 +198,15 @@ void OpRecording::replay() const {
   if (!replayable()) {
     throw_error(failed_precondition("OpRecording::replay: the recording is not replayable: " +
                                     impl_->reason));
+  }
+  if (impl_->graph != nullptr) {
+    Device& device = *impl_->device;
+    const sy_queue queue = device.default_queue().handle();
+    throw_if_error(device.check(device.locked([&] {
+      return device.functions().graph_launch(device.handle(), queue, impl_->graph);
+    }),
+                                "graph_launch"));
+    return;
   }
   for (const sy_op_call& call : impl_->calls) dispatch_on_device(*impl_->device, call, false);
 }

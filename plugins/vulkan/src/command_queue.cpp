@@ -32,6 +32,15 @@ struct CommandQueue::Batch {
   uint32_t commands = 0;
 };
 
+struct CommandQueue::Graph {
+  CommandQueue* owner = nullptr;  // the capturing queue: its command pool holds batch->cmd
+  std::unique_ptr<Batch> batch;
+  std::vector<DeviceBlock*> blocks;
+  std::mutex mutex;                     // guards the launch state below
+  CommandQueue* launched_on = nullptr;  // the queue of the launch in flight, if any
+  uint64_t serial = 0;                  // of the launch in flight; 0 when none
+};
+
 CommandQueue::CommandQueue(VulkanDevice& device) : device_(device) {}
 
 Status CommandQueue::create(VulkanDevice& device, std::unique_ptr<CommandQueue>* out) {
@@ -66,6 +75,11 @@ CommandQueue::~CommandQueue() {
     vk.vkEndCommandBuffer(recording_->cmd);
     destroy(recording_);
   }
+  if (capturing_) {
+    vk.vkEndCommandBuffer(capturing_->cmd);
+    for (DeviceBlock* block : captured_blocks_) device_.pool().capture_unref(block);
+    destroy(capturing_);
+  }
   for (auto& batch : in_flight_) destroy(batch);
   for (auto& batch : spare_) destroy(batch);
   if (command_pool_ != VK_NULL_HANDLE) vk.vkDestroyCommandPool(device, command_pool_, nullptr);
@@ -90,6 +104,10 @@ Status CommandQueue::new_batch(std::unique_ptr<Batch>* out) {
 }
 
 Status CommandQueue::current_batch(Batch** out) {
+  if (capturing_) {
+    *out = capturing_.get();
+    return ok_status();
+  }
   if (!recording_) {
     // Recycle what has finished before taking a new batch, without waiting.
     SY_VK_RETURN_IF_ERROR(wait_locked(false));
@@ -179,7 +197,11 @@ Status CommandQueue::dispatch(const Pipeline& pipeline, const void* params, size
   infos[0] = {slice.buffer, slice.offset, params_bytes};
   for (size_t i = 0; i < tensors.size(); ++i) {
     infos[i + 1] = {tensors[i].block->buffer, tensors[i].offset_bytes, tensors[i].range_bytes};
-    tensors[i].block->last_use_serial.store(batch->serial);
+    if (capturing_) {
+      note_captured(tensors[i].block);
+    } else {
+      tensors[i].block->last_use_serial.store(batch->serial);
+    }
   }
   for (uint32_t i = 0; i < pipeline.binding_count; ++i) {
     writes[i] = VkWriteDescriptorSet{};
@@ -197,7 +219,7 @@ Status CommandQueue::dispatch(const Pipeline& pipeline, const void* params, size
                              &set, 0, nullptr);
   vk.vkCmdDispatch(batch->cmd, groups_x, groups_y, groups_z);
   after_command(*batch);
-  if (batch->commands >= kCommandsPerBatch) SY_VK_RETURN_IF_ERROR(submit_locked());
+  if (!capturing_ && batch->commands >= kCommandsPerBatch) SY_VK_RETURN_IF_ERROR(submit_locked());
   return ok_status();
 }
 
@@ -208,7 +230,9 @@ Status CommandQueue::write(DeviceBlock* dst, uint64_t dst_offset, const void* sr
   // When no batch that used the buffer is still pending (on any queue), nothing queued can touch
   // it, and a copy straight into mapped memory is indistinguishable from a queued one.
   SY_VK_RETURN_IF_ERROR(wait_locked(false));
-  if (dst->mapped != nullptr && device_.serials().is_complete(dst->last_use_serial.load())) {
+  // While capturing, the copy is part of the graph (its bytes kept in the graph's arena).
+  if (!capturing_ && dst->mapped != nullptr &&
+      device_.serials().is_complete(dst->last_use_serial.load())) {
     std::memcpy(static_cast<uint8_t*>(dst->mapped) + dst_offset, src, size_bytes);
     return ok_status();
   }
@@ -219,14 +243,19 @@ Status CommandQueue::write(DeviceBlock* dst, uint64_t dst_offset, const void* sr
   std::memcpy(slice.host, src, size_bytes);
   VkBufferCopy region{slice.offset, dst_offset, size_bytes};
   device_.api().vkCmdCopyBuffer(batch->cmd, slice.buffer, dst->buffer, 1, &region);
-  dst->last_use_serial.store(batch->serial);
+  if (capturing_) {
+    note_captured(dst);
+  } else {
+    dst->last_use_serial.store(batch->serial);
+  }
   after_command(*batch);
-  if (batch->commands >= kCommandsPerBatch) SY_VK_RETURN_IF_ERROR(submit_locked());
+  if (!capturing_ && batch->commands >= kCommandsPerBatch) SY_VK_RETURN_IF_ERROR(submit_locked());
   return ok_status();
 }
 
 Status CommandQueue::read(DeviceBlock* src, uint64_t src_offset, void* dst, uint64_t size_bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (capturing_) return refuse_while_capturing("buffer_read");
   if (src->mapped == nullptr) return read_through_staging(src, src_offset, dst, size_bytes);
   SY_VK_RETURN_IF_ERROR(submit_locked());
   SY_VK_RETURN_IF_ERROR(wait_locked(true));
@@ -261,7 +290,7 @@ Status CommandQueue::read_through_staging(DeviceBlock* src, uint64_t src_offset,
 }
 
 Status CommandQueue::submit_locked() {
-  if (!recording_) return ok_status();
+  if (capturing_ || !recording_) return ok_status();
   const VulkanApi& vk = device_.api();
   // Makes the batch's writes visible to host reads after the fence wait.
   record_barrier(recording_->cmd, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
@@ -282,6 +311,7 @@ Status CommandQueue::submit_locked() {
 }
 
 Status CommandQueue::wait_locked(bool wait_all) {
+  SY_VK_RETURN_IF_ERROR(retire_graphs_locked(wait_all));
   const VulkanApi& vk = device_.api();
   while (!in_flight_.empty()) {
     Batch& batch = *in_flight_.front();
@@ -311,12 +341,14 @@ Status CommandQueue::wait_locked(bool wait_all) {
 
 Status CommandQueue::finish() {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (capturing_) return refuse_while_capturing("queue_finish");
   SY_VK_RETURN_IF_ERROR(submit_locked());
   return wait_locked(true);
 }
 
 Status CommandQueue::record_timestamp(TimestampEvent* event) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (capturing_) return refuse_while_capturing("event_record");
   Batch* batch = nullptr;
   SY_VK_RETURN_IF_ERROR(current_batch(&batch));
   const VulkanApi& vk = device_.api();
@@ -339,6 +371,167 @@ Status CommandQueue::wait_for_event(const TimestampEvent& event) {
     SY_VK_RETURN_IF_ERROR(wait_locked(false));
   }
   return ok_status();
+}
+
+// ---- native capture ----------------------------------------------------------------------------
+
+void CommandQueue::note_captured(DeviceBlock* block) {
+  for (const DeviceBlock* seen : captured_blocks_) {
+    if (seen == block) return;
+  }
+  device_.pool().capture_ref(block);
+  captured_blocks_.push_back(block);
+}
+
+Status CommandQueue::refuse_while_capturing(const char* what) {
+  const std::string message = std::string("vulkan: ") + what + " while the queue is capturing";
+  if (capture_failure_.empty()) capture_failure_ = message;
+  return unimplemented(message);
+}
+
+void CommandQueue::discard_capture_locked() {
+  const VulkanApi& vk = device_.api();
+  vk.vkEndCommandBuffer(capturing_->cmd);
+  for (DeviceBlock* block : captured_blocks_) device_.pool().capture_unref(block);
+  captured_blocks_.clear();
+  for (VkDescriptorPool pool : capturing_->descriptor_pools) {
+    vk.vkDestroyDescriptorPool(device_.handle(), pool, nullptr);
+  }
+  vk.vkDestroyFence(device_.handle(), capturing_->fence, nullptr);
+  vk.vkFreeCommandBuffers(device_.handle(), command_pool_, 1, &capturing_->cmd);
+  capturing_.reset();
+}
+
+Status CommandQueue::begin_capture() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (capturing_) return invalid_argument("vulkan: the queue is already capturing");
+  SY_VK_RETURN_IF_ERROR(submit_locked());  // nothing eager stays in the batch being recorded
+  std::unique_ptr<Batch> batch;
+  SY_VK_RETURN_IF_ERROR(new_batch(&batch));
+  VkCommandBufferBeginInfo begin{};
+  begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;  // submitted again on every launch
+  SY_VK_CALL(device_.api().vkBeginCommandBuffer(batch->cmd, &begin), "vkBeginCommandBuffer");
+  record_barrier(batch->cmd, kWorkStages, kWorkAccess);
+  capturing_ = std::move(batch);
+  captured_blocks_.clear();
+  capture_failure_.clear();
+  return ok_status();
+}
+
+Status CommandQueue::end_capture(Graph** out) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  *out = nullptr;
+  if (!capturing_) return invalid_argument("vulkan: the queue is not capturing");
+  if (!capture_failure_.empty()) {
+    const std::string failure = capture_failure_;
+    discard_capture_locked();
+    return unimplemented(failure + ": nothing was captured");
+  }
+  record_barrier(capturing_->cmd, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+  const VkResult ended = device_.api().vkEndCommandBuffer(capturing_->cmd);
+  if (ended != VK_SUCCESS) {
+    discard_capture_locked();
+    return vk_failure(ended, "vkEndCommandBuffer");
+  }
+  auto graph = std::make_unique<Graph>();
+  graph->owner = this;
+  graph->batch = std::move(capturing_);
+  graph->blocks = std::move(captured_blocks_);
+  captured_blocks_.clear();
+  *out = graph.release();
+  return ok_status();
+}
+
+Status CommandQueue::retire_graphs_locked(bool wait_all) {
+  const VulkanApi& vk = device_.api();
+  for (size_t k = 0; k < launched_.size();) {
+    Graph& graph = *launched_[k];
+    std::lock_guard<std::mutex> graph_lock(graph.mutex);
+    if (graph.serial != 0 && graph.launched_on == this) {
+      if (wait_all) {
+        SY_VK_CALL(
+            vk.vkWaitForFences(device_.handle(), 1, &graph.batch->fence, VK_TRUE, UINT64_MAX),
+            "vkWaitForFences");
+      } else {
+        const VkResult result = vk.vkGetFenceStatus(device_.handle(), graph.batch->fence);
+        if (result == VK_NOT_READY) {
+          ++k;
+          continue;
+        }
+        if (result != VK_SUCCESS) return vk_failure(result, "vkGetFenceStatus");
+      }
+      SY_VK_CALL(vk.vkResetFences(device_.handle(), 1, &graph.batch->fence), "vkResetFences");
+      device_.serials().complete(graph.serial);
+      graph.serial = 0;
+      graph.launched_on = nullptr;
+    }
+    launched_.erase(launched_.begin() + static_cast<std::ptrdiff_t>(k));
+  }
+  return ok_status();
+}
+
+Status CommandQueue::launch(Graph& graph) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (capturing_) return refuse_while_capturing("graph_launch");
+  SY_VK_RETURN_IF_ERROR(submit_locked());  // the graph runs after everything before it
+  std::unique_lock<std::mutex> graph_lock(graph.mutex);
+  const VulkanApi& vk = device_.api();
+  if (graph.serial != 0) {  // the previous launch may still run: the batch is submitted once
+    SY_VK_CALL(vk.vkWaitForFences(device_.handle(), 1, &graph.batch->fence, VK_TRUE, UINT64_MAX),
+               "vkWaitForFences");
+    SY_VK_CALL(vk.vkResetFences(device_.handle(), 1, &graph.batch->fence), "vkResetFences");
+    device_.serials().complete(graph.serial);
+    graph.serial = 0;
+    graph.launched_on = nullptr;  // any queue's list drops it at its next retire
+  }
+  graph.serial = device_.serials().begin();
+  for (DeviceBlock* block : graph.blocks) block->last_use_serial.store(graph.serial);
+  VkSubmitInfo submit{};
+  submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &graph.batch->cmd;
+  const Status submitted = device_.submit(submit, graph.batch->fence);
+  if (!submitted.ok()) {
+    device_.serials().complete(graph.serial);
+    graph.serial = 0;
+    return submitted;
+  }
+  graph.launched_on = this;
+  graph_lock.unlock();
+  bool listed = false;
+  for (const Graph* g : launched_) listed = listed || g == &graph;
+  if (!listed) launched_.push_back(&graph);
+  return ok_status();
+}
+
+void CommandQueue::destroy_graph(Graph* graph) {
+  if (graph == nullptr) return;
+  CommandQueue& owner = *graph->owner;
+  VulkanDevice& device = owner.device_;
+  const VulkanApi& vk = device.api();
+  {
+    std::lock_guard<std::mutex> graph_lock(graph->mutex);
+    if (graph->serial != 0) {
+      (void)vk.vkWaitForFences(device.handle(), 1, &graph->batch->fence, VK_TRUE, UINT64_MAX);
+      device.serials().complete(graph->serial);
+      graph->serial = 0;
+    }
+  }
+  // No queue may keep a pointer to it. Queues are the device's; each is locked in turn.
+  device.for_each_queue([graph](CommandQueue& queue) {
+    std::lock_guard<std::mutex> lock(queue.mutex_);
+    std::erase(queue.launched_, graph);
+  });
+  for (DeviceBlock* block : graph->blocks) device.pool().capture_unref(block);
+  for (VkDescriptorPool pool : graph->batch->descriptor_pools) {
+    vk.vkDestroyDescriptorPool(device.handle(), pool, nullptr);
+  }
+  vk.vkDestroyFence(device.handle(), graph->batch->fence, nullptr);
+  {
+    std::lock_guard<std::mutex> lock(owner.mutex_);
+    vk.vkFreeCommandBuffers(device.handle(), owner.command_pool_, 1, &graph->batch->cmd);
+  }
+  delete graph;
 }
 
 }  // namespace sy_vk

@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string>
 #include <vector>
 
 #include <vulkan/vulkan_core.h>
@@ -42,6 +43,9 @@ struct TimestampEvent {
 
 class CommandQueue {
  public:
+  // A batch captured once and submitted on every launch (native replay, docs/capture.md).
+  struct Graph;
+
   static Status create(VulkanDevice& device, std::unique_ptr<CommandQueue>* out);
   ~CommandQueue();
   CommandQueue(const CommandQueue&) = delete;
@@ -63,6 +67,18 @@ class CommandQueue {
   // Waits until the batch that recorded `event` has completed.
   Status wait_for_event(const TimestampEvent& event);
 
+  // Native capture: between begin_capture and end_capture, dispatches and writes go into a batch
+  // of their own that is never submitted here (reads, finish and timestamps fail and spoil the
+  // capture); end_capture hands it over as a Graph. The blocks it names are referenced in the
+  // pool, so that scratch released meanwhile is not handed out again while the graph lives.
+  Status begin_capture();
+  Status end_capture(Graph** out);
+  // Submits `graph` after everything recorded here so far (waiting for its previous launch);
+  // finish() and reads wait for it like for this queue's own batches.
+  Status launch(Graph& graph);
+  // Waits for the graph's last launch and frees it; its capturing queue must still exist.
+  static void destroy_graph(Graph* graph);
+
  private:
   struct Batch;
   explicit CommandQueue(VulkanDevice& device);
@@ -76,6 +92,12 @@ class CommandQueue {
   Status wait_locked(bool wait_all);
   Status read_through_staging(DeviceBlock* src, uint64_t src_offset, void* dst,
                               uint64_t size_bytes);
+  // Notes that the batch being captured names `block`.
+  void note_captured(DeviceBlock* block);
+  Status refuse_while_capturing(const char* what);
+  void discard_capture_locked();
+  // Retires this queue's graph launches that completed (all of them when wait_all).
+  Status retire_graphs_locked(bool wait_all);
 
   VulkanDevice& device_;
   std::mutex mutex_;
@@ -83,6 +105,10 @@ class CommandQueue {
   std::unique_ptr<Batch> recording_;
   std::deque<std::unique_ptr<Batch>> in_flight_;
   std::vector<std::unique_ptr<Batch>> spare_;
+  std::unique_ptr<Batch> capturing_;  // the batch being captured, while capturing
+  std::vector<DeviceBlock*> captured_blocks_;
+  std::string capture_failure_;   // the first call that could not be captured
+  std::vector<Graph*> launched_;  // graphs launched here whose launch may not have completed
 };
 
 }  // namespace sy_vk

@@ -73,6 +73,12 @@ class VulkanDevice {
   // Queues register themselves so that empty_cache can wait for all of them.
   void register_queue(CommandQueue* queue);
   void unregister_queue(CommandQueue* queue);
+  // Calls `visit` on every live queue of the device, holding the list's lock.
+  template <typename Visit>
+  void for_each_queue(Visit&& visit) {
+    std::lock_guard<std::mutex> lock(queues_mutex_);
+    for (CommandQueue* queue : queues_) visit(*queue);
+  }
   // Waits for every queue's work, then frees every cached block.
   Status empty_cache();
 

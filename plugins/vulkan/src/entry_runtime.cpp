@@ -208,4 +208,43 @@ sy_status entry_memory_set_limit(sy_device device, uint64_t limit_bytes) {
   });
 }
 
+// ---- native capture (docs/capture.md) ----------------------------------------------------------
+
+sy_status entry_queue_capture_begin(sy_device device, sy_queue queue) {
+  VulkanDevice* dev = as_device(device);
+  return guarded(dev, "vulkan queue_capture_begin", [&]() -> Status {
+    SY_VK_RETURN_IF_ERROR(check_handles(dev, as_queue(queue), nullptr, "queue_capture_begin"));
+    return as_queue(queue)->begin_capture();
+  });
+}
+
+sy_status entry_queue_capture_end(sy_device device, sy_queue queue, sy_graph* out_graph) {
+  VulkanDevice* dev = as_device(device);
+  return guarded(dev, "vulkan queue_capture_end", [&]() -> Status {
+    SY_VK_RETURN_IF_ERROR(check_handles(dev, as_queue(queue), nullptr, "queue_capture_end"));
+    if (out_graph == nullptr) return invalid_argument("queue_capture_end: out_graph is null");
+    CommandQueue::Graph* graph = nullptr;
+    SY_VK_RETURN_IF_ERROR(as_queue(queue)->end_capture(&graph));
+    *out_graph = reinterpret_cast<sy_graph>(graph);
+    return ok_status();
+  });
+}
+
+sy_status entry_graph_launch(sy_device device, sy_queue queue, sy_graph graph) {
+  VulkanDevice* dev = as_device(device);
+  return guarded(dev, "vulkan graph_launch", [&]() -> Status {
+    SY_VK_RETURN_IF_ERROR(check_handles(dev, as_queue(queue), nullptr, "graph_launch"));
+    if (graph == nullptr) return invalid_argument("graph_launch: null graph");
+    return as_queue(queue)->launch(*reinterpret_cast<CommandQueue::Graph*>(graph));
+  });
+}
+
+void entry_graph_destroy(sy_device /*device*/, sy_graph graph) {
+  try {
+    CommandQueue::destroy_graph(reinterpret_cast<CommandQueue::Graph*>(graph));
+  } catch (...) {
+    set_last_error("vulkan graph_destroy threw");
+  }
+}
+
 }  // namespace sy_vk

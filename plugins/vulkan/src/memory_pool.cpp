@@ -57,10 +57,32 @@ Status MemoryPool::allocate(uint64_t size_bytes, DeviceBlock** out) {
 
 void MemoryPool::release(DeviceBlock* block) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (live_.erase(block) == 0) return;
+  release_locked(block);
+}
+
+void MemoryPool::release_locked(DeviceBlock* block) {
+  if (live_.count(block) == 0) return;
+  if (block->graph_refs > 0) {  // a graph will use it again: cached only once none does
+    block->parked = true;
+    return;
+  }
+  live_.erase(block);
   accounting_.on_release(block->capacity_bytes);
   block->requested_bytes = 0;
   cached_.put(block->capacity_bytes, block);
+}
+
+void MemoryPool::capture_ref(DeviceBlock* block) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++block->graph_refs;
+}
+
+void MemoryPool::capture_unref(DeviceBlock* block) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (block->graph_refs > 0 && --block->graph_refs == 0 && block->parked) {
+    block->parked = false;
+    release_locked(block);
+  }
 }
 
 void MemoryPool::free_cached(bool only_idle) {

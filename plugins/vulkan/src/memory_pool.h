@@ -33,6 +33,10 @@ struct DeviceBlock {
   void* mapped = nullptr;        // host address when the memory is host-visible and coherent
   // Serial of the last command batch that used the block (see SerialTracker).
   std::atomic<uint64_t> last_use_serial{0};
+  // Captured graphs that name the block (the pool's lock guards both): a block released while
+  // one does is parked, not cached, until the last of them is destroyed.
+  uint32_t graph_refs = 0;
+  bool parked = false;
 };
 
 class MemoryPool {
@@ -46,6 +50,9 @@ class MemoryPool {
   // Returns the block to the cache. The GPU may still be using it; it is only destroyed once
   // idle (free_cached) or at pool destruction, after the device is idle.
   void release(DeviceBlock* block);
+  // A captured graph names the block / no longer does (see DeviceBlock::graph_refs).
+  void capture_ref(DeviceBlock* block);
+  void capture_unref(DeviceBlock* block);
   // Destroys cached blocks; with only_idle, only those no pending batch can touch.
   void free_cached(bool only_idle);
 
@@ -58,6 +65,7 @@ class MemoryPool {
   Status create_block(uint64_t capacity_bytes, DeviceBlock** out);
   void destroy_block(DeviceBlock* block);
   void free_cached_locked(bool only_idle);
+  void release_locked(DeviceBlock* block);
 
   VulkanDevice& device_;
   mutable std::mutex mutex_;

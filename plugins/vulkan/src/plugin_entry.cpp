@@ -30,6 +30,10 @@ const sy_plugin_functions kFunctions = [] {
   f.memory_empty_cache = sy_vk::entry_memory_empty_cache;
   f.memory_set_limit = sy_vk::entry_memory_set_limit;
   f.device_settings = sy_vk::entry_device_settings;
+  f.queue_capture_begin = sy_vk::entry_queue_capture_begin;
+  f.queue_capture_end = sy_vk::entry_queue_capture_end;
+  f.graph_launch = sy_vk::entry_graph_launch;
+  f.graph_destroy = sy_vk::entry_graph_destroy;
   return f;
 }();
 

@@ -69,6 +69,7 @@ namespace sy_vk {
   X(vkDestroyCommandPool)          \
   X(vkAllocateCommandBuffers)      \
   X(vkResetCommandBuffer)          \
+  X(vkFreeCommandBuffers)          \
   X(vkBeginCommandBuffer)          \
   X(vkEndCommandBuffer)            \
   X(vkCmdBindPipeline)             \
