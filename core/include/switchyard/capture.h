@@ -28,7 +28,7 @@ class Device;
 
 // predict.capture (and, later, train.capture): off runs every pass eagerly; on records a pass the
 // second time its input shapes are seen and replays it from the third; auto does what on does
-// where the device can replay natively (a plugin capture entry: none yet) and what off does
+// where the device's plugin replays natively (its capture entries: vulkan) and what off does
 // elsewhere.
 enum class CaptureMode { kAuto, kOn, kOff };
 

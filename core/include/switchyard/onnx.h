@@ -112,12 +112,13 @@ class OnnxModel {
   // records the run the second time an input signature (shapes and dtypes) is seen and from the
   // third replays the recorded ops, without the graph's host-side work; the outputs are then
   // copies made for the caller. A signature whose run cannot be replayed (a host read of device
-  // data, a fallback, a random op) stays eager and capture_summary() says why. auto is off until
-  // a plugin can replay natively.
+  // data, a fallback, a random op) stays eager and capture_summary() says why. auto is on where
+  // the device's plugin replays natively (one submission per run: vulkan) and off elsewhere.
   void set_capture(CaptureMode mode);
   CaptureMode capture() const;
   // What the last run did: "eager", "eager (first run of these input shapes)", "recorded N ops
-  // (holding M bytes)", "replayed N ops", or "eager: <why not replayable>".
+  // (holding M MiB; captured natively | replayed op by op: <why>)", "replayed N ops [as one
+  // submission]", or "eager: <why not replayable>".
   std::string capture_summary() const;
 
   struct Impl;

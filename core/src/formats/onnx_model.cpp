@@ -622,8 +622,11 @@ std::vector<Tensor> OnnxModel::run_checked(const std::vector<Tensor>& given) {
   const std::string signature = signature_of(inputs);
   const auto [entry, first] = m.plans.try_emplace(signature);
   if (first) entry->second.values = m.constants;
-  // auto: no plugin replays natively yet, so it runs as off (docs/capture.md).
-  if (m.capture == CaptureMode::kOn) return run_captured(m, entry->second, inputs);
+  // auto: on where the device's plugin replays natively (vulkan), off elsewhere (docs/capture.md).
+  const bool native = m.device->functions().queue_capture_begin != nullptr;
+  if (m.capture == CaptureMode::kOn || (m.capture == CaptureMode::kAuto && native)) {
+    return run_captured(m, entry->second, inputs);
+  }
   m.capture_note = "eager";
   return run_plan(m, entry->second, inputs);
 }
@@ -631,7 +634,7 @@ std::vector<Tensor> OnnxModel::run_checked(const std::vector<Tensor>& given) {
 void OnnxModel::set_capture(CaptureMode mode) {
   const std::lock_guard<std::mutex> lock(impl_->mutex);
   impl_->capture = mode;
-  if (mode != CaptureMode::kOn) {
+  if (mode == CaptureMode::kOff) {
     for (auto& [signature, plan] : impl_->plans) plan.captured.reset();  // frees what they held
   }
 }

@@ -208,7 +208,8 @@ SchemaNode predict_schema() {
        kOptional,
        {"Capture and replay of an ONNX model's forward pass (docs/capture.md): on records the "
         "pass the second time its input shapes are seen and replays its ops from the third; auto "
-        "is off until a backend replays natively.",
+        "is on where the backend replays natively (vulkan: one submission per pass) and off "
+        "elsewhere.",
         "auto", "on"}},
   });
 }
