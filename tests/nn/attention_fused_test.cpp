@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backend_support.h"
+#include "nn/fused_test_support.h"
 #include "switchyard/autograd.h"
 #include "switchyard/nn.h"
 #include "switchyard/nn_sequence.h"
@@ -22,35 +23,14 @@
 namespace switchyard {
 namespace {
 
+using testing::max_abs_difference;
 using testing::optional_device;
-
-double max_abs_difference(const Tensor& a, const Tensor& b) {
-  REQUIRE(a.shape() == b.shape());
-  const std::vector<float> x = a.to_host_float();
-  const std::vector<float> y = b.to_host_float();
-  double worst = 0.0;
-  for (size_t k = 0; k < x.size(); ++k) {
-    worst = std::max(worst, std::abs(static_cast<double>(x[k]) - static_cast<double>(y[k])));
-  }
-  return worst;
-}
+using testing::spans_of;
 
 double max_abs(const Tensor& a) {
   double worst = 0.0;
   for (float v : a.to_host_float()) worst = std::max(worst, std::abs(static_cast<double>(v)));
   return worst;
-}
-
-template <typename Run>
-std::vector<std::string> spans_of(Run&& run) {
-  Profiler profiler;
-  {
-    ProfileScope scope(profiler);
-    run();
-  }
-  std::vector<std::string> names;
-  for (const SpanRecord& span : profiler.span_records()) names.push_back(span.name);
-  return names;
 }
 
 enum class Mask { kNone, kFull, kPadding, kMatrix };

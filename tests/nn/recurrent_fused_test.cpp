@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backend_support.h"
+#include "nn/fused_test_support.h"
 #include "nn/recurrent_sequence.h"
 #include "switchyard/autograd.h"
 #include "switchyard/nn.h"
@@ -19,7 +20,9 @@
 namespace switchyard {
 namespace {
 
+using testing::max_abs_difference;
 using testing::optional_device;
+using testing::spans_of;
 
 struct Variant {
   bool lstm;
@@ -36,30 +39,6 @@ std::string describe(const Variant& v) {
          " bidirectional=" + (v.bidirectional ? "1" : "0") + " bias=" + (v.bias ? "1" : "0") +
          " initial_state=" + (v.initial_state ? "1" : "0") + " batch=" + std::to_string(v.batch) +
          " batch_first=" + (v.batch_first ? "1" : "0");
-}
-
-double max_abs_difference(const Tensor& a, const Tensor& b) {
-  REQUIRE(a.shape() == b.shape());
-  const std::vector<float> x = a.to_host_float();
-  const std::vector<float> y = b.to_host_float();
-  double worst = 0.0;
-  for (size_t k = 0; k < x.size(); ++k) {
-    worst = std::max(worst, std::abs(static_cast<double>(x[k]) - static_cast<double>(y[k])));
-  }
-  return worst;
-}
-
-// The span names the layer's sequences opened while `run` ran.
-template <typename Run>
-std::vector<std::string> spans_of(Run&& run) {
-  Profiler profiler;
-  {
-    ProfileScope scope(profiler);
-    run();
-  }
-  std::vector<std::string> names;
-  for (const SpanRecord& span : profiler.span_records()) names.push_back(span.name);
-  return names;
 }
 
 void check_variant(const std::shared_ptr<Device>& device, const Variant& v) {
