@@ -7,7 +7,7 @@
 // accumulates dK and dV over the blocks of one (b, h), so it is parallel over (b, h).
 // q, k, v and out are used in place when each row is dense (unit stride on D) at any row, head
 // and batch strides: the [B, T, H, D] views of a projection split into heads. f16 and bf16 run
-// through f32 copies.
+// through f32 copies (a broadcast mask's copy keeps its stride-0 axes).
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 
@@ -538,19 +538,75 @@ void backward_f32(OpContext& ctx) {
 
 }  // namespace
 
-void run_attention(OpContext& ctx) {
+namespace {
+
+// An f32 copy of `view` that keeps its broadcast: axes of stride 0 are copied once and read
+// with stride 0 again, so a [B, 1, 1, Tk] key-padding mask expanded to [B, H, Tq, Tk] stays
+// B x Tk floats instead of becoming the whole score tensor.
+TensorView compact_f32(OpContext& ctx, const TensorView& view) {
+  TensorView source = view;
+  for (int d = 0; d < view.rank; ++d) {
+    if (view.strides[d] == 0) source.shape[d] = 1;
+  }
+  TensorView copy = dense_copy(ctx, source, SY_DTYPE_F32);
+  for (int d = 0; d < view.rank; ++d) {
+    if (source.shape[d] != view.shape[d]) {
+      copy.shape[d] = view.shape[d];
+      copy.strides[d] = 0;
+    }
+  }
+  return copy;
+}
+
+// f16 and bf16 through f32 copies (each output rounded once), the mask (input `mask_index` when
+// present) kept compact.
+void run_through_f32_compact_mask(OpContext& ctx, void (*runner)(OpContext&), int mask_index) {
   const uint32_t dtype = ctx.in[0].dtype;
-  if (dtype == SY_DTYPE_F16 || dtype == SY_DTYPE_BF16)
-    return run_through_f32(ctx, forward_f32, dtype);
-  forward_f32(ctx);
+  // Every tensor but lse (f32, the backward's input 5 and the forward's output 1) has q's dtype;
+  // checked here, since the f32 copies would hide a mismatch.
+  const bool backward = ctx.op == SY_OP_SCALED_DOT_PRODUCT_ATTENTION_BACKWARD;
+  for (int i = 0; i < ctx.num_inputs; ++i) {
+    if (!(backward && i == 5)) ctx.require_same_dtype(ctx.in[i], "input", ctx.in[0], "input 0");
+  }
+  OpContext staged(ctx.device, ctx.queue, ctx.op, ctx.params);
+  staged.num_inputs = ctx.num_inputs;
+  staged.num_outputs = ctx.num_outputs;
+  for (int i = 0; i < ctx.num_inputs; ++i) {
+    const TensorView& in = ctx.in[i];
+    if (in.dtype != dtype) {
+      staged.in[i] = in;
+    } else {
+      staged.in[i] = i == mask_index ? compact_f32(ctx, in) : dense_copy(ctx, in, SY_DTYPE_F32);
+    }
+  }
+  for (int i = 0; i < ctx.num_outputs; ++i) {
+    const TensorView& out = ctx.out[i];
+    staged.out[i] = out.dtype == dtype ? ctx.scratch_view(SY_DTYPE_F32, out.rank, out.shape) : out;
+  }
+  runner(staged);
+  for (int i = 0; i < ctx.num_outputs; ++i) {
+    if (ctx.out[i].dtype == dtype) {
+      copy_view(staged.out[i], ctx.out[i], ctx.threads_for(ctx.out[i].numel()));
+    }
+  }
+}
+
+bool sixteen_bit(uint32_t dtype) {
+  return dtype == SY_DTYPE_F16 || dtype == SY_DTYPE_BF16;
+}
+
+}  // namespace
+
+void run_attention(OpContext& ctx) {
+  if (!sixteen_bit(ctx.in[0].dtype)) return forward_f32(ctx);
+  const bool mask = ctx.params.attention.has_mask != 0 && ctx.num_inputs == 4;
+  run_through_f32_compact_mask(ctx, forward_f32, mask ? 3 : -1);
 }
 
 void run_attention_backward(OpContext& ctx) {
-  const uint32_t dtype = ctx.in[0].dtype;
-  if (dtype == SY_DTYPE_F16 || dtype == SY_DTYPE_BF16) {
-    return run_through_f32(ctx, backward_f32, dtype);
-  }
-  backward_f32(ctx);
+  if (!sixteen_bit(ctx.in[0].dtype)) return backward_f32(ctx);
+  const bool mask = ctx.params.attention.has_mask != 0 && ctx.num_inputs == 7;
+  run_through_f32_compact_mask(ctx, backward_f32, mask ? 6 : -1);
 }
 
 }  // namespace sy_onednn
