@@ -128,3 +128,77 @@ TEST_CASE("vulkan: shape errors are INVALID_ARGUMENT naming the op and shapes", 
 
 }  // namespace
 }  // namespace switchyard
+
+namespace switchyard {
+namespace {
+
+// An op call on `x` in place: x = x * 2 + 1 as two calls.
+std::vector<sy_op_call> double_plus_one(const vulkan_test::DeviceTensor& x) {
+  std::vector<sy_op_call> calls(2);
+  for (size_t k = 0; k < 2; ++k) {
+    std::memset(&calls[k], 0, sizeof(sy_op_call));
+    calls[k].op = k == 0 ? SY_OP_MUL : SY_OP_ADD;
+    calls[k].num_inputs = 1;
+    calls[k].num_outputs = 1;
+    calls[k].inputs[0] = x.desc;
+    calls[k].outputs[0] = x.desc;
+    calls[k].params = scalar(k == 0 ? 2.0 : 1.0);
+  }
+  return calls;
+}
+
+TEST_CASE("vulkan: a captured graph runs on every launch, in order with the queue's other work",
+          "[vulkan][capture]") {
+  std::shared_ptr<Device> device = vulkan_device(copy_path_options());
+  if (device == nullptr) return;
+  const sy_plugin_functions& f = device->functions();
+  REQUIRE(f.queue_capture_begin != nullptr);
+  const DeviceTensor x = upload(*device, SY_DTYPE_F32, {3}, {0, 1, 2});
+  const std::shared_ptr<Queue> capture = value_or_throw(device->create_queue());
+  throw_if_error(
+      device->check(f.queue_capture_begin(device->handle(), capture->handle()), "begin"));
+  for (const sy_op_call& call : double_plus_one(x)) throw_if_error(capture->dispatch(call));
+  sy_graph graph = nullptr;
+  throw_if_error(
+      device->check(f.queue_capture_end(device->handle(), capture->handle(), &graph), "end"));
+  REQUIRE(graph != nullptr);
+  // Capturing ran nothing.
+  CHECK(download(*device, x) == std::vector<double>{0, 1, 2});
+  const sy_queue queue = device->default_queue().handle();
+  for (int k = 0; k < 3; ++k) {
+    throw_if_error(device->check(f.graph_launch(device->handle(), queue, graph), "launch"));
+  }
+  // An op queued after the launches runs after them.
+  throw_if_error(enqueue(*device, SY_OP_ADD, {&x}, {&x}, scalar(100.0)));
+  // ((x * 2 + 1) three times) + 100: 0 -> 107, 1 -> 115, 2 -> 123.
+  CHECK(download(*device, x) == std::vector<double>{107, 115, 123});
+  f.graph_destroy(device->handle(), graph);
+}
+
+TEST_CASE("vulkan: a read while capturing spoils the capture, and the queue works on",
+          "[vulkan][capture]") {
+  std::shared_ptr<Device> device = vulkan_device(vulkan_test::validation_on());
+  if (device == nullptr) return;
+  const sy_plugin_functions& f = device->functions();
+  const DeviceTensor x = upload(*device, SY_DTYPE_F32, {3}, {0, 1, 2});
+  const std::shared_ptr<Queue> capture = value_or_throw(device->create_queue());
+  throw_if_error(
+      device->check(f.queue_capture_begin(device->handle(), capture->handle()), "begin"));
+  CHECK(f.queue_capture_begin(device->handle(), capture->handle()) == SY_STATUS_INVALID_ARGUMENT);
+  for (const sy_op_call& call : double_plus_one(x)) throw_if_error(capture->dispatch(call));
+  float host[3];
+  const Status read = capture->read(*x.buffer, 0, host, sizeof(host));
+  CHECK(read.code() == StatusCode::kUnimplemented);
+  CHECK_THAT(read.message(), Catch::Contains("buffer_read while the queue is capturing"));
+  sy_graph graph = nullptr;
+  CHECK(f.queue_capture_end(device->handle(), capture->handle(), &graph) ==
+        SY_STATUS_UNIMPLEMENTED);
+  CHECK(graph == nullptr);
+  // Not capturing any more: the same queue runs ops again.
+  for (const sy_op_call& call : double_plus_one(x)) throw_if_error(capture->dispatch(call));
+  throw_if_error(capture->finish());
+  CHECK(download(*device, x) == std::vector<double>{1, 3, 5});
+}
+
+}  // namespace
+}  // namespace switchyard
