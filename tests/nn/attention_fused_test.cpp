@@ -235,24 +235,44 @@ TEST_CASE("scaled_dot_product_attention refuses bad input", "[nn][attention]") {
 }
 
 TEST_CASE("a query with no key to attend gives NaN on both paths", "[nn][attention]") {
-  const std::shared_ptr<Device> device = optional_device("reference");
-  if (device == nullptr) return;
-  const Tensor q = rand_uniform({1, 1, 2, 4}, -1.0, 1.0, 1, 0, device);
-  const Tensor k = rand_uniform({1, 1, 3, 4}, -1.0, 1.0, 2, 0, device);
-  const Tensor v = rand_uniform({1, 1, 3, 4}, -1.0, 1.0, 3, 0, device);
-  AttentionOptions options;
-  options.attn_mask =
-      Tensor::from_host({-INFINITY, -INFINITY, -INFINITY, 0, 0, 0}, Shape{2, 3}, device);
-  const std::vector<float> fused = scaled_dot_product_attention(q, k, v, options).to_host_float();
-  std::vector<float> composed;
-  {
-    detail::ComposedAttentionScope force_composed;
-    composed = scaled_dot_product_attention(q, k, v, options).to_host_float();
-  }
-  for (size_t x = 0; x < 4; ++x) {
-    CHECK(std::isnan(fused[x]));
-    CHECK(std::isnan(composed[x]));
-    CHECK(std::abs(fused[4 + x] - composed[4 + x]) < 1e-6f);
+  // Query 0 has every key masked. The second shape has over 8 MB of scores per batch entry, so
+  // onednn takes its tiled path there and its batched path in the first.
+  struct Size {
+    int64_t h, tq, tk;
+  };
+  for (const std::string backend : {"reference", "onednn", "vulkan"}) {
+    const std::shared_ptr<Device> device = optional_device(backend);
+    if (device == nullptr) continue;
+    for (const Size size : {Size{1, 2, 3}, Size{2, 1100, 1000}}) {
+      INFO(backend << " " << size.h << "x" << size.tq << "x" << size.tk);
+      const Tensor q = rand_uniform({1, size.h, size.tq, 4}, -1.0, 1.0, 1, 0, device);
+      const Tensor k = rand_uniform({1, size.h, size.tk, 4}, -1.0, 1.0, 2, 0, device);
+      const Tensor v = rand_uniform({1, size.h, size.tk, 4}, -1.0, 1.0, 3, 0, device);
+      std::vector<float> mask(static_cast<size_t>(size.tq * size.tk), 0.0f);
+      std::fill(mask.begin(), mask.begin() + size.tk, -INFINITY);
+      AttentionOptions options;
+      options.attn_mask = Tensor::from_host(mask, Shape{size.tq, size.tk}, device);
+      const std::vector<float> fused =
+          scaled_dot_product_attention(q, k, v, options).to_host_float();
+      std::vector<float> composed;
+      {
+        detail::ComposedAttentionScope force_composed;
+        composed = scaled_dot_product_attention(q, k, v, options).to_host_float();
+      }
+      REQUIRE(fused.size() == composed.size());
+      size_t nan_rows = 0;
+      for (size_t at = 0; at < fused.size(); ++at) {
+        const bool first_query = (at / 4) % static_cast<size_t>(size.tq) == 0;
+        if (first_query) {
+          CHECK(std::isnan(fused[at]));
+          CHECK(std::isnan(composed[at]));
+          nan_rows += std::isnan(fused[at]) ? 1 : 0;
+        } else {
+          REQUIRE(std::abs(fused[at] - composed[at]) < 1e-5f);
+        }
+      }
+      CHECK(nan_rows == static_cast<size_t>(4 * size.h));
+    }
   }
 }
 

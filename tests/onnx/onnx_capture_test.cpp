@@ -167,8 +167,8 @@ TEST_CASE("vulkan replays a captured command buffer: new inputs, scratch kept, o
           "[onnx][capture][vulkan]") {
   const std::shared_ptr<Device> device = optional_device("vulkan");
   if (device == nullptr) return;
-  // An LSTM (LSTM_SEQUENCE: scratch buffers inside the op) and attention with its backward
-  // (another scratch), on inputs the pass reads from x.
+  // An LSTM (LSTM_SEQUENCE: scratch buffers inside the op) and attention (a scratch standing in
+  // for the lse it is not asked for), on inputs the pass reads from x.
   InitContext init{device, InitScheme::kKaimingUniform, 3};
   RecurrentOptions options;
   options.input_size = 8;

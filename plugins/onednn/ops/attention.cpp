@@ -1,13 +1,15 @@
-// SCALED_DOT_PRODUCT_ATTENTION and its backward (docs/ops.md section 18) in f32, tiled over query
-// rows: for each (b, h) and block of up to kRows queries, S = Q K^T * scale with oneDNN's sgemm,
-// the mask, causal limit, softmax and dropout on S in place, then O = P V with sgemm. Nothing
-// larger than kRows x Tk per thread is ever in memory; a causal block stops at its last query's
-// key. The blocks run in parallel, each sgemm on one thread; a call with a single block lets sgemm
-// use the threads. The backward rebuilds P from the forward's log-sum-exp per block and
-// accumulates dK and dV over the blocks of one (b, h), so it is parallel over (b, h).
-// q, k, v and out are used in place when each row is dense (unit stride on D) at any row, head
-// and batch strides: the [B, T, H, D] views of a projection split into heads. f16 and bf16 run
-// through f32 copies (a broadcast mask's copy keeps its stride-0 axes).
+// SCALED_DOT_PRODUCT_ATTENTION and its backward (docs/ops.md section 18) in f32, two ways:
+// - batched, where one batch entry's scores fit kBatchedScoreBytes: for a group of entries,
+//   S = Q K^T as one oneDNN matmul over every head, the softmax (mask, causal limit, dropout) on
+//   S in place in parallel rows, O = P V as one more; the backward likewise, five batched
+//   products around P rebuilt from the forward's log-sum-exp and dS in place;
+// - tiled, for longer sequences: per (b, h) and block of kRows queries, S = Q K^T * scale with
+//   oneDNN's sgemm into the thread's scratch, the softmax in place, O = P V; a causal block stops
+//   at its last query's key, and nothing larger than kRows x Tk per thread is in memory. The
+//   backward accumulates dK and dV over the blocks of one (b, h), in parallel over (b, h). q, k,
+//   v and out are used in place when each row is dense (unit stride on D) at any row, head and
+//   batch strides: the [B, T, H, D] views of a projection split into heads.
+// f16 and bf16 run through f32 copies (a broadcast mask's copy keeps its stride-0 axes).
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 
@@ -25,6 +27,9 @@ namespace {
 
 constexpr int64_t kRows = 64;
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+// Scores of this many bytes per batch entry at most take the batched path.
+constexpr int64_t kBatchedScoreBytes = int64_t{8} << 20;
 
 // The operands of one (b, h): a row-major matrix with leading dimension ld.
 struct Matrix {
@@ -84,7 +89,21 @@ struct Problem {
     return p.causal != 0 ? std::min(tk, r0 + rows) : tk;
   }
   int64_t blocks() const { return (tq + kRows - 1) / kRows; }
+  // The keys query i may see among the first `keys`: all, or up to itself (causal).
+  int64_t visible(int64_t i, int64_t keys) const {
+    return p.causal != 0 ? std::min(keys, i + 1) : keys;
+  }
+  // Whether one batch entry's scores fit the batched path, and how many entries it takes at once.
+  bool batched() const { return h * tq * tk * 4 <= kBatchedScoreBytes; }
+  int64_t batch_group() const {
+    return std::clamp<int64_t>(kBatchedScoreBytes / (h * tq * tk * 4), 1, b);
+  }
 };
+
+// Element [b, h, i] of a rank-3 f32 view (lse), or [b, h, i, 0] of a rank-4 one (a row).
+float* f32_at(const TensorView& v, int64_t b, int64_t h, int64_t i) {
+  return reinterpret_cast<float*>(v.data) + b * v.strides[0] + h * v.strides[1] + i * v.strides[2];
+}
 
 Problem checked_problem(OpContext& ctx, int first) {
   Problem pr;
@@ -208,10 +227,8 @@ __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) vo
 // The mask's row i of (b, h) and its step along the keys, or null without a mask.
 const float* mask_row_of(const Problem& pr, int64_t b, int64_t h, int64_t i, int64_t* step) {
   if (pr.mask == nullptr) return nullptr;
-  const TensorView& m = *pr.mask;
-  *step = m.strides[3];
-  return reinterpret_cast<const float*>(m.data) + b * m.strides[0] + h * m.strides[1] +
-         i * m.strides[2];
+  *step = pr.mask->strides[3];
+  return f32_at(*pr.mask, b, h, i);
 }
 
 // Softmax of row i of (b, h) in place (keys long), with dropout; writes lse when asked and
@@ -220,22 +237,18 @@ float finish_row(const Problem& pr, int64_t b, int64_t h, int64_t i, float* row,
                  float scale, float* factors, const TensorView* lse) {
   int64_t step = 0;
   const float* mask = mask_row_of(pr, b, h, i, &step);
-  const int64_t visible = pr.p.causal != 0 ? std::min(keys, i + 1) : keys;
+  const int64_t visible = pr.visible(i, keys);
   const float row_lse = normalise_row(row, keys, visible, scale, mask, step);
   if (pr.p.dropout_p > 0.0 && row_lse != kNegInf) {
     dropout_row(pr, b, h, i, factors, visible);
     for (int64_t j = 0; j < visible; ++j) row[j] *= factors[j];
   }
-  if (lse != nullptr) {
-    *reinterpret_cast<float*>(
-        lse->data + (b * lse->strides[0] + h * lse->strides[1] + i * lse->strides[2]) * 4) =
-        row_lse;
-  }
+  if (lse != nullptr) *f32_at(*lse, b, h, i) = row_lse;
   return row_lse;
 }
 
 void fill_nan(float* row, int64_t count) {
-  std::fill(row, row + count, std::numeric_limits<float>::quiet_NaN());
+  std::fill(row, row + count, kNaN);
 }
 
 int threads_for_blocks(OpContext& ctx, int64_t flops, int64_t items) {
@@ -267,17 +280,12 @@ TensorView batch_slice(const TensorView& view, int64_t first, int64_t count) {
   return slice;
 }
 
-// Scores of this many bytes at most are made whole by one batched product per group of batch
-// entries (the batched path); longer sequences go through the tiled path.
-constexpr int64_t kBatchedScoreBytes = int64_t{8} << 20;
-
 // The batched path: for a group of batch entries, S = Q K^T as one oneDNN matmul over every
 // head, the softmax on S in place (parallel over rows), O = P V as one more. The products run at
 // oneDNN's batched speed; S for the group is the only extra memory.
-void forward_batched(OpContext& ctx, const Problem& pr, const TensorView& lse_view, bool with_lse) {
+void forward_batched(OpContext& ctx, const Problem& pr, const TensorView* lse) {
   const TensorView q = ctx.in[0], k = ctx.in[1], v = ctx.in[2], out = ctx.out[0];
-  const int64_t per_entry = pr.h * pr.tq * pr.tk;
-  const int64_t group = std::clamp<int64_t>(kBatchedScoreBytes / (per_entry * 4), 1, pr.b);
+  const int64_t group = pr.batch_group();
   const int64_t scores_shape[] = {group, pr.h, pr.tq, pr.tk};
   const TensorView scores_all = ctx.scratch_view(SY_DTYPE_F32, 4, scores_shape);
   const bool dropout = pr.p.dropout_p > 0.0;
@@ -300,7 +308,7 @@ void forward_batched(OpContext& ctx, const Problem& pr, const TensorView& lse_vi
       const int64_t i = r % pr.tq, bh = r / pr.tq, b = first + bh / pr.h, h = bh % pr.h;
       float* row = reinterpret_cast<float*>(scores.data) + r * pr.tk;
       float* f = factors != nullptr ? factors + pr.tk * omp_get_thread_num() : nullptr;
-      row_lse[r] = finish_row(pr, b, h, i, row, pr.tk, scale, f, with_lse ? &lse_view : nullptr);
+      row_lse[r] = finish_row(pr, b, h, i, row, pr.tk, scale, f, lse);
     }
     const TensorView out_slice = batch_slice(out, first, count);
     product(ctx, scores, batch_slice(v, first, count), out_slice, false);
@@ -308,12 +316,8 @@ void forward_batched(OpContext& ctx, const Problem& pr, const TensorView& lse_vi
     for (int64_t r = 0; r < rows; ++r) {
       if (row_lse[r] != kNegInf) continue;
       const int64_t i = r % pr.tq, bh = r / pr.tq, h = bh % pr.h, b = bh / pr.h;
-      for (int64_t x = 0; x < pr.dv; ++x) {
-        *reinterpret_cast<float*>(out_slice.data +
-                                  (b * out_slice.strides[0] + h * out_slice.strides[1] +
-                                   i * out_slice.strides[2] + x * out_slice.strides[3]) *
-                                      4) = std::numeric_limits<float>::quiet_NaN();
-      }
+      float* row = f32_at(out_slice, b, h, i);
+      for (int64_t x = 0; x < pr.dv; ++x) row[x * out_slice.strides[3]] = kNaN;
     }
   }
 }
@@ -366,10 +370,11 @@ void forward_f32(OpContext& ctx) {
     ctx.require_dtype_in(ctx.out[1], "lse", {SY_DTYPE_F32});
     ctx.require_shape(ctx.out[1], "lse", lse_shape, 3);
   }
-  if (pr.h * pr.tq * pr.tk * 4 <= kBatchedScoreBytes) {
-    forward_batched(ctx, pr, ctx.out[1], with_lse);
+  const TensorView* lse = with_lse ? &ctx.out[1] : nullptr;
+  if (pr.batched()) {
+    forward_batched(ctx, pr, lse);
   } else {
-    forward_tiled(ctx, pr, with_lse ? &ctx.out[1] : nullptr);
+    forward_tiled(ctx, pr, lse);
   }
 }
 
@@ -406,15 +411,12 @@ void backward_tiled(OpContext& ctx, const Problem& pr) {
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t i = r0 + r;
         float* row = p + r * keys;
-        const float row_lse = *reinterpret_cast<const float*>(
-            lse.data + (b * lse.strides[0] + h * lse.strides[1] + i * lse.strides[2]) * 4);
+        const float row_lse = *f32_at(lse, b, h, i);
         int64_t step = 0;
         const float* mask = mask_row_of(pr, b, h, i, &step);
-        rebuild_row(row, keys, pr.p.causal != 0 ? std::min(keys, i + 1) : keys, row_lse, mask,
-                    step);
-        if (row_lse == kNegInf) {  // an empty row: NaN gradients, as the forward's NaN row
-          std::fill(row, row + keys, std::numeric_limits<float>::quiet_NaN());
-        }
+        rebuild_row(row, keys, pr.visible(i, keys), row_lse, mask, step);
+        // An empty row: NaN gradients, as the forward's NaN row.
+        if (row_lse == kNegInf) fill_nan(row, keys);
         if (dropout) dropout_row(pr, b, h, i, factors + r * keys, keys);
       }
       // dV += (P Z)^T dO: P Z goes through ds, which dP overwrites next.
@@ -448,8 +450,7 @@ void backward_tiled(OpContext& ctx, const Problem& pr) {
 void backward_batched(OpContext& ctx, const Problem& pr) {
   const TensorView d_o = ctx.in[0], q = ctx.in[1], k = ctx.in[2], v = ctx.in[3], o = ctx.in[4];
   const TensorView& lse = ctx.in[5];
-  const int64_t per_entry = pr.h * pr.tq * pr.tk;
-  const int64_t group = std::clamp<int64_t>(kBatchedScoreBytes / (per_entry * 4), 1, pr.b);
+  const int64_t group = pr.batch_group();
   const int64_t scores_shape[] = {group, pr.h, pr.tq, pr.tk};
   const bool dropout = pr.p.dropout_p > 0.0;
   const TensorView p_all = ctx.scratch_view(SY_DTYPE_F32, 4, scores_shape);
@@ -470,14 +471,12 @@ void backward_batched(OpContext& ctx, const Problem& pr) {
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t i = r % pr.tq, bh = r / pr.tq, b = first + bh / pr.h, h = bh % pr.h;
       float* row = reinterpret_cast<float*>(p.data) + r * pr.tk;
-      const float row_lse = *reinterpret_cast<const float*>(
-          lse.data + (b * lse.strides[0] + h * lse.strides[1] + i * lse.strides[2]) * 4);
+      const float row_lse = *f32_at(lse, b, h, i);
       int64_t step = 0;
       const float* mask = mask_row_of(pr, b, h, i, &step);
       for (int64_t j = 0; j < pr.tk; ++j) row[j] *= scale;
-      rebuild_row(row, pr.tk, pr.p.causal != 0 ? std::min(pr.tk, i + 1) : pr.tk, row_lse, mask,
-                  step);
-      if (row_lse == kNegInf) std::fill(row, row + pr.tk, std::numeric_limits<float>::quiet_NaN());
+      rebuild_row(row, pr.tk, pr.visible(i, pr.tk), row_lse, mask, step);
+      if (row_lse == kNegInf) fill_nan(row, pr.tk);
       if (dropout) {
         float* factors = reinterpret_cast<float*>(z.data) + r * pr.tk;
         dropout_row(pr, b, h, i, factors, pr.tk);
@@ -493,14 +492,11 @@ void backward_batched(OpContext& ctx, const Problem& pr) {
 #pragma omp parallel for num_threads(threads) if (threads > 1)
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t i = r % pr.tq, bh = r / pr.tq, b = bh / pr.h, h = bh % pr.h;
+      const float* grad = f32_at(g_g, b, h, i);
+      const float* out_row = f32_at(o_g, b, h, i);
       float delta = 0.0f;
       for (int64_t x = 0; x < pr.dv; ++x) {
-        const int64_t at_g =
-            b * g_g.strides[0] + h * g_g.strides[1] + i * g_g.strides[2] + x * g_g.strides[3];
-        const int64_t at_o =
-            b * o_g.strides[0] + h * o_g.strides[1] + i * o_g.strides[2] + x * o_g.strides[3];
-        delta += reinterpret_cast<const float*>(g_g.data)[at_g] *
-                 reinterpret_cast<const float*>(o_g.data)[at_o];
+        delta += grad[x * g_g.strides[3]] * out_row[x * o_g.strides[3]];
       }
       score_grad_row(reinterpret_cast<float*>(d.data) + r * pr.tk,
                      reinterpret_cast<const float*>(p.data) + r * pr.tk,
@@ -529,66 +525,22 @@ void backward_f32(OpContext& ctx) {
     ctx.require_same_dtype(ctx.out[n], roles[n], ctx.in[1], "q");
     ctx.require_shape(ctx.out[n], roles[n], ctx.in[1 + n].shape, 4);
   }
-  if (pr.h * pr.tq * pr.tk * 4 <= kBatchedScoreBytes) {
+  if (pr.batched()) {
     backward_batched(ctx, pr);
   } else {
     backward_tiled(ctx, pr);
   }
 }
 
-}  // namespace
-
-namespace {
-
-// An f32 copy of `view` that keeps its broadcast: axes of stride 0 are copied once and read
-// with stride 0 again, so a [B, 1, 1, Tk] key-padding mask expanded to [B, H, Tq, Tk] stays
-// B x Tk floats instead of becoming the whole score tensor.
-TensorView compact_f32(OpContext& ctx, const TensorView& view) {
-  TensorView source = view;
-  for (int d = 0; d < view.rank; ++d) {
-    if (view.strides[d] == 0) source.shape[d] = 1;
-  }
-  TensorView copy = dense_copy(ctx, source, SY_DTYPE_F32);
-  for (int d = 0; d < view.rank; ++d) {
-    if (source.shape[d] != view.shape[d]) {
-      copy.shape[d] = view.shape[d];
-      copy.strides[d] = 0;
-    }
-  }
-  return copy;
-}
-
-// f16 and bf16 through f32 copies (each output rounded once), the mask (input `mask_index` when
-// present) kept compact.
-void run_through_f32_compact_mask(OpContext& ctx, void (*runner)(OpContext&), int mask_index) {
-  const uint32_t dtype = ctx.in[0].dtype;
-  // Every tensor but lse (f32, the backward's input 5 and the forward's output 1) has q's dtype;
-  // checked here, since the f32 copies would hide a mismatch.
+// f16 and bf16 through f32 copies, the mask's broadcast kept. Every tensor but lse (f32: the
+// forward's output 1, the backward's input 5) has q's dtype: checked here, since the copies would
+// hide a mismatch.
+void run_16_bit(OpContext& ctx, void (*runner)(OpContext&)) {
   const bool backward = ctx.op == SY_OP_SCALED_DOT_PRODUCT_ATTENTION_BACKWARD;
   for (int i = 0; i < ctx.num_inputs; ++i) {
     if (!(backward && i == 5)) ctx.require_same_dtype(ctx.in[i], "input", ctx.in[0], "input 0");
   }
-  OpContext staged(ctx.device, ctx.queue, ctx.op, ctx.params);
-  staged.num_inputs = ctx.num_inputs;
-  staged.num_outputs = ctx.num_outputs;
-  for (int i = 0; i < ctx.num_inputs; ++i) {
-    const TensorView& in = ctx.in[i];
-    if (in.dtype != dtype) {
-      staged.in[i] = in;
-    } else {
-      staged.in[i] = i == mask_index ? compact_f32(ctx, in) : dense_copy(ctx, in, SY_DTYPE_F32);
-    }
-  }
-  for (int i = 0; i < ctx.num_outputs; ++i) {
-    const TensorView& out = ctx.out[i];
-    staged.out[i] = out.dtype == dtype ? ctx.scratch_view(SY_DTYPE_F32, out.rank, out.shape) : out;
-  }
-  runner(staged);
-  for (int i = 0; i < ctx.num_outputs; ++i) {
-    if (ctx.out[i].dtype == dtype) {
-      copy_view(staged.out[i], ctx.out[i], ctx.threads_for(ctx.out[i].numel()));
-    }
-  }
+  run_through_f32(ctx, runner, ctx.in[0].dtype, /*keep_broadcast=*/true);
 }
 
 bool sixteen_bit(uint32_t dtype) {
@@ -598,15 +550,13 @@ bool sixteen_bit(uint32_t dtype) {
 }  // namespace
 
 void run_attention(OpContext& ctx) {
-  if (!sixteen_bit(ctx.in[0].dtype)) return forward_f32(ctx);
-  const bool mask = ctx.params.attention.has_mask != 0 && ctx.num_inputs == 4;
-  run_through_f32_compact_mask(ctx, forward_f32, mask ? 3 : -1);
+  if (sixteen_bit(ctx.in[0].dtype)) return run_16_bit(ctx, forward_f32);
+  forward_f32(ctx);
 }
 
 void run_attention_backward(OpContext& ctx) {
-  if (!sixteen_bit(ctx.in[0].dtype)) return backward_f32(ctx);
-  const bool mask = ctx.params.attention.has_mask != 0 && ctx.num_inputs == 7;
-  run_through_f32_compact_mask(ctx, backward_f32, mask ? 6 : -1);
+  if (sixteen_bit(ctx.in[0].dtype)) return run_16_bit(ctx, backward_f32);
+  backward_f32(ctx);
 }
 
 }  // namespace sy_onednn

@@ -53,8 +53,12 @@ void fill_zero(const TensorView& view, int threads);
 TensorView dense_copy(OpContext& ctx, const TensorView& view, uint32_t dtype);
 
 // Runs `runner` on a copy of the call in which every tensor of `dtype` is replaced by an f32
-// scratch tensor (inputs converted before, outputs rounded back once after).
-void run_through_f32(OpContext& ctx, void (*runner)(OpContext&), uint32_t dtype);
+// scratch tensor (inputs converted before, outputs rounded back once after). With
+// keep_broadcast, an input's stride-0 axes are copied once and read with stride 0 again (a
+// runner that takes such strides: a [B, 1, 1, Tk] mask expanded to [B, H, Tq, Tk] stays B x Tk
+// floats); otherwise every input copy is dense.
+void run_through_f32(OpContext& ctx, void (*runner)(OpContext&), uint32_t dtype,
+                     bool keep_broadcast = false);
 
 // Runs a oneDNN-backed op family in the call's dtype (that of input 0) where oneDNN has kernels
 // for it, else through f32: always for f16 (oneDNN 2.6 has f16 kernels only on AVX512-FP16

@@ -7,13 +7,39 @@
 
 namespace sy_onednn {
 
-void run_through_f32(OpContext& ctx, void (*runner)(OpContext&), uint32_t dtype) {
+namespace {
+
+// An f32 copy of `view` whose stride-0 axes are copied once and read with stride 0 again.
+TensorView broadcast_copy_f32(OpContext& ctx, const TensorView& view) {
+  TensorView source = view;
+  for (int d = 0; d < view.rank; ++d) {
+    if (view.strides[d] == 0) source.shape[d] = 1;
+  }
+  TensorView copy = dense_copy(ctx, source, SY_DTYPE_F32);
+  for (int d = 0; d < view.rank; ++d) {
+    if (source.shape[d] != view.shape[d]) {
+      copy.shape[d] = view.shape[d];
+      copy.strides[d] = 0;
+    }
+  }
+  return copy;
+}
+
+}  // namespace
+
+void run_through_f32(OpContext& ctx, void (*runner)(OpContext&), uint32_t dtype,
+                     bool keep_broadcast) {
   OpContext staged(ctx.device, ctx.queue, ctx.op, ctx.params);
   staged.num_inputs = ctx.num_inputs;
   staged.num_outputs = ctx.num_outputs;
   for (int i = 0; i < ctx.num_inputs; ++i) {
     const TensorView& in = ctx.in[i];
-    staged.in[i] = in.dtype == dtype ? dense_copy(ctx, in, SY_DTYPE_F32) : in;
+    if (in.dtype != dtype) {
+      staged.in[i] = in;
+    } else {
+      staged.in[i] =
+          keep_broadcast ? broadcast_copy_f32(ctx, in) : dense_copy(ctx, in, SY_DTYPE_F32);
+    }
   }
   for (int i = 0; i < ctx.num_outputs; ++i) {
     const TensorView& out = ctx.out[i];

@@ -39,6 +39,31 @@ struct CommandQueue::Graph {
   std::mutex mutex;                     // guards the launch state below
   CommandQueue* launched_on = nullptr;  // the queue of the launch in flight, if any
   uint64_t serial = 0;                  // of the launch in flight; 0 when none
+
+  // Ends the launch in flight, if any, once its fence has signalled: waits for it, or with
+  // `wait` false only looks and leaves *running true when it has not finished. The caller
+  // holds `mutex`.
+  Status retire(VulkanDevice& device, bool wait, bool* running = nullptr) {
+    if (running != nullptr) *running = false;
+    if (serial == 0) return ok_status();
+    const VulkanApi& vk = device.api();
+    if (wait) {
+      SY_VK_CALL(vk.vkWaitForFences(device.handle(), 1, &batch->fence, VK_TRUE, UINT64_MAX),
+                 "vkWaitForFences");
+    } else {
+      const VkResult result = vk.vkGetFenceStatus(device.handle(), batch->fence);
+      if (result == VK_NOT_READY) {
+        if (running != nullptr) *running = true;
+        return ok_status();
+      }
+      if (result != VK_SUCCESS) return vk_failure(result, "vkGetFenceStatus");
+    }
+    SY_VK_CALL(vk.vkResetFences(device.handle(), 1, &batch->fence), "vkResetFences");
+    device.serials().complete(serial);
+    serial = 0;
+    launched_on = nullptr;  // any queue's list drops it at its next retire
+    return ok_status();
+  }
 };
 
 CommandQueue::CommandQueue(VulkanDevice& device) : device_(device) {}
@@ -443,29 +468,16 @@ Status CommandQueue::end_capture(Graph** out) {
 }
 
 Status CommandQueue::retire_graphs_locked(bool wait_all) {
-  const VulkanApi& vk = device_.api();
   for (size_t k = 0; k < launched_.size();) {
     Graph& graph = *launched_[k];
     std::lock_guard<std::mutex> graph_lock(graph.mutex);
-    if (graph.serial != 0 && graph.launched_on == this) {
-      if (wait_all) {
-        SY_VK_CALL(
-            vk.vkWaitForFences(device_.handle(), 1, &graph.batch->fence, VK_TRUE, UINT64_MAX),
-            "vkWaitForFences");
-      } else {
-        const VkResult result = vk.vkGetFenceStatus(device_.handle(), graph.batch->fence);
-        if (result == VK_NOT_READY) {
-          ++k;
-          continue;
-        }
-        if (result != VK_SUCCESS) return vk_failure(result, "vkGetFenceStatus");
-      }
-      SY_VK_CALL(vk.vkResetFences(device_.handle(), 1, &graph.batch->fence), "vkResetFences");
-      device_.serials().complete(graph.serial);
-      graph.serial = 0;
-      graph.launched_on = nullptr;
+    bool running = false;
+    if (graph.launched_on == this) SY_VK_RETURN_IF_ERROR(graph.retire(device_, wait_all, &running));
+    if (running) {
+      ++k;
+    } else {
+      launched_.erase(launched_.begin() + static_cast<std::ptrdiff_t>(k));
     }
-    launched_.erase(launched_.begin() + static_cast<std::ptrdiff_t>(k));
   }
   return ok_status();
 }
@@ -475,15 +487,8 @@ Status CommandQueue::launch(Graph& graph) {
   if (capturing_) return refuse_while_capturing("graph_launch");
   SY_VK_RETURN_IF_ERROR(submit_locked());  // the graph runs after everything before it
   std::unique_lock<std::mutex> graph_lock(graph.mutex);
-  const VulkanApi& vk = device_.api();
-  if (graph.serial != 0) {  // the previous launch may still run: the batch is submitted once
-    SY_VK_CALL(vk.vkWaitForFences(device_.handle(), 1, &graph.batch->fence, VK_TRUE, UINT64_MAX),
-               "vkWaitForFences");
-    SY_VK_CALL(vk.vkResetFences(device_.handle(), 1, &graph.batch->fence), "vkResetFences");
-    device_.serials().complete(graph.serial);
-    graph.serial = 0;
-    graph.launched_on = nullptr;  // any queue's list drops it at its next retire
-  }
+  // The previous launch may still run, and the command buffer is submitted once at a time.
+  SY_VK_RETURN_IF_ERROR(graph.retire(device_, /*wait=*/true));
   graph.serial = device_.serials().begin();
   for (DeviceBlock* block : graph.blocks) block->last_use_serial.store(graph.serial);
   VkSubmitInfo submit{};
@@ -511,11 +516,7 @@ void CommandQueue::destroy_graph(Graph* graph) {
   const VulkanApi& vk = device.api();
   {
     std::lock_guard<std::mutex> graph_lock(graph->mutex);
-    if (graph->serial != 0) {
-      (void)vk.vkWaitForFences(device.handle(), 1, &graph->batch->fence, VK_TRUE, UINT64_MAX);
-      device.serials().complete(graph->serial);
-      graph->serial = 0;
-    }
+    (void)graph->retire(device, /*wait=*/true);
   }
   // No queue may keep a pointer to it. Queues are the device's; each is locked in turn.
   device.for_each_queue([graph](CommandQueue& queue) {
