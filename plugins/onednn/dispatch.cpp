@@ -75,6 +75,8 @@ constexpr Runner kRunners[] = {
     run_conv2d_fused,  // CONV2D_FUSED
     run_attention,
     run_attention_backward,  // SCALED_DOT_PRODUCT_ATTENTION(_BACKWARD)
+    run_rnn_sequence_backward,
+    run_rnn_sequence_backward,  // LSTM_SEQUENCE_BACKWARD GRU_SEQUENCE_BACKWARD
 };
 // One runner per op: a new op must be added here (a short table would leave it a null pointer).
 static_assert(std::size(kRunners) == SY_OP_COUNT);

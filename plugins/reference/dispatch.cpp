@@ -73,7 +73,9 @@ constexpr std::array<OpFunction, SY_OP_COUNT> kOpTable = {run_matmul,  // 0
                                                           run_gru_sequence,  // 56-57
                                                           run_conv2d_fused,  // 58
                                                           run_attention,
-                                                          run_attention_backward};  // 59-60
+                                                          run_attention_backward,  // 59-60
+                                                          run_lstm_sequence_backward,
+                                                          run_gru_sequence_backward};  // 61-62
 
 std::string tensor_role(bool is_output, uint32_t index) {
   return std::string(is_output ? "output " : "input ") + std::to_string(index);

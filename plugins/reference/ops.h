@@ -36,6 +36,8 @@ void run_lstm_cell(const OpContext& ctx);               // lstm_cell.cpp
 void run_lstm_cell_backward(const OpContext& ctx);      // lstm_cell.cpp
 void run_lstm_sequence(const OpContext& ctx);           // rnn_sequence.cpp
 void run_gru_sequence(const OpContext& ctx);            // rnn_sequence.cpp
+void run_lstm_sequence_backward(const OpContext& ctx);  // rnn_sequence.cpp
+void run_gru_sequence_backward(const OpContext& ctx);   // rnn_sequence.cpp
 void run_attention(const OpContext& ctx);               // attention.cpp
 void run_attention_backward(const OpContext& ctx);      // attention.cpp
 

@@ -1,6 +1,7 @@
 // LSTM_SEQUENCE and GRU_SEQUENCE (docs/ops.md section 17): one layer in one direction over a whole
 // sequence, in double from the stored inputs; h and c stay in double between steps and each output
-// is rounded once to its dtype.
+// is rounded once to its dtype. LSTM_SEQUENCE_BACKWARD: backpropagation through time from the
+// forward's ws, in double too, the gradients of h and c carried unrounded between steps.
 #include <cmath>
 #include <string>
 #include <utility>
@@ -21,6 +22,10 @@ struct SequenceCall {
   bool reverse = false;
   std::vector<double> x, h0, c0, w_ih, w_hh, b_ih, b_hh;  // row-major; b_* zero without biases
   TensorRef y, h_n, c_n;
+  // The optional last output ws: LSTM [T, B, 5H] (i, f, g, o, c per step), GRU [T, B, 4H] (r, z,
+  // n and the recurrent part of n's pre-activation, h W_hn^T + b_hn).
+  bool with_ws = false;
+  TensorRef ws;
 };
 
 std::vector<double> read_double(const TensorRef& tensor) {
@@ -32,7 +37,9 @@ SequenceCall checked_call(const OpContext& ctx, bool lstm) {
   const sy_rnn_params& p = ctx.params().rnn;
   const uint32_t states = lstm ? 2 : 1;
   const uint32_t inputs = states + 3 + (p.has_bias != 0 ? 2 : 0);
-  require_io_counts(ctx, inputs, states + 1);
+  // The last output, ws, is optional (what the backward op reads).
+  const bool with_ws = ctx.call.num_outputs == states + 2;
+  require_io_counts(ctx, inputs, states + 1 + (with_ws ? 1 : 0));
   if (p.reverse > 1 || p.has_bias > 1) {
     fail(ctx, "params.rnn.reverse and has_bias must be 0 or 1, got " + std::to_string(p.reverse) +
                   " and " + std::to_string(p.has_bias));
@@ -88,6 +95,12 @@ SequenceCall checked_call(const OpContext& ctx, bool lstm) {
     require_same_dtype(ctx, "c_n", call.c_n, "x", x);
     require_shape(ctx, "c_n", call.c_n, state);
   }
+  call.with_ws = with_ws;
+  if (with_ws) {
+    call.ws = ctx.output(states + 1);
+    require_same_dtype(ctx, "ws", call.ws, "x", x);
+    require_shape(ctx, "ws", call.ws, Shape::of({call.t, call.b, (lstm ? 5 : 4) * call.h}));
+  }
   return call;
 }
 
@@ -137,21 +150,52 @@ std::vector<double> over_steps(const SequenceCall& s, int64_t gate_count, std::v
   return y;
 }
 
+// Collects ws while over_steps visits the cells (steps in processing order, then rows, then
+// units): `at(cell)` is the [width / H] values of that cell's row, H apart.
+class WsRecorder {
+ public:
+  WsRecorder(const SequenceCall& s, int64_t width)
+      : s_(s), width_(width), values_(s.with_ws ? static_cast<size_t>(s.t * s.b * width) : 0) {}
+  // Where the visited cell's values go: slot k of it at [k * H].
+  double* next(size_t cell) {
+    const int64_t step = visited_++ / (s_.b * s_.h);
+    const int64_t t = s_.reverse ? s_.t - 1 - step : step;
+    const auto r = static_cast<int64_t>(cell) / s_.h, j = static_cast<int64_t>(cell) % s_.h;
+    return values_.data() + (t * s_.b + r) * width_ + j;
+  }
+  const std::vector<double>& values() const { return values_; }
+
+ private:
+  const SequenceCall& s_;
+  int64_t width_;
+  std::vector<double> values_;
+  int64_t visited_ = 0;
+};
+
 }  // namespace
 
 void run_lstm_sequence(const OpContext& ctx) {
   SequenceCall s = checked_call(ctx, true);
   std::vector<double> hs = s.h0, cs = s.c0;
+  WsRecorder ws(s, 5 * s.h);  // [i, f, g, o, c] of each position and row
   const std::vector<double> y = over_steps(s, 4, hs, [&](const auto& gate, size_t cell) {
     const auto sum = [&](int64_t k) { return gate(k).first + gate(k).second; };
     const double i = sigmoid(sum(0)), f = sigmoid(sum(1)), g = std::tanh(sum(2));
     const double o = sigmoid(sum(3));
     cs[cell] = f * cs[cell] + i * g;
+    if (s.with_ws) {
+      double* slot = ws.next(cell);
+      for (const double value : {i, f, g, o, cs[cell]}) {
+        *slot = value;
+        slot += s.h;
+      }
+    }
     return hs[cell] = o * std::tanh(cs[cell]);
   });
   write_f32(s.y, to_float(y));
   write_f32(s.h_n, to_float(hs));
   write_f32(s.c_n, to_float(cs));
+  if (s.with_ws) write_f32(s.ws, to_float(ws.values()));
 }
 
 // PyTorch's GRU: the reset gate scales the recurrent part of n after its bias (linear before
@@ -159,14 +203,229 @@ void run_lstm_sequence(const OpContext& ctx) {
 void run_gru_sequence(const OpContext& ctx) {
   SequenceCall s = checked_call(ctx, false);
   std::vector<double> hs = s.h0;
+  WsRecorder ws(s, 4 * s.h);  // [r, z, n, h W_hn^T + b_hn] of each position and row
   const std::vector<double> y = over_steps(s, 3, hs, [&](const auto& gate, size_t cell) {
     const double reset = sigmoid(gate(0).first + gate(0).second);
     const double update = sigmoid(gate(1).first + gate(1).second);
     const double n = std::tanh(gate(2).first + reset * gate(2).second);
+    if (s.with_ws) {
+      double* slot = ws.next(cell);
+      for (const double value : {reset, update, n, gate(2).second}) {
+        *slot = value;
+        slot += s.h;
+      }
+    }
     return hs[cell] = (1.0 - update) * n + update * hs[cell];
   });
   write_f32(s.y, to_float(y));
   write_f32(s.h_n, to_float(hs));
+  if (s.with_ws) write_f32(s.ws, to_float(ws.values()));
+}
+
+namespace {
+
+// A backward call's tensors, checked: T, B, H from y, every other tensor of y's dtype and the shape
+// `roles` gives it (optional ones, the last input and output, may be absent).
+struct BackwardCall {
+  int64_t steps = 0, batch = 0, h = 0;
+  bool reverse = false;
+};
+
+struct Role {
+  const char* name;
+  std::vector<int64_t> shape;  // with T, B, H, G*H filled in
+};
+
+Shape shape_of(const std::vector<int64_t>& sizes) {
+  Shape shape;
+  shape.rank = static_cast<uint32_t>(sizes.size());
+  for (size_t k = 0; k < sizes.size(); ++k) shape.dims[k] = sizes[k];
+  return shape;
+}
+
+BackwardCall checked_backward(const OpContext& ctx, const std::vector<Role>& inputs,
+                              const std::vector<Role>& outputs, uint32_t y_index) {
+  const sy_rnn_params& p = ctx.params().rnn;
+  const auto count_text = [](const std::vector<Role>& roles) {
+    std::string text;
+    for (size_t k = 0; k < roles.size(); ++k) {
+      text += std::string(k == 0 ? "" : k + 1 == roles.size() ? " [, " : ", ") + roles[k].name;
+    }
+    return text + "]";
+  };
+  const uint32_t in = ctx.call.num_inputs, out = ctx.call.num_outputs;
+  if ((in != inputs.size() && in + 1 != inputs.size()) ||
+      (out != outputs.size() && out + 1 != outputs.size())) {
+    fail(ctx, "takes (" + count_text(inputs) + ") and gives (" + count_text(outputs) + "); got " +
+                  std::to_string(in) + " inputs and " + std::to_string(out) + " outputs");
+  }
+  if (p.reverse > 1)
+    fail(ctx, "params.rnn.reverse must be 0 or 1, got " + std::to_string(p.reverse));
+  const TensorRef y = ctx.input(y_index);
+  require_float(ctx, "y", y);
+  require_rank(ctx, "y", y, 3, "[T, B, H]");
+  BackwardCall call{y.shape[0], y.shape[1], y.shape[2], p.reverse != 0};
+  if (call.steps < 1 || call.batch < 1 || call.h < 1 || call.h != p.hidden_size) {
+    fail(ctx, "needs at least one step, one sequence and y [T, B, H] with H = hidden_size; got y " +
+                  y.shape.to_string() + " and hidden_size " + std::to_string(p.hidden_size));
+  }
+  for (uint32_t k = 0; k < in; ++k) {
+    require_same_dtype(ctx, inputs[k].name, ctx.input(k), "y", y);
+    require_shape(ctx, inputs[k].name, ctx.input(k), shape_of(inputs[k].shape));
+  }
+  for (uint32_t k = 0; k < out; ++k) {
+    require_same_dtype(ctx, outputs[k].name, ctx.output(k), "y", y);
+    require_shape(ctx, outputs[k].name, ctx.output(k), shape_of(outputs[k].shape));
+  }
+  return call;
+}
+
+// T, B and H of a backward call from y (input `y_index`), before the roles' shapes are known.
+std::vector<int64_t> y_dims(const OpContext& ctx, uint32_t y_index) {
+  if (ctx.call.num_inputs <= y_index || ctx.input(y_index).shape.rank != 3) return {0, 0, 0};
+  const TensorRef y = ctx.input(y_index);
+  return {y.shape[0], y.shape[1], y.shape[2]};
+}
+
+// dh[r, k] = sum_j d[r, j] w[j, k] and grad_w[j, k] += sum_r d[r, j] h_prev[r, k] for one step.
+void recurrent_products(const double* d, const double* h_prev, int64_t batch, int64_t h,
+                        int64_t gates, const std::vector<double>& w, std::vector<double>& dh,
+                        std::vector<double>& grad_w) {
+  for (int64_t r = 0; r < batch; ++r) {
+    const double* dr = d + r * gates;
+    for (int64_t k = 0; k < h; ++k) {
+      double sum = 0.0;
+      for (int64_t j = 0; j < gates; ++j) sum += dr[j] * w[static_cast<size_t>(j * h + k)];
+      dh[static_cast<size_t>(r * h + k)] = sum;
+    }
+    for (int64_t j = 0; j < gates; ++j) {
+      for (int64_t k = 0; k < h; ++k) {
+        grad_w[static_cast<size_t>(j * h + k)] += dr[j] * h_prev[r * h + k];
+      }
+    }
+  }
+}
+
+}  // namespace
+
+// Backpropagation through time over the forward's stored y and ws (docs/ops.md section 17): per
+// step, from the last processed back to the first, the cell's backward as LSTM_CELL_BACKWARD
+// computes it, then dh = grad_gates W_hh for the step before; grad_w_hh sums grad_gates^T h_prev.
+void run_lstm_sequence_backward(const OpContext& ctx) {
+  const std::vector<int64_t> d = y_dims(ctx, 3);
+  const int64_t t_ = d[0], b_ = d[1], h_ = d[2];
+  const std::vector<int64_t> state{b_, h_}, sequence{t_, b_, h_};
+  const BackwardCall c = checked_backward(ctx,
+                                          {{"h0", state},
+                                           {"c0", state},
+                                           {"w_hh", {4 * h_, h_}},
+                                           {"y", sequence},
+                                           {"ws", {t_, b_, 5 * h_}},
+                                           {"grad_y", sequence},
+                                           {"grad_c_n", state},
+                                           {"grad_h_n", state}},
+                                          {{"grad_gates", {t_, b_, 4 * h_}},
+                                           {"grad_h0", state},
+                                           {"grad_c0", state},
+                                           {"grad_w_hh", {4 * h_, h_}}},
+                                          3);
+  const int64_t steps = c.steps, batch = c.batch, h = c.h, g4 = 4 * h;
+  const std::vector<double> h0 = read_double(ctx.input(0)), c0 = read_double(ctx.input(1));
+  const std::vector<double> w_hh = read_double(ctx.input(2)), ys = read_double(ctx.input(3));
+  const std::vector<double> ws = read_double(ctx.input(4)), grad_y = read_double(ctx.input(5));
+  std::vector<double> dc = read_double(ctx.input(6));
+  std::vector<double> dh =
+      ctx.call.num_inputs == 8 ? read_double(ctx.input(7)) : std::vector<double>(h0.size(), 0.0);
+  std::vector<double> grad_gates(static_cast<size_t>(steps * batch * g4));
+  std::vector<double> grad_w_hh(static_cast<size_t>(g4 * h), 0.0);
+  for (int64_t step = steps - 1; step >= 0; --step) {
+    const int64_t t = c.reverse ? steps - 1 - step : step;
+    const int64_t previous = c.reverse ? t + 1 : t - 1;  // the position processed before t
+    for (int64_t r = 0; r < batch; ++r) {
+      const double* row = ws.data() + (t * batch + r) * 5 * h;
+      double* dg = grad_gates.data() + (t * batch + r) * g4;
+      for (int64_t j = 0; j < h; ++j) {
+        const auto cell = static_cast<size_t>(r * h + j);
+        const double i = row[j], f = row[h + j], g = row[2 * h + j], o = row[3 * h + j];
+        const double c_prev =
+            step == 0 ? c0[cell]
+                      : ws[static_cast<size_t>((previous * batch + r) * 5 * h + 4 * h + j)];
+        const double th = std::tanh(row[4 * h + j]);
+        const double dh_total = grad_y[static_cast<size_t>((t * batch + r) * h + j)] + dh[cell];
+        const double dct = dc[cell] + dh_total * o * (1.0 - th * th);
+        dg[j] = dct * g * i * (1.0 - i);
+        dg[h + j] = dct * c_prev * f * (1.0 - f);
+        dg[2 * h + j] = dct * i * (1.0 - g * g);
+        dg[3 * h + j] = dh_total * th * o * (1.0 - o);
+        dc[cell] = dct * f;
+      }
+    }
+    const double* h_prev = step == 0 ? h0.data() : ys.data() + previous * batch * h;
+    recurrent_products(grad_gates.data() + t * batch * g4, h_prev, batch, h, g4, w_hh, dh,
+                       grad_w_hh);
+  }
+  write_f32(ctx.output(0), to_float(grad_gates));
+  write_f32(ctx.output(1), to_float(dh));
+  write_f32(ctx.output(2), to_float(dc));
+  if (ctx.call.num_outputs == 4) write_f32(ctx.output(3), to_float(grad_w_hh));
+}
+
+// The GRU's backpropagation through time (docs/ops.md section 17): per step, last processed to
+// first, the gradients of the input part u and the recurrent part v of the gate pre-activations
+// (they differ in n, where r scales v_n), then dh = dh_total z + grad_gh W_hh for the step before;
+// grad_w_hh sums grad_gh^T h_prev.
+void run_gru_sequence_backward(const OpContext& ctx) {
+  const std::vector<int64_t> d = y_dims(ctx, 2);
+  const int64_t t_ = d[0], b_ = d[1], h_ = d[2];
+  const std::vector<int64_t> state{b_, h_}, sequence{t_, b_, h_}, gates{t_, b_, 3 * h_};
+  const BackwardCall c = checked_backward(
+      ctx,
+      {{"h0", state},
+       {"w_hh", {3 * h_, h_}},
+       {"y", sequence},
+       {"ws", {t_, b_, 4 * h_}},
+       {"grad_y", sequence},
+       {"grad_h_n", state}},
+      {{"grad_gx", gates}, {"grad_gh", gates}, {"grad_h0", state}, {"grad_w_hh", {3 * h_, h_}}}, 2);
+  const int64_t steps = c.steps, batch = c.batch, h = c.h, g3 = 3 * h;
+  const std::vector<double> h0 = read_double(ctx.input(0)), w_hh = read_double(ctx.input(1));
+  const std::vector<double> ys = read_double(ctx.input(2)), ws = read_double(ctx.input(3));
+  const std::vector<double> grad_y = read_double(ctx.input(4));
+  std::vector<double> dh =
+      ctx.call.num_inputs == 6 ? read_double(ctx.input(5)) : std::vector<double>(h0.size(), 0.0);
+  std::vector<double> grad_gx(static_cast<size_t>(steps * batch * g3));
+  std::vector<double> grad_gh(grad_gx.size());
+  std::vector<double> grad_w_hh(static_cast<size_t>(g3 * h), 0.0);
+  std::vector<double> carried(dh.size());  // dh_total * z: the part of dh not through W_hh
+  for (int64_t step = steps - 1; step >= 0; --step) {
+    const int64_t t = c.reverse ? steps - 1 - step : step;
+    const int64_t previous = c.reverse ? t + 1 : t - 1;
+    const double* h_prev = step == 0 ? h0.data() : ys.data() + previous * batch * h;
+    for (int64_t r = 0; r < batch; ++r) {
+      const double* row = ws.data() + (t * batch + r) * 4 * h;
+      double* gx = grad_gx.data() + (t * batch + r) * g3;
+      double* gh = grad_gh.data() + (t * batch + r) * g3;
+      for (int64_t j = 0; j < h; ++j) {
+        const auto cell = static_cast<size_t>(r * h + j);
+        const double reset = row[j], update = row[h + j], n = row[2 * h + j], hn = row[3 * h + j];
+        const double dh_total = grad_y[static_cast<size_t>((t * batch + r) * h + j)] + dh[cell];
+        const double d_n = dh_total * (1.0 - update) * (1.0 - n * n);
+        const double d_r = d_n * hn * reset * (1.0 - reset);
+        const double d_z = dh_total * (h_prev[r * h + j] - n) * update * (1.0 - update);
+        gx[j] = gh[j] = d_r;
+        gx[h + j] = gh[h + j] = d_z;
+        gx[2 * h + j] = d_n;
+        gh[2 * h + j] = d_n * reset;
+        carried[cell] = dh_total * update;
+      }
+    }
+    recurrent_products(grad_gh.data() + t * batch * g3, h_prev, batch, h, g3, w_hh, dh, grad_w_hh);
+    for (size_t k = 0; k < dh.size(); ++k) dh[k] += carried[k];
+  }
+  write_f32(ctx.output(0), to_float(grad_gx));
+  write_f32(ctx.output(1), to_float(grad_gh));
+  write_f32(ctx.output(2), to_float(dh));
+  if (ctx.call.num_outputs == 4) write_f32(ctx.output(3), to_float(grad_w_hh));
 }
 
 }  // namespace sy_reference

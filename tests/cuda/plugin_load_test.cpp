@@ -99,10 +99,12 @@ TEST_CASE(
     INFO("op " << op);
     // docs/ops.md section 17: the core composes GRU_SEQUENCE on cuda, and LSTM_SEQUENCE in f16
     // and bf16 (the plugin runs it in f32).
-    // Section 18: attention is not written for cuda yet; the core composes it.
+    // Section 18: attention is not written for cuda yet; the core composes it. Nor are the LSTM's
+    // and GRU's backward ops (section 17): training composes the sequence.
     const bool composed = op == SY_OP_LSTM_SEQUENCE || op == SY_OP_GRU_SEQUENCE ||
                           op == SY_OP_SCALED_DOT_PRODUCT_ATTENTION ||
-                          op == SY_OP_SCALED_DOT_PRODUCT_ATTENTION_BACKWARD;
+                          op == SY_OP_SCALED_DOT_PRODUCT_ATTENTION_BACKWARD ||
+                          op == SY_OP_LSTM_SEQUENCE_BACKWARD || op == SY_OP_GRU_SEQUENCE_BACKWARD;
     const int floats = composed ? 0 : 1;
     CHECK(f.supports_op(nullptr, op, SY_DTYPE_F32) == (op == SY_OP_LSTM_SEQUENCE ? 1 : floats));
     CHECK(f.supports_op(nullptr, op, SY_DTYPE_F16) == floats);

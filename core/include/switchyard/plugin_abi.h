@@ -171,10 +171,12 @@ typedef enum sy_op {
   SY_OP_CONV2D_GROUPED = 53,                 /* (x, w [, bias]) -> y */
   SY_OP_CONV2D_GROUPED_BACKWARD_DATA = 54,   /* (grad_y, w) -> grad_x */
   SY_OP_CONV2D_GROUPED_BACKWARD_WEIGHT = 55, /* (grad_y, x) -> grad_w [, grad_bias] */
-  /* one layer and one direction of a recurrent network over every step of a sequence, inference
-   * (no saved activations), weights in PyTorch's layouts; params.rnn; docs/ops.md section 17 */
-  SY_OP_LSTM_SEQUENCE = 56, /* (x, h0, c0, w_ih, w_hh [, b_ih, b_hh]) -> y, h_n, c_n */
-  SY_OP_GRU_SEQUENCE = 57,  /* (x, h0, w_ih, w_hh [, b_ih, b_hh]) -> y, h_n (linear before reset) */
+  /* one layer and one direction of a recurrent network over every step of a sequence, weights in
+   * PyTorch's layouts; params.rnn; docs/ops.md section 17. LSTM_SEQUENCE's optional fourth output
+   * ws [T, B, 5H] (each step's activated gates i, f, g, o and its cell state c) is what
+   * LSTM_SEQUENCE_BACKWARD reads: only a plugin that has the backward must write it. */
+  SY_OP_LSTM_SEQUENCE = 56, /* (x, h0, c0, w_ih, w_hh [, b_ih, b_hh]) -> y, h_n, c_n [, ws] */
+  SY_OP_GRU_SEQUENCE = 57, /* (x, h0, w_ih, w_hh [, b_ih, b_hh]) -> y, h_n [, ws] (linear before reset) */
   /* a (grouped) 2-D convolution with what follows it in inference graphs applied on its output:
    * y = act(conv(x, w) + bias + residual); params.conv2d_fused; forward only; docs/ops.md
    * section 9b. A plugin without it answers supports_op with 0 and the core composes. */
@@ -185,7 +187,17 @@ typedef enum sy_op {
   SY_OP_SCALED_DOT_PRODUCT_ATTENTION = 59, /* (q, k, v [, mask]) -> out [, lse] */
   /* (grad_out, q, k, v, out, lse [, mask]) -> grad_q, grad_k, grad_v */
   SY_OP_SCALED_DOT_PRODUCT_ATTENTION_BACKWARD = 60,
-  SY_OP_COUNT = 61
+  /* backpropagation through time of one LSTM_SEQUENCE that wrote ws: the gradients of the step's
+   * pre-activation gates (the caller's products turn them into x's, w_ih's and the biases'
+   * gradients), the initial states' and, when asked, w_hh's; params.rnn; docs/ops.md section 17.
+   * (h0, c0, w_hh, y, ws, grad_y, grad_c_n [, grad_h_n]) -> grad_gates, grad_h0, grad_c0
+   * [, grad_w_hh] */
+  SY_OP_LSTM_SEQUENCE_BACKWARD = 61,
+  /* the same for GRU_SEQUENCE: the gradients of the input and recurrent parts of the gate
+   * pre-activations (they differ in n, which r scales), h0's and, when asked, w_hh's.
+   * (h0, w_hh, y, ws, grad_y [, grad_h_n]) -> grad_gx, grad_gh, grad_h0 [, grad_w_hh] */
+  SY_OP_GRU_SEQUENCE_BACKWARD = 62,
+  SY_OP_COUNT = 63
 } sy_op;
 
 /* The op's name as spelled in sy_op without the SY_OP_ prefix ("MATMUL"), or "UNKNOWN_OP" beyond
@@ -253,7 +265,9 @@ static inline const char* sy_op_name(uint32_t op) {
     "GRU_SEQUENCE",
     "CONV2D_FUSED",
     "SCALED_DOT_PRODUCT_ATTENTION",
-    "SCALED_DOT_PRODUCT_ATTENTION_BACKWARD"};
+    "SCALED_DOT_PRODUCT_ATTENTION_BACKWARD",
+    "LSTM_SEQUENCE_BACKWARD",
+    "GRU_SEQUENCE_BACKWARD"};
   return op < (uint32_t)SY_OP_COUNT ? names[op] : "UNKNOWN_OP";
 }
 

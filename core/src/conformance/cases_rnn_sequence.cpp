@@ -1,8 +1,13 @@
 // LSTM_SEQUENCE and GRU_SEQUENCE: one layer in one direction over a sequence. Sizes from one cell
 // up to 20 steps of 64 x 64 and a hidden size of 256; both directions, with and without biases; x
 // stored batch-major (the permuted view a batch_first layer passes) and y written into a padded
-// view, whose gaps must stay as they were.
+// view, whose gaps must stay as they were. LSTM_SEQUENCE_BACKWARD and GRU_SEQUENCE_BACKWARD: the
+// same shapes, once for the forward's ws output (the forward with its optional last output, which
+// only a plugin with the backward writes, so these cases are keyed on the backward) and once for
+// the backward itself, with and without grad_h_n and grad_w_hh, y and grad_y batch-major and the
+// gate gradients padded in the strided variants.
 #include <cmath>
+#include <string>
 
 #include "conformance/cases.h"
 
@@ -34,7 +39,8 @@ const SequenceSpec kSpecs[] = {
     {"4x1x16x256", 4, 1, 16, 256, false, true, false},
 };
 
-OpCase build_sequence(Generator& gen, sy_op op, sy_dtype dtype, const SequenceSpec& spec) {
+OpCase build_sequence(Generator& gen, sy_op op, sy_dtype dtype, const SequenceSpec& spec,
+                      bool with_ws = false) {
   const bool lstm = op == SY_OP_LSTM_SEQUENCE;
   const int64_t gates = (lstm ? 4 : 3) * spec.hidden;
   // PyTorch's initialisation range: the gates reach both tails of the sigmoid and tanh.
@@ -54,10 +60,76 @@ OpCase build_sequence(Generator& gen, sy_op op, sy_dtype dtype, const SequenceSp
   if (spec.strided) y = sliced_layout(y, 2, gen);
   std::vector<HostTensor> outputs{y, zeros(dtype, state)};
   if (lstm) outputs.push_back(zeros(dtype, state));
+  if (with_ws) {
+    HostTensor ws = zeros(dtype, {spec.steps, spec.batch, (lstm ? 5 : 4) * spec.hidden});
+    if (spec.strided) ws = sliced_layout(ws, 2, gen);
+    outputs.push_back(ws);
+  }
   OpCase op_case = make_op_case(op, std::move(inputs), std::move(outputs));
   op_case.params.rnn.hidden_size = spec.hidden;
   op_case.params.rnn.reverse = spec.reverse ? 1 : 0;
   op_case.params.rnn.has_bias = spec.bias ? 1 : 0;
+  return op_case;
+}
+
+// LSTM_SEQUENCE_BACKWARD on drawn tensors: ws's gates and cell states in (0, 1) as a forward's
+// would be (the op is defined for any values; these keep the products of the recurrence near 1).
+// `bias` of the spec selects the optional grad_h_n input and grad_w_hh output.
+OpCase build_lstm_backward(Generator& gen, sy_dtype dtype, const SequenceSpec& spec) {
+  const int64_t t = spec.steps, b = spec.batch, h = spec.hidden;
+  const double bound = 2.0 / std::sqrt(static_cast<double>(h));
+  const std::vector<int64_t> state{b, h};
+  HostTensor y = random_tensor(gen, dtype, {t, b, h}, -1.0, 1.0);
+  HostTensor grad_y = random_tensor(gen, dtype, {t, b, h}, -1.0, 1.0);
+  if (spec.strided) {
+    y = permuted_layout(y, {1, 0, 2});
+    grad_y = permuted_layout(grad_y, {1, 0, 2});
+  }
+  std::vector<HostTensor> inputs{random_tensor(gen, dtype, state, -1.0, 1.0),
+                                 random_tensor(gen, dtype, state, -1.0, 1.0),
+                                 random_tensor(gen, dtype, {4 * h, h}, -bound, bound),
+                                 y,
+                                 random_tensor(gen, dtype, {t, b, 5 * h}, 0.0, 1.0),
+                                 grad_y,
+                                 random_tensor(gen, dtype, state, -1.0, 1.0)};
+  if (spec.bias) inputs.push_back(random_tensor(gen, dtype, state, -1.0, 1.0));
+  HostTensor grad_gates = zeros(dtype, {t, b, 4 * h});
+  if (spec.strided) grad_gates = sliced_layout(grad_gates, 2, gen);
+  std::vector<HostTensor> outputs{grad_gates, zeros(dtype, state), zeros(dtype, state)};
+  if (spec.bias) outputs.push_back(zeros(dtype, {4 * h, h}));
+  OpCase op_case =
+      make_op_case(SY_OP_LSTM_SEQUENCE_BACKWARD, std::move(inputs), std::move(outputs));
+  op_case.params.rnn.hidden_size = h;
+  op_case.params.rnn.reverse = spec.reverse ? 1 : 0;
+  return op_case;
+}
+
+// GRU_SEQUENCE_BACKWARD likewise: ws's r, z, n in (0, 1) and its h W_hn^T + b_hn in (-1, 1).
+OpCase build_gru_backward(Generator& gen, sy_dtype dtype, const SequenceSpec& spec) {
+  const int64_t t = spec.steps, b = spec.batch, h = spec.hidden;
+  const double bound = 2.0 / std::sqrt(static_cast<double>(h));
+  const std::vector<int64_t> state{b, h};
+  HostTensor y = random_tensor(gen, dtype, {t, b, h}, -1.0, 1.0);
+  HostTensor grad_y = random_tensor(gen, dtype, {t, b, h}, -1.0, 1.0);
+  if (spec.strided) {
+    y = permuted_layout(y, {1, 0, 2});
+    grad_y = permuted_layout(grad_y, {1, 0, 2});
+  }
+  std::vector<HostTensor> inputs{random_tensor(gen, dtype, state, -1.0, 1.0),
+                                 random_tensor(gen, dtype, {3 * h, h}, -bound, bound), y,
+                                 random_tensor(gen, dtype, {t, b, 4 * h}, 0.0, 1.0), grad_y};
+  if (spec.bias) inputs.push_back(random_tensor(gen, dtype, state, -1.0, 1.0));
+  HostTensor grad_gx = zeros(dtype, {t, b, 3 * h});
+  HostTensor grad_gh = zeros(dtype, {t, b, 3 * h});
+  if (spec.strided) {
+    grad_gx = sliced_layout(grad_gx, 2, gen);
+    grad_gh = sliced_layout(grad_gh, 2, gen);
+  }
+  std::vector<HostTensor> outputs{grad_gx, grad_gh, zeros(dtype, state)};
+  if (spec.bias) outputs.push_back(zeros(dtype, {3 * h, h}));
+  OpCase op_case = make_op_case(SY_OP_GRU_SEQUENCE_BACKWARD, std::move(inputs), std::move(outputs));
+  op_case.params.rnn.hidden_size = h;
+  op_case.params.rnn.reverse = spec.reverse ? 1 : 0;
   return op_case;
 }
 
@@ -69,6 +141,22 @@ void add_rnn_sequence_cases(CaseTable& table) {
       for (const SequenceSpec& spec : kSpecs) {
         add_case(table, op, dtype, spec.name, [op, dtype, spec](Generator& gen) {
           return build_sequence(gen, op, dtype, spec);
+        });
+      }
+    }
+  }
+  for (sy_op forward : {SY_OP_LSTM_SEQUENCE, SY_OP_GRU_SEQUENCE}) {
+    const bool lstm = forward == SY_OP_LSTM_SEQUENCE;
+    const sy_op backward = lstm ? SY_OP_LSTM_SEQUENCE_BACKWARD : SY_OP_GRU_SEQUENCE_BACKWARD;
+    for (sy_dtype dtype : kFloatDtypes) {
+      for (const SequenceSpec& spec : kSpecs) {
+        add_case(table, backward, dtype, std::string("forward_ws/") + spec.name,
+                 [forward, dtype, spec](Generator& gen) {
+                   return build_sequence(gen, forward, dtype, spec, true);
+                 });
+        add_case(table, backward, dtype, spec.name, [lstm, dtype, spec](Generator& gen) {
+          return lstm ? build_lstm_backward(gen, dtype, spec)
+                      : build_gru_backward(gen, dtype, spec);
         });
       }
     }

@@ -24,17 +24,20 @@ Tensor detached(const Tensor& bias) {
   return bias.defined() ? bias.detach() : Tensor();
 }
 
-// Whether one SEQUENCE op can run this layer and direction: nothing needs a gradient (there is no
-// backward op yet, so training composes), both biases or neither, one dtype and device for all,
-// and the device has the op in that dtype.
-bool fused_available(sy_op op, const std::vector<Tensor>& tensors, const RecurrentWeights& w) {
+// Whether one SEQUENCE op can run this layer and direction: both biases or neither, one dtype and
+// device for all, and the device has the op in that dtype; when something needs a gradient, also
+// its backward (`backward`).
+bool fused_available(sy_op op, sy_op backward, const std::vector<Tensor>& tensors,
+                     const RecurrentWeights& w) {
   if (t_force_composed || w.b_ih.defined() != w.b_hh.defined()) return false;
-  if (any_needs_grad(tensors)) return false;
   const Tensor& x = tensors.front();
   for (const Tensor& t : tensors) {
     if (t.defined() && (t.dtype() != x.dtype() || t.device() != x.device())) return false;
   }
-  return x.device()->supports(op, to_sy_dtype(x.dtype()));
+  const sy_dtype dtype = to_sy_dtype(x.dtype());
+  if (!x.device()->supports(op, dtype)) return false;
+  if (!any_needs_grad(tensors)) return true;
+  return x.device()->supports(backward, dtype);
 }
 
 sy_op_params rnn_params(int64_t hidden, bool reverse, bool has_bias) {
@@ -64,6 +67,11 @@ Tensor fused_lstm(const Tensor& x, const Tensor& h0, const Tensor& c0, const Rec
   return packed;
 }
 
+// Position of the step-th step processed.
+int64_t position(int64_t step, int64_t steps, bool reverse) {
+  return reverse ? steps - 1 - step : step;
+}
+
 Tensor fused_gru(const Tensor& x, const Tensor& h0, const RecurrentWeights& w, bool reverse) {
   const int64_t steps = x.dim(0), batch = x.dim(1), hidden = w.w_hh.dim(1);
   Tensor y = empty_like_shape(x, Shape{steps, batch, hidden});
@@ -78,11 +86,6 @@ Tensor fused_gru(const Tensor& x, const Tensor& h0, const RecurrentWeights& w, b
   return y;
 }
 
-// Position of the step-th step processed.
-int64_t position(int64_t step, int64_t steps, bool reverse) {
-  return reverse ? steps - 1 - step : step;
-}
-
 // The input, weight and bias gradients shared by both cells, from the stacked gate gradients:
 // dx = dG_x W_ih, dW_ih = dG_x^T x, dW_hh = dG_h^T h_prev, biases = sums over time and batch.
 Grads weight_grads(const Node& node, const Tensor& x, const Tensor& h_prev, const Tensor& d_gx,
@@ -95,12 +98,101 @@ Grads weight_grads(const Node& node, const Tensor& x, const Tensor& h_prev, cons
   if (node.needs_grad(first_weight)) {
     grads[first_weight] = matmul(gx2, x.reshape(Shape{rows, x.dim(2)}), true, false);
   }
-  if (node.needs_grad(first_weight + 1)) {
+  // Without h_prev the caller has w_hh's gradient already (LSTM_SEQUENCE_BACKWARD's).
+  if (node.needs_grad(first_weight + 1) && h_prev.defined()) {
     grads[first_weight + 1] = matmul(gh2, h_prev.reshape(Shape{rows, h_prev.dim(2)}), true, false);
   }
   if (node.needs_grad(first_weight + 2)) grads[first_weight + 2] = sum(gx2, {0});
   if (node.needs_grad(first_weight + 3)) grads[first_weight + 3] = sum(gh2, {0});
   return grads;
+}
+
+// Training on the fused ops: LSTM_SEQUENCE with its ws output, and a node whose backward is one
+// LSTM_SEQUENCE_BACKWARD (the gate gradients, the initial states' and w_hh's) and the products
+// that turn the gate gradients into x's, w_ih's and the biases' (weight_grads).
+Tensor fused_lstm_training(const Tensor& x, const Tensor& h0, const Tensor& c0,
+                           const RecurrentWeights& w, bool reverse) {
+  const int64_t steps = x.dim(0), batch = x.dim(1), hidden = w.w_hh.dim(1);
+  Tensor packed = empty_like_shape(x, Shape{steps + 1, batch, hidden});
+  const Tensor y = packed.narrow(0, 0, steps);
+  const Tensor c_n = packed.narrow(0, steps, 1).squeeze(0);
+  const Tensor h_n = empty_like_shape(x, Shape{batch, hidden});
+  const Tensor ws = empty_like_shape(x, Shape{steps, batch, 5 * hidden});
+  const sy_op_params params = rnn_params(hidden, reverse, w.b_ih.defined());
+  if (w.b_ih.defined()) {
+    run_op(SY_OP_LSTM_SEQUENCE, {x, h0, c0, w.w_ih, w.w_hh, w.b_ih, w.b_hh}, {y, h_n, c_n, ws},
+           params);
+  } else {
+    run_op(SY_OP_LSTM_SEQUENCE, {x, h0, c0, w.w_ih, w.w_hh}, {y, h_n, c_n, ws}, params);
+  }
+  const std::vector<Tensor> inputs{x, h0, c0, w.w_ih, w.w_hh, w.b_ih, w.b_hh};
+  const RecurrentWeights weights{w.w_ih.detach(), w.w_hh.detach(), Tensor(), Tensor()};
+  attach_node(
+      packed, "lstm_sequence", inputs,
+      [weights, x_data = x.detach(), h0_data = h0.detach(), c0_data = c0.detach(),
+       y_data = y.detach(), ws, params, steps, batch,
+       hidden](const Tensor& grad, const Node& node) {
+        const Tensor grad_y = grad.narrow(0, 0, steps);
+        const Tensor grad_c_n = grad.narrow(0, steps, 1).squeeze(0);
+        const Tensor d_gates = empty_like_shape(grad, Shape{steps, batch, 4 * hidden});
+        const Tensor grad_h0 = empty_like_shape(grad, Shape{batch, hidden});
+        const Tensor grad_c0 = empty_like_shape(grad, Shape{batch, hidden});
+        const std::initializer_list<Tensor> ins{h0_data, c0_data, weights.w_hh, y_data,
+                                                ws,      grad_y,  grad_c_n};
+        Tensor grad_w_hh;
+        if (node.needs_grad(4)) {
+          grad_w_hh = empty_like_shape(grad, weights.w_hh.shape());
+          run_op(SY_OP_LSTM_SEQUENCE_BACKWARD, ins, {d_gates, grad_h0, grad_c0, grad_w_hh}, params);
+        } else {
+          run_op(SY_OP_LSTM_SEQUENCE_BACKWARD, ins, {d_gates, grad_h0, grad_c0}, params);
+        }
+        Grads grads = weight_grads(node, x_data, Tensor(), d_gates, d_gates, weights, 3);
+        if (node.needs_grad(1)) grads[1] = grad_h0;
+        if (node.needs_grad(2)) grads[2] = grad_c0;
+        if (node.needs_grad(4)) grads[4] = grad_w_hh;
+        return grads;
+      });
+  return packed;
+}
+
+// The GRU the same way: GRU_SEQUENCE with ws, and one GRU_SEQUENCE_BACKWARD giving the gradients
+// of the input and recurrent parts of the gate pre-activations, h0's and w_hh's.
+Tensor fused_gru_training(const Tensor& x, const Tensor& h0, const RecurrentWeights& w,
+                          bool reverse) {
+  const int64_t steps = x.dim(0), batch = x.dim(1), hidden = w.w_hh.dim(1);
+  Tensor y = empty_like_shape(x, Shape{steps, batch, hidden});
+  const Tensor h_n = empty_like_shape(x, Shape{batch, hidden});
+  const Tensor ws = empty_like_shape(x, Shape{steps, batch, 4 * hidden});
+  const sy_op_params params = rnn_params(hidden, reverse, w.b_ih.defined());
+  if (w.b_ih.defined()) {
+    run_op(SY_OP_GRU_SEQUENCE, {x, h0, w.w_ih, w.w_hh, w.b_ih, w.b_hh}, {y, h_n, ws}, params);
+  } else {
+    run_op(SY_OP_GRU_SEQUENCE, {x, h0, w.w_ih, w.w_hh}, {y, h_n, ws}, params);
+  }
+  const std::vector<Tensor> inputs{x, h0, w.w_ih, w.w_hh, w.b_ih, w.b_hh};
+  const RecurrentWeights weights{w.w_ih.detach(), w.w_hh.detach(), Tensor(), Tensor()};
+  attach_node(
+      y, "gru_sequence", inputs,
+      [weights, x_data = x.detach(), h0_data = h0.detach(), y_data = y.detach(), ws, params, steps,
+       batch, hidden](const Tensor& grad, const Node& node) {
+        const Shape gate_shape{steps, batch, 3 * hidden};
+        const Tensor d_gx = empty_like_shape(grad, gate_shape);
+        const Tensor d_gh = empty_like_shape(grad, gate_shape);
+        const Tensor grad_h0 = empty_like_shape(grad, Shape{batch, hidden});
+        const std::initializer_list<Tensor> ins{h0_data, weights.w_hh, y_data, ws, grad};
+        Tensor grad_w_hh;
+        if (node.needs_grad(3)) {
+          grad_w_hh = empty_like_shape(grad, weights.w_hh.shape());
+          run_op(SY_OP_GRU_SEQUENCE_BACKWARD, ins, {d_gx, d_gh, grad_h0, grad_w_hh}, params);
+        } else {
+          run_op(SY_OP_GRU_SEQUENCE_BACKWARD, ins, {d_gx, d_gh, grad_h0}, params);
+        }
+        Grads grads = weight_grads(node, x_data, Tensor(), d_gx, d_gh, weights, 2);
+        if (node.needs_grad(1)) grads[1] = grad_h0;
+        if (node.needs_grad(3)) grads[3] = grad_w_hh;
+        return grads;
+      });
+  return y;
 }
 
 struct LstmSaved {
@@ -159,8 +251,10 @@ ComposedRecurrentScope::~ComposedRecurrentScope() {
 
 Tensor lstm_sequence(const Tensor& x, const Tensor& h0, const Tensor& c0, const RecurrentWeights& w,
                      bool reverse) {
-  if (fused_available(SY_OP_LSTM_SEQUENCE, {x, h0, c0, w.w_ih, w.w_hh, w.b_ih, w.b_hh}, w)) {
+  const std::vector<Tensor> tensors{x, h0, c0, w.w_ih, w.w_hh, w.b_ih, w.b_hh};
+  if (fused_available(SY_OP_LSTM_SEQUENCE, SY_OP_LSTM_SEQUENCE_BACKWARD, tensors, w)) {
     const ProfileSpan span = profile_span("lstm_sequence: fused");
+    if (any_needs_grad(tensors)) return fused_lstm_training(x, h0, c0, w, reverse);
     return fused_lstm(x, h0, c0, w, reverse);
   }
   const ProfileSpan span = profile_span("lstm_sequence: composed");
@@ -246,8 +340,10 @@ struct GruSaved {
 }  // namespace
 
 Tensor gru_sequence(const Tensor& x, const Tensor& h0, const RecurrentWeights& w, bool reverse) {
-  if (fused_available(SY_OP_GRU_SEQUENCE, {x, h0, w.w_ih, w.w_hh, w.b_ih, w.b_hh}, w)) {
+  const std::vector<Tensor> tensors{x, h0, w.w_ih, w.w_hh, w.b_ih, w.b_hh};
+  if (fused_available(SY_OP_GRU_SEQUENCE, SY_OP_GRU_SEQUENCE_BACKWARD, tensors, w)) {
     const ProfileSpan span = profile_span("gru_sequence: fused");
+    if (any_needs_grad(tensors)) return fused_gru_training(x, h0, w, reverse);
     return fused_gru(x, h0, w, reverse);
   }
   const ProfileSpan span = profile_span("gru_sequence: composed");

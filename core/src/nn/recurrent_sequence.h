@@ -15,9 +15,10 @@ struct RecurrentWeights {
   bool constant = false;
 };
 
-// Inference (nothing needs a gradient) runs the whole sequence as one LSTM_SEQUENCE or
-// GRU_SEQUENCE op where the device has it for the dtype (docs/ops.md section 17); training, and a
-// device without the op, compose it from MATMUL and LSTM_CELL or elementwise ops per step. Each
+// The whole sequence runs as one LSTM_SEQUENCE or GRU_SEQUENCE op where the device has it for the
+// dtype (docs/ops.md section 17); when something needs a gradient, only where the device also has
+// the backward (LSTM_SEQUENCE_BACKWARD, GRU_SEQUENCE_BACKWARD). Otherwise the sequence is composed
+// from MATMUL and LSTM_CELL or elementwise ops per step. Each
 // call opens a profile span that names the path: "lstm_sequence: fused" or "...: composed".
 //
 // x [T, B, in] time-major (any strides); h0, c0 [B, H]. Returns packed [T + 1, B, H]: rows 0..T-1

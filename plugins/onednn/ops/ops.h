@@ -36,6 +36,8 @@ void run_lstm_cell_backward(OpContext& ctx);
 void run_rnn_sequence(OpContext& ctx);  // LSTM_SEQUENCE and GRU_SEQUENCE
 void run_attention(OpContext& ctx);     // SCALED_DOT_PRODUCT_ATTENTION
 void run_attention_backward(OpContext& ctx);
+// LSTM_SEQUENCE_BACKWARD and GRU_SEQUENCE_BACKWARD (rnn_training.cpp)
+void run_rnn_sequence_backward(OpContext& ctx);
 
 // SOFTMAX or LOG_SOFTMAX (`op`) of x into y along `axis` with oneDNN, for ops built on softmax
 // (cross-entropy). x and y are f32 or bf16 of one shape.

@@ -1,6 +1,6 @@
 // LSTM_SEQUENCE and GRU_SEQUENCE (docs/ops.md section 17) on oneDNN's RNN primitives: vanilla LSTM
 // (lstm_forward) and linear-before-reset GRU (lbr_gru_forward), one layer and one direction per
-// call, forward inference.
+// call, forward inference. The training forward (with ws) is rnn_training.cpp's.
 //
 // Layouts: PyTorch's weight [G*H, in] is oneDNN's ldgoi ({1, 1, in, G, H} with the input channel
 // innermost). The primitive is asked for that layout first, so the caller's weights are used in
@@ -28,6 +28,7 @@
 #include "dnnl_util.h"
 #include "ops/lstm_recurrence.h"
 #include "ops/ops.h"
+#include "ops/rnn_training.h"
 
 namespace sy_onednn {
 namespace {
@@ -59,7 +60,9 @@ RnnShape checked_shape(OpContext& ctx) {
     ctx.fail_shape(cat("params.rnn.reverse and has_bias must be 0 or 1, got ", p.reverse, " and ",
                        p.has_bias));
   }
-  ctx.require_counts(s.states + 3 + (p.has_bias != 0 ? 2 : 0), s.states + 1);
+  // The optional last output is ws (rnn_training.cpp).
+  const bool with_ws = ctx.num_outputs == s.states + 2;
+  ctx.require_counts(s.states + 3 + (p.has_bias != 0 ? 2 : 0), s.states + 1 + (with_ws ? 1 : 0));
   const TensorView& x = ctx.in[0];
   ctx.require_float(x, "x");
   if (x.rank != 3) ctx.fail_shape(cat("x has shape ", shape_string(x), ", expected [T, B, input]"));
@@ -372,6 +375,10 @@ void lstm_projected_f32(OpContext& ctx, const RnnShape& s) {
 
 void rnn_sequence_f32(OpContext& ctx) {
   const RnnShape s = checked_shape(ctx);
+  if (ctx.num_outputs == s.states + 2) {
+    if (s.lstm) return lstm_forward_with_ws_f32(ctx, s.t, s.b, s.in, s.h);
+    return gru_forward_with_ws_f32(ctx, s.t, s.b, s.in, s.h);
+  }
   if (s.lstm && s.b <= kMaxProjectedBatch) return lstm_projected_f32(ctx, s);
   const bool reverse = ctx.params.rnn.reverse != 0;
   // Threads by the work of one step, not of the sequence: the primitive meets its threads at a
