@@ -4,8 +4,8 @@
 // view, whose gaps must stay as they were. LSTM_SEQUENCE_BACKWARD and GRU_SEQUENCE_BACKWARD: the
 // same shapes, once for the forward's ws output (the forward with its optional last output, which
 // only a plugin with the backward writes, so these cases are keyed on the backward) and once for
-// the backward itself, with and without grad_h_n and grad_w_hh, y and grad_y batch-major and the
-// gate gradients padded in the strided variants.
+// the backward itself, with and without grad_h_n and grad_w_hh; in the strided variants y and
+// grad_y are batch-major, and ws and the gate gradients batch-major or padded.
 #include <cmath>
 #include <string>
 
@@ -39,6 +39,12 @@ const SequenceSpec kSpecs[] = {
     {"4x1x16x256", 4, 1, 16, 256, false, true, false},
 };
 
+// ws and the gate gradients in a strided case: batch-major (as the core lays them out for a
+// batch_first layer) in the reverse spec, a padded view in the other.
+HostTensor per_step_layout(const HostTensor& t, const SequenceSpec& spec, Generator& gen) {
+  return spec.reverse ? permuted_layout(t, {1, 0, 2}) : sliced_layout(t, 2, gen);
+}
+
 OpCase build_sequence(Generator& gen, sy_op op, sy_dtype dtype, const SequenceSpec& spec,
                       bool with_ws = false) {
   const bool lstm = op == SY_OP_LSTM_SEQUENCE;
@@ -62,7 +68,7 @@ OpCase build_sequence(Generator& gen, sy_op op, sy_dtype dtype, const SequenceSp
   if (lstm) outputs.push_back(zeros(dtype, state));
   if (with_ws) {
     HostTensor ws = zeros(dtype, {spec.steps, spec.batch, (lstm ? 5 : 4) * spec.hidden});
-    if (spec.strided) ws = sliced_layout(ws, 2, gen);
+    if (spec.strided) ws = per_step_layout(ws, spec, gen);
     outputs.push_back(ws);
   }
   OpCase op_case = make_op_case(op, std::move(inputs), std::move(outputs));
@@ -79,6 +85,9 @@ OpCase build_lstm_backward(Generator& gen, sy_dtype dtype, const SequenceSpec& s
   const int64_t t = spec.steps, b = spec.batch, h = spec.hidden;
   const double bound = 2.0 / std::sqrt(static_cast<double>(h));
   const std::vector<int64_t> state{b, h};
+  const auto per_step = [&](const HostTensor& v) {
+    return spec.strided ? per_step_layout(v, spec, gen) : v;
+  };
   HostTensor y = random_tensor(gen, dtype, {t, b, h}, -1.0, 1.0);
   HostTensor grad_y = random_tensor(gen, dtype, {t, b, h}, -1.0, 1.0);
   if (spec.strided) {
@@ -89,12 +98,12 @@ OpCase build_lstm_backward(Generator& gen, sy_dtype dtype, const SequenceSpec& s
                                  random_tensor(gen, dtype, state, -1.0, 1.0),
                                  random_tensor(gen, dtype, {4 * h, h}, -bound, bound),
                                  y,
-                                 random_tensor(gen, dtype, {t, b, 5 * h}, 0.0, 1.0),
+                                 per_step(random_tensor(gen, dtype, {t, b, 5 * h}, 0.0, 1.0)),
                                  grad_y,
                                  random_tensor(gen, dtype, state, -1.0, 1.0)};
   if (spec.bias) inputs.push_back(random_tensor(gen, dtype, state, -1.0, 1.0));
   HostTensor grad_gates = zeros(dtype, {t, b, 4 * h});
-  if (spec.strided) grad_gates = sliced_layout(grad_gates, 2, gen);
+  if (spec.strided) grad_gates = per_step_layout(grad_gates, spec, gen);
   std::vector<HostTensor> outputs{grad_gates, zeros(dtype, state), zeros(dtype, state)};
   if (spec.bias) outputs.push_back(zeros(dtype, {4 * h, h}));
   OpCase op_case =
@@ -109,6 +118,9 @@ OpCase build_gru_backward(Generator& gen, sy_dtype dtype, const SequenceSpec& sp
   const int64_t t = spec.steps, b = spec.batch, h = spec.hidden;
   const double bound = 2.0 / std::sqrt(static_cast<double>(h));
   const std::vector<int64_t> state{b, h};
+  const auto per_step = [&](const HostTensor& v) {
+    return spec.strided ? per_step_layout(v, spec, gen) : v;
+  };
   HostTensor y = random_tensor(gen, dtype, {t, b, h}, -1.0, 1.0);
   HostTensor grad_y = random_tensor(gen, dtype, {t, b, h}, -1.0, 1.0);
   if (spec.strided) {
@@ -117,13 +129,14 @@ OpCase build_gru_backward(Generator& gen, sy_dtype dtype, const SequenceSpec& sp
   }
   std::vector<HostTensor> inputs{random_tensor(gen, dtype, state, -1.0, 1.0),
                                  random_tensor(gen, dtype, {3 * h, h}, -bound, bound), y,
-                                 random_tensor(gen, dtype, {t, b, 4 * h}, 0.0, 1.0), grad_y};
+                                 per_step(random_tensor(gen, dtype, {t, b, 4 * h}, 0.0, 1.0)),
+                                 grad_y};
   if (spec.bias) inputs.push_back(random_tensor(gen, dtype, state, -1.0, 1.0));
   HostTensor grad_gx = zeros(dtype, {t, b, 3 * h});
   HostTensor grad_gh = zeros(dtype, {t, b, 3 * h});
   if (spec.strided) {
-    grad_gx = sliced_layout(grad_gx, 2, gen);
-    grad_gh = sliced_layout(grad_gh, 2, gen);
+    grad_gx = per_step_layout(grad_gx, spec, gen);
+    grad_gh = per_step_layout(grad_gh, spec, gen);
   }
   std::vector<HostTensor> outputs{grad_gx, grad_gh, zeros(dtype, state)};
   if (spec.bias) outputs.push_back(zeros(dtype, {3 * h, h}));

@@ -88,22 +88,51 @@ Tensor fused_gru(const Tensor& x, const Tensor& h0, const RecurrentWeights& w, b
 
 // The input, weight and bias gradients shared by both cells, from the stacked gate gradients:
 // dx = dG_x W_ih, dW_ih = dG_x^T x, dW_hh = dG_h^T h_prev, biases = sums over time and batch.
+// Whether a [T, B, ...] tensor is stored batch-major and dense: a batch_first layer's input.
+bool batch_major(const Tensor& t) {
+  return t.dim(0) > 1 && t.dim(1) > 1 && !t.is_contiguous() && t.permute({1, 0, 2}).is_contiguous();
+}
+
+// A [T, B, W] tensor as [T * B, W] rows: batch-major (b, t) where `by_batch`, else (t, b). Rows of
+// the two orders pair up in the products below as long as both operands use the same one, and a
+// tensor stored in that order is not copied.
+Tensor as_rows(const Tensor& t, bool by_batch) {
+  const Shape rows{t.dim(0) * t.dim(1), t.dim(2)};
+  return by_batch ? t.permute({1, 0, 2}).reshape(rows) : t.reshape(rows);
+}
+
+// [T, B, W] storage for per-step values laid out like x: batch-major for a batch_first layer's x,
+// so that x's and these values' rows pair up in one product without copying either.
+Tensor like_x(const Tensor& x, int64_t width) {
+  const int64_t steps = x.dim(0), batch = x.dim(1);
+  if (batch_major(x)) return empty_like_shape(x, Shape{batch, steps, width}).permute({1, 0, 2});
+  return empty_like_shape(x, Shape{steps, batch, width});
+}
+
 Grads weight_grads(const Node& node, const Tensor& x, const Tensor& h_prev, const Tensor& d_gx,
                    const Tensor& d_gh, const RecurrentWeights& w, size_t first_weight) {
-  const int64_t rows = x.dim(0) * x.dim(1);
-  const Tensor gx2 = d_gx.reshape(Shape{rows, d_gx.dim(2)});
-  const Tensor gh2 = d_gh.reshape(Shape{rows, d_gh.dim(2)});
+  // Batch-major rows where x and the gate gradients are both stored so (fused training lays them
+  // out like x), else time-major.
+  const bool by_batch = batch_major(x) && batch_major(d_gx) && batch_major(d_gh);
+  const Tensor gx2 = as_rows(d_gx, by_batch);
+  const Tensor gh2 = as_rows(d_gh, by_batch);
   Grads grads(first_weight + 4);
   if (node.needs_grad(0)) grads[0] = matmul(d_gx, w.w_ih);
   if (node.needs_grad(first_weight)) {
-    grads[first_weight] = matmul(gx2, x.reshape(Shape{rows, x.dim(2)}), true, false);
+    grads[first_weight] = matmul(gx2, as_rows(x, by_batch), true, false);
   }
   // Without h_prev the caller has w_hh's gradient already (LSTM_SEQUENCE_BACKWARD's).
   if (node.needs_grad(first_weight + 1) && h_prev.defined()) {
-    grads[first_weight + 1] = matmul(gh2, h_prev.reshape(Shape{rows, h_prev.dim(2)}), true, false);
+    grads[first_weight + 1] = matmul(gh2, as_rows(h_prev, by_batch), true, false);
   }
   if (node.needs_grad(first_weight + 2)) grads[first_weight + 2] = sum(gx2, {0});
-  if (node.needs_grad(first_weight + 3)) grads[first_weight + 3] = sum(gh2, {0});
+  if (node.needs_grad(first_weight + 3)) {
+    // The LSTM passes one tensor for both: its two biases have the same gradient, summed once (a
+    // [6400, 1024] sum is some 5 ms of the text RNN's step) and copied, so that the two .grad
+    // tensors never share storage.
+    const bool same = &d_gx == &d_gh && grads[first_weight + 2].defined();
+    grads[first_weight + 3] = same ? grads[first_weight + 2].clone() : sum(gh2, {0});
+  }
   return grads;
 }
 
@@ -117,7 +146,7 @@ Tensor fused_lstm_training(const Tensor& x, const Tensor& h0, const Tensor& c0,
   const Tensor y = packed.narrow(0, 0, steps);
   const Tensor c_n = packed.narrow(0, steps, 1).squeeze(0);
   const Tensor h_n = empty_like_shape(x, Shape{batch, hidden});
-  const Tensor ws = empty_like_shape(x, Shape{steps, batch, 5 * hidden});
+  const Tensor ws = like_x(x, 5 * hidden);
   const sy_op_params params = rnn_params(hidden, reverse, w.b_ih.defined());
   if (w.b_ih.defined()) {
     run_op(SY_OP_LSTM_SEQUENCE, {x, h0, c0, w.w_ih, w.w_hh, w.b_ih, w.b_hh}, {y, h_n, c_n, ws},
@@ -134,7 +163,7 @@ Tensor fused_lstm_training(const Tensor& x, const Tensor& h0, const Tensor& c0,
        hidden](const Tensor& grad, const Node& node) {
         const Tensor grad_y = grad.narrow(0, 0, steps);
         const Tensor grad_c_n = grad.narrow(0, steps, 1).squeeze(0);
-        const Tensor d_gates = empty_like_shape(grad, Shape{steps, batch, 4 * hidden});
+        const Tensor d_gates = like_x(x_data, 4 * hidden);
         const Tensor grad_h0 = empty_like_shape(grad, Shape{batch, hidden});
         const Tensor grad_c0 = empty_like_shape(grad, Shape{batch, hidden});
         const std::initializer_list<Tensor> ins{h0_data, c0_data, weights.w_hh, y_data,
@@ -162,7 +191,7 @@ Tensor fused_gru_training(const Tensor& x, const Tensor& h0, const RecurrentWeig
   const int64_t steps = x.dim(0), batch = x.dim(1), hidden = w.w_hh.dim(1);
   Tensor y = empty_like_shape(x, Shape{steps, batch, hidden});
   const Tensor h_n = empty_like_shape(x, Shape{batch, hidden});
-  const Tensor ws = empty_like_shape(x, Shape{steps, batch, 4 * hidden});
+  const Tensor ws = like_x(x, 4 * hidden);
   const sy_op_params params = rnn_params(hidden, reverse, w.b_ih.defined());
   if (w.b_ih.defined()) {
     run_op(SY_OP_GRU_SEQUENCE, {x, h0, w.w_ih, w.w_hh, w.b_ih, w.b_hh}, {y, h_n, ws}, params);
@@ -175,9 +204,8 @@ Tensor fused_gru_training(const Tensor& x, const Tensor& h0, const RecurrentWeig
       y, "gru_sequence", inputs,
       [weights, x_data = x.detach(), h0_data = h0.detach(), y_data = y.detach(), ws, params, steps,
        batch, hidden](const Tensor& grad, const Node& node) {
-        const Shape gate_shape{steps, batch, 3 * hidden};
-        const Tensor d_gx = empty_like_shape(grad, gate_shape);
-        const Tensor d_gh = empty_like_shape(grad, gate_shape);
+        const Tensor d_gx = like_x(x_data, 3 * hidden);
+        const Tensor d_gh = like_x(x_data, 3 * hidden);
         const Tensor grad_h0 = empty_like_shape(grad, Shape{batch, hidden});
         const std::initializer_list<Tensor> ins{h0_data, weights.w_hh, y_data, ws, grad};
         Tensor grad_w_hh;

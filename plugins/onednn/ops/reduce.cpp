@@ -8,6 +8,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "ops/ops.h"
@@ -126,6 +127,14 @@ float reduce_block(uint32_t op, const StridedLoop<1>& loop, char* base, int thre
   return static_cast<float>(total);
 }
 
+// sums[c] += row[c]: the f32 rows of try_reduce_rows' sums, compiled for AVX-512 and AVX2 too (the
+// plugin's baseline is SSE2): a bias gradient's [6400, 1024] sum went from 5-6 ms to about 2 ms on
+// a 2-core Zen 4.
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void add_row_f32(
+    double* sums, const float* row, int64_t count) {
+  for (int64_t c = 0; c < count; ++c) sums[c] += static_cast<double>(row[c]);
+}
+
 // The innermost kept axis is dense (a bias gradient: [N, C] reduced over N; a channels-last
 // [N, C, H, W] averaged over H and W): walk the reduced positions in the outer loop and add whole
 // contiguous rows of outputs into accumulators, which vectorises, instead of reading one strided
@@ -163,6 +172,8 @@ bool try_reduce_rows(OpContext& ctx, const ReduceSplit& split) {
               const float m = maxima[c];
               maxima[c] = (m != m || v < m) ? m : v;  // NaN sticks; v == NaN replaces m
             }
+          } else if constexpr (std::is_same_v<T, float>) {
+            add_row_f32(sums.data(), row, columns);
           } else {
             for (int64_t c = 0; c < columns; ++c) sums[c] += static_cast<double>(load_f32(row[c]));
           }

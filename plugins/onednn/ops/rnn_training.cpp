@@ -1,7 +1,9 @@
 // The training half of LSTM_SEQUENCE and GRU_SEQUENCE (docs/ops.md section 17): the forwards that
 // also write ws (each step's activated gates, and the LSTM's cell state or the GRU's h W_hn^T +
-// b_hn) and LSTM_SEQUENCE_BACKWARD and GRU_SEQUENCE_BACKWARD, in f32 on dense copies (16-bit
-// calls come through run_through_f32).
+// b_hn) and LSTM_SEQUENCE_BACKWARD and GRU_SEQUENCE_BACKWARD, in f32 (16-bit calls come through
+// run_through_f32). x, ws and the gate gradients are used in place whatever the order of their
+// rows (t, b): the core lays ws and the gate gradients out like x, batch-major for a batch_first
+// layer, so that x is never copied and every step's input projection is still one product.
 //
 // oneDNN 2.6's lstm_backward and lbr_gru_backward keep their own opaque workspace, which would tie
 // the ops to one primitive and its layout; here the products are oneDNN's sgemm and the pointwise
@@ -48,6 +50,39 @@ TensorView matrix(float* data, int64_t rows, int64_t cols, int64_t ld) {
   TensorView view = make_dense_view(data, SY_DTYPE_F32, 2, shape);
   view.strides[0] = ld;
   return view;
+}
+
+// A [T, B, W] f32 tensor whose rows (t, b) are dense, addressed through its two outer strides.
+struct Rows {
+  float* base = nullptr;
+  int64_t st = 0, sb = 0;  // element strides of t and b
+  float* at(int64_t t, int64_t b) const { return base + t * st + b * sb; }
+};
+
+// Whether a [T, B, W] view can be used as Rows by sgemm: f32, a dense last axis, and rows that do
+// not overlap (a broadcast input is copied).
+bool usable_rows(const TensorView& v) {
+  if (v.dtype != SY_DTYPE_F32 || (v.shape[2] > 1 && v.strides[2] != 1)) return false;
+  for (int d = 0; d < 2; ++d) {
+    if (v.shape[d] > 1 && v.strides[d] < v.shape[2]) return false;
+  }
+  return true;
+}
+
+Rows rows_of(const TensorView& v) {
+  return {v.as<float>(), v.strides[0], v.strides[1]};
+}
+
+// An input's rows in place where usable, else a dense copy's.
+Rows input_rows(OpContext& ctx, const TensorView& in) {
+  return rows_of(usable_rows(in) ? in : dense_copy(ctx, in, SY_DTYPE_F32));
+}
+
+// An output in place where its rows are usable, else a dense scratch tensor of its shape (copied
+// back by write_back).
+TensorView rows_output(OpContext& ctx, const TensorView& out) {
+  if (usable_rows(out)) return out;
+  return ctx.scratch_view(SY_DTYPE_F32, out.rank, out.shape);
 }
 
 // `out` itself where it is dense f32, else a dense scratch tensor of its shape (copied back by
@@ -107,22 +142,51 @@ int64_t position(int64_t step, int64_t steps, bool reverse) {
   return reverse ? steps - 1 - step : step;
 }
 
-// grad_w [G*H, H] = sum over steps of d[t]^T h_prev[t] (d dense [T, B, G*H], y dense [T, B, H]):
-// h_prev is y at the position processed before t, one product over T - 1 steps, and h0 for the
-// first one processed.
-void recurrent_weight_grad(OpContext& ctx, const float* d, const float* y, const float* h0,
+// out[t, b, 0:n] = x[t, b] w^T (w [n, k] dense) for every row: one product where x's and out's rows
+// run in one order at uniform strides (time-major, or batch-major as a batch_first layer's), else
+// one per step.
+void project_rows(const OpContext& ctx, const Rows& x, const Rows& out, int64_t steps,
+                  int64_t batch, int64_t k, int64_t n, const float* w) {
+  threads_for_product(ctx, steps * batch, n, k);
+  if (x.st == batch * x.sb && out.st == batch * out.sb) {
+    sgemm(ctx, 'N', 'T', steps * batch, n, k, x.base, x.sb, w, k, 0.0f, out.base, out.sb);
+  } else if (x.sb == steps * x.st && out.sb == steps * out.st) {
+    sgemm(ctx, 'N', 'T', steps * batch, n, k, x.base, x.st, w, k, 0.0f, out.base, out.st);
+  } else {
+    for (int64_t t = 0; t < steps; ++t) {
+      sgemm(ctx, 'N', 'T', batch, n, k, x.at(t, 0), x.sb, w, k, 0.0f, out.at(t, 0), out.sb);
+    }
+  }
+}
+
+// grad_w [G*H, H] = sum over steps of d[t]^T h_prev[t] (y dense [T, B, H]): h_prev is y at the
+// position processed before t, and h0 for the first one processed. Time-major d takes one product
+// over T - 1 steps and one for h0; other layouts one product per step.
+void recurrent_weight_grad(OpContext& ctx, const Rows& d, const float* y, const float* h0,
                            int64_t steps, int64_t batch, int64_t h, int64_t gates, bool reverse,
                            const TensorView& out) {
   const TensorView grad_w = dense_output(ctx, out);
-  const int64_t rows = (steps - 1) * batch;
-  const float* later = reverse ? d : d + batch * gates;
-  const float* earlier_h = reverse ? y + batch * h : y;
-  threads_for_product(ctx, gates, h, std::max<int64_t>(rows, batch));
-  if (rows > 0)
-    sgemm(ctx, 'T', 'N', gates, h, rows, later, gates, earlier_h, h, 0.0f, grad_w.as<float>(), h);
+  float* gw = grad_w.as<float>();
   const int64_t first = position(0, steps, reverse);
-  sgemm(ctx, 'T', 'N', gates, h, batch, d + first * batch * gates, gates, h0, h,
-        rows > 0 ? 1.0f : 0.0f, grad_w.as<float>(), h);
+  if (d.st == batch * d.sb) {
+    const int64_t rows = (steps - 1) * batch;
+    threads_for_product(ctx, gates, h, std::max<int64_t>(rows, batch));
+    if (rows > 0) {
+      const float* later = d.at(reverse ? 0 : 1, 0);
+      const float* earlier_h = reverse ? y + batch * h : y;
+      sgemm(ctx, 'T', 'N', gates, h, rows, later, d.sb, earlier_h, h, 0.0f, gw, h);
+    }
+    sgemm(ctx, 'T', 'N', gates, h, batch, d.at(first, 0), d.sb, h0, h, rows > 0 ? 1.0f : 0.0f, gw,
+          h);
+  } else {
+    threads_for_product(ctx, gates, h, batch);
+    for (int64_t step = 0; step < steps; ++step) {
+      const int64_t t = position(step, steps, reverse);
+      const float* h_prev = step == 0 ? h0 : y + position(step - 1, steps, reverse) * batch * h;
+      sgemm(ctx, 'T', 'N', gates, h, batch, d.at(t, 0), d.sb, h_prev, h, step == 0 ? 0.0f : 1.0f,
+            gw, h);
+    }
+  }
   write_back(ctx, grad_w, out);
 }
 
@@ -184,39 +248,35 @@ void lstm_forward_with_ws_f32(OpContext& ctx, int64_t steps, int64_t batch, int6
   ctx.require_same_dtype(ctx.in[0], "x", ctx.out[3], "ws");
   ctx.require_shape(ctx.out[3], "ws", ws_shape, 3);
   const bool reverse = ctx.params.rnn.reverse != 0;
-  const TensorView x = dense_copy(ctx, ctx.in[0], SY_DTYPE_F32);
+  const Rows x = input_rows(ctx, ctx.in[0]);
   const TensorView h0 = dense_copy(ctx, ctx.in[1], SY_DTYPE_F32);
   const TensorView c0 = dense_copy(ctx, ctx.in[2], SY_DTYPE_F32);
   const TensorView w_ih = dense_copy(ctx, ctx.in[3], SY_DTYPE_F32);
   const TensorView w_hh = dense_copy(ctx, ctx.in[4], SY_DTYPE_F32);
   const float* bias = bias_sum(ctx, 5, g4, true);
   const TensorView y = dense_output(ctx, ctx.out[0]);
-  const TensorView ws = dense_output(ctx, ctx.out[3]);
-  float* wsp = ws.as<float>();
+  const TensorView ws_view = rows_output(ctx, ctx.out[3]);
+  const Rows ws = rows_of(ws_view);
   float* yp = y.as<float>();
-  // Every step's x W_ih^T into ws's gate columns (row stride 5H).
-  threads_for_product(ctx, steps * batch, g4, input);
-  sgemm(ctx, 'N', 'T', steps * batch, g4, input, x.as<float>(), input, w_ih.as<float>(), input,
-        0.0f, wsp, w5);
+  // Every step's x W_ih^T into ws's gate columns.
+  project_rows(ctx, x, ws, steps, batch, input, g4, w_ih.as<float>());
   for (int64_t step = 0; step < steps; ++step) {
     const int64_t t = position(step, steps, reverse);
     const int64_t previous = reverse ? t + 1 : t - 1;
-    float* gates = wsp + t * batch * w5;
     const float* h_prev = step == 0 ? h0.as<float>() : yp + previous * batch * h;
     threads_for_product(ctx, batch, g4, h);
-    sgemm(ctx, 'N', 'T', batch, g4, h, h_prev, h, w_hh.as<float>(), h, 1.0f, gates, w5);
+    sgemm(ctx, 'N', 'T', batch, g4, h, h_prev, h, w_hh.as<float>(), h, 1.0f, ws.at(t, 0), ws.sb);
     over_rows(ctx, batch, h, [&](int64_t r) {
-      const float* c_prev =
-          step == 0 ? c0.as<float>() + r * h : wsp + (previous * batch + r) * w5 + g4;
-      float* row = gates + r * w5;
+      const float* c_prev = step == 0 ? c0.as<float>() + r * h : ws.at(previous, r) + g4;
+      float* row = ws.at(t, r);
       forward_row(row, bias, c_prev, row + g4, yp + (t * batch + r) * h, h);
     });
   }
   const int64_t last = position(steps - 1, steps, reverse);
   copy_view(matrix(yp + last * batch * h, batch, h, h), ctx.out[1], 1);
-  copy_view(matrix(wsp + last * batch * w5 + g4, batch, h, w5), ctx.out[2], 1);
+  copy_view(matrix(ws.at(last, 0) + g4, batch, h, ws.sb), ctx.out[2], 1);
   write_back(ctx, y, ctx.out[0]);
-  write_back(ctx, ws, ctx.out[3]);
+  write_back(ctx, ws_view, ctx.out[3]);
 }
 
 namespace {
@@ -276,13 +336,13 @@ BackwardShape checked_backward(OpContext& ctx) {
 
 void lstm_backward_f32(OpContext& ctx) {
   const BackwardShape s = checked_backward(ctx);
-  const int64_t steps = s.steps, batch = s.batch, h = s.hidden, g4 = 4 * h, w5 = 5 * h;
+  const int64_t steps = s.steps, batch = s.batch, h = s.hidden, g4 = 4 * h;
   const bool reverse = ctx.params.rnn.reverse != 0;
   const TensorView h0 = dense_copy(ctx, ctx.in[0], SY_DTYPE_F32);
   const TensorView c0 = dense_copy(ctx, ctx.in[1], SY_DTYPE_F32);
   const TensorView w_hh = dense_copy(ctx, ctx.in[2], SY_DTYPE_F32);
   const TensorView y = dense_copy(ctx, ctx.in[3], SY_DTYPE_F32);
-  const TensorView ws = dense_copy(ctx, ctx.in[4], SY_DTYPE_F32);
+  const Rows ws = input_rows(ctx, ctx.in[4]);
   const TensorView grad_y = dense_copy(ctx, ctx.in[5], SY_DTYPE_F32);
   const auto state_bytes = static_cast<size_t>(batch * h) * sizeof(float);
   auto* dh = static_cast<float*>(ctx.scratch(state_bytes));
@@ -293,21 +353,19 @@ void lstm_backward_f32(OpContext& ctx) {
   } else {
     std::memset(dh, 0, state_bytes);
   }
-  const TensorView grad_gates = dense_output(ctx, ctx.out[0]);
-  float* dg = grad_gates.as<float>();
-  const float* wsp = ws.as<float>();
+  const TensorView grad_gates = rows_output(ctx, ctx.out[0]);
+  const Rows dg = rows_of(grad_gates);
   for (int64_t step = steps - 1; step >= 0; --step) {
     const int64_t t = position(step, steps, reverse);
     const int64_t previous = reverse ? t + 1 : t - 1;
     over_rows(ctx, batch, h, [&](int64_t r) {
-      const float* c_prev =
-          step == 0 ? c0.as<float>() + r * h : wsp + (previous * batch + r) * w5 + g4;
-      backward_row(wsp + (t * batch + r) * w5, c_prev, grad_y.as<float>() + (t * batch + r) * h,
-                   dh + r * h, dc + r * h, dg + (t * batch + r) * g4, h);
+      const float* c_prev = step == 0 ? c0.as<float>() + r * h : ws.at(previous, r) + g4;
+      backward_row(ws.at(t, r), c_prev, grad_y.as<float>() + (t * batch + r) * h, dh + r * h,
+                   dc + r * h, dg.at(t, r), h);
     });
     // The gradient reaching the previous step's h through this step's product.
     threads_for_product(ctx, batch, h, g4);
-    sgemm(ctx, 'N', 'N', batch, h, g4, dg + t * batch * g4, g4, w_hh.as<float>(), h, 0.0f, dh, h);
+    sgemm(ctx, 'N', 'N', batch, h, g4, dg.at(t, 0), dg.sb, w_hh.as<float>(), h, 0.0f, dh, h);
   }
   copy_view(matrix(dh, batch, h, h), ctx.out[1], 1);
   copy_view(matrix(dc, batch, h, h), ctx.out[2], 1);
@@ -324,25 +382,26 @@ void gru_forward_with_ws_f32(OpContext& ctx, int64_t steps, int64_t batch, int64
                              int64_t hidden) {
   const int64_t h = hidden, g3 = 3 * hidden, w4 = 4 * hidden;
   const int64_t ws_shape[3] = {steps, batch, w4};
+  const auto rows_bytes = static_cast<size_t>(steps * batch * g3) * sizeof(float);
   ctx.require_same_dtype(ctx.in[0], "x", ctx.out[2], "ws");
   ctx.require_shape(ctx.out[2], "ws", ws_shape, 3);
   const bool reverse = ctx.params.rnn.reverse != 0;
-  const TensorView x = dense_copy(ctx, ctx.in[0], SY_DTYPE_F32);
+  const Rows x = input_rows(ctx, ctx.in[0]);
   const TensorView h0 = dense_copy(ctx, ctx.in[1], SY_DTYPE_F32);
   const TensorView w_ih = dense_copy(ctx, ctx.in[2], SY_DTYPE_F32);
   const TensorView w_hh = dense_copy(ctx, ctx.in[3], SY_DTYPE_F32);
   const float* b_ih = bias_sum(ctx, 4, g3, false);
   const float* b_hh = bias_sum(ctx, 5, g3, false);
   const TensorView y = dense_output(ctx, ctx.out[0]);
-  const TensorView ws = dense_output(ctx, ctx.out[2]);
-  float* wsp = ws.as<float>();
+  const TensorView ws_view = rows_output(ctx, ctx.out[2]);
+  const Rows ws = rows_of(ws_view);
   float* yp = y.as<float>();
-  auto* u =
-      static_cast<float*>(ctx.scratch(static_cast<size_t>(steps * batch * g3) * sizeof(float)));
+  // The input parts of every step's pre-activations, in x's order of rows.
+  auto* u_data = static_cast<float*>(ctx.scratch(rows_bytes));
+  const bool batch_major = x.sb == steps * x.st && x.st != batch * x.sb;
+  const Rows u = batch_major ? Rows{u_data, g3, steps * g3} : Rows{u_data, batch * g3, g3};
   auto* v = static_cast<float*>(ctx.scratch(static_cast<size_t>(batch * g3) * sizeof(float)));
-  threads_for_product(ctx, steps * batch, g3, input);
-  sgemm(ctx, 'N', 'T', steps * batch, g3, input, x.as<float>(), input, w_ih.as<float>(), input,
-        0.0f, u, g3);
+  project_rows(ctx, x, u, steps, batch, input, g3, w_ih.as<float>());
   for (int64_t step = 0; step < steps; ++step) {
     const int64_t t = position(step, steps, reverse);
     const int64_t previous = reverse ? t + 1 : t - 1;
@@ -350,14 +409,14 @@ void gru_forward_with_ws_f32(OpContext& ctx, int64_t steps, int64_t batch, int64
     threads_for_product(ctx, batch, g3, h);
     sgemm(ctx, 'N', 'T', batch, g3, h, h_prev, h, w_hh.as<float>(), h, 0.0f, v, g3);
     over_rows(ctx, batch, h, [&](int64_t r) {
-      gru_row(u + (t * batch + r) * g3, v + r * g3, b_ih, b_hh, h_prev + r * h,
-              wsp + (t * batch + r) * w4, yp + (t * batch + r) * h, h);
+      gru_row(u.at(t, r), v + r * g3, b_ih, b_hh, h_prev + r * h, ws.at(t, r),
+              yp + (t * batch + r) * h, h);
     });
   }
   const int64_t last = position(steps - 1, steps, reverse);
   copy_view(matrix(yp + last * batch * h, batch, h, h), ctx.out[1], 1);
   write_back(ctx, y, ctx.out[0]);
-  write_back(ctx, ws, ctx.out[2]);
+  write_back(ctx, ws_view, ctx.out[2]);
 }
 
 namespace {
@@ -404,12 +463,12 @@ BackwardShape checked_gru_backward(OpContext& ctx) {
 
 void gru_backward_f32(OpContext& ctx) {
   const BackwardShape s = checked_gru_backward(ctx);
-  const int64_t steps = s.steps, batch = s.batch, h = s.hidden, g3 = 3 * h, w4 = 4 * h;
+  const int64_t steps = s.steps, batch = s.batch, h = s.hidden, g3 = 3 * h;
   const bool reverse = ctx.params.rnn.reverse != 0;
   const TensorView h0 = dense_copy(ctx, ctx.in[0], SY_DTYPE_F32);
   const TensorView w_hh = dense_copy(ctx, ctx.in[1], SY_DTYPE_F32);
   const TensorView y = dense_copy(ctx, ctx.in[2], SY_DTYPE_F32);
-  const TensorView ws = dense_copy(ctx, ctx.in[3], SY_DTYPE_F32);
+  const Rows ws = input_rows(ctx, ctx.in[3]);
   const TensorView grad_y = dense_copy(ctx, ctx.in[4], SY_DTYPE_F32);
   const auto state_bytes = static_cast<size_t>(batch * h) * sizeof(float);
   auto* dh = static_cast<float*>(ctx.scratch(state_bytes));
@@ -419,23 +478,21 @@ void gru_backward_f32(OpContext& ctx) {
   } else {
     std::memset(dh, 0, state_bytes);
   }
-  const TensorView grad_gx = dense_output(ctx, ctx.out[0]);
-  const TensorView grad_gh = dense_output(ctx, ctx.out[1]);
-  float* gx = grad_gx.as<float>();
-  float* gh = grad_gh.as<float>();
+  const TensorView grad_gx = rows_output(ctx, ctx.out[0]);
+  const TensorView grad_gh = rows_output(ctx, ctx.out[1]);
+  const Rows gx = rows_of(grad_gx), gh = rows_of(grad_gh);
   const float* yp = y.as<float>();
   for (int64_t step = steps - 1; step >= 0; --step) {
     const int64_t t = position(step, steps, reverse);
     const int64_t previous = reverse ? t + 1 : t - 1;
     const float* h_prev = step == 0 ? h0.as<float>() : yp + previous * batch * h;
     over_rows(ctx, batch, h, [&](int64_t r) {
-      const int64_t row = t * batch + r;
-      gru_backward_row(ws.as<float>() + row * w4, h_prev + r * h, grad_y.as<float>() + row * h,
-                       dh + r * h, gx + row * g3, gh + row * g3, next + r * h, h);
+      gru_backward_row(ws.at(t, r), h_prev + r * h, grad_y.as<float>() + (t * batch + r) * h,
+                       dh + r * h, gx.at(t, r), gh.at(t, r), next + r * h, h);
     });
     // dh for the step before: the carried part plus gh W_hh.
     threads_for_product(ctx, batch, h, g3);
-    sgemm(ctx, 'N', 'N', batch, h, g3, gh + t * batch * g3, g3, w_hh.as<float>(), h, 1.0f, next, h);
+    sgemm(ctx, 'N', 'N', batch, h, g3, gh.at(t, 0), gh.sb, w_hh.as<float>(), h, 1.0f, next, h);
     std::swap(dh, next);
   }
   copy_view(matrix(dh, batch, h, h), ctx.out[2], 1);
