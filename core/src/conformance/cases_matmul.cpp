@@ -95,6 +95,12 @@ void add_batched_shapes(CaseTable& table, sy_dtype dtype) {
            {.a = {200, 32}, .b = {200, 16}, .transpose_a = true});
   add_spec(table, dtype, "batched/rank2_b/permuted_a",
            {.a = {3, 4, 6}, .b = {6, 5}, .permute_a = true});
+  // Weight gradients with K >= 1024 and a leading dimension of 1024 (onednn: oneDNN's sgemm on
+  // AVX-512, a row-major copy elsewhere), with b row-major and transposed.
+  add_spec(table, dtype, "24x1100x20/transpose_a/long_k",
+           {.a = {1100, 24}, .b = {1100, 20}, .transpose_a = true});
+  add_spec(table, dtype, "1024x1030x9/transpose_ab/long_k",
+           {.a = {1030, 1024}, .b = {9, 1030}, .transpose_a = true, .transpose_b = true});
 }
 
 OpCase build_inner_mismatch(Generator& gen) {
