@@ -313,8 +313,8 @@ void check_fused_finite_differences(const std::shared_ptr<Device>& device, bool 
 }
 
 TEST_CASE("the fused LSTM and GRU sequences pass a finite-difference gradient check",
-          "[nn][recurrent][onednn]") {
-  for (const char* backend : {"reference", "onednn"}) {
+          "[nn][recurrent][onednn][vulkan]") {
+  for (const char* backend : {"reference", "onednn", "vulkan"}) {
     const std::shared_ptr<Device> device = optional_device(backend);
     if (device == nullptr) continue;
     check_fused_finite_differences(device, true);
@@ -322,27 +322,11 @@ TEST_CASE("the fused LSTM and GRU sequences pass a finite-difference gradient ch
   }
 }
 
-TEST_CASE("training composes the sequence where the device has no backward op",
+TEST_CASE("LSTM/GRU training on the fused ops gives the composed gradients on vulkan",
           "[nn][recurrent][vulkan]") {
-  // vulkan has LSTM_SEQUENCE and GRU_SEQUENCE but not their backward ops (docs/ops.md section 17).
   const std::shared_ptr<Device> device = optional_device("vulkan");
   if (device == nullptr) return;
-  REQUIRE_FALSE(device->supports(SY_OP_LSTM_SEQUENCE_BACKWARD, SY_DTYPE_F32));
-  REQUIRE_FALSE(device->supports(SY_OP_GRU_SEQUENCE_BACKWARD, SY_DTYPE_F32));
-  InitContext init{device, InitScheme::kKaimingUniform, 11};
-  RecurrentOptions options;
-  options.input_size = 3;
-  options.hidden_size = 4;
-  LSTM lstm(init, options);
-  GRU gru(init, options);
-  const Tensor x = rand_uniform({4, 2, 3}, -1.0, 1.0, 3, 0, device);
-  const std::vector<std::string> spans = spans_of([&] {
-    (void)lstm.run(x);
-    (void)gru.run(x);
-  });
-  CHECK(std::count(spans.begin(), spans.end(), "lstm_sequence: composed") == 1);
-  CHECK(std::count(spans.begin(), spans.end(), "gru_sequence: composed") == 1);
-  CHECK(std::count(spans.begin(), spans.end(), "lstm_sequence: fused") == 0);
+  check_training_variants(device);
 }
 
 }  // namespace

@@ -71,16 +71,12 @@ TEST_CASE("vulkan: malformed option values are INVALID_ARGUMENT naming key and v
   }
 }
 
-TEST_CASE("vulkan: f32 supports every op but the recurrent backwards; 16-bit follows the device",
-          "[vulkan]") {
+TEST_CASE("vulkan: f32 supports every op; 16-bit follows the device", "[vulkan]") {
   std::shared_ptr<Device> device = vulkan_device();
   if (device == nullptr) return;
   for (uint32_t op = 0; op < SY_OP_COUNT; ++op) {
     INFO("op " << op);
-    // docs/ops.md section 17: the recurrent backward ops are not written for vulkan; training
-    // composes.
-    const bool expected = op != SY_OP_LSTM_SEQUENCE_BACKWARD && op != SY_OP_GRU_SEQUENCE_BACKWARD;
-    CHECK(device->supports(static_cast<sy_op>(op), SY_DTYPE_F32) == expected);
+    CHECK(device->supports(static_cast<sy_op>(op), SY_DTYPE_F32));
   }
 
   const bool f16 = device->info().details.find("f16 yes") != std::string::npos;

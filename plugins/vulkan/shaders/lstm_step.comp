@@ -3,8 +3,9 @@
 // i * g and h = o * tanh(c), the state updated in place and h written to y at the step's position.
 // t[0] gates [B, 4H] (h W_hh^T), t[1] gx [B, 4H] (x[position] W_ih^T), t[2] h [B, H], t[3] c
 // [B, H], t[4] y[position] [B, H] (a view of y), t[5] b_ih [1, 4H], t[6] b_hh [1, 4H] (gates again
-// without biases). P.count = B * H, u[0] = H, u[1] has_bias.
-// Bindings: 1 gates, 2 gx, 3 h, 4 c, 5 y, 6 b_ih, 7 b_hh.
+// without biases), t[7] ws[position] [B, 5H] (gates again without ws). P.count = B * H, u[0] = H,
+// u[1] has_bias, u[2] has_ws: write i, f, g, o and c to ws, what LSTM_SEQUENCE_BACKWARD reads.
+// Bindings: 1 gates, 2 gx, 3 h, 4 c, 5 y, 6 b_ih, 7 b_hh, 8 ws.
 #version 450
 #extension GL_GOOGLE_include_directive : require
 #include "common.glsl"
@@ -19,12 +20,14 @@ layout(std430, set = 0, binding = 4) buffer CState { STORAGE_T c_state[]; };
 layout(std430, set = 0, binding = 5) writeonly buffer Y { STORAGE_T y[]; };
 layout(std430, set = 0, binding = 6) readonly buffer BIh { STORAGE_T b_ih[]; };
 layout(std430, set = 0, binding = 7) readonly buffer BHh { STORAGE_T b_hh[]; };
+layout(std430, set = 0, binding = 8) writeonly buffer Ws { STORAGE_T ws[]; };
 
 void main() {
   const uint H = P.u[0];
   const bool has_bias = P.u[1] != 0u;
   const Matrix mz = matrix(0u), mx = matrix(1u), mh = matrix(2u), mc = matrix(3u);
-  const Matrix my = matrix(4u), mbi = matrix(5u), mbh = matrix(6u);
+  const Matrix my = matrix(4u), mbi = matrix(5u), mbh = matrix(6u), mw = matrix(7u);
+  const bool has_ws = P.u[2] != 0u;
   FOR_EACH_ITEM(item) {
     const uint r = item / H;
     const uint j = item - r * H;
@@ -42,5 +45,12 @@ void main() {
     c_state[at2(mc, r, j)] = FROM_F(c);
     h_state[at2(mh, r, j)] = FROM_F(h);
     y[at2(my, r, j)] = FROM_F(h);
+    if (has_ws) {
+      ws[at2(mw, r, j)] = FROM_F(i);
+      ws[at2(mw, r, H + j)] = FROM_F(f);
+      ws[at2(mw, r, 2u * H + j)] = FROM_F(g);
+      ws[at2(mw, r, 3u * H + j)] = FROM_F(o);
+      ws[at2(mw, r, 4u * H + j)] = FROM_F(c);
+    }
   }
 }

@@ -63,6 +63,9 @@ OpFunction function_for(uint32_t op) {
     case SY_OP_LSTM_SEQUENCE:
     case SY_OP_GRU_SEQUENCE:
       return run_rnn_sequence;
+    case SY_OP_LSTM_SEQUENCE_BACKWARD:
+    case SY_OP_GRU_SEQUENCE_BACKWARD:
+      return run_rnn_sequence_backward;
     case SY_OP_SCALED_DOT_PRODUCT_ATTENTION:
       return run_attention;
     case SY_OP_SCALED_DOT_PRODUCT_ATTENTION_BACKWARD:

@@ -34,7 +34,9 @@ Status run_adam_update(const OpContext& ctx);
 Status run_lstm_cell(const OpContext& ctx);
 Status run_lstm_cell_backward(const OpContext& ctx);
 Status run_rnn_sequence(const OpContext& ctx);  // LSTM_SEQUENCE, GRU_SEQUENCE
-Status run_attention(const OpContext& ctx);     // SCALED_DOT_PRODUCT_ATTENTION
+// LSTM_SEQUENCE_BACKWARD, GRU_SEQUENCE_BACKWARD
+Status run_rnn_sequence_backward(const OpContext& ctx);
+Status run_attention(const OpContext& ctx);  // SCALED_DOT_PRODUCT_ATTENTION
 Status run_attention_backward(const OpContext& ctx);
 
 // Binds `tensors` (inputs first, output last; all of one shape) after merging axes and dispatches

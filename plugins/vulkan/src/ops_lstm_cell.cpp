@@ -1,7 +1,10 @@
 // LSTM_CELL and LSTM_CELL_BACKWARD (docs/ops.md section 16): one dispatch each, one invocation per
 // element of the [B, H] state. LSTM_SEQUENCE and GRU_SEQUENCE (section 17): one MATMUL projects
 // every step's input, then per step one MATMUL of the f32 state with W_hh^T and one lstm_step or
-// gru_step dispatch; 16-bit data goes through f32 copies. Every
+// gru_step dispatch (which also write ws where the call asks for it); their backward ops run per
+// step, last to first, one lstm_seq_backward or gru_seq_backward dispatch and one MATMUL with
+// W_hh, and w_hh's gradient as one MATMUL over every step at the end; 16-bit data goes through f32
+// copies. Every
 // tensor is bound with its own rank-2 shape and strides (no axis merging), so the shaders find a
 // row's four gate columns through the column stride.
 #include <algorithm>
@@ -152,6 +155,22 @@ sy_tensor_desc row_view(const sy_tensor_desc& t, int64_t row) {
   return v;
 }
 
+// Rows [first, first + count) of a rank-3 tensor's first axis.
+sy_tensor_desc slab_view(const sy_tensor_desc& t, int64_t first, int64_t count) {
+  sy_tensor_desc v = t;
+  v.offset_bytes += static_cast<uint64_t>(first * t.strides[0]) * dtype_size(t.dtype);
+  v.shape[0] = count;
+  return v;
+}
+
+// Columns [first, first + count) of a rank-2 tensor.
+sy_tensor_desc column_view(const sy_tensor_desc& t, int64_t first, int64_t count) {
+  sy_tensor_desc v = t;
+  v.offset_bytes += static_cast<uint64_t>(first * t.strides[1]) * dtype_size(t.dtype);
+  v.shape[1] = count;
+  return v;
+}
+
 // A bias [4H] as the one row of a [1, 4H] matrix.
 sy_tensor_desc as_row(const sy_tensor_desc& bias) {
   sy_tensor_desc v = bias;
@@ -176,9 +195,12 @@ Status run_rnn_sequence(const OpContext& ctx) {
                             "has_bias 0 or 1; got " + std::to_string(p.hidden_size) + ", " +
                             std::to_string(p.reverse) + ", " + std::to_string(p.has_bias));
   }
-  // Inputs x, h0 [, c0], w_ih, w_hh [, b_ih, b_hh]; outputs y, h_n [, c_n].
+  // Inputs x, h0 [, c0], w_ih, w_hh [, b_ih, b_hh]; outputs y, h_n [, c_n] [, ws].
   const uint32_t weights = lstm ? 3 : 2;
-  SY_VK_RETURN_IF_ERROR(check_counts(ctx, weights + 2 + (p.has_bias ? 2 : 0), lstm ? 3 : 2));
+  const uint32_t outputs = lstm ? 3 : 2;
+  const bool with_ws = ctx.call.num_outputs == outputs + 1;
+  SY_VK_RETURN_IF_ERROR(
+      check_counts(ctx, weights + 2 + (p.has_bias ? 2 : 0), outputs + (with_ws ? 1 : 0)));
   const sy_tensor_desc& x = ctx.call.inputs[0];
   if (x.rank != 3 || x.shape[0] < 1 || x.shape[1] < 1) {
     return invalid_argument(name + ": x " + shape_text(x) +
@@ -212,6 +234,10 @@ Status run_rnn_sequence(const OpContext& ctx) {
   SY_VK_RETURN_IF_ERROR(check_shape(ctx, y, "y", {T, B, H}));
   SY_VK_RETURN_IF_ERROR(check_shape(ctx, ctx.call.outputs[1], "h_n", {B, H}));
   if (lstm) SY_VK_RETURN_IF_ERROR(check_shape(ctx, ctx.call.outputs[2], "c_n", {B, H}));
+  if (with_ws) {
+    SY_VK_RETURN_IF_ERROR(
+        check_shape(ctx, ctx.call.outputs[outputs], "ws", {T, B, (gate_count + 1) * H}));
+  }
 
   // 16-bit data: x, the weights and biases are read through f32 copies and y is written to an
   // f32 one, so that every step computes in f32 and each output is rounded once (section 17).
@@ -226,11 +252,12 @@ Status run_rnn_sequence(const OpContext& ctx) {
     *out = copies.back()->f32_tensor(std::span<const int64_t>(t.shape, t.rank));
     return fill ? copy(ctx, t, *out) : ok_status();
   };
-  sy_tensor_desc x32, w_ih32, w_hh32, y32, b_ih32, b_hh32;
+  sy_tensor_desc x32, w_ih32, w_hh32, y32, b_ih32, b_hh32, ws32;
   SY_VK_RETURN_IF_ERROR(as_f32(x, &x32, true));
   SY_VK_RETURN_IF_ERROR(as_f32(w_ih, &w_ih32, true));
   SY_VK_RETURN_IF_ERROR(as_f32(w_hh, &w_hh32, true));
   SY_VK_RETURN_IF_ERROR(as_f32(y, &y32, false));
+  if (with_ws) SY_VK_RETURN_IF_ERROR(as_f32(ctx.call.outputs[outputs], &ws32, false));
   if (p.has_bias) {
     SY_VK_RETURN_IF_ERROR(as_f32(ctx.call.inputs[weights + 2], &b_ih32, true));
     SY_VK_RETURN_IF_ERROR(as_f32(ctx.call.inputs[weights + 3], &b_hh32, true));
@@ -262,8 +289,9 @@ Status run_rnn_sequence(const OpContext& ctx) {
       tensors.push_back(c);
       roles.push_back("c");
     }
-    tensors.insert(tensors.end(), {row_view(y32, position), b_ih, b_hh});
-    roles.insert(roles.end(), {"y", "b_ih", "b_hh"});
+    tensors.insert(tensors.end(), {row_view(y32, position), b_ih, b_hh,
+                                   with_ws ? row_view(ws32, position) : gates});
+    roles.insert(roles.end(), {"y", "b_ih", "b_hh", "ws"});
     ParamBlock params;
     std::vector<BufferBinding> bindings(tensors.size());
     for (size_t k = 0; k < tensors.size(); ++k) {
@@ -272,12 +300,204 @@ Status run_rnn_sequence(const OpContext& ctx) {
     params.count = static_cast<uint32_t>(B * H);
     params.u[0] = static_cast<uint32_t>(H);
     params.u[1] = p.has_bias;
+    params.u[2] = with_ws ? 1u : 0u;
     SY_VK_RETURN_IF_ERROR(run_shader(ctx, lstm ? "lstm_step.f32" : "gru_step.f32", params, bindings,
                                      groups_for(static_cast<uint64_t>(B * H))));
   }
   if (y.dtype != SY_DTYPE_F32) SY_VK_RETURN_IF_ERROR(copy(ctx, y32, y));
+  if (with_ws && ws32.dtype != ctx.call.outputs[outputs].dtype) {
+    SY_VK_RETURN_IF_ERROR(copy(ctx, ws32, ctx.call.outputs[outputs]));
+  }
   SY_VK_RETURN_IF_ERROR(copy(ctx, h, ctx.call.outputs[1]));
   return lstm ? copy(ctx, c, ctx.call.outputs[2]) : ok_status();
+}
+
+// LSTM_SEQUENCE_BACKWARD and GRU_SEQUENCE_BACKWARD: per step, last processed to first, the step
+// shader and one MATMUL with W_hh (the gradient reaching the previous step's h), then w_hh's
+// gradient as one MATMUL of the stacked gate gradients with the stacked previous states.
+Status run_rnn_sequence_backward(const OpContext& ctx) {
+  const bool lstm = ctx.call.op == SY_OP_LSTM_SEQUENCE_BACKWARD;
+  const std::string name = op_name(ctx.call.op);
+  const sy_rnn_params& p = ctx.call.params.rnn;
+  // LSTM: (h0, c0, w_hh, y, ws, grad_y, grad_c_n [, grad_h_n]) -> grad_gates, grad_h0, grad_c0
+  // [, grad_w_hh]. GRU: (h0, w_hh, y, ws, grad_y [, grad_h_n]) -> grad_gx, grad_gh, grad_h0
+  // [, grad_w_hh].
+  const uint32_t base_inputs = lstm ? 7 : 5;
+  const uint32_t in_count = ctx.call.num_inputs, out_count = ctx.call.num_outputs;
+  if ((in_count != base_inputs && in_count != base_inputs + 1) ||
+      (out_count != 3 && out_count != 4)) {
+    return invalid_argument(name + ": takes " + std::to_string(base_inputs) + " or " +
+                            std::to_string(base_inputs + 1) + " inputs and 3 or 4 outputs, got " +
+                            std::to_string(in_count) + " and " + std::to_string(out_count));
+  }
+  if (p.reverse > 1) {
+    return invalid_argument(name + ": params.rnn.reverse must be 0 or 1, got " +
+                            std::to_string(p.reverse));
+  }
+  const uint32_t y_index = lstm ? 3 : 2;
+  const sy_tensor_desc& y = ctx.call.inputs[y_index];
+  SY_VK_RETURN_IF_ERROR(check_float_dtype(ctx, y.dtype, "y"));
+  if (y.rank != 3 || y.shape[0] < 1 || y.shape[1] < 1 || y.shape[2] < 1 ||
+      y.shape[2] != p.hidden_size) {
+    return invalid_argument(name + ": y " + shape_text(y) +
+                            " must be [T, B, H] with T, B >= 1 and H = hidden_size " +
+                            std::to_string(p.hidden_size));
+  }
+  const int64_t T = y.shape[0], B = y.shape[1], H = y.shape[2];
+  const int64_t G = (lstm ? 4 : 3) * H, W = G + H;
+  for (uint32_t k = 0; k < in_count + out_count; ++k) {
+    const sy_tensor_desc& t = k < in_count ? ctx.call.inputs[k] : ctx.call.outputs[k - in_count];
+    if (t.dtype != y.dtype) {
+      return invalid_argument(name + ": every tensor must have y's dtype (" + dtype_name(y.dtype) +
+                              "); " + (k < in_count ? "input " : "output ") +
+                              std::to_string(k < in_count ? k : k - in_count) + " is " +
+                              dtype_name(t.dtype));
+    }
+  }
+  const uint32_t w_index = lstm ? 2 : 1, ws_index = y_index + 1, grad_y_index = y_index + 2;
+  SY_VK_RETURN_IF_ERROR(check_shape(ctx, ctx.call.inputs[0], "h0", {B, H}));
+  if (lstm) SY_VK_RETURN_IF_ERROR(check_shape(ctx, ctx.call.inputs[1], "c0", {B, H}));
+  SY_VK_RETURN_IF_ERROR(check_shape(ctx, ctx.call.inputs[w_index], "w_hh", {G, H}));
+  SY_VK_RETURN_IF_ERROR(check_shape(ctx, ctx.call.inputs[ws_index], "ws", {T, B, W}));
+  SY_VK_RETURN_IF_ERROR(check_shape(ctx, ctx.call.inputs[grad_y_index], "grad_y", {T, B, H}));
+  if (lstm) SY_VK_RETURN_IF_ERROR(check_shape(ctx, ctx.call.inputs[6], "grad_c_n", {B, H}));
+  const bool with_grad_h_n = in_count == base_inputs + 1;
+  if (with_grad_h_n) {
+    SY_VK_RETURN_IF_ERROR(check_shape(ctx, ctx.call.inputs[base_inputs], "grad_h_n", {B, H}));
+  }
+  const uint32_t gate_outputs = lstm ? 1 : 2;  // grad_gates, or grad_gx and grad_gh
+  for (uint32_t k = 0; k < gate_outputs; ++k) {
+    SY_VK_RETURN_IF_ERROR(check_shape(ctx, ctx.call.outputs[k], "gate gradient", {T, B, G}));
+  }
+  SY_VK_RETURN_IF_ERROR(check_shape(ctx, ctx.call.outputs[gate_outputs], "grad_h0", {B, H}));
+  if (lstm) SY_VK_RETURN_IF_ERROR(check_shape(ctx, ctx.call.outputs[2], "grad_c0", {B, H}));
+  if (out_count == 4)
+    SY_VK_RETURN_IF_ERROR(check_shape(ctx, ctx.call.outputs[3], "grad_w_hh", {G, H}));
+
+  // f32 copies of 16-bit inputs, and f32 scratch for everything the steps write.
+  std::vector<std::unique_ptr<ScratchBuffer>> buffers;
+  auto scratch = [&](std::initializer_list<int64_t> shape, sy_tensor_desc* out) -> Status {
+    int64_t count = 1;
+    for (int64_t n : shape) count *= n;
+    buffers.push_back(std::make_unique<ScratchBuffer>(ctx.device));
+    SY_VK_RETURN_IF_ERROR(buffers.back()->allocate(static_cast<uint64_t>(count) * 4));
+    *out = buffers.back()->f32_tensor(std::span<const int64_t>(shape.begin(), shape.size()));
+    return ok_status();
+  };
+  auto as_f32 = [&](const sy_tensor_desc& t, sy_tensor_desc* out) -> Status {
+    if (t.dtype == SY_DTYPE_F32) {
+      *out = t;
+      return ok_status();
+    }
+    buffers.push_back(std::make_unique<ScratchBuffer>(ctx.device));
+    SY_VK_RETURN_IF_ERROR(buffers.back()->allocate(static_cast<uint64_t>(element_count(t)) * 4));
+    *out = buffers.back()->f32_tensor(std::span<const int64_t>(t.shape, t.rank));
+    return copy(ctx, t, *out);
+  };
+  sy_tensor_desc w_hh, ws, grad_y, prev_h, dh, dc, carried, gates[2], gates_2d[2];
+  SY_VK_RETURN_IF_ERROR(as_f32(ctx.call.inputs[w_index], &w_hh));
+  SY_VK_RETURN_IF_ERROR(as_f32(ctx.call.inputs[ws_index], &ws));
+  SY_VK_RETURN_IF_ERROR(as_f32(ctx.call.inputs[grad_y_index], &grad_y));
+  // prev_h [T, B, H]: the state each position started from (y of the position processed before
+  // it, h0 for the first), for the steps and for w_hh's gradient.
+  SY_VK_RETURN_IF_ERROR(scratch({T, B, H}, &prev_h));
+  SY_VK_RETURN_IF_ERROR(scratch({B, H}, &dh));  // LSTM: dh; GRU: mm
+  SY_VK_RETURN_IF_ERROR(scratch({B, H}, lstm ? &dc : &carried));
+  for (uint32_t k = 0; k < gate_outputs; ++k) {
+    SY_VK_RETURN_IF_ERROR(scratch({T, B, G}, &gates[k]));
+    gates_2d[k] = gates[k];
+    gates_2d[k].rank = 2;
+    gates_2d[k].shape[0] = T * B;
+    gates_2d[k].shape[1] = G;
+    gates_2d[k].strides[0] = G;
+    gates_2d[k].strides[1] = 1;
+  }
+  const int64_t first = p.reverse ? T - 1 : 0;  // the position processed first
+  SY_VK_RETURN_IF_ERROR(copy(ctx, ctx.call.inputs[0], row_view(prev_h, first)));
+  if (T > 1) {
+    const sy_tensor_desc& y_in = ctx.call.inputs[y_index];
+    if (p.reverse) {
+      SY_VK_RETURN_IF_ERROR(copy(ctx, slab_view(y_in, 1, T - 1), slab_view(prev_h, 0, T - 1)));
+    } else {
+      SY_VK_RETURN_IF_ERROR(copy(ctx, slab_view(y_in, 0, T - 1), slab_view(prev_h, 1, T - 1)));
+    }
+  }
+  sy_op_params fill{};
+  fill.fill.value = 0.0;
+  if (with_grad_h_n) {
+    SY_VK_RETURN_IF_ERROR(copy(ctx, ctx.call.inputs[base_inputs], dh));
+  } else {
+    SY_VK_RETURN_IF_ERROR(run_part(ctx, run_fill, SY_OP_FILL, {}, dh, fill));
+  }
+  if (lstm) {
+    SY_VK_RETURN_IF_ERROR(copy(ctx, ctx.call.inputs[6], dc));
+  } else {
+    SY_VK_RETURN_IF_ERROR(run_part(ctx, run_fill, SY_OP_FILL, {}, carried, fill));
+  }
+  for (int64_t step = T - 1; step >= 0; --step) {
+    const int64_t t = p.reverse ? T - 1 - step : step;
+    std::vector<sy_tensor_desc> tensors;
+    std::vector<const char*> roles;
+    if (lstm) {
+      // c before the step: ws's c column of the position processed before, or c0.
+      const int64_t previous = p.reverse ? t + 1 : t - 1;
+      const sy_tensor_desc c_prev =
+          step == 0 ? ctx.call.inputs[1] : column_view(row_view(ws, previous), G, H);
+      sy_tensor_desc c_prev32 = c_prev;
+      if (c_prev.dtype != SY_DTYPE_F32) {
+        SY_VK_RETURN_IF_ERROR(scratch({B, H}, &c_prev32));
+        SY_VK_RETURN_IF_ERROR(copy(ctx, c_prev, c_prev32));
+      }
+      tensors = {row_view(ws, t), c_prev32, row_view(grad_y, t), dh, dc, row_view(gates[0], t)};
+      roles = {"ws", "c_prev", "grad_y", "dh", "dc", "grad_gates"};
+    } else {
+      tensors = {row_view(ws, t), row_view(prev_h, t),   row_view(grad_y, t),  dh,
+                 carried,         row_view(gates[0], t), row_view(gates[1], t)};
+      roles = {"ws", "h_prev", "grad_y", "mm", "carried", "grad_gx", "grad_gh"};
+    }
+    ParamBlock params;
+    std::vector<BufferBinding> bindings(tensors.size());
+    for (size_t k = 0; k < tensors.size(); ++k) {
+      SY_VK_RETURN_IF_ERROR(bind_tensor(ctx, tensors[k], roles[k], &bindings[k], &params.t[k]));
+    }
+    params.count = static_cast<uint32_t>(B * H);
+    params.u[0] = static_cast<uint32_t>(H);
+    SY_VK_RETURN_IF_ERROR(run_shader(ctx, lstm ? "lstm_seq_backward.f32" : "gru_seq_backward.f32",
+                                     params, bindings, groups_for(static_cast<uint64_t>(B * H))));
+    // The gradient reaching the previous step's h through this step's product.
+    const sy_tensor_desc& recurrent = lstm ? gates[0] : gates[1];
+    SY_VK_RETURN_IF_ERROR(
+        run_part(ctx, run_matmul, SY_OP_MATMUL, {row_view(recurrent, t), w_hh}, dh));
+  }
+  for (uint32_t k = 0; k < gate_outputs; ++k) {
+    SY_VK_RETURN_IF_ERROR(copy(ctx, gates[k], ctx.call.outputs[k]));
+  }
+  if (lstm) {
+    SY_VK_RETURN_IF_ERROR(copy(ctx, dh, ctx.call.outputs[1]));
+    SY_VK_RETURN_IF_ERROR(copy(ctx, dc, ctx.call.outputs[2]));
+  } else {
+    // grad_h0 = mm + carried.
+    sy_tensor_desc sum;
+    SY_VK_RETURN_IF_ERROR(scratch({B, H}, &sum));
+    SY_VK_RETURN_IF_ERROR(run_part(ctx, run_binary, SY_OP_ADD, {dh, carried}, sum));
+    SY_VK_RETURN_IF_ERROR(copy(ctx, sum, ctx.call.outputs[2]));
+  }
+  if (out_count == 4) {
+    // grad_w_hh = (gate gradients of the recurrent part)^T prev_h over every step and row.
+    sy_tensor_desc grad_w, prev_2d = prev_h;
+    prev_2d.rank = 2;
+    prev_2d.shape[0] = T * B;
+    prev_2d.shape[1] = H;
+    prev_2d.strides[0] = H;
+    prev_2d.strides[1] = 1;
+    SY_VK_RETURN_IF_ERROR(scratch({G, H}, &grad_w));
+    sy_op_params params{};
+    params.matmul.transpose_a = 1;
+    SY_VK_RETURN_IF_ERROR(
+        run_part(ctx, run_matmul, SY_OP_MATMUL, {gates_2d[lstm ? 0 : 1], prev_2d}, grad_w, params));
+    SY_VK_RETURN_IF_ERROR(copy(ctx, grad_w, ctx.call.outputs[3]));
+  }
+  return ok_status();
 }
 
 }  // namespace sy_vk
