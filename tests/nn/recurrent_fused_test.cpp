@@ -44,30 +44,45 @@ std::string describe(const Variant& v) {
          " batch_first=" + (v.batch_first ? "1" : "0");
 }
 
-void check_variant(const std::shared_ptr<Device>& device, const Variant& v) {
-  INFO(describe(v) << " on " << device->info().name);
-  constexpr int64_t kSteps = 5, kInput = 4, kHidden = 6;
-  InitContext init{device, InitScheme::kKaimingUniform, 11};
+// A variant's layer (weights from `seed`), its input and its initial states (undefined where the
+// variant has none).
+struct Setup {
+  std::shared_ptr<RecurrentBase> layer;
+  Tensor x, h0, c0;
+  Shape state;
+};
+
+Setup make_setup(const std::shared_ptr<Device>& device, const Variant& v, int64_t steps,
+                 int64_t input, int64_t hidden, uint64_t seed) {
+  InitContext init{device, InitScheme::kKaimingUniform, seed};
   RecurrentOptions options;
-  options.input_size = kInput;
-  options.hidden_size = kHidden;
+  options.input_size = input;
+  options.hidden_size = hidden;
   options.num_layers = v.layers;
   options.bias = v.bias;
   options.bidirectional = v.bidirectional;
   options.batch_first = v.batch_first;
-  std::shared_ptr<RecurrentBase> layer;
+  Setup s;
   if (v.lstm) {
-    layer = std::make_shared<LSTM>(init, options);
+    s.layer = std::make_shared<LSTM>(init, options);
   } else {
-    layer = std::make_shared<GRU>(init, options);
+    s.layer = std::make_shared<GRU>(init, options);
   }
   const Shape input_shape =
-      v.batch_first ? Shape{v.batch, kSteps, kInput} : Shape{kSteps, v.batch, kInput};
-  const Tensor x = rand_uniform(input_shape, -1.0, 1.0, 3, 0, device);
-  const Shape state{v.layers * (v.bidirectional ? 2 : 1), v.batch, kHidden};
-  const Tensor h0 = v.initial_state ? rand_uniform(state, -1.0, 1.0, 4, 0, device) : Tensor();
-  const Tensor c0 =
-      v.initial_state && v.lstm ? rand_uniform(state, -1.0, 1.0, 5, 0, device) : Tensor();
+      v.batch_first ? Shape{v.batch, steps, input} : Shape{steps, v.batch, input};
+  s.x = rand_uniform(input_shape, -1.0, 1.0, 3, 0, device);
+  s.state = Shape{v.layers * (v.bidirectional ? 2 : 1), v.batch, hidden};
+  if (v.initial_state) s.h0 = rand_uniform(s.state, -1.0, 1.0, 4, 0, device);
+  if (v.initial_state && v.lstm) s.c0 = rand_uniform(s.state, -1.0, 1.0, 5, 0, device);
+  return s;
+}
+
+void check_variant(const std::shared_ptr<Device>& device, const Variant& v) {
+  INFO(describe(v) << " on " << device->info().name);
+  const Setup setup = make_setup(device, v, 5, 4, 6, 11);
+  const std::shared_ptr<RecurrentBase>& layer = setup.layer;
+  const Tensor &x = setup.x, &h0 = setup.h0, &c0 = setup.c0;
+  const Shape& state = setup.state;
 
   NoGradGuard no_grad;
   RecurrentResult fused;
@@ -202,33 +217,15 @@ LayerGradients layer_gradients(RecurrentBase& layer, const Tensor& x, const Tens
 
 void check_training_variant(const std::shared_ptr<Device>& device, const Variant& v) {
   INFO(describe(v) << " on " << device->info().name);
-  constexpr int64_t kSteps = 6, kInput = 5, kHidden = 7;
-  InitContext init{device, InitScheme::kKaimingUniform, 13};
-  RecurrentOptions options;
-  options.input_size = kInput;
-  options.hidden_size = kHidden;
-  options.num_layers = v.layers;
-  options.bias = v.bias;
-  options.bidirectional = v.bidirectional;
-  options.batch_first = v.batch_first;
-  std::shared_ptr<RecurrentBase> layer;
-  if (v.lstm) {
-    layer = std::make_shared<LSTM>(init, options);
-  } else {
-    layer = std::make_shared<GRU>(init, options);
-  }
-  const Shape input_shape =
-      v.batch_first ? Shape{v.batch, kSteps, kInput} : Shape{kSteps, v.batch, kInput};
-  const Tensor x = rand_uniform(input_shape, -1.0, 1.0, 3, 0, device);
-  const Shape state{v.layers * (v.bidirectional ? 2 : 1), v.batch, kHidden};
-  const Tensor h0 = v.initial_state ? rand_uniform(state, -1.0, 1.0, 4, 0, device) : Tensor();
-  const Tensor c0 =
-      v.initial_state && v.lstm ? rand_uniform(state, -1.0, 1.0, 5, 0, device) : Tensor();
-  const LayerGradients fused = layer_gradients(*layer, x, h0, c0, device);
+  const Setup setup = make_setup(device, v, 6, 5, 7, 13);
+  RecurrentBase& layer = *setup.layer;
+  const Tensor &x = setup.x, &h0 = setup.h0, &c0 = setup.c0;
+  const Shape& state = setup.state;
+  const LayerGradients fused = layer_gradients(layer, x, h0, c0, device);
   LayerGradients composed;
   {
     detail::ComposedRecurrentScope force_composed;
-    composed = layer_gradients(*layer, x, h0, c0, device);
+    composed = layer_gradients(layer, x, h0, c0, device);
   }
   const auto sequences = static_cast<std::ptrdiff_t>(state[0]);
   const std::string prefix = v.lstm ? "lstm_sequence: " : "gru_sequence: ";

@@ -78,69 +78,35 @@ OpCase build_sequence(Generator& gen, sy_op op, sy_dtype dtype, const SequenceSp
   return op_case;
 }
 
-// LSTM_SEQUENCE_BACKWARD on drawn tensors: ws's gates and cell states in (0, 1) as a forward's
-// would be (the op is defined for any values; these keep the products of the recurrence near 1).
-// `bias` of the spec selects the optional grad_h_n input and grad_w_hh output.
-OpCase build_lstm_backward(Generator& gen, sy_dtype dtype, const SequenceSpec& spec) {
-  const int64_t t = spec.steps, b = spec.batch, h = spec.hidden;
+// LSTM_SEQUENCE_BACKWARD or GRU_SEQUENCE_BACKWARD on drawn tensors: ws's values (the LSTM's gates
+// and cell states, the GRU's gates and v_n) in (0, 1) as a forward's gates would be (the ops are
+// defined for any values; these keep the products of the recurrence near 1). `bias` of the spec
+// selects the optional grad_h_n input and grad_w_hh output.
+OpCase build_backward(Generator& gen, bool lstm, sy_dtype dtype, const SequenceSpec& spec) {
+  const int64_t t = spec.steps, b = spec.batch, h = spec.hidden, g = (lstm ? 4 : 3) * h;
   const double bound = 2.0 / std::sqrt(static_cast<double>(h));
   const std::vector<int64_t> state{b, h};
   const auto per_step = [&](const HostTensor& v) {
     return spec.strided ? per_step_layout(v, spec, gen) : v;
   };
-  HostTensor y = random_tensor(gen, dtype, {t, b, h}, -1.0, 1.0);
-  HostTensor grad_y = random_tensor(gen, dtype, {t, b, h}, -1.0, 1.0);
-  if (spec.strided) {
-    y = permuted_layout(y, {1, 0, 2});
-    grad_y = permuted_layout(grad_y, {1, 0, 2});
-  }
-  std::vector<HostTensor> inputs{random_tensor(gen, dtype, state, -1.0, 1.0),
-                                 random_tensor(gen, dtype, state, -1.0, 1.0),
-                                 random_tensor(gen, dtype, {4 * h, h}, -bound, bound),
-                                 y,
-                                 per_step(random_tensor(gen, dtype, {t, b, 5 * h}, 0.0, 1.0)),
-                                 grad_y,
-                                 random_tensor(gen, dtype, state, -1.0, 1.0)};
-  if (spec.bias) inputs.push_back(random_tensor(gen, dtype, state, -1.0, 1.0));
-  HostTensor grad_gates = zeros(dtype, {t, b, 4 * h});
-  if (spec.strided) grad_gates = per_step_layout(grad_gates, spec, gen);
-  std::vector<HostTensor> outputs{grad_gates, zeros(dtype, state), zeros(dtype, state)};
-  if (spec.bias) outputs.push_back(zeros(dtype, {4 * h, h}));
-  OpCase op_case =
-      make_op_case(SY_OP_LSTM_SEQUENCE_BACKWARD, std::move(inputs), std::move(outputs));
-  op_case.params.rnn.hidden_size = h;
-  op_case.params.rnn.reverse = spec.reverse ? 1 : 0;
-  return op_case;
-}
-
-// GRU_SEQUENCE_BACKWARD likewise: ws's r, z, n in (0, 1) and its h W_hn^T + b_hn in (-1, 1).
-OpCase build_gru_backward(Generator& gen, sy_dtype dtype, const SequenceSpec& spec) {
-  const int64_t t = spec.steps, b = spec.batch, h = spec.hidden;
-  const double bound = 2.0 / std::sqrt(static_cast<double>(h));
-  const std::vector<int64_t> state{b, h};
-  const auto per_step = [&](const HostTensor& v) {
-    return spec.strided ? per_step_layout(v, spec, gen) : v;
+  const auto batch_major = [&](const HostTensor& v) {
+    return spec.strided ? permuted_layout(v, {1, 0, 2}) : v;
   };
-  HostTensor y = random_tensor(gen, dtype, {t, b, h}, -1.0, 1.0);
-  HostTensor grad_y = random_tensor(gen, dtype, {t, b, h}, -1.0, 1.0);
-  if (spec.strided) {
-    y = permuted_layout(y, {1, 0, 2});
-    grad_y = permuted_layout(grad_y, {1, 0, 2});
-  }
-  std::vector<HostTensor> inputs{random_tensor(gen, dtype, state, -1.0, 1.0),
-                                 random_tensor(gen, dtype, {3 * h, h}, -bound, bound), y,
-                                 per_step(random_tensor(gen, dtype, {t, b, 4 * h}, 0.0, 1.0)),
-                                 grad_y};
+  std::vector<HostTensor> inputs{random_tensor(gen, dtype, state, -1.0, 1.0)};
+  if (lstm) inputs.push_back(random_tensor(gen, dtype, state, -1.0, 1.0));  // c0
+  inputs.push_back(random_tensor(gen, dtype, {g, h}, -bound, bound));
+  inputs.push_back(batch_major(random_tensor(gen, dtype, {t, b, h}, -1.0, 1.0)));  // y
+  inputs.push_back(per_step(random_tensor(gen, dtype, {t, b, g + h}, 0.0, 1.0)));
+  inputs.push_back(batch_major(random_tensor(gen, dtype, {t, b, h}, -1.0, 1.0)));  // grad_y
+  if (lstm) inputs.push_back(random_tensor(gen, dtype, state, -1.0, 1.0));         // grad_c_n
   if (spec.bias) inputs.push_back(random_tensor(gen, dtype, state, -1.0, 1.0));
-  HostTensor grad_gx = zeros(dtype, {t, b, 3 * h});
-  HostTensor grad_gh = zeros(dtype, {t, b, 3 * h});
-  if (spec.strided) {
-    grad_gx = per_step_layout(grad_gx, spec, gen);
-    grad_gh = per_step_layout(grad_gh, spec, gen);
-  }
-  std::vector<HostTensor> outputs{grad_gx, grad_gh, zeros(dtype, state)};
-  if (spec.bias) outputs.push_back(zeros(dtype, {3 * h, h}));
-  OpCase op_case = make_op_case(SY_OP_GRU_SEQUENCE_BACKWARD, std::move(inputs), std::move(outputs));
+  std::vector<HostTensor> outputs{per_step(zeros(dtype, {t, b, g}))};
+  if (!lstm) outputs.push_back(per_step(zeros(dtype, {t, b, g})));  // grad_gh
+  outputs.push_back(zeros(dtype, state));
+  if (lstm) outputs.push_back(zeros(dtype, state));  // grad_c0
+  if (spec.bias) outputs.push_back(zeros(dtype, {g, h}));
+  OpCase op_case = make_op_case(lstm ? SY_OP_LSTM_SEQUENCE_BACKWARD : SY_OP_GRU_SEQUENCE_BACKWARD,
+                                std::move(inputs), std::move(outputs));
   op_case.params.rnn.hidden_size = h;
   op_case.params.rnn.reverse = spec.reverse ? 1 : 0;
   return op_case;
@@ -168,8 +134,7 @@ void add_rnn_sequence_cases(CaseTable& table) {
                    return build_sequence(gen, forward, dtype, spec, true);
                  });
         add_case(table, backward, dtype, spec.name, [lstm, dtype, spec](Generator& gen) {
-          return lstm ? build_lstm_backward(gen, dtype, spec)
-                      : build_gru_backward(gen, dtype, spec);
+          return build_backward(gen, lstm, dtype, spec);
         });
       }
     }

@@ -18,6 +18,7 @@
 // slices) is here two products and one threaded loop a step.
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "dnnl_util.h"
 #include "ops/fast_math.h"
@@ -293,17 +294,24 @@ struct Expected {
   int rank;
 };
 
+// The backward call's tensors checked against y's T, B and H: LSTM (h0, c0, w_hh, y, ws, grad_y,
+// grad_c_n [, grad_h_n]) -> grad_gates, grad_h0, grad_c0 [, grad_w_hh]; GRU (h0, w_hh, y, ws,
+// grad_y [, grad_h_n]) -> grad_gx, grad_gh, grad_h0 [, grad_w_hh].
 BackwardShape checked_backward(OpContext& ctx) {
-  if ((ctx.num_inputs != 7 && ctx.num_inputs != 8) ||
+  const bool lstm = ctx.op == SY_OP_LSTM_SEQUENCE_BACKWARD;
+  const int inputs = lstm ? 7 : 5;
+  if ((ctx.num_inputs != inputs && ctx.num_inputs != inputs + 1) ||
       (ctx.num_outputs != 3 && ctx.num_outputs != 4)) {
-    ctx.fail_shape(
-        cat("takes (h0, c0, w_hh, y, ws, grad_y, grad_c_n [, grad_h_n]) and gives "
-            "(grad_gates, grad_h0, grad_c0 [, grad_w_hh]); got ",
-            ctx.num_inputs, " inputs and ", ctx.num_outputs, " outputs"));
+    ctx.fail_shape(cat("takes ",
+                       lstm ? "(h0, c0, w_hh, y, ws, grad_y, grad_c_n [, grad_h_n]) and gives "
+                              "(grad_gates, grad_h0, grad_c0 [, grad_w_hh])"
+                            : "(h0, w_hh, y, ws, grad_y [, grad_h_n]) and gives (grad_gx, "
+                              "grad_gh, grad_h0 [, grad_w_hh])",
+                       "; got ", ctx.num_inputs, " inputs and ", ctx.num_outputs, " outputs"));
   }
   const sy_rnn_params& p = ctx.params.rnn;
   if (p.reverse > 1) ctx.fail_shape(cat("params.rnn.reverse must be 0 or 1, got ", p.reverse));
-  const TensorView& y = ctx.in[3];
+  const TensorView& y = ctx.in[lstm ? 3 : 2];
   ctx.require_float(y, "y");
   if (y.rank != 3) ctx.fail_shape(cat("y has shape ", shape_string(y), ", expected [T, B, H]"));
   BackwardShape s{y.shape[0], y.shape[1], y.shape[2]};
@@ -313,21 +321,29 @@ BackwardShape checked_backward(OpContext& ctx) {
             "hidden_size; got y ",
             shape_string(y), " and hidden_size ", p.hidden_size));
   }
+  const int64_t g = (lstm ? 4 : 3) * s.hidden;
   const int64_t state[2] = {s.batch, s.hidden};
-  const int64_t w_hh[2] = {4 * s.hidden, s.hidden};
-  const int64_t ws[3] = {s.steps, s.batch, 5 * s.hidden};
+  const int64_t w_hh[2] = {g, s.hidden};
+  const int64_t ws[3] = {s.steps, s.batch, g + s.hidden};
   const int64_t sequence[3] = {s.steps, s.batch, s.hidden};
-  const int64_t gates[3] = {s.steps, s.batch, 4 * s.hidden};
-  const Expected expected[] = {
-      {&ctx.in[0], "h0", state, 2},        {&ctx.in[1], "c0", state, 2},
-      {&ctx.in[2], "w_hh", w_hh, 2},       {&ctx.in[4], "ws", ws, 3},
-      {&ctx.in[5], "grad_y", sequence, 3}, {&ctx.in[6], "grad_c_n", state, 2},
-      {&ctx.in[7], "grad_h_n", state, 2},  {&ctx.out[0], "grad_gates", gates, 3},
-      {&ctx.out[1], "grad_h0", state, 2},  {&ctx.out[2], "grad_c0", state, 2},
-      {&ctx.out[3], "grad_w_hh", w_hh, 2}};
+  const int64_t gates[3] = {s.steps, s.batch, g};
+  std::vector<Expected> expected;
+  if (lstm) {
+    expected = {{&ctx.in[0], "h0", state, 2},        {&ctx.in[1], "c0", state, 2},
+                {&ctx.in[2], "w_hh", w_hh, 2},       {&ctx.in[4], "ws", ws, 3},
+                {&ctx.in[5], "grad_y", sequence, 3}, {&ctx.in[6], "grad_c_n", state, 2},
+                {&ctx.in[7], "grad_h_n", state, 2},  {&ctx.out[0], "grad_gates", gates, 3},
+                {&ctx.out[1], "grad_h0", state, 2},  {&ctx.out[2], "grad_c0", state, 2}};
+  } else {
+    expected = {{&ctx.in[0], "h0", state, 2},       {&ctx.in[1], "w_hh", w_hh, 2},
+                {&ctx.in[3], "ws", ws, 3},          {&ctx.in[4], "grad_y", sequence, 3},
+                {&ctx.in[5], "grad_h_n", state, 2}, {&ctx.out[0], "grad_gx", gates, 3},
+                {&ctx.out[1], "grad_gh", gates, 3}, {&ctx.out[2], "grad_h0", state, 2}};
+  }
+  expected.push_back({&ctx.out[3], "grad_w_hh", w_hh, 2});
   for (const Expected& e : expected) {
-    if (e.view == &ctx.in[7] && ctx.num_inputs < 8) continue;
-    if (e.view == &ctx.out[3] && ctx.num_outputs < 4) continue;
+    if (e.view == &ctx.in[inputs] && ctx.num_inputs == inputs) continue;  // no grad_h_n
+    if (e.view == &ctx.out[3] && ctx.num_outputs == 3) continue;
     ctx.require_same_dtype(y, "y", *e.view, e.role);
     ctx.require_shape(*e.view, e.role, e.shape, e.rank);
   }
@@ -421,48 +437,8 @@ void gru_forward_with_ws_f32(OpContext& ctx, int64_t steps, int64_t batch, int64
 
 namespace {
 
-BackwardShape checked_gru_backward(OpContext& ctx) {
-  if ((ctx.num_inputs != 5 && ctx.num_inputs != 6) ||
-      (ctx.num_outputs != 3 && ctx.num_outputs != 4)) {
-    ctx.fail_shape(
-        cat("takes (h0, w_hh, y, ws, grad_y [, grad_h_n]) and gives (grad_gx, "
-            "grad_gh, grad_h0 [, grad_w_hh]); got ",
-            ctx.num_inputs, " inputs and ", ctx.num_outputs, " outputs"));
-  }
-  const sy_rnn_params& p = ctx.params.rnn;
-  if (p.reverse > 1) ctx.fail_shape(cat("params.rnn.reverse must be 0 or 1, got ", p.reverse));
-  const TensorView& y = ctx.in[2];
-  ctx.require_float(y, "y");
-  if (y.rank != 3) ctx.fail_shape(cat("y has shape ", shape_string(y), ", expected [T, B, H]"));
-  BackwardShape s{y.shape[0], y.shape[1], y.shape[2]};
-  if (s.steps < 1 || s.batch < 1 || s.hidden < 1 || s.hidden != p.hidden_size) {
-    ctx.fail_shape(
-        cat("needs at least one step, one sequence and y [T, B, H] with H = "
-            "hidden_size; got y ",
-            shape_string(y), " and hidden_size ", p.hidden_size));
-  }
-  const int64_t state[2] = {s.batch, s.hidden};
-  const int64_t w_hh[2] = {3 * s.hidden, s.hidden};
-  const int64_t ws[3] = {s.steps, s.batch, 4 * s.hidden};
-  const int64_t sequence[3] = {s.steps, s.batch, s.hidden};
-  const int64_t gates[3] = {s.steps, s.batch, 3 * s.hidden};
-  const Expected expected[] = {
-      {&ctx.in[0], "h0", state, 2},       {&ctx.in[1], "w_hh", w_hh, 2},
-      {&ctx.in[3], "ws", ws, 3},          {&ctx.in[4], "grad_y", sequence, 3},
-      {&ctx.in[5], "grad_h_n", state, 2}, {&ctx.out[0], "grad_gx", gates, 3},
-      {&ctx.out[1], "grad_gh", gates, 3}, {&ctx.out[2], "grad_h0", state, 2},
-      {&ctx.out[3], "grad_w_hh", w_hh, 2}};
-  for (const Expected& e : expected) {
-    if (e.view == &ctx.in[5] && ctx.num_inputs < 6) continue;
-    if (e.view == &ctx.out[3] && ctx.num_outputs < 4) continue;
-    ctx.require_same_dtype(y, "y", *e.view, e.role);
-    ctx.require_shape(*e.view, e.role, e.shape, e.rank);
-  }
-  return s;
-}
-
 void gru_backward_f32(OpContext& ctx) {
-  const BackwardShape s = checked_gru_backward(ctx);
+  const BackwardShape s = checked_backward(ctx);
   const int64_t steps = s.steps, batch = s.batch, h = s.hidden, g3 = 3 * h;
   const bool reverse = ctx.params.rnn.reverse != 0;
   const TensorView h0 = dense_copy(ctx, ctx.in[0], SY_DTYPE_F32);

@@ -155,6 +155,39 @@ sy_tensor_desc row_view(const sy_tensor_desc& t, int64_t row) {
   return v;
 }
 
+using Buffers = std::vector<std::unique_ptr<ScratchBuffer>>;
+
+// Binds `tensors` (by their roles) and dispatches `module` over the B * H elements of a step's
+// state with u[0] = H and the given further u words.
+Status run_step(const OpContext& ctx, const char* module,
+                const std::vector<sy_tensor_desc>& tensors, const std::vector<const char*>& roles,
+                int64_t batch, int64_t hidden, std::initializer_list<uint32_t> words = {}) {
+  ParamBlock params;
+  std::vector<BufferBinding> bindings(tensors.size());
+  for (size_t k = 0; k < tensors.size(); ++k) {
+    SY_VK_RETURN_IF_ERROR(bind_tensor(ctx, tensors[k], roles[k], &bindings[k], &params.t[k]));
+  }
+  params.count = static_cast<uint32_t>(batch * hidden);
+  params.u[0] = static_cast<uint32_t>(hidden);
+  std::copy(words.begin(), words.end(), params.u + 1);
+  return run_shader(ctx, module, params, bindings,
+                    groups_for(static_cast<uint64_t>(batch * hidden)));
+}
+
+// `t` itself where it is f32, else a dense f32 scratch tensor of its shape (kept alive by
+// `buffers`), holding t's values where `fill`.
+Status f32_version(const OpContext& ctx, const sy_tensor_desc& t, bool fill, Buffers& buffers,
+                   sy_tensor_desc* out) {
+  if (t.dtype == SY_DTYPE_F32) {
+    *out = t;
+    return ok_status();
+  }
+  buffers.push_back(std::make_unique<ScratchBuffer>(ctx.device));
+  SY_VK_RETURN_IF_ERROR(buffers.back()->allocate(static_cast<uint64_t>(element_count(t)) * 4));
+  *out = buffers.back()->f32_tensor(std::span<const int64_t>(t.shape, t.rank));
+  return fill ? copy(ctx, t, *out) : ok_status();
+}
+
 // Rows [first, first + count) of a rank-3 tensor's first axis.
 sy_tensor_desc slab_view(const sy_tensor_desc& t, int64_t first, int64_t count) {
   sy_tensor_desc v = t;
@@ -241,16 +274,9 @@ Status run_rnn_sequence(const OpContext& ctx) {
 
   // 16-bit data: x, the weights and biases are read through f32 copies and y is written to an
   // f32 one, so that every step computes in f32 and each output is rounded once (section 17).
-  std::vector<std::unique_ptr<ScratchBuffer>> copies;
-  auto as_f32 = [&](const sy_tensor_desc& t, sy_tensor_desc* out, bool fill) -> Status {
-    if (t.dtype == SY_DTYPE_F32) {
-      *out = t;
-      return ok_status();
-    }
-    copies.push_back(std::make_unique<ScratchBuffer>(ctx.device));
-    SY_VK_RETURN_IF_ERROR(copies.back()->allocate(static_cast<uint64_t>(element_count(t)) * 4));
-    *out = copies.back()->f32_tensor(std::span<const int64_t>(t.shape, t.rank));
-    return fill ? copy(ctx, t, *out) : ok_status();
+  Buffers copies;
+  auto as_f32 = [&](const sy_tensor_desc& t, sy_tensor_desc* out, bool fill) {
+    return f32_version(ctx, t, fill, copies, out);
   };
   sy_tensor_desc x32, w_ih32, w_hh32, y32, b_ih32, b_hh32, ws32;
   SY_VK_RETURN_IF_ERROR(as_f32(x, &x32, true));
@@ -292,17 +318,8 @@ Status run_rnn_sequence(const OpContext& ctx) {
     tensors.insert(tensors.end(), {row_view(y32, position), b_ih, b_hh,
                                    with_ws ? row_view(ws32, position) : gates});
     roles.insert(roles.end(), {"y", "b_ih", "b_hh", "ws"});
-    ParamBlock params;
-    std::vector<BufferBinding> bindings(tensors.size());
-    for (size_t k = 0; k < tensors.size(); ++k) {
-      SY_VK_RETURN_IF_ERROR(bind_tensor(ctx, tensors[k], roles[k], &bindings[k], &params.t[k]));
-    }
-    params.count = static_cast<uint32_t>(B * H);
-    params.u[0] = static_cast<uint32_t>(H);
-    params.u[1] = p.has_bias;
-    params.u[2] = with_ws ? 1u : 0u;
-    SY_VK_RETURN_IF_ERROR(run_shader(ctx, lstm ? "lstm_step.f32" : "gru_step.f32", params, bindings,
-                                     groups_for(static_cast<uint64_t>(B * H))));
+    SY_VK_RETURN_IF_ERROR(run_step(ctx, lstm ? "lstm_step.f32" : "gru_step.f32", tensors, roles, B,
+                                   H, {p.has_bias, with_ws ? 1u : 0u}));
   }
   if (y.dtype != SY_DTYPE_F32) SY_VK_RETURN_IF_ERROR(copy(ctx, y32, y));
   if (with_ws && ws32.dtype != ctx.call.outputs[outputs].dtype) {
@@ -375,7 +392,7 @@ Status run_rnn_sequence_backward(const OpContext& ctx) {
     SY_VK_RETURN_IF_ERROR(check_shape(ctx, ctx.call.outputs[3], "grad_w_hh", {G, H}));
 
   // f32 copies of 16-bit inputs, and f32 scratch for everything the steps write.
-  std::vector<std::unique_ptr<ScratchBuffer>> buffers;
+  Buffers buffers;
   auto scratch = [&](std::initializer_list<int64_t> shape, sy_tensor_desc* out) -> Status {
     int64_t count = 1;
     for (int64_t n : shape) count *= n;
@@ -384,15 +401,8 @@ Status run_rnn_sequence_backward(const OpContext& ctx) {
     *out = buffers.back()->f32_tensor(std::span<const int64_t>(shape.begin(), shape.size()));
     return ok_status();
   };
-  auto as_f32 = [&](const sy_tensor_desc& t, sy_tensor_desc* out) -> Status {
-    if (t.dtype == SY_DTYPE_F32) {
-      *out = t;
-      return ok_status();
-    }
-    buffers.push_back(std::make_unique<ScratchBuffer>(ctx.device));
-    SY_VK_RETURN_IF_ERROR(buffers.back()->allocate(static_cast<uint64_t>(element_count(t)) * 4));
-    *out = buffers.back()->f32_tensor(std::span<const int64_t>(t.shape, t.rank));
-    return copy(ctx, t, *out);
+  auto as_f32 = [&](const sy_tensor_desc& t, sy_tensor_desc* out) {
+    return f32_version(ctx, t, true, buffers, out);
   };
   sy_tensor_desc w_hh, ws, grad_y, prev_h, dh, dc, carried, gates[2], gates_2d[2];
   SY_VK_RETURN_IF_ERROR(as_f32(ctx.call.inputs[w_index], &w_hh));
@@ -443,11 +453,8 @@ Status run_rnn_sequence_backward(const OpContext& ctx) {
       const int64_t previous = p.reverse ? t + 1 : t - 1;
       const sy_tensor_desc c_prev =
           step == 0 ? ctx.call.inputs[1] : column_view(row_view(ws, previous), G, H);
-      sy_tensor_desc c_prev32 = c_prev;
-      if (c_prev.dtype != SY_DTYPE_F32) {
-        SY_VK_RETURN_IF_ERROR(scratch({B, H}, &c_prev32));
-        SY_VK_RETURN_IF_ERROR(copy(ctx, c_prev, c_prev32));
-      }
+      sy_tensor_desc c_prev32;
+      SY_VK_RETURN_IF_ERROR(as_f32(c_prev, &c_prev32));
       tensors = {row_view(ws, t), c_prev32, row_view(grad_y, t), dh, dc, row_view(gates[0], t)};
       roles = {"ws", "c_prev", "grad_y", "dh", "dc", "grad_gates"};
     } else {
@@ -455,15 +462,8 @@ Status run_rnn_sequence_backward(const OpContext& ctx) {
                  carried,         row_view(gates[0], t), row_view(gates[1], t)};
       roles = {"ws", "h_prev", "grad_y", "mm", "carried", "grad_gx", "grad_gh"};
     }
-    ParamBlock params;
-    std::vector<BufferBinding> bindings(tensors.size());
-    for (size_t k = 0; k < tensors.size(); ++k) {
-      SY_VK_RETURN_IF_ERROR(bind_tensor(ctx, tensors[k], roles[k], &bindings[k], &params.t[k]));
-    }
-    params.count = static_cast<uint32_t>(B * H);
-    params.u[0] = static_cast<uint32_t>(H);
-    SY_VK_RETURN_IF_ERROR(run_shader(ctx, lstm ? "lstm_seq_backward.f32" : "gru_seq_backward.f32",
-                                     params, bindings, groups_for(static_cast<uint64_t>(B * H))));
+    SY_VK_RETURN_IF_ERROR(run_step(ctx, lstm ? "lstm_seq_backward.f32" : "gru_seq_backward.f32",
+                                   tensors, roles, B, H));
     // The gradient reaching the previous step's h through this step's product.
     const sy_tensor_desc& recurrent = lstm ? gates[0] : gates[1];
     SY_VK_RETURN_IF_ERROR(
