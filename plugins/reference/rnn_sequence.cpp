@@ -224,44 +224,41 @@ void run_gru_sequence(const OpContext& ctx) {
 
 namespace {
 
-// A backward call's tensors, checked: T, B, H from y, every other tensor of y's dtype and the shape
-// `roles` gives it (optional ones, the last input and output, may be absent).
+// A backward call's T, B, H (from y) and direction, once every tensor is checked: of y's dtype
+// and the shape its role gives it. LSTM (h0, c0, w_hh, y, ws, grad_y, grad_c_n [, grad_h_n]) ->
+// grad_gates, grad_h0, grad_c0 [, grad_w_hh]; GRU (h0, w_hh, y, ws, grad_y [, grad_h_n]) ->
+// grad_gx, grad_gh, grad_h0 [, grad_w_hh].
 struct BackwardCall {
   int64_t steps = 0, batch = 0, h = 0;
   bool reverse = false;
 };
 
-struct Role {
-  const char* name;
-  std::vector<int64_t> shape;  // with T, B, H, G*H filled in
-};
-
-Shape shape_of(const std::vector<int64_t>& sizes) {
-  Shape shape;
-  shape.rank = static_cast<uint32_t>(sizes.size());
-  for (size_t k = 0; k < sizes.size(); ++k) shape.dims[k] = sizes[k];
-  return shape;
-}
-
-BackwardCall checked_backward(const OpContext& ctx, const std::vector<Role>& inputs,
-                              const std::vector<Role>& outputs, uint32_t y_index) {
-  const sy_rnn_params& p = ctx.params().rnn;
-  const auto count_text = [](const std::vector<Role>& roles) {
+BackwardCall checked_backward(const OpContext& ctx) {
+  const bool lstm = ctx.op == SY_OP_LSTM_SEQUENCE_BACKWARD;
+  const std::vector<std::string> inputs =
+      lstm ? std::vector<std::string>{"h0", "c0",     "w_hh",     "y",
+                                      "ws", "grad_y", "grad_c_n", "grad_h_n"}
+           : std::vector<std::string>{"h0", "w_hh", "y", "ws", "grad_y", "grad_h_n"};
+  const std::vector<std::string> outputs =
+      lstm ? std::vector<std::string>{"grad_gates", "grad_h0", "grad_c0", "grad_w_hh"}
+           : std::vector<std::string>{"grad_gx", "grad_gh", "grad_h0", "grad_w_hh"};
+  const auto list = [](const std::vector<std::string>& roles) {
     std::string text;
     for (size_t k = 0; k < roles.size(); ++k) {
-      text += std::string(k == 0 ? "" : k + 1 == roles.size() ? " [, " : ", ") + roles[k].name;
+      text += (k == 0 ? "" : k + 1 == roles.size() ? " [, " : ", ") + roles[k];
     }
     return text + "]";
   };
   const uint32_t in = ctx.call.num_inputs, out = ctx.call.num_outputs;
   if ((in != inputs.size() && in + 1 != inputs.size()) ||
       (out != outputs.size() && out + 1 != outputs.size())) {
-    fail(ctx, "takes (" + count_text(inputs) + ") and gives (" + count_text(outputs) + "); got " +
+    fail(ctx, "takes (" + list(inputs) + ") and gives (" + list(outputs) + "); got " +
                   std::to_string(in) + " inputs and " + std::to_string(out) + " outputs");
   }
+  const sy_rnn_params& p = ctx.params().rnn;
   if (p.reverse > 1)
     fail(ctx, "params.rnn.reverse must be 0 or 1, got " + std::to_string(p.reverse));
-  const TensorRef y = ctx.input(y_index);
+  const TensorRef y = ctx.input(lstm ? 3 : 2);
   require_float(ctx, "y", y);
   require_rank(ctx, "y", y, 3, "[T, B, H]");
   BackwardCall call{y.shape[0], y.shape[1], y.shape[2], p.reverse != 0};
@@ -269,22 +266,22 @@ BackwardCall checked_backward(const OpContext& ctx, const std::vector<Role>& inp
     fail(ctx, "needs at least one step, one sequence and y [T, B, H] with H = hidden_size; got y " +
                   y.shape.to_string() + " and hidden_size " + std::to_string(p.hidden_size));
   }
-  for (uint32_t k = 0; k < in; ++k) {
-    require_same_dtype(ctx, inputs[k].name, ctx.input(k), "y", y);
-    require_shape(ctx, inputs[k].name, ctx.input(k), shape_of(inputs[k].shape));
-  }
-  for (uint32_t k = 0; k < out; ++k) {
-    require_same_dtype(ctx, outputs[k].name, ctx.output(k), "y", y);
-    require_shape(ctx, outputs[k].name, ctx.output(k), shape_of(outputs[k].shape));
+  const int64_t t = call.steps, b = call.batch, h = call.h, g = (lstm ? 4 : 3) * h;
+  const auto shape = [&](const std::string& role) {
+    if (role == "w_hh" || role == "grad_w_hh") return Shape::of({g, h});
+    if (role == "y" || role == "grad_y") return Shape::of({t, b, h});
+    if (role == "ws") return Shape::of({t, b, g + h});
+    if (role.rfind("grad_g", 0) == 0) return Shape::of({t, b, g});  // grad_gates, grad_gx, grad_gh
+    return Shape::of({b, h});                                       // the states and their grads
+  };
+  for (uint32_t k = 0; k < in + out; ++k) {
+    const bool is_input = k < in;
+    const std::string& role = is_input ? inputs[k] : outputs[k - in];
+    const TensorRef tensor = is_input ? ctx.input(k) : ctx.output(k - in);
+    require_same_dtype(ctx, role.c_str(), tensor, "y", y);
+    require_shape(ctx, role.c_str(), tensor, shape(role));
   }
   return call;
-}
-
-// T, B and H of a backward call from y (input `y_index`), before the roles' shapes are known.
-std::vector<int64_t> y_dims(const OpContext& ctx, uint32_t y_index) {
-  if (ctx.call.num_inputs <= y_index || ctx.input(y_index).shape.rank != 3) return {0, 0, 0};
-  const TensorRef y = ctx.input(y_index);
-  return {y.shape[0], y.shape[1], y.shape[2]};
 }
 
 // dh[r, k] = sum_j d[r, j] w[j, k] and grad_w[j, k] += sum_r d[r, j] h_prev[r, k] for one step.
@@ -312,23 +309,7 @@ void recurrent_products(const double* d, const double* h_prev, int64_t batch, in
 // step, from the last processed back to the first, the cell's backward as LSTM_CELL_BACKWARD
 // computes it, then dh = grad_gates W_hh for the step before; grad_w_hh sums grad_gates^T h_prev.
 void run_lstm_sequence_backward(const OpContext& ctx) {
-  const std::vector<int64_t> d = y_dims(ctx, 3);
-  const int64_t t_ = d[0], b_ = d[1], h_ = d[2];
-  const std::vector<int64_t> state{b_, h_}, sequence{t_, b_, h_};
-  const BackwardCall c = checked_backward(ctx,
-                                          {{"h0", state},
-                                           {"c0", state},
-                                           {"w_hh", {4 * h_, h_}},
-                                           {"y", sequence},
-                                           {"ws", {t_, b_, 5 * h_}},
-                                           {"grad_y", sequence},
-                                           {"grad_c_n", state},
-                                           {"grad_h_n", state}},
-                                          {{"grad_gates", {t_, b_, 4 * h_}},
-                                           {"grad_h0", state},
-                                           {"grad_c0", state},
-                                           {"grad_w_hh", {4 * h_, h_}}},
-                                          3);
+  const BackwardCall c = checked_backward(ctx);
   const int64_t steps = c.steps, batch = c.batch, h = c.h, g4 = 4 * h;
   const std::vector<double> h0 = read_double(ctx.input(0)), c0 = read_double(ctx.input(1));
   const std::vector<double> w_hh = read_double(ctx.input(2)), ys = read_double(ctx.input(3));
@@ -375,18 +356,7 @@ void run_lstm_sequence_backward(const OpContext& ctx) {
 // (they differ in n, where r scales v_n), then dh = dh_total z + grad_gh W_hh for the step before;
 // grad_w_hh sums grad_gh^T h_prev.
 void run_gru_sequence_backward(const OpContext& ctx) {
-  const std::vector<int64_t> d = y_dims(ctx, 2);
-  const int64_t t_ = d[0], b_ = d[1], h_ = d[2];
-  const std::vector<int64_t> state{b_, h_}, sequence{t_, b_, h_}, gates{t_, b_, 3 * h_};
-  const BackwardCall c = checked_backward(
-      ctx,
-      {{"h0", state},
-       {"w_hh", {3 * h_, h_}},
-       {"y", sequence},
-       {"ws", {t_, b_, 4 * h_}},
-       {"grad_y", sequence},
-       {"grad_h_n", state}},
-      {{"grad_gx", gates}, {"grad_gh", gates}, {"grad_h0", state}, {"grad_w_hh", {3 * h_, h_}}}, 2);
+  const BackwardCall c = checked_backward(ctx);
   const int64_t steps = c.steps, batch = c.batch, h = c.h, g3 = 3 * h;
   const std::vector<double> h0 = read_double(ctx.input(0)), w_hh = read_double(ctx.input(1));
   const std::vector<double> ys = read_double(ctx.input(2)), ws = read_double(ctx.input(3));

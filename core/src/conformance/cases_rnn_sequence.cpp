@@ -138,6 +138,23 @@ void add_rnn_sequence_cases(CaseTable& table) {
         });
       }
     }
+    // Bad input: a ws one column short, and a forward's ws of the backward's width but the wrong
+    // op's (an LSTM's 5H given to the GRU, a GRU's 4H to the LSTM), must fail on every backend.
+    add_case(table, backward, SY_DTYPE_F32, "error/ws_width", [lstm](Generator& gen) {
+      OpCase op_case = build_backward(gen, lstm, SY_DTYPE_F32, kSpecs[1]);
+      HostTensor& ws = op_case.inputs[lstm ? 4 : 3];
+      ws = random_tensor(gen, SY_DTYPE_F32, {ws.shape[0], ws.shape[1], ws.shape[2] - 1}, 0.0, 1.0);
+      op_case.expected_error = StatusCode::kInvalidArgument;
+      return op_case;
+    });
+    add_case(
+        table, backward, SY_DTYPE_F32, "error/forward_ws_width", [forward, lstm](Generator& gen) {
+          OpCase op_case = build_sequence(gen, forward, SY_DTYPE_F32, kSpecs[1], true);
+          HostTensor& ws = op_case.outputs.back();
+          ws = zeros(SY_DTYPE_F32, {ws.shape[0], ws.shape[1], (lstm ? 4 : 5) * kSpecs[1].hidden});
+          op_case.expected_error = StatusCode::kInvalidArgument;
+          return op_case;
+        });
   }
 }
 

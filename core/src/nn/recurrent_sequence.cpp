@@ -48,9 +48,10 @@ sy_op_params rnn_params(int64_t hidden, bool reverse, bool has_bias) {
   return params;
 }
 
-// LSTM_SEQUENCE into the packed [T + 1, B, H] result lstm_sequence returns.
+// LSTM_SEQUENCE into the packed [T + 1, B, H] result lstm_sequence returns; where `ws` is
+// defined, also into the op's ws output (training: what LSTM_SEQUENCE_BACKWARD reads).
 Tensor fused_lstm(const Tensor& x, const Tensor& h0, const Tensor& c0, const RecurrentWeights& w,
-                  bool reverse) {
+                  bool reverse, const Tensor& ws = Tensor()) {
   const int64_t steps = x.dim(0), batch = x.dim(1), hidden = w.w_hh.dim(1);
   Tensor packed = empty_like_shape(x, Shape{steps + 1, batch, hidden});
   const Tensor y = packed.narrow(0, 0, steps);
@@ -58,11 +59,18 @@ Tensor fused_lstm(const Tensor& x, const Tensor& h0, const Tensor& c0, const Rec
   const Tensor h_n = empty_like_shape(x, Shape{batch, hidden});
   const sy_op_params params = rnn_params(hidden, reverse, w.b_ih.defined());
   const uint32_t flags = w.constant ? SY_CALL_CONSTANT_WEIGHTS : 0u;
-  if (w.b_ih.defined()) {
-    run_op(SY_OP_LSTM_SEQUENCE, {x, h0, c0, w.w_ih, w.w_hh, w.b_ih, w.b_hh}, {y, h_n, c_n}, params,
-           flags);
+  const auto run = [&](std::initializer_list<Tensor> outputs) {
+    if (w.b_ih.defined()) {
+      run_op(SY_OP_LSTM_SEQUENCE, {x, h0, c0, w.w_ih, w.w_hh, w.b_ih, w.b_hh}, outputs, params,
+             flags);
+    } else {
+      run_op(SY_OP_LSTM_SEQUENCE, {x, h0, c0, w.w_ih, w.w_hh}, outputs, params, flags);
+    }
+  };
+  if (ws.defined()) {
+    run({y, h_n, c_n, ws});
   } else {
-    run_op(SY_OP_LSTM_SEQUENCE, {x, h0, c0, w.w_ih, w.w_hh}, {y, h_n, c_n}, params, flags);
+    run({y, h_n, c_n});
   }
   return packed;
 }
@@ -72,16 +80,25 @@ int64_t position(int64_t step, int64_t steps, bool reverse) {
   return reverse ? steps - 1 - step : step;
 }
 
-Tensor fused_gru(const Tensor& x, const Tensor& h0, const RecurrentWeights& w, bool reverse) {
+// GRU_SEQUENCE into its [T, B, H] output, and into `ws` where defined, as fused_lstm.
+Tensor fused_gru(const Tensor& x, const Tensor& h0, const RecurrentWeights& w, bool reverse,
+                 const Tensor& ws = Tensor()) {
   const int64_t steps = x.dim(0), batch = x.dim(1), hidden = w.w_hh.dim(1);
   Tensor y = empty_like_shape(x, Shape{steps, batch, hidden});
   const Tensor h_n = empty_like_shape(x, Shape{batch, hidden});
   const sy_op_params params = rnn_params(hidden, reverse, w.b_ih.defined());
   const uint32_t flags = w.constant ? SY_CALL_CONSTANT_WEIGHTS : 0u;
-  if (w.b_ih.defined()) {
-    run_op(SY_OP_GRU_SEQUENCE, {x, h0, w.w_ih, w.w_hh, w.b_ih, w.b_hh}, {y, h_n}, params, flags);
+  const auto run = [&](std::initializer_list<Tensor> outputs) {
+    if (w.b_ih.defined()) {
+      run_op(SY_OP_GRU_SEQUENCE, {x, h0, w.w_ih, w.w_hh, w.b_ih, w.b_hh}, outputs, params, flags);
+    } else {
+      run_op(SY_OP_GRU_SEQUENCE, {x, h0, w.w_ih, w.w_hh}, outputs, params, flags);
+    }
+  };
+  if (ws.defined()) {
+    run({y, h_n, ws});
   } else {
-    run_op(SY_OP_GRU_SEQUENCE, {x, h0, w.w_ih, w.w_hh}, {y, h_n}, params, flags);
+    run({y, h_n});
   }
   return y;
 }
@@ -128,10 +145,10 @@ Grads weight_grads(const Node& node, const Tensor& x, const Tensor& h_prev, cons
   if (node.needs_grad(first_weight + 2)) grads[first_weight + 2] = sum(gx2, {0});
   if (node.needs_grad(first_weight + 3)) {
     // The LSTM passes one tensor for both: its two biases have the same gradient, summed once (a
-    // [6400, 1024] sum is some 5 ms of the text RNN's step) and copied, so that the two .grad
-    // tensors never share storage.
+    // [6400, 1024] sum is some 5 ms of the text RNN's step). The two leaves may share it: the
+    // engine never writes a gradient in place (autograd/engine.cpp, accumulate_leaf).
     const bool same = &d_gx == &d_gh && grads[first_weight + 2].defined();
-    grads[first_weight + 3] = same ? grads[first_weight + 2].clone() : sum(gh2, {0});
+    grads[first_weight + 3] = same ? grads[first_weight + 2] : sum(gh2, {0});
   }
   return grads;
 }
@@ -142,18 +159,10 @@ Grads weight_grads(const Node& node, const Tensor& x, const Tensor& h_prev, cons
 Tensor fused_lstm_training(const Tensor& x, const Tensor& h0, const Tensor& c0,
                            const RecurrentWeights& w, bool reverse) {
   const int64_t steps = x.dim(0), batch = x.dim(1), hidden = w.w_hh.dim(1);
-  Tensor packed = empty_like_shape(x, Shape{steps + 1, batch, hidden});
-  const Tensor y = packed.narrow(0, 0, steps);
-  const Tensor c_n = packed.narrow(0, steps, 1).squeeze(0);
-  const Tensor h_n = empty_like_shape(x, Shape{batch, hidden});
   const Tensor ws = like_x(x, 5 * hidden);
+  Tensor packed = fused_lstm(x, h0, c0, w, reverse, ws);
+  const Tensor y = packed.narrow(0, 0, steps);
   const sy_op_params params = rnn_params(hidden, reverse, w.b_ih.defined());
-  if (w.b_ih.defined()) {
-    run_op(SY_OP_LSTM_SEQUENCE, {x, h0, c0, w.w_ih, w.w_hh, w.b_ih, w.b_hh}, {y, h_n, c_n, ws},
-           params);
-  } else {
-    run_op(SY_OP_LSTM_SEQUENCE, {x, h0, c0, w.w_ih, w.w_hh}, {y, h_n, c_n, ws}, params);
-  }
   const std::vector<Tensor> inputs{x, h0, c0, w.w_ih, w.w_hh, w.b_ih, w.b_hh};
   const RecurrentWeights weights{w.w_ih.detach(), w.w_hh.detach(), Tensor(), Tensor()};
   attach_node(
@@ -188,22 +197,16 @@ Tensor fused_lstm_training(const Tensor& x, const Tensor& h0, const Tensor& c0,
 // of the input and recurrent parts of the gate pre-activations, h0's and w_hh's.
 Tensor fused_gru_training(const Tensor& x, const Tensor& h0, const RecurrentWeights& w,
                           bool reverse) {
-  const int64_t steps = x.dim(0), batch = x.dim(1), hidden = w.w_hh.dim(1);
-  Tensor y = empty_like_shape(x, Shape{steps, batch, hidden});
-  const Tensor h_n = empty_like_shape(x, Shape{batch, hidden});
+  const int64_t batch = x.dim(1), hidden = w.w_hh.dim(1);
   const Tensor ws = like_x(x, 4 * hidden);
+  Tensor y = fused_gru(x, h0, w, reverse, ws);
   const sy_op_params params = rnn_params(hidden, reverse, w.b_ih.defined());
-  if (w.b_ih.defined()) {
-    run_op(SY_OP_GRU_SEQUENCE, {x, h0, w.w_ih, w.w_hh, w.b_ih, w.b_hh}, {y, h_n, ws}, params);
-  } else {
-    run_op(SY_OP_GRU_SEQUENCE, {x, h0, w.w_ih, w.w_hh}, {y, h_n, ws}, params);
-  }
   const std::vector<Tensor> inputs{x, h0, w.w_ih, w.w_hh, w.b_ih, w.b_hh};
   const RecurrentWeights weights{w.w_ih.detach(), w.w_hh.detach(), Tensor(), Tensor()};
   attach_node(
       y, "gru_sequence", inputs,
-      [weights, x_data = x.detach(), h0_data = h0.detach(), y_data = y.detach(), ws, params, steps,
-       batch, hidden](const Tensor& grad, const Node& node) {
+      [weights, x_data = x.detach(), h0_data = h0.detach(), y_data = y.detach(), ws, params, batch,
+       hidden](const Tensor& grad, const Node& node) {
         const Tensor d_gx = like_x(x_data, 3 * hidden);
         const Tensor d_gh = like_x(x_data, 3 * hidden);
         const Tensor grad_h0 = empty_like_shape(grad, Shape{batch, hidden});

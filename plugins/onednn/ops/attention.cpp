@@ -72,13 +72,6 @@ void finish(OpContext& ctx, const Operand& out) {
   if (out.staged) copy_view(out.view, out.user, ctx.threads_for(out.user.numel()));
 }
 
-void sgemm(char ta, char tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  if (dnnl_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) != dnnl_success) {
-    fail_invalid("SCALED_DOT_PRODUCT_ATTENTION: oneDNN's sgemm refused a product");
-  }
-}
-
 struct Problem {
   int64_t b = 0, h = 0, tq = 0, tk = 0, d = 0, dv = 0;
   sy_attention_params p{};
@@ -342,12 +335,12 @@ void forward_tiled(OpContext& ctx, const Problem& pr, const TensorView* lse) {
     float* s = scratch + per_thread * static_cast<size_t>(omp_get_thread_num());
     float* factors = s + kRows * pr.tk;
     const Matrix qm = q.at(b, h), km = k.at(b, h), vm = v.at(b, h), om = out.at(b, h);
-    sgemm('N', 'T', rows, keys, pr.d, scale, qm.row(r0), qm.ld, km.data, km.ld, 0.0f, s, keys);
+    sgemm(ctx, 'N', 'T', rows, keys, pr.d, scale, qm.row(r0), qm.ld, km.data, km.ld, 0.0f, s, keys);
     float row_lse[kRows];
     for (int64_t r = 0; r < rows; ++r) {
       row_lse[r] = finish_row(pr, b, h, r0 + r, s + r * keys, keys, 1.0f, factors, lse);
     }
-    sgemm('N', 'N', rows, pr.dv, keys, 1.0f, s, keys, vm.data, vm.ld, 0.0f, om.row(r0), om.ld);
+    sgemm(ctx, 'N', 'N', rows, pr.dv, keys, 1.0f, s, keys, vm.data, vm.ld, 0.0f, om.row(r0), om.ld);
     for (int64_t r = 0; r < rows; ++r) {
       if (row_lse[r] == kNegInf) fill_nan(om.row(r0 + r), pr.dv);
     }
@@ -407,7 +400,8 @@ void backward_tiled(OpContext& ctx, const Problem& pr) {
     const Matrix gm = d_o.at(b, h), dqm = dq.at(b, h), dkm = dk.at(b, h), dvm = dv.at(b, h);
     for (int64_t r0 = 0; r0 < pr.tq; r0 += kRows) {
       const int64_t rows = std::min(kRows, pr.tq - r0), keys = pr.keys_for(r0, rows);
-      sgemm('N', 'T', rows, keys, pr.d, scale, qm.row(r0), qm.ld, km.data, km.ld, 0.0f, p, keys);
+      sgemm(ctx, 'N', 'T', rows, keys, pr.d, scale, qm.row(r0), qm.ld, km.data, km.ld, 0.0f, p,
+            keys);
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t i = r0 + r;
         float* row = p + r * keys;
@@ -425,8 +419,10 @@ void backward_tiled(OpContext& ctx, const Problem& pr) {
         for (size_t x = 0; x < static_cast<size_t>(rows * keys); ++x) ds[x] = p[x] * factors[x];
         pz = ds;
       }
-      sgemm('T', 'N', keys, pr.dv, rows, 1.0f, pz, keys, gm.row(r0), gm.ld, 1.0f, dvm.data, dvm.ld);
-      sgemm('N', 'T', rows, keys, pr.dv, 1.0f, gm.row(r0), gm.ld, vm.data, vm.ld, 0.0f, ds, keys);
+      sgemm(ctx, 'T', 'N', keys, pr.dv, rows, 1.0f, pz, keys, gm.row(r0), gm.ld, 1.0f, dvm.data,
+            dvm.ld);
+      sgemm(ctx, 'N', 'T', rows, keys, pr.dv, 1.0f, gm.row(r0), gm.ld, vm.data, vm.ld, 0.0f, ds,
+            keys);
       for (int64_t r = 0; r < rows; ++r) {
         const float* grad = gm.row(r0 + r);
         const float* out_row = om.row(r0 + r);
@@ -435,8 +431,10 @@ void backward_tiled(OpContext& ctx, const Problem& pr) {
         score_grad_row(ds + r * keys, p + r * keys, dropout ? factors + r * keys : nullptr, delta,
                        scale, keys);
       }
-      sgemm('N', 'N', rows, pr.d, keys, 1.0f, ds, keys, km.data, km.ld, 0.0f, dqm.row(r0), dqm.ld);
-      sgemm('T', 'N', keys, pr.d, rows, 1.0f, ds, keys, qm.row(r0), qm.ld, 1.0f, dkm.data, dkm.ld);
+      sgemm(ctx, 'N', 'N', rows, pr.d, keys, 1.0f, ds, keys, km.data, km.ld, 0.0f, dqm.row(r0),
+            dqm.ld);
+      sgemm(ctx, 'T', 'N', keys, pr.d, rows, 1.0f, ds, keys, qm.row(r0), qm.ld, 1.0f, dkm.data,
+            dkm.ld);
     }
   }
   finish(ctx, dq);

@@ -48,8 +48,10 @@ bool has_avx512() {
   return yes;
 }
 
-// Whether the last two axes of `v` are row-major (`column` = 1 is the unit stride) with a leading
-// dimension sgemm accepts, given as `ld`.
+// Whether sgemm can read the last two axes of `v` as one stored matrix: the axis
+// `unit_axis_from_end` from the end (1: the last, a row-major matrix; 2: the one before, a
+// column-major one) has unit stride, and the other's stride, returned in `ld`, is at least the
+// unit axis's size.
 bool sgemm_layout(const TensorView& v, int unit_axis_from_end, int64_t* ld) {
   const int r = v.rank;
   const int unit = r - unit_axis_from_end;

@@ -50,6 +50,13 @@ void copy_view(const TensorView& src, const TensorView& dst, int threads);
 // Writes zero into every element of `view` (any dtype, any strides).
 void fill_zero(const TensorView& view, int threads);
 
+// oneDNN's row-major sgemm, c = alpha op(a) op(b) + beta c, on this thread's OpenMP threads (see
+// OpContext::use_threads); nothing for an empty m or n. INVALID_ARGUMENT naming the call's op and
+// the sizes where oneDNN refuses the product.
+void sgemm(const OpContext& ctx, char ta, char tb, int64_t m, int64_t n, int64_t k, float alpha,
+           const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+           int64_t ldc);
+
 // A dense scratch copy of `view` in dtype `dtype` (the view itself when it already is dense and of
 // that dtype).
 TensorView dense_copy(OpContext& ctx, const TensorView& view, uint32_t dtype);

@@ -32,14 +32,6 @@ namespace {
 // Cells per thread worth a parallel region (as LSTM_CELL: some 10 ns a cell).
 constexpr int64_t kMinCells = 4096;
 
-void sgemm(const OpContext& ctx, char ta, char tb, int64_t m, int64_t n, int64_t k, const float* a,
-           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  if (m == 0 || n == 0) return;
-  if (dnnl_sgemm(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc) != dnnl_success) {
-    fail_invalid(cat(ctx.name(), ": oneDNN's sgemm refused a ", m, " x ", k, " x ", n, " product"));
-  }
-}
-
 // Threads for a product of m x k x n.
 void threads_for_product(const OpContext& ctx, int64_t m, int64_t n, int64_t k) {
   ctx.use_threads(ctx.threads_for(2 * m * n * k, kMinFlops));
@@ -150,12 +142,12 @@ void project_rows(const OpContext& ctx, const Rows& x, const Rows& out, int64_t 
                   int64_t batch, int64_t k, int64_t n, const float* w) {
   threads_for_product(ctx, steps * batch, n, k);
   if (x.st == batch * x.sb && out.st == batch * out.sb) {
-    sgemm(ctx, 'N', 'T', steps * batch, n, k, x.base, x.sb, w, k, 0.0f, out.base, out.sb);
+    sgemm(ctx, 'N', 'T', steps * batch, n, k, 1.0f, x.base, x.sb, w, k, 0.0f, out.base, out.sb);
   } else if (x.sb == steps * x.st && out.sb == steps * out.st) {
-    sgemm(ctx, 'N', 'T', steps * batch, n, k, x.base, x.st, w, k, 0.0f, out.base, out.st);
+    sgemm(ctx, 'N', 'T', steps * batch, n, k, 1.0f, x.base, x.st, w, k, 0.0f, out.base, out.st);
   } else {
     for (int64_t t = 0; t < steps; ++t) {
-      sgemm(ctx, 'N', 'T', batch, n, k, x.at(t, 0), x.sb, w, k, 0.0f, out.at(t, 0), out.sb);
+      sgemm(ctx, 'N', 'T', batch, n, k, 1.0f, x.at(t, 0), x.sb, w, k, 0.0f, out.at(t, 0), out.sb);
     }
   }
 }
@@ -175,17 +167,17 @@ void recurrent_weight_grad(OpContext& ctx, const Rows& d, const float* y, const 
     if (rows > 0) {
       const float* later = d.at(reverse ? 0 : 1, 0);
       const float* earlier_h = reverse ? y + batch * h : y;
-      sgemm(ctx, 'T', 'N', gates, h, rows, later, d.sb, earlier_h, h, 0.0f, gw, h);
+      sgemm(ctx, 'T', 'N', gates, h, rows, 1.0f, later, d.sb, earlier_h, h, 0.0f, gw, h);
     }
-    sgemm(ctx, 'T', 'N', gates, h, batch, d.at(first, 0), d.sb, h0, h, rows > 0 ? 1.0f : 0.0f, gw,
-          h);
+    sgemm(ctx, 'T', 'N', gates, h, batch, 1.0f, d.at(first, 0), d.sb, h0, h, rows > 0 ? 1.0f : 0.0f,
+          gw, h);
   } else {
     threads_for_product(ctx, gates, h, batch);
     for (int64_t step = 0; step < steps; ++step) {
       const int64_t t = position(step, steps, reverse);
       const float* h_prev = step == 0 ? h0 : y + position(step - 1, steps, reverse) * batch * h;
-      sgemm(ctx, 'T', 'N', gates, h, batch, d.at(t, 0), d.sb, h_prev, h, step == 0 ? 0.0f : 1.0f,
-            gw, h);
+      sgemm(ctx, 'T', 'N', gates, h, batch, 1.0f, d.at(t, 0), d.sb, h_prev, h,
+            step == 0 ? 0.0f : 1.0f, gw, h);
     }
   }
   write_back(ctx, grad_w, out);
@@ -266,7 +258,8 @@ void lstm_forward_with_ws_f32(OpContext& ctx, int64_t steps, int64_t batch, int6
     const int64_t previous = reverse ? t + 1 : t - 1;
     const float* h_prev = step == 0 ? h0.as<float>() : yp + previous * batch * h;
     threads_for_product(ctx, batch, g4, h);
-    sgemm(ctx, 'N', 'T', batch, g4, h, h_prev, h, w_hh.as<float>(), h, 1.0f, ws.at(t, 0), ws.sb);
+    sgemm(ctx, 'N', 'T', batch, g4, h, 1.0f, h_prev, h, w_hh.as<float>(), h, 1.0f, ws.at(t, 0),
+          ws.sb);
     over_rows(ctx, batch, h, [&](int64_t r) {
       const float* c_prev = step == 0 ? c0.as<float>() + r * h : ws.at(previous, r) + g4;
       float* row = ws.at(t, r);
@@ -381,7 +374,7 @@ void lstm_backward_f32(OpContext& ctx) {
     });
     // The gradient reaching the previous step's h through this step's product.
     threads_for_product(ctx, batch, h, g4);
-    sgemm(ctx, 'N', 'N', batch, h, g4, dg.at(t, 0), dg.sb, w_hh.as<float>(), h, 0.0f, dh, h);
+    sgemm(ctx, 'N', 'N', batch, h, g4, 1.0f, dg.at(t, 0), dg.sb, w_hh.as<float>(), h, 0.0f, dh, h);
   }
   copy_view(matrix(dh, batch, h, h), ctx.out[1], 1);
   copy_view(matrix(dc, batch, h, h), ctx.out[2], 1);
@@ -423,7 +416,7 @@ void gru_forward_with_ws_f32(OpContext& ctx, int64_t steps, int64_t batch, int64
     const int64_t previous = reverse ? t + 1 : t - 1;
     const float* h_prev = step == 0 ? h0.as<float>() : yp + previous * batch * h;
     threads_for_product(ctx, batch, g3, h);
-    sgemm(ctx, 'N', 'T', batch, g3, h, h_prev, h, w_hh.as<float>(), h, 0.0f, v, g3);
+    sgemm(ctx, 'N', 'T', batch, g3, h, 1.0f, h_prev, h, w_hh.as<float>(), h, 0.0f, v, g3);
     over_rows(ctx, batch, h, [&](int64_t r) {
       gru_row(u.at(t, r), v + r * g3, b_ih, b_hh, h_prev + r * h, ws.at(t, r),
               yp + (t * batch + r) * h, h);
@@ -468,7 +461,8 @@ void gru_backward_f32(OpContext& ctx) {
     });
     // dh for the step before: the carried part plus gh W_hh.
     threads_for_product(ctx, batch, h, g3);
-    sgemm(ctx, 'N', 'N', batch, h, g3, gh.at(t, 0), gh.sb, w_hh.as<float>(), h, 1.0f, next, h);
+    sgemm(ctx, 'N', 'N', batch, h, g3, 1.0f, gh.at(t, 0), gh.sb, w_hh.as<float>(), h, 1.0f, next,
+          h);
     std::swap(dh, next);
   }
   copy_view(matrix(dh, batch, h, h), ctx.out[2], 1);

@@ -68,4 +68,13 @@ void run_dnnl_backed(OpContext& ctx, void (*runner)(OpContext&)) {
   }
 }
 
+void sgemm(const OpContext& ctx, char ta, char tb, int64_t m, int64_t n, int64_t k, float alpha,
+           const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+           int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  if (dnnl_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) != dnnl_success) {
+    fail_invalid(cat(ctx.name(), ": oneDNN's sgemm refused a ", m, " x ", k, " x ", n, " product"));
+  }
+}
+
 }  // namespace sy_onednn

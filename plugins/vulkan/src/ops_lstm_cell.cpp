@@ -188,6 +188,17 @@ Status f32_version(const OpContext& ctx, const sy_tensor_desc& t, bool fill, Buf
   return fill ? copy(ctx, t, *out) : ok_status();
 }
 
+// A dense [T, B, W] tensor as the [T * B, W] matrix of its rows.
+sy_tensor_desc flat_rows(const sy_tensor_desc& t) {
+  sy_tensor_desc v = t;
+  v.rank = 2;
+  v.shape[0] = t.shape[0] * t.shape[1];
+  v.shape[1] = t.shape[2];
+  v.strides[0] = t.shape[2];
+  v.strides[1] = 1;
+  return v;
+}
+
 // Rows [first, first + count) of a rank-3 tensor's first axis.
 sy_tensor_desc slab_view(const sy_tensor_desc& t, int64_t first, int64_t count) {
   sy_tensor_desc v = t;
@@ -404,7 +415,7 @@ Status run_rnn_sequence_backward(const OpContext& ctx) {
   auto as_f32 = [&](const sy_tensor_desc& t, sy_tensor_desc* out) {
     return f32_version(ctx, t, true, buffers, out);
   };
-  sy_tensor_desc w_hh, ws, grad_y, prev_h, dh, dc, carried, gates[2], gates_2d[2];
+  sy_tensor_desc w_hh, ws, grad_y, prev_h, dh, dc, carried, gates[2];
   SY_VK_RETURN_IF_ERROR(as_f32(ctx.call.inputs[w_index], &w_hh));
   SY_VK_RETURN_IF_ERROR(as_f32(ctx.call.inputs[ws_index], &ws));
   SY_VK_RETURN_IF_ERROR(as_f32(ctx.call.inputs[grad_y_index], &grad_y));
@@ -415,12 +426,6 @@ Status run_rnn_sequence_backward(const OpContext& ctx) {
   SY_VK_RETURN_IF_ERROR(scratch({B, H}, lstm ? &dc : &carried));
   for (uint32_t k = 0; k < gate_outputs; ++k) {
     SY_VK_RETURN_IF_ERROR(scratch({T, B, G}, &gates[k]));
-    gates_2d[k] = gates[k];
-    gates_2d[k].rank = 2;
-    gates_2d[k].shape[0] = T * B;
-    gates_2d[k].shape[1] = G;
-    gates_2d[k].strides[0] = G;
-    gates_2d[k].strides[1] = 1;
   }
   const int64_t first = p.reverse ? T - 1 : 0;  // the position processed first
   SY_VK_RETURN_IF_ERROR(copy(ctx, ctx.call.inputs[0], row_view(prev_h, first)));
@@ -484,17 +489,13 @@ Status run_rnn_sequence_backward(const OpContext& ctx) {
   }
   if (out_count == 4) {
     // grad_w_hh = (gate gradients of the recurrent part)^T prev_h over every step and row.
-    sy_tensor_desc grad_w, prev_2d = prev_h;
-    prev_2d.rank = 2;
-    prev_2d.shape[0] = T * B;
-    prev_2d.shape[1] = H;
-    prev_2d.strides[0] = H;
-    prev_2d.strides[1] = 1;
+    sy_tensor_desc grad_w;
     SY_VK_RETURN_IF_ERROR(scratch({G, H}, &grad_w));
     sy_op_params params{};
     params.matmul.transpose_a = 1;
-    SY_VK_RETURN_IF_ERROR(
-        run_part(ctx, run_matmul, SY_OP_MATMUL, {gates_2d[lstm ? 0 : 1], prev_2d}, grad_w, params));
+    SY_VK_RETURN_IF_ERROR(run_part(ctx, run_matmul, SY_OP_MATMUL,
+                                   {flat_rows(gates[lstm ? 0 : 1]), flat_rows(prev_h)}, grad_w,
+                                   params));
     SY_VK_RETURN_IF_ERROR(copy(ctx, grad_w, ctx.call.outputs[3]));
   }
   return ok_status();
