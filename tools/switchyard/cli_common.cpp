@@ -2,7 +2,10 @@
 
 #include "switchyard/communicator.h"
 
+#include <unistd.h>
 #include <boost/program_options/parsers.hpp>
+
+#include <cerrno>
 #include <cstdio>
 #include <iostream>
 
@@ -125,11 +128,27 @@ OptionList backend_options(const RuntimeSettings& settings, const std::string& b
 void print_error(const Status& status) {
   // Under mpirun every rank may fail: say which one.
   const std::shared_ptr<Communicator> communicator = current_communicator();
-  std::cerr << "switchyard: error: ";
+  std::string line = "switchyard: error: ";
   if (communicator->size() > 1) {
-    std::cerr << "rank " << communicator->rank() << " of " << communicator->size() << ": ";
+    line += "rank " + std::to_string(communicator->rank()) + " of " +
+            std::to_string(communicator->size()) + ": ";
   }
-  std::cerr << status.message() << "\n";
+  write_error_line(line + status.message());
+}
+
+void write_error_line(const std::string& text) {
+  // One write(2) of the whole line: under mpirun the launcher forwards a rank's stderr in the
+  // chunks it reads, and its own MPI_ABORT banner must not land inside ours (a line written in
+  // pieces, as std::cerr's unit buffering does, was split that way).
+  std::cerr.flush();
+  const std::string line = text + "\n";
+  size_t done = 0;
+  while (done < line.size()) {
+    const ssize_t n = ::write(STDERR_FILENO, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
 }
 
 void print_selection_messages(const std::string& fallback_note,

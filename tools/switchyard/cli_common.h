@@ -54,8 +54,13 @@ void print_search_path(std::ostream& out, const Registry& registry,
 // The options device_create gets for one backend (RuntimeSettings::device_options).
 OptionList backend_options(const RuntimeSettings& settings, const std::string& backend);
 
-// Prints "switchyard: error: ..." to stderr.
+// Prints "switchyard: error: ..." ("switchyard: error: rank R of N: ..." under mpirun) to stderr
+// in one write.
 void print_error(const Status& status);
+
+// Writes `text` and a newline to stderr in one write(2), so that no other process's output
+// sharing the stream (mpirun's banners) lands inside the line.
+void write_error_line(const std::string& text);
 
 // What the selection said, to stderr: the fallback note ("switchyard: using onednn:0 (cuda: no
 // driver)") and each warning ("switchyard: warning: ...").
