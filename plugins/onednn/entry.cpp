@@ -227,6 +227,7 @@ const sy_plugin_functions kFunctions = {
     .queue_capture_end = nullptr,
     .graph_launch = nullptr,
     .graph_destroy = nullptr,
+    .graph_update = nullptr,
     .reserved_slots = {},
 };
 

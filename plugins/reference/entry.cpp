@@ -290,6 +290,7 @@ const sy_plugin_functions kFunctions = {ref_last_error_message,
                                         nullptr,
                                         nullptr,
                                         nullptr,
+                                        nullptr,
                                         {}};
 
 }  // namespace

@@ -186,6 +186,7 @@ const sy_plugin_functions kFunctions = {template_last_error_message,
                                         nullptr,  // queue_capture_end
                                         nullptr,  // graph_launch
                                         nullptr,  // graph_destroy
+                                        nullptr,  // graph_update
                                         {}};
 
 const sy_plugin_descriptor kDescriptor = {

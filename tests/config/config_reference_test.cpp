@@ -285,6 +285,7 @@ void check_training_defaults(std::set<std::string>& checked, const TrainConfig& 
   check_default(checked, "train.precision", dtype_name(t.precision));
   check_default(checked, "train.empty_cache_interval", std::to_string(t.empty_cache_interval));
   check_default(checked, "train.progress", t.progress == ProgressMode::kAuto ? "auto" : "other");
+  check_default(checked, "train.capture", capture_mode_name(t.capture));
   check_default(checked, "distributed.timeout_s", text(c.distributed.timeout_s));
   check_default(checked, "distributed.bucket_cap_mb", text(c.distributed.bucket_cap_mb));
 }

@@ -105,6 +105,7 @@ const sy_plugin_functions kFunctions = {last_error_message,
                                         nullptr,
                                         nullptr,
                                         nullptr,
+                                        nullptr,
                                         {}};
 
 const sy_plugin_descriptor kDescriptor = {

@@ -147,6 +147,17 @@ std::vector<sy_op_call> double_plus_one(const vulkan_test::DeviceTensor& x) {
   return calls;
 }
 
+// `calls` captured on `capture` as a graph.
+sy_graph capture_graph(Device& device, Queue& capture, const std::vector<sy_op_call>& calls) {
+  const sy_plugin_functions& f = device.functions();
+  throw_if_error(device.check(f.queue_capture_begin(device.handle(), capture.handle()), "begin"));
+  for (const sy_op_call& call : calls) throw_if_error(capture.dispatch(call));
+  sy_graph graph = nullptr;
+  throw_if_error(
+      device.check(f.queue_capture_end(device.handle(), capture.handle(), &graph), "end"));
+  return graph;
+}
+
 TEST_CASE("vulkan: a captured graph runs on every launch, in order with the queue's other work",
           "[vulkan][capture]") {
   std::shared_ptr<Device> device = vulkan_device(copy_path_options());
@@ -155,12 +166,7 @@ TEST_CASE("vulkan: a captured graph runs on every launch, in order with the queu
   REQUIRE(f.queue_capture_begin != nullptr);
   const DeviceTensor x = upload(*device, SY_DTYPE_F32, {3}, {0, 1, 2});
   const std::shared_ptr<Queue> capture = value_or_throw(device->create_queue());
-  throw_if_error(
-      device->check(f.queue_capture_begin(device->handle(), capture->handle()), "begin"));
-  for (const sy_op_call& call : double_plus_one(x)) throw_if_error(capture->dispatch(call));
-  sy_graph graph = nullptr;
-  throw_if_error(
-      device->check(f.queue_capture_end(device->handle(), capture->handle(), &graph), "end"));
+  sy_graph graph = capture_graph(*device, *capture, double_plus_one(x));
   REQUIRE(graph != nullptr);
   // Capturing ran nothing.
   CHECK(download(*device, x) == std::vector<double>{0, 1, 2});
@@ -172,6 +178,44 @@ TEST_CASE("vulkan: a captured graph runs on every launch, in order with the queu
   throw_if_error(enqueue(*device, SY_OP_ADD, {&x}, {&x}, scalar(100.0)));
   // ((x * 2 + 1) three times) + 100: 0 -> 107, 1 -> 115, 2 -> 123.
   CHECK(download(*device, x) == std::vector<double>{107, 115, 123});
+  f.graph_destroy(device->handle(), graph);
+}
+
+TEST_CASE("vulkan: graph_update gives a captured call new parameters for later launches",
+          "[vulkan][capture]") {
+  std::shared_ptr<Device> device = vulkan_device(vulkan_test::validation_on());
+  if (device == nullptr) return;
+  const sy_plugin_functions& f = device->functions();
+  REQUIRE(f.graph_update != nullptr);
+  const DeviceTensor x = upload(*device, SY_DTYPE_F32, {3}, {0, 1, 2});
+  const DeviceTensor other = upload(*device, SY_DTYPE_F32, {3}, {0, 0, 0});
+  const std::shared_ptr<Queue> capture = value_or_throw(device->create_queue());
+  sy_graph graph = capture_graph(*device, *capture, double_plus_one(x));
+  const sy_queue queue = device->default_queue().handle();
+  const auto launch = [&] {
+    throw_if_error(device->check(f.graph_launch(device->handle(), queue, graph), "launch"));
+  };
+  launch();  // x * 2 + 1
+  // The second call (ADD) now adds 10; updating while the launch runs waits for it.
+  std::vector<sy_op_call> calls = double_plus_one(x);
+  calls[1].params = scalar(10.0);
+  throw_if_error(device->check(f.graph_update(device->handle(), graph, 1, &calls[1]), "update"));
+  CHECK(download(*device, x) == std::vector<double>{1, 3, 5});
+  launch();
+  CHECK(download(*device, x) == std::vector<double>{12, 16, 20});
+  // A call index beyond the graph's, another op, another tensor: refused, the graph unchanged.
+  CHECK(f.graph_update(device->handle(), graph, 2, &calls[1]) == SY_STATUS_INVALID_ARGUMENT);
+  CHECK_THAT(f.last_error_message(), Catch::Contains("2 calls were captured"));
+  CHECK(f.graph_update(device->handle(), graph, 0, &calls[1]) == SY_STATUS_INVALID_ARGUMENT);
+  CHECK_THAT(f.last_error_message(), Catch::Contains("is another op than the captured one"));
+  sy_op_call elsewhere = calls[1];
+  elsewhere.outputs[0] = other.desc;
+  elsewhere.params = scalar(1000.0);
+  CHECK(f.graph_update(device->handle(), graph, 1, &elsewhere) == SY_STATUS_INVALID_ARGUMENT);
+  CHECK_THAT(f.last_error_message(), Catch::Contains("names another tensor as output 0"));
+  launch();
+  CHECK(download(*device, x) == std::vector<double>{34, 42, 50});
+  CHECK(download(*device, other) == std::vector<double>{0, 0, 0});
   f.graph_destroy(device->handle(), graph);
 }
 

@@ -222,6 +222,7 @@ void run_training(RunContext& c, TrainConfig train_config) {
   if (!ranks_agree) {
     std::cerr << "switchyard: warning: the ranks ended with different weights" << std::endl;
   }
+  if (summary.capture.rfind("off", 0) != 0) std::cout << "capture: " << summary.capture << "\n";
   if (!summary.last_checkpoint.empty())
     std::cout << "checkpoint: " << summary.last_checkpoint << "\n";
   for (const std::string& warning : summary.warnings) std::cout << "warning: " << warning << "\n";

@@ -18,29 +18,50 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
+#include <vector>
 
+#include "switchyard/plugin_abi.h"
 #include "switchyard/status.h"
 
 namespace switchyard {
 
 class Device;
 
-// predict.capture (and, later, train.capture): off runs every pass eagerly; on records a pass the
-// second time its input shapes are seen and replays it from the third; auto does what on does
-// where the device's plugin replays natively (its capture entries: vulkan) and what off does
-// elsewhere.
+// predict.capture and train.capture: off runs every pass eagerly; on records a pass the second
+// time its input shapes are seen and replays it from the third; auto does what on does where the
+// device's plugin replays natively (its capture entries: vulkan) and what off does elsewhere.
 enum class CaptureMode { kAuto, kOn, kOff };
 
 Result<CaptureMode> parse_capture_mode(const std::string& text);  // "auto", "on" or "off"
 const char* capture_mode_name(CaptureMode mode);
 
+// Whether `device`'s plugin captures recordings natively (replays them as one submission): what
+// CaptureMode::kAuto turns capture on for.
+bool native_capture_available(const Device& device);
+
+// A change to one recorded call for a replay: the call at `index` (record order, from 0) runs
+// with `params` from this replay on. Only parameters change: the op and its tensors stay.
+struct CallPatch {
+  uint64_t index = 0;
+  sy_op_params params{};
+};
+
 class OpRecording {
  public:
+  struct Options {
+    // Random ops (RANDOM_UNIFORM, RANDOM_NORMAL, attention with dropout) are refused unless the
+    // caller gives each replay their new seeds by CallPatch (the training step does).
+    bool patches_random = false;
+  };
   // Runs `pass` on this thread and records every op it dispatches on `device` (they also run, so
   // the pass's results are real). An exception from `pass` propagates; nothing is kept.
   static std::unique_ptr<OpRecording> record(const std::shared_ptr<Device>& device,
                                              const std::function<void()>& pass);
+  static std::unique_ptr<OpRecording> record(const std::shared_ptr<Device>& device,
+                                             const std::function<void()>& pass,
+                                             const Options& options);
   ~OpRecording();
   OpRecording(const OpRecording&) = delete;
   OpRecording& operator=(const OpRecording&) = delete;
@@ -48,16 +69,25 @@ class OpRecording {
   bool replayable() const;
   const std::string& reason() const;  // why not replayable; "" when it is
   uint64_t op_count() const;
+  // The recorded calls as the plugin received them (their tensors' buffers stay what they name).
+  const std::vector<sy_op_call>& calls() const;
   uint64_t held_bytes() const;  // storage the recorded tensors keep alive
-  // Runs every recorded op again, in order, on the device's default queue: as one submission of a
+  // Runs the hooks the pass's code registered for its host-side state (a module's batch count),
+  // then every recorded op again, in order, on the device's default queue: as one submission of a
   // graph the plugin captured (native(): a Vulkan command buffer recorded once) where the plugin
   // can, else by dispatching each call again. Throws Error (FAILED_PRECONDITION with the reason)
   // when the recording is not replayable. A native replay shows as no ops in a profile.
   void replay() const;
+  // The same with some calls' parameters changed first (they stay changed for later replays). A
+  // native graph is updated in place where the plugin can (its graph_update entry); where it
+  // cannot, the recording stops being native (native_note says why) and re-dispatches.
+  void replay(std::span<const CallPatch> patches);
   bool native() const;
   // Why a replayable recording is not native ("the cuda plugin has no native capture"); "" when
   // it is.
   const std::string& native_note() const;
+  // "55 ops (holding 31.7 MiB; captured natively)", or "...; replayed op by op: <native_note>)".
+  std::string describe() const;
 
   struct Impl;
 

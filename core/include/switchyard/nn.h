@@ -237,6 +237,7 @@ class VaeLatent : public Module {
   // eps of the next training forward comes from (seed, offset); offset then advances by whole
   // Philox blocks past the batch's batch x latent numbers, like Dropout's.
   void set_random_state(uint64_t seed, uint64_t offset);
+  uint64_t seed() const { return seed_; }
   uint64_t offset() const { return offset_; }
 
  private:

@@ -29,6 +29,11 @@ class Optimizer {
 
   // Applies one update from the parameters' grad(); parameters without a gradient are skipped.
   virtual void step() = 0;
+  // For a step replayed from a recording (capture.h): counts one step as step() does, without
+  // dispatching anything, and returns the update op and the parameters step() would have given
+  // each of its calls (the learning rate and Adam's step count change from step to step), for the
+  // recorded calls to be patched with.
+  virtual std::pair<sy_op, sy_op_params> replayed_step() = 0;
   // Clears every parameter's gradient.
   void zero_grad();
 
@@ -66,11 +71,14 @@ class Sgd : public Optimizer {
  public:
   Sgd(std::vector<Tensor> parameters, const SgdOptions& options);
   void step() override;
+  std::pair<sy_op, sy_op_params> replayed_step() override;
   NamedTensors state_dict() const override;
   void load_state_dict(const NamedTensors& state) override;
   const SgdOptions& options() const { return options_; }
 
  private:
+  sy_op_params update_params() const;
+
   SgdOptions options_;
   std::vector<Tensor> momentum_buffers_;  // one per parameter, zeros; empty when momentum == 0
 };
@@ -88,11 +96,14 @@ class Adam : public Optimizer {
  public:
   Adam(std::vector<Tensor> parameters, const AdamOptions& options);
   void step() override;
+  std::pair<sy_op, sy_op_params> replayed_step() override;
   NamedTensors state_dict() const override;
   void load_state_dict(const NamedTensors& state) override;
   const AdamOptions& options() const { return options_; }
 
  private:
+  sy_op_params update_params() const;  // for the step step_count_ counts
+
   AdamOptions options_;
   std::vector<Tensor> exp_avg_;     // m
   std::vector<Tensor> exp_avg_sq_;  // v

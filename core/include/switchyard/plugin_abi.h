@@ -613,7 +613,18 @@ typedef struct sy_plugin_functions {
   sy_status (*graph_launch)(sy_device device, sy_queue queue, sy_graph graph);
   void (*graph_destroy)(sy_device device, sy_graph graph);
 
-  void* reserved_slots[11];
+  /* Optional: changes the parameters of one op call captured in `graph` (call_index counts the
+   * dispatch calls made on the capturing queue, from 0), as CUDA's kernel-node parameter updates
+   * do: `call` names the same op and the same tensors as the captured call, and only its params
+   * may differ (a new dropout seed, an optimizer's step). The next launch uses them; a launch in
+   * flight is waited for first. UNIMPLEMENTED where the new parameters would change what the call
+   * records (other kernels, sizes or scratch); the graph is then unchanged and the host stops
+   * replaying it natively. Taken from reserved_slots without an ABI version change: plugins built
+   * before it have NULL, and the host then re-dispatches a recording whose calls change. */
+  sy_status (*graph_update)(sy_device device, sy_graph graph, uint64_t call_index,
+                            const sy_op_call* call);
+
+  void* reserved_slots[10];
 } sy_plugin_functions;
 
 /* Capability flags (descriptor.capabilities). */

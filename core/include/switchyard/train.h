@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "switchyard/capture.h"
 #include "switchyard/checkpoint.h"
 #include "switchyard/config.h"
 #include "switchyard/data.h"
@@ -213,6 +214,10 @@ struct TrainSettings {
   DType precision = DType::kF32;
   int64_t empty_cache_interval = 0;
   ProgressMode progress = ProgressMode::kAuto;
+  // Capture and replay of whole training steps (docs/capture.md "Training steps"): per batch
+  // shape the forward pass, backward pass and optimizer update are recorded once and replayed for
+  // later batches; auto is on where the backend replays natively (vulkan: one submission a step).
+  CaptureMode capture = CaptureMode::kAuto;
 };
 
 // Data-parallel training (docs/distributed.md): used only when a launcher started several ranks.
@@ -367,6 +372,9 @@ struct TrainSummary {
   // "warning: ..." lines, the metrics JSON lists them, Python's run() raises them as
   // switchyard.TrainingWarning.
   std::vector<std::string> warnings;
+  // train.capture's account of the run: "off", "eager: <why>", or how many passes were replayed
+  // and what each recording holds (StepCapture::summary).
+  std::string capture;
 };
 
 // Hooks for an embedding application. Each may be empty. They run on the training thread; an

@@ -564,13 +564,6 @@ std::vector<Tensor> clones(const std::vector<Tensor>& tensors) {
   return out;
 }
 
-std::string mib(uint64_t bytes) {
-  std::ostringstream text;
-  text.precision(3);
-  text << static_cast<double>(bytes) / (1024.0 * 1024.0) << " MiB";
-  return text.str();
-}
-
 // capture on: eager the first time a signature is seen, recorded the second, replayed after.
 std::vector<Tensor> run_captured(OnnxModel::Impl& m, Plan& plan,
                                  const std::vector<Tensor>& inputs) {
@@ -602,11 +595,7 @@ std::vector<Tensor> run_captured(OnnxModel::Impl& m, Plan& plan,
     m.capture_note = "eager: " + c.refused;
     return outputs;
   }
-  m.capture_note = "recorded " + std::to_string(recording->op_count()) + " ops (holding " +
-                   mib(recording->held_bytes()) + "; " +
-                   (recording->native() ? "captured natively"
-                                        : "replayed op by op: " + recording->native_note()) +
-                   ")";
+  m.capture_note = "recorded " + recording->describe();
   c.outputs = outputs;
   c.recording = std::move(recording);
   return clones(outputs);
@@ -623,7 +612,7 @@ std::vector<Tensor> OnnxModel::run_checked(const std::vector<Tensor>& given) {
   const auto [entry, first] = m.plans.try_emplace(signature);
   if (first) entry->second.values = m.constants;
   // auto: on where the device's plugin replays natively (vulkan), off elsewhere (docs/capture.md).
-  const bool native = m.device->functions().queue_capture_begin != nullptr;
+  const bool native = native_capture_available(*m.device);
   if (m.capture == CaptureMode::kOn || (m.capture == CaptureMode::kAuto && native)) {
     return run_captured(m, entry->second, inputs);
   }

@@ -133,7 +133,7 @@ Tensor latent_kl(const std::vector<VaeLatent*>& latents) {
   return total;
 }
 
-void forward_backward(const StepRecipe& recipe, const DeviceBatch& batch, RunningTotals& totals) {
+PassValues forward_backward_pass(const StepRecipe& recipe, const DeviceBatch& batch) {
   Tensor logits;
   Tensor loss;
   {
@@ -146,24 +146,37 @@ void forward_backward(const StepRecipe& recipe, const DeviceBatch& batch, Runnin
   Tensor objective = factor != 1.0 ? loss * factor : loss;
   if (recipe.scaler != nullptr) objective = recipe.scaler->scale(objective);
   objective.backward();
+  PassValues values;
   const Tensor value = loss.detach();
-  const Tensor weighted = value * static_cast<double>(batch.size());
-  totals.loss_sum = totals.loss_sum.defined() ? totals.loss_sum + weighted : weighted;
+  values.weighted_loss = value * static_cast<double>(batch.size());
   if (!recipe.latents.empty()) {
-    const Tensor kl = latent_kl(recipe.latents).detach() * static_cast<double>(batch.size());
-    totals.kl_sum = totals.kl_sum.defined() ? totals.kl_sum + kl : kl;
+    values.weighted_kl = latent_kl(recipe.latents).detach() * static_cast<double>(batch.size());
   }
   if (!batch.targets.defined()) {  // regression has no accuracy
-    const Tensor correct = correct_count(logits.detach(), batch.labels);
-    totals.correct_sum = totals.correct_sum.defined() ? totals.correct_sum + correct : correct;
+    values.correct = correct_count(logits.detach(), batch.labels);
   }
   // x * 0 is 0 for a finite x and NaN otherwise, and NaN equals nothing: 1 exactly when finite.
   // Kept on the device like the sums, so that finding the first bad pass costs no host read.
   const Tensor zero = value * 0.0;
-  const Tensor finite = equal(zero, zero);
-  totals.all_finite = totals.all_finite.defined() ? totals.all_finite * finite : finite;
+  values.finite = equal(zero, zero);
+  return values;
+}
+
+void add_pass(RunningTotals& totals, const PassValues& values) {
+  const auto add = [](Tensor& sum, const Tensor& term) {
+    if (term.defined()) sum = sum.defined() ? sum + term : term;
+  };
+  add(totals.loss_sum, values.weighted_loss);
+  add(totals.kl_sum, values.weighted_kl);
+  add(totals.correct_sum, values.correct);
+  totals.all_finite =
+      totals.all_finite.defined() ? totals.all_finite * values.finite : values.finite;
   totals.finite_steps =
       totals.finite_steps.defined() ? totals.finite_steps + totals.all_finite : totals.all_finite;
+}
+
+void forward_backward(const StepRecipe& recipe, const DeviceBatch& batch, RunningTotals& totals) {
+  add_pass(totals, forward_backward_pass(recipe, batch));
 }
 
 Evaluation evaluate(Module& model, const std::vector<DeviceBatch>& batches,

@@ -106,9 +106,20 @@ struct RunningTotals {
   Tensor kl_sum;        // VAE models: the KL per sample (unweighted) * batch size
 };
 
+// What one pass adds to the RunningTotals, before it is added.
+struct PassValues {
+  Tensor weighted_loss;  // loss * batch size
+  Tensor weighted_kl;    // VAE models: the KL per sample * batch size; undefined otherwise
+  Tensor correct;        // classification: correct predictions; undefined for regression
+  Tensor finite;         // 1 when the loss is finite, else 0
+};
+
 // One pass: forward and loss under autocast, backward (gradients accumulate into the parameters'
-// grad()), and the batch's loss and correct predictions added to `totals`. The optimizer step is
-// the caller's.
+// grad()); returns the batch's loss and correct predictions. The optimizer step is the caller's.
+PassValues forward_backward_pass(const StepRecipe& recipe, const DeviceBatch& batch);
+// Adds a pass's values to `totals`.
+void add_pass(RunningTotals& totals, const PassValues& values);
+// forward_backward_pass, then add_pass.
 void forward_backward(const StepRecipe& recipe, const DeviceBatch& batch, RunningTotals& totals);
 
 }  // namespace switchyard::detail

@@ -2,6 +2,7 @@
 #include "switchyard/autograd.h"
 #include "switchyard/nn.h"
 #include "switchyard/status.h"
+#include "tensor/capture_internal.h"
 
 namespace switchyard {
 
@@ -72,8 +73,24 @@ void BatchNorm::update_running(const Tensor& batch_mean, const Tensor& batch_var
                                int64_t per_channel) {
   NoGradGuard no_grad;
   ++batches_;
-  batches_tracked_.copy_(
-      Tensor::from_host(std::vector<int64_t>{batches_}, Shape{}, batches_tracked_.device()));
+  Tensor count =
+      Tensor::from_host(std::vector<int64_t>{batches_}, Shape{}, batches_tracked_.device());
+  batches_tracked_.copy_(count);
+  if (detail::capture_active()) {
+    // A replayed pass (capture.h) copies `count` again: each replay first counts its batch on the
+    // host and puts the new count there. Without a momentum the factor below, baked into the
+    // recorded calls, would change every pass.
+    if (!options_.momentum) {
+      detail::capture_refuse(describe() +
+                             " without a momentum averages over every batch so far, a factor "
+                             "that changes each pass");
+    }
+    detail::capture_before_replay([this, count]() mutable {
+      NoGradGuard replay_no_grad;
+      ++batches_;
+      count.copy_(Tensor::from_host(std::vector<int64_t>{batches_}, Shape{}, count.device()));
+    });
+  }
   const double factor =
       options_.momentum ? *options_.momentum : 1.0 / static_cast<double>(batches_);
   const double unbiased =

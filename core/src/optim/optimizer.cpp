@@ -73,7 +73,7 @@ Sgd::Sgd(std::vector<Tensor> parameters, const SgdOptions& options)
   if (options.momentum != 0.0) momentum_buffers_ = zero_states(parameters_);
 }
 
-void Sgd::step() {
+sy_op_params Sgd::update_params() const {
   sy_op_params params{};
   params.sgd = {lr_,
                 options_.momentum,
@@ -81,6 +81,17 @@ void Sgd::step() {
                 options_.weight_decay,
                 options_.nesterov ? 1u : 0u,
                 0u};
+  return params;
+}
+
+std::pair<sy_op, sy_op_params> Sgd::replayed_step() {
+  const sy_op_params params = update_params();
+  ++step_count_;
+  return {SY_OP_SGD_UPDATE, params};
+}
+
+void Sgd::step() {
+  const sy_op_params params = update_params();
   for (size_t i = 0; i < parameters_.size(); ++i) {
     const Tensor grad = parameters_[i].grad();
     if (!grad.defined()) continue;
@@ -118,8 +129,7 @@ Adam::Adam(std::vector<Tensor> parameters, const AdamOptions& options)
       exp_avg_(zero_states(parameters_)),
       exp_avg_sq_(zero_states(parameters_)) {}
 
-void Adam::step() {
-  ++step_count_;
+sy_op_params Adam::update_params() const {
   sy_op_params params{};
   params.adam.lr = lr_;
   params.adam.beta1 = options_.beta1;
@@ -128,6 +138,17 @@ void Adam::step() {
   params.adam.weight_decay = options_.weight_decay;
   params.adam.decoupled_weight_decay = options_.decoupled_weight_decay ? 1u : 0u;
   params.adam.step = step_count_;
+  return params;
+}
+
+std::pair<sy_op, sy_op_params> Adam::replayed_step() {
+  ++step_count_;
+  return {SY_OP_ADAM_UPDATE, update_params()};
+}
+
+void Adam::step() {
+  ++step_count_;
+  const sy_op_params params = update_params();
   for (size_t i = 0; i < parameters_.size(); ++i) {
     const Tensor grad = parameters_[i].grad();
     if (!grad.defined()) continue;

@@ -126,6 +126,14 @@ SchemaNode train_schema() {
        one_of({"f32", "bf16", "f16"}),
        kOptional,
        {"The compute precision (bf16 and f16 keep f32 master weights).", "f32", "bf16"}},
+      {"capture",
+       one_of({"auto", "on", "off"}),
+       kOptional,
+       {"Capture and replay of whole training steps: forward, backward and the optimizer's "
+        "update (docs/capture.md). on records each batch shape's step the second time it is seen "
+        "and replays it from the third; auto is on where the backend replays natively (vulkan: "
+        "one submission per step) and off elsewhere.",
+        "auto", "on"}},
       {"empty_cache_interval",
        int_in(0, kMaxEpochs),
        kOptional,

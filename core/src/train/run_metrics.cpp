@@ -224,6 +224,7 @@ TrainingFigures add_training_metrics(Json& metrics, const TrainSummary& summary,
   metrics["dropped_rows"] = info.dropped_rows;
   metrics["peak_device_memory_bytes"] = summary.peak_device_memory_bytes;
   metrics["fallback_ops"] = summary.fallback_ops;
+  metrics["capture"] = summary.capture;
   metrics["precision"] = dtype_name(precision);
   metrics["skipped_steps"] = summary.skipped_steps;
   metrics["loss_scale"] = last.loss_scale;

@@ -225,6 +225,10 @@ Result<TrainSettings> read_train(const ConfigNode& node, const std::filesystem::
   SY_ASSIGN_OR_RETURN(t.precision, read_precision(node));
   SY_ASSIGN_OR_RETURN(t.empty_cache_interval, node.int_or("empty_cache_interval", 0));
   SY_ASSIGN_OR_RETURN(t.progress, read_progress(node));
+  SY_ASSIGN_OR_RETURN(const std::string capture, node.string_or("capture", "auto"));
+  Result<CaptureMode> capture_mode = parse_capture_mode(capture);
+  if (!capture_mode.ok()) return node["capture"].error(capture_mode.status().message());
+  t.capture = *capture_mode;
   SY_RETURN_IF_ERROR(read_early_stopping(node["early_stopping"], t));
   SY_RETURN_IF_ERROR(read_best_checkpoint(node, base, t));
   // After the best checkpoint: auto's early stopping writes no model.best.ckpt unless asked.

@@ -155,6 +155,7 @@ EpochTotals train_one_epoch(Trainer::State& s, int64_t epoch, detail::ProgressRe
     // The gradients are averaged over the ranks; a rank's share of an uneven last batch is
     // weighted so that the average is the gradient of the mean loss over the global batch.
     recipe.loss_weight = static_cast<double>(count * ranks) / static_cast<double>(global_count);
+    bool stepped = false;  // the step capture ran the optimizer step too
     seed_dropouts(s);
     if (s.reducer && sync) {
       s.reducer->begin_step(1.0 / ranks);
@@ -172,7 +173,13 @@ EpochTotals train_one_epoch(Trainer::State& s, int64_t epoch, detail::ProgressRe
       const auto batch =
           detail::gather_batch(train, order.data() + begin, static_cast<size_t>(count), s.device,
                                s.config.train.precision);
-      detail::forward_backward(recipe, batch, running);
+      if (s.capture->enabled()) {
+        // The whole step, optimizer included: eager, recorded or replayed (train.capture).
+        s.capture->step(recipe, batch, running, *s.optimizer);
+        stepped = true;
+      } else {
+        detail::forward_backward(recipe, batch, running);
+      }
     }
     // The run's very first loss (one wait for the device, once per run): the level that
     // collect_warnings compares the first epochs' losses with.
@@ -180,7 +187,11 @@ EpochTotals train_one_epoch(Trainer::State& s, int64_t epoch, detail::ProgressRe
       s.first_step_loss = running.loss_sum.item() / static_cast<double>(count);
     }
     ++s.micro_steps;
-    if (sync) optimizer_step(s);
+    if (stepped) {
+      ++s.optimizer_steps;
+    } else if (sync) {
+      optimizer_step(s);
+    }
     progress.step_done(step + 1);
   }
   // Waits for the device, so the time below is complete.
@@ -384,6 +395,7 @@ TrainSummary Trainer::run() {
   summary.history = s.history;
   for (const EpochMetrics& m : s.history) summary.skipped_steps += m.skipped_steps;
   summary.fallback_ops = s.device->fallback_calls() - fallbacks_before;
+  summary.capture = s.capture->summary();
   summary.last_checkpoint = s.last_checkpoint;
   if (!s.config.train.export_weights.empty() && s.writes_files) {
     const std::filesystem::path& path = s.config.train.export_weights;

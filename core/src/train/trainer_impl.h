@@ -14,6 +14,7 @@
 #include "switchyard/train.h"
 #include "train/early_stopping.h"
 #include "train/gradient_reducer.h"
+#include "train/step_capture.h"
 
 namespace switchyard {
 
@@ -59,6 +60,9 @@ struct Trainer::State {
   // final weights are the last epoch's.
   detail::Evaluation last_test;
   std::optional<detail::Evaluation> last_validation;
+  // train.capture; last, so that its recordings (which hold the network's tensors and call back
+  // into its modules on replay) go before the network does.
+  std::unique_ptr<detail::StepCapture> capture;
 };
 
 // Monitoring (trainer_monitor.cpp): after each epoch, records the epoch in the tracker and, when it

@@ -189,6 +189,19 @@ void join_ranks(Trainer::State& s) {
       s.communicator, s.built.network->parameters(), cap_bytes, s.config.deterministic);
 }
 
+// Why train.capture cannot replay this run's passes; "" when it can.
+std::string capture_refusal(const Trainer::State& s) {
+  if (s.communicator->size() > 1) {
+    return "data-parallel training reduces the gradients between the backward pass and the "
+           "optimizer step";
+  }
+  if (s.config.train.gradient_accumulation_steps > 1) {
+    return "train.gradient_accumulation_steps adds several passes' gradients before a step";
+  }
+  if (s.scaler) return "f16's loss scale changes between steps";
+  return "";
+}
+
 }  // namespace
 
 Trainer::Trainer(TrainConfig config, std::shared_ptr<Device> device)
@@ -242,6 +255,16 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<Device> device)
     choose_batch_size(s);
   }
   join_ranks(s);
+  // The seeds seed_dropouts gives the random layers before each pass, in its order.
+  const BuiltModel* built = &s.built;
+  auto seeds = [built] {
+    std::vector<uint64_t> values;
+    for (const auto& dropout : built->dropouts) values.push_back(dropout->seed());
+    for (const auto& latent : built->latents) values.push_back(latent->seed());
+    return values;
+  };
+  s.capture = std::make_unique<detail::StepCapture>(s.config.train.capture, s.device,
+                                                    std::move(seeds), capture_refusal(s));
 }
 
 Trainer::~Trainer() = default;

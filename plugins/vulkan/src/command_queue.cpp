@@ -1,5 +1,6 @@
 #include "command_queue.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "device.h"
@@ -36,9 +37,11 @@ struct CommandQueue::Graph {
   CommandQueue* owner = nullptr;  // the capturing queue: its command pool holds batch->cmd
   std::unique_ptr<Batch> batch;
   std::vector<DeviceBlock*> blocks;
-  std::mutex mutex;                     // guards the launch state below
-  CommandQueue* launched_on = nullptr;  // the queue of the launch in flight, if any
-  uint64_t serial = 0;                  // of the launch in flight; 0 when none
+  std::vector<CapturedDispatch> dispatches;  // in record order, so in call order
+  std::vector<sy_op_call> calls;             // the op calls captured, in order
+  std::mutex mutex;                          // guards the launch state below
+  CommandQueue* launched_on = nullptr;       // the queue of the launch in flight, if any
+  uint64_t serial = 0;                       // of the launch in flight; 0 when none
 
   // Ends the launch in flight, if any, once its fence has signalled: waits for it, or with
   // `wait` false only looks and leaves *running true when it has not finished. The caller
@@ -64,6 +67,16 @@ struct CommandQueue::Graph {
     launched_on = nullptr;  // any queue's list drops it at its next retire
     return ok_status();
   }
+};
+
+// graph_update's progress through the captured dispatches of one call.
+struct CommandQueue::Update {
+  Graph* graph = nullptr;
+  uint64_t call = 0;
+  size_t next = 0;  // the captured dispatch the op's next dispatch must match
+  size_t end = 0;
+  std::string failure;
+  std::vector<std::pair<void*, std::vector<uint8_t>>> blocks;  // new parameter bytes, by block
 };
 
 CommandQueue::CommandQueue(VulkanDevice& device) : device_(device) {}
@@ -209,6 +222,8 @@ Status CommandQueue::dispatch(const Pipeline& pipeline, const void* params, size
   }
   if (groups_x == 0 || groups_y == 0 || groups_z == 0) return ok_status();
   std::lock_guard<std::mutex> lock(mutex_);
+  const uint32_t groups[3] = {groups_x, groups_y, groups_z};
+  if (update_) return update_dispatch_locked(pipeline, params, params_bytes, tensors, groups);
   Batch* batch = nullptr;
   SY_VK_RETURN_IF_ERROR(current_batch(&batch));
   HostSlice slice;
@@ -243,6 +258,15 @@ Status CommandQueue::dispatch(const Pipeline& pipeline, const void* params, size
   vk.vkCmdBindDescriptorSets(batch->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout, 0, 1,
                              &set, 0, nullptr);
   vk.vkCmdDispatch(batch->cmd, groups_x, groups_y, groups_z);
+  if (capturing_) {
+    CapturedDispatch& d = capture_dispatches_.emplace_back();
+    d.call = capture_calls_.empty() ? UINT64_MAX : capture_calls_.size() - 1;
+    d.pipeline = &pipeline;
+    d.params_host = slice.host;
+    d.params_bytes = params_bytes;
+    std::copy(groups, groups + 3, d.groups);
+    d.bindings.assign(tensors.begin(), tensors.end());
+  }
   after_command(*batch);
   if (!capturing_ && batch->commands >= kCommandsPerBatch) SY_VK_RETURN_IF_ERROR(submit_locked());
   return ok_status();
@@ -252,6 +276,13 @@ Status CommandQueue::write(DeviceBlock* dst, uint64_t dst_offset, const void* sr
                            uint64_t size_bytes) {
   if (size_bytes == 0) return ok_status();
   std::lock_guard<std::mutex> lock(mutex_);
+  if (update_) {
+    if (update_->failure.empty()) {
+      update_->failure = "vulkan: call " + std::to_string(update_->call) +
+                         " writes data to the device, which a parameter update cannot redo";
+    }
+    return unimplemented(update_->failure);
+  }
   // When no batch that used the buffer is still pending (on any queue), nothing queued can touch
   // it, and a copy straight into mapped memory is indistinguishable from a queued one.
   SY_VK_RETURN_IF_ERROR(wait_locked(false));
@@ -419,6 +450,8 @@ void CommandQueue::discard_capture_locked() {
   vk.vkEndCommandBuffer(capturing_->cmd);
   for (DeviceBlock* block : captured_blocks_) device_.pool().capture_unref(block);
   captured_blocks_.clear();
+  capture_dispatches_.clear();
+  capture_calls_.clear();
   for (VkDescriptorPool pool : capturing_->descriptor_pools) {
     vk.vkDestroyDescriptorPool(device_.handle(), pool, nullptr);
   }
@@ -440,7 +473,14 @@ Status CommandQueue::begin_capture() {
   capturing_ = std::move(batch);
   captured_blocks_.clear();
   capture_failure_.clear();
+  capture_calls_.clear();
+  capture_dispatches_.clear();
   return ok_status();
+}
+
+void CommandQueue::begin_call(const sy_op_call& call) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (capturing_) capture_calls_.push_back(call);
 }
 
 Status CommandQueue::end_capture(Graph** out) {
@@ -463,6 +503,10 @@ Status CommandQueue::end_capture(Graph** out) {
   graph->batch = std::move(capturing_);
   graph->blocks = std::move(captured_blocks_);
   captured_blocks_.clear();
+  graph->dispatches = std::move(capture_dispatches_);
+  capture_dispatches_.clear();
+  graph->calls = std::move(capture_calls_);
+  capture_calls_.clear();
   *out = graph.release();
   return ok_status();
 }
@@ -507,6 +551,124 @@ Status CommandQueue::launch(Graph& graph) {
   for (const Graph* g : launched_) listed = listed || g == &graph;
   if (!listed) launched_.push_back(&graph);
   return ok_status();
+}
+
+namespace {
+
+bool same_tensor(const sy_tensor_desc& a, const sy_tensor_desc& b) {
+  if (a.buffer != b.buffer || a.offset_bytes != b.offset_bytes || a.dtype != b.dtype ||
+      a.rank != b.rank) {
+    return false;
+  }
+  for (uint32_t d = 0; d < a.rank; ++d) {
+    if (a.shape[d] != b.shape[d] || a.strides[d] != b.strides[d]) return false;
+  }
+  return true;
+}
+
+// Why `call` may not replace `captured` in a graph ("" when it may: only the params differ).
+std::string replacement_problem(const sy_op_call& captured, const sy_op_call& call) {
+  if (call.op != captured.op) return "is another op than the captured one";
+  if (call.num_inputs != captured.num_inputs || call.num_outputs != captured.num_outputs) {
+    return "has other input or output counts than the captured one";
+  }
+  for (uint32_t i = 0; i < call.num_inputs; ++i) {
+    if (!same_tensor(call.inputs[i], captured.inputs[i])) {
+      return "names another tensor as input " + std::to_string(i);
+    }
+  }
+  for (uint32_t i = 0; i < call.num_outputs; ++i) {
+    if (!same_tensor(call.outputs[i], captured.outputs[i])) {
+      return "names another tensor as output " + std::to_string(i);
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+Status CommandQueue::update_captured_call(Graph& graph, uint64_t call_index, const sy_op_call& call,
+                                          const std::function<Status()>& run) {
+  if (call_index >= graph.calls.size()) {
+    return invalid_argument("graph_update: call " + std::to_string(call_index) + ", but " +
+                            std::to_string(graph.calls.size()) + " calls were captured");
+  }
+  if (const std::string problem = replacement_problem(graph.calls[call_index], call);
+      !problem.empty()) {
+    return invalid_argument("graph_update: the new call " + std::to_string(call_index) + " " +
+                            problem);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (capturing_ || update_) {
+      return invalid_argument("vulkan: graph_update on a queue that is capturing or updating");
+    }
+    if (graph.owner != this) return internal_error("vulkan: graph_update on a foreign queue");
+    auto update = std::make_unique<Update>();
+    update->graph = &graph;
+    update->call = call_index;
+    const std::vector<CapturedDispatch>& all = graph.dispatches;
+    while (update->next < all.size() && all[update->next].call < call_index) ++update->next;
+    update->end = update->next;
+    while (update->end < all.size() && all[update->end].call == call_index) ++update->end;
+    update_ = std::move(update);
+  }
+  const Status ran = run();
+  std::unique_ptr<Update> update;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    update = std::move(update_);
+  }
+  if (!update->failure.empty()) return unimplemented(update->failure);
+  SY_VK_RETURN_IF_ERROR(ran);
+  if (update->next != update->end) {
+    return unimplemented("vulkan: call " + std::to_string(call_index) +
+                         " now dispatches less than was captured");
+  }
+  // The device reads the parameter blocks when the graph runs: not while a launch is in flight.
+  std::lock_guard<std::mutex> graph_lock(graph.mutex);
+  SY_VK_RETURN_IF_ERROR(graph.retire(device_, /*wait=*/true));
+  for (const auto& [host, bytes] : update->blocks) std::memcpy(host, bytes.data(), bytes.size());
+  graph.calls[call_index].params = call.params;
+  return ok_status();
+}
+
+Status CommandQueue::update_dispatch_locked(const Pipeline& pipeline, const void* params,
+                                            size_t params_bytes,
+                                            std::span<const BufferBinding> tensors,
+                                            const uint32_t groups[3]) {
+  Update& u = *update_;
+  if (!u.failure.empty()) return unimplemented(u.failure);
+  const CapturedDispatch* d = u.next < u.end ? &u.graph->dispatches[u.next] : nullptr;
+  bool same = d != nullptr && d->pipeline == &pipeline && d->params_bytes == params_bytes &&
+              std::equal(groups, groups + 3, d->groups) && d->bindings.size() == tensors.size();
+  const auto named = [&](const DeviceBlock* block) {
+    return std::find(u.graph->blocks.begin(), u.graph->blocks.end(), block) !=
+           u.graph->blocks.end();
+  };
+  for (size_t i = 0; same && i < tensors.size(); ++i) {
+    const BufferBinding& a = d->bindings[i];
+    const BufferBinding& b = tensors[i];
+    same = a.offset_bytes == b.offset_bytes && a.range_bytes == b.range_bytes;
+    // Scratch the op allocates for itself (attention's D, a recurrence's state) is a new block
+    // now, one the graph does not name; the graph keeps its own, parked while it lives.
+    same = same && (a.block == b.block || !named(b.block));
+  }
+  if (!same) {
+    u.failure = "vulkan: with the new parameters call " + std::to_string(u.call) + " dispatches " +
+                pipeline.name +
+                (d == nullptr ? " beyond what was captured"
+                              : " differently from the captured " + d->pipeline->name);
+    return unimplemented(u.failure);
+  }
+  const auto* bytes = static_cast<const uint8_t*>(params);
+  u.blocks.emplace_back(d->params_host, std::vector<uint8_t>(bytes, bytes + params_bytes));
+  ++u.next;
+  return ok_status();
+}
+
+CommandQueue& CommandQueue::graph_owner(Graph& graph) {
+  return *graph.owner;
 }
 
 void CommandQueue::destroy_graph(Graph* graph) {

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -20,6 +21,7 @@
 
 #include "host_arena.h"
 #include "status.h"
+#include "switchyard/plugin_abi.h"
 
 namespace sy_vk {
 
@@ -73,9 +75,22 @@ class CommandQueue {
   // pool, so that scratch released meanwhile is not handed out again while the graph lives.
   Status begin_capture();
   Status end_capture(Graph** out);
+  // An op call begins on this queue (entry_dispatch): while capturing, calls are kept in order,
+  // so that graph_update can name one by its index and check it names the same tensors.
+  void begin_call(const sy_op_call& call);
+  // graph_update: runs `run` (the op's dispatch code, on this queue, which captured `graph`)
+  // with its dispatches matched against those captured for call `call_index` instead of
+  // recorded: the same pipelines, bindings and workgroup counts. Once every one has matched, the
+  // launch in flight (if any) is waited for and the captured parameter blocks take the new bytes.
+  // UNIMPLEMENTED, with the graph unchanged, where the dispatches differ or the op writes.
+  // INVALID_ARGUMENT where `call` is not the captured call with other params.
+  Status update_captured_call(Graph& graph, uint64_t call_index, const sy_op_call& call,
+                              const std::function<Status()>& run);
   // Submits `graph` after everything recorded here so far (waiting for its previous launch);
   // finish() and reads wait for it like for this queue's own batches.
   Status launch(Graph& graph);
+  // The queue that captured `graph` (graph_update runs the op there).
+  static CommandQueue& graph_owner(Graph& graph);
   // Waits for the graph's last launch and frees it; its capturing queue must still exist.
   static void destroy_graph(Graph* graph);
 
@@ -99,6 +114,19 @@ class CommandQueue {
   // Retires this queue's graph launches that completed (all of them when wait_all).
   Status retire_graphs_locked(bool wait_all);
 
+  // One dispatch recorded while capturing, for graph_update to match and rewrite.
+  struct CapturedDispatch {
+    uint64_t call = 0;  // the op call it belongs to (begin_call's count), UINT64_MAX outside one
+    const Pipeline* pipeline = nullptr;
+    void* params_host = nullptr;  // the parameter block in the graph's host arena
+    size_t params_bytes = 0;
+    uint32_t groups[3] = {};
+    std::vector<BufferBinding> bindings;
+  };
+  struct Update;
+  Status update_dispatch_locked(const Pipeline& pipeline, const void* params, size_t params_bytes,
+                                std::span<const BufferBinding> tensors, const uint32_t groups[3]);
+
   VulkanDevice& device_;
   std::mutex mutex_;
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
@@ -109,6 +137,9 @@ class CommandQueue {
   std::vector<DeviceBlock*> captured_blocks_;
   std::string capture_failure_;   // the first call that could not be captured
   std::vector<Graph*> launched_;  // graphs launched here whose launch may not have completed
+  std::vector<sy_op_call> capture_calls_;  // op calls begun while capturing
+  std::vector<CapturedDispatch> capture_dispatches_;
+  std::unique_ptr<Update> update_;  // while update_captured_call runs the op
 };
 
 }  // namespace sy_vk

@@ -67,6 +67,8 @@ sy_status entry_dispatch(sy_device device, sy_queue queue, const sy_op_call* cal
 sy_status entry_queue_capture_begin(sy_device device, sy_queue queue);
 sy_status entry_queue_capture_end(sy_device device, sy_queue queue, sy_graph* out_graph);
 sy_status entry_graph_launch(sy_device device, sy_queue queue, sy_graph graph);
+sy_status entry_graph_update(sy_device device, sy_graph graph, uint64_t call_index,
+                             const sy_op_call* call);
 void entry_graph_destroy(sy_device device, sy_graph graph);
 sy_status entry_memory_stats(sy_device device, sy_memory_stats* out_stats);
 sy_status entry_memory_reset_peak(sy_device device);

@@ -174,6 +174,7 @@ sy_status entry_dispatch(sy_device device, sy_queue queue, const sy_op_call* cal
   return guarded(dev, "vulkan dispatch", [&]() -> Status {
     SY_VK_RETURN_IF_ERROR(check_handles(dev, as_queue(queue), nullptr, "dispatch"));
     if (call == nullptr) return invalid_argument("dispatch: call is null");
+    as_queue(queue)->begin_call(*call);
     const OpContext ctx{*dev, *as_queue(queue), *call};
     return dispatch_op(ctx);
   });
@@ -236,6 +237,22 @@ sy_status entry_graph_launch(sy_device device, sy_queue queue, sy_graph graph) {
     SY_VK_RETURN_IF_ERROR(check_handles(dev, as_queue(queue), nullptr, "graph_launch"));
     if (graph == nullptr) return invalid_argument("graph_launch: null graph");
     return as_queue(queue)->launch(*reinterpret_cast<CommandQueue::Graph*>(graph));
+  });
+}
+
+sy_status entry_graph_update(sy_device device, sy_graph graph, uint64_t call_index,
+                             const sy_op_call* call) {
+  VulkanDevice* dev = as_device(device);
+  return guarded(dev, "vulkan graph_update", [&]() -> Status {
+    if (graph == nullptr || call == nullptr) {
+      return invalid_argument("graph_update: null graph or call");
+    }
+    auto* captured = reinterpret_cast<CommandQueue::Graph*>(graph);
+    CommandQueue& owner = CommandQueue::graph_owner(*captured);
+    return owner.update_captured_call(*captured, call_index, *call, [&] {
+      const OpContext ctx{*dev, owner, *call};
+      return dispatch_op(ctx);
+    });
   });
 }
 

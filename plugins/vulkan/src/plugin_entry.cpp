@@ -34,6 +34,7 @@ const sy_plugin_functions kFunctions = [] {
   f.queue_capture_end = sy_vk::entry_queue_capture_end;
   f.graph_launch = sy_vk::entry_graph_launch;
   f.graph_destroy = sy_vk::entry_graph_destroy;
+  f.graph_update = sy_vk::entry_graph_update;
   return f;
 }();
 
