@@ -18,10 +18,11 @@ using switchyard::testing::run_command;
 
 namespace {
 
-std::string sequence_command(const std::string& arguments) {
+std::string sequence_command(const std::string& arguments,
+                             const std::string& repetitions = "--repetitions 1 --warmup 0") {
   return std::string("(SWITCHYARD_BACKENDS=reference SWITCHYARD_PLUGIN_PATH=") +
-         SWITCHYARD_TEST_PLUGIN_DIR + " " + cli() +
-         " bench sequence --repetitions 1 --warmup 0 --json " + arguments + " 2>/dev/null)";
+         SWITCHYARD_TEST_PLUGIN_DIR + " " + cli() + " bench sequence " + repetitions + " --json " +
+         arguments + " 2>/dev/null)";
 }
 
 std::set<std::string> op_names(const std::filesystem::path& trace) {
@@ -72,4 +73,35 @@ TEST_CASE("bench sequence times the issue's Transformer and LSTM shapes", "[prof
   const auto bad = run_command(sequence_command("--model gru"));
   CHECK(bad.exit_code == 2);
   std::filesystem::remove_all(folder);
+}
+
+TEST_CASE("bench sequence --capture times replayed steps and passes", "[profile][cli][capture]") {
+  for (const std::string model : {"transformer", "lstm"}) {
+    INFO(model);
+    const auto step = run_command(sequence_command("--model " + model + " --batch 2 --capture on",
+                                                   "--repetitions 3 --warmup 1"));
+    INFO(step.output);
+    REQUIRE(step.exit_code == 0);
+    const Json report = parse_json(step.output);
+    // Four steps: eager, recorded, then replayed.
+    CHECK(report.at("capture").get<std::string>().rfind("2 steps replayed, 2 eager; ", 0) == 0);
+    CHECK(report.at("median_ms").get<double>() > 0);
+
+    const auto pass =
+        run_command(sequence_command("--model " + model + " --inference --capture on"));
+    INFO(pass.output);
+    REQUIRE(pass.exit_code == 0);
+    CHECK(parse_json(pass.output)
+              .at("capture")
+              .get<std::string>()
+              .rfind("replayed, recorded as ", 0) == 0);
+  }
+  const auto automatic = run_command(sequence_command("--model lstm --batch 2 --capture auto"));
+  REQUIRE(automatic.exit_code == 0);
+  CHECK(parse_json(automatic.output).at("capture") ==
+        "off (auto: the reference plugin has no native capture)");
+  const auto eager = run_command(sequence_command("--model lstm --batch 2"));
+  REQUIRE(eager.exit_code == 0);
+  CHECK(parse_json(eager.output).at("capture") == "off");
+  CHECK(run_command(sequence_command("--model lstm --capture always")).exit_code == 2);
 }

@@ -12,15 +12,22 @@
 //                the model zoo's text RNN (tools/bench/zoo_models.py); batch 128
 // A training step is forward, cross-entropy, backward, SGD-with-momentum update, zero_grad; an
 // inference pass (batch 1 unless --batch says otherwise) runs in eval mode under NoGradGuard.
+// --capture on|auto times recorded steps replayed (docs/capture.md): a training step as the
+// trainer runs it with train.capture (StepCapture: the batch's loss and correct count kept on the
+// device too, the dropout layers given new seeds before each step as the trainer does), an
+// inference pass as an OpRecording; the report says what was replayed and how.
 #include <algorithm>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <random>
 
 #include "bench_ops.h"
 #include "cli_common.h"
+#include "data/seeded_random.h"
 #include "support/json_io.h"
 #include "switchyard/autograd.h"
+#include "switchyard/capture.h"
 #include "switchyard/nn.h"
 #include "switchyard/nn_sequence.h"
 #include "switchyard/ops.h"
@@ -28,13 +35,15 @@
 #include "switchyard/profile.h"
 #include "switchyard/tensor.h"
 #include "switchyard/train.h"
+#include "train/step_capture.h"
 
 namespace switchyard::cli {
 namespace {
 
 constexpr const char* kUsage =
     "usage: switchyard bench sequence --model transformer|lstm|text_rnn [--inference]\n"
-    "                                 [--batch N] [--repetitions R] [--warmup W]\n"
+    "                                 [--batch N] [--capture off|on|auto]\n"
+    "                                 [--repetitions R] [--warmup W]\n"
     "                                 [--config FILE] [--set k=v]... [--json] [--profile FILE]";
 
 // The same optimizer settings as torch_peer.py's sequence parts; the step time does not depend on
@@ -104,6 +113,7 @@ Tensor synthetic_labels(int64_t batch, int64_t classes, const std::shared_ptr<De
 struct SequenceSettings {
   SequenceShape shape;
   bool inference = false;
+  CaptureMode capture = CaptureMode::kOff;
   int64_t batch = 0;
   int repetitions = 0;
   int warmup = 0;
@@ -112,7 +122,82 @@ struct SequenceSettings {
 struct SequenceResult {
   std::vector<double> seconds;
   int64_t parameter_count = 0;
+  std::string capture = "off";  // what --capture did
 };
+
+// The inference pass recorded once and replayed (--capture on, or auto where the device replays
+// natively); `pass` itself otherwise.
+std::function<Status()> captured_pass(const SequenceSettings& settings,
+                                      const std::shared_ptr<Device>& device,
+                                      const std::function<void()>& pass, SequenceResult& result) {
+  const bool on = settings.capture == CaptureMode::kOn ||
+                  (settings.capture == CaptureMode::kAuto && native_capture_available(*device));
+  if (!on) {
+    if (settings.capture == CaptureMode::kAuto) result.capture = "off (auto: no native capture)";
+    return [pass] {
+      pass();
+      return ok_status();
+    };
+  }
+  pass();  // eager first, as predict does: it fills the weight caches
+  auto recording = std::shared_ptr<OpRecording>(OpRecording::record(device, pass));
+  if (!recording->replayable()) {
+    result.capture = "eager: " + recording->reason();
+    return [pass] {
+      pass();
+      return ok_status();
+    };
+  }
+  result.capture = "replayed, recorded as " + recording->describe();
+  return [recording] {
+    recording->replay();
+    return ok_status();
+  };
+}
+
+// The training step through the trainer's StepCapture: `network`'s dropout layers are reseeded
+// before each step (offset 0) as the trainer's seed_dropouts does, so that a replay draws new
+// masks.
+std::function<Status()> captured_step(const SequenceSettings& settings,
+                                      const std::shared_ptr<Device>& device, Sequential& network,
+                                      Optimizer& optimizer, const Tensor& input,
+                                      const Tensor& labels,
+                                      std::shared_ptr<detail::StepCapture>& capture) {
+  std::vector<Dropout*> dropouts;
+  for (Module* module : network.modules()) {
+    if (auto* dropout = dynamic_cast<Dropout*>(module)) dropouts.push_back(dropout);
+  }
+  auto seeds = [dropouts] {
+    std::vector<uint64_t> values;
+    for (const Dropout* dropout : dropouts) values.push_back(dropout->seed());
+    return values;
+  };
+  capture = std::make_shared<detail::StepCapture>(settings.capture, device, seeds, "");
+  auto recipe = std::make_shared<detail::StepRecipe>();
+  recipe->network = &network;
+  recipe->class_count = settings.shape.classes;
+  auto batch = std::make_shared<detail::DeviceBatch>();
+  batch->features = input;
+  batch->labels = labels;
+  batch->host_labels.assign(static_cast<size_t>(settings.batch), 0);
+  auto totals = std::make_shared<detail::RunningTotals>();
+  auto steps = std::make_shared<uint64_t>(0);
+  return [=, &optimizer]() {
+    for (size_t i = 0; i < dropouts.size(); ++i) {
+      dropouts[i]->set_random_state(detail::derive_seed(kSeed, detail::kDropoutStream + i, *steps),
+                                    0);
+    }
+    ++*steps;
+    if (capture->enabled()) {
+      capture->step(*recipe, *batch, *totals, optimizer);
+    } else {
+      detail::forward_backward(*recipe, *batch, *totals);
+      optimizer.step();
+      optimizer.zero_grad();
+    }
+    return ok_status();
+  };
+}
 
 // Throws Error (the nn API's style).
 SequenceResult time_sequence(const SequenceSettings& settings,
@@ -130,10 +215,9 @@ SequenceResult time_sequence(const SequenceSettings& settings,
     const auto pass = [&] {
       const NoGradGuard no_grad;
       (void)network->forward(input);
-      return ok_status();
     };
-    result.seconds =
-        value_or_throw(time_repeated(pass, queue, settings.warmup, settings.repetitions));
+    result.seconds = value_or_throw(time_repeated(captured_pass(settings, device, pass, result),
+                                                  queue, settings.warmup, settings.repetitions));
     return result;
   }
   network->train();
@@ -142,6 +226,14 @@ SequenceResult time_sequence(const SequenceSettings& settings,
   sgd.momentum = kMomentum;
   Sgd optimizer(network->parameters(), sgd);
   const Tensor labels = synthetic_labels(settings.batch, settings.shape.classes, device);
+  if (settings.capture != CaptureMode::kOff) {
+    std::shared_ptr<detail::StepCapture> capture;
+    const auto step = captured_step(settings, device, *network, optimizer, input, labels, capture);
+    result.seconds =
+        value_or_throw(time_repeated(step, queue, settings.warmup, settings.repetitions));
+    result.capture = capture->summary();
+    return result;
+  }
   const auto step = [&] {
     cross_entropy(network->forward(input), labels).backward();
     optimizer.step();
@@ -173,7 +265,8 @@ void print_sequence_result(bool json, const SequenceSettings& settings, const De
                               {"repetitions", result.seconds.size()},
                               {"median_ms", median_ms},
                               {"min_ms", min_ms},
-                              {"samples_per_second", samples_per_second}};
+                              {"samples_per_second", samples_per_second},
+                              {"capture", result.capture}};
     std::cout << detail::json_text(report) << "\n";
     return;
   }
@@ -183,6 +276,7 @@ void print_sequence_result(bool json, const SequenceSettings& settings, const De
             << " (" << device.info().name << "): median " << median_ms << " ms, min " << min_ms
             << " ms over " << result.seconds.size() << " repetitions; " << samples_per_second
             << " samples/s at the median\n";
+  if (settings.capture != CaptureMode::kOff) std::cout << "capture: " << result.capture << "\n";
 }
 
 Result<SequenceSettings> read_sequence_settings(const po::variables_map& values) {
@@ -194,6 +288,7 @@ Result<SequenceSettings> read_sequence_settings(const po::variables_map& values)
                                               : settings.shape.training_batch;
   settings.repetitions = values["repetitions"].as<int>();
   settings.warmup = values["warmup"].as<int>();
+  SY_ASSIGN_OR_RETURN(settings.capture, parse_capture_mode(values["capture"].as<std::string>()));
   if (settings.batch < 1 || settings.repetitions < 1 || settings.warmup < 0) {
     return invalid_argument("--batch and --repetitions must be >= 1 and --warmup >= 0 (got " +
                             std::to_string(settings.batch) + ", " +
@@ -209,7 +304,9 @@ po::options_description sequence_options() {
                         "transformer | lstm | text_rnn")(
       "inference", "time one forward pass in eval mode without gradients (default batch 1)")(
       "batch", po::value<int64_t>(),
-      "sequences per step (default: transformer 32, lstm 64, text_rnn 128; 1 with --inference)");
+      "sequences per step (default: transformer 32, lstm 64, text_rnn 128; 1 with --inference)")(
+      "capture", po::value<std::string>()->default_value("off"),
+      "off | on | auto: time recorded steps (or passes) replayed (docs/capture.md)");
   add_bench_options(options, {.unit = "repetitions", .profile = true});
   return options;
 }
