@@ -73,6 +73,8 @@ void check_replay_matches_eager(const std::string& name, const std::string& yaml
   CHECK(replayed.capture.find(" steps replayed") != std::string::npos);
   CHECK(replayed.capture.rfind("0 steps replayed", 0) != 0);
   CHECK(replayed.capture.find("eager:") == std::string::npos);
+  // The recording's own pool: intermediates whose uses do not overlap share memory.
+  CHECK(replayed.capture.find("intermediates pooled") != std::string::npos);
   if (native_capture_available(*device)) {
     CHECK(replayed.capture.find("captured natively") != std::string::npos);
     CHECK(replayed.capture.find("op by op") == std::string::npos);

@@ -1,6 +1,8 @@
 // OpRecording (capture.h): a thread-local recorder that run_op and the host reads report to.
 #include "switchyard/capture.h"
 
+#include <algorithm>
+#include <map>
 #include <set>
 #include <sstream>
 #include <vector>
@@ -23,6 +25,10 @@ struct OpRecording::Impl {
   std::string reason;        // the first thing a replay could not repeat
   std::vector<std::function<void()>> before_replay;  // capture_before_replay's hooks, in order
   bool patches_random = false;                       // Options::patches_random
+  std::set<sy_buffer> host_written;                  // buffers the host wrote during the pass
+  // The recording's private pool: one buffer holding the pass's intermediates (pool_intermediates).
+  std::shared_ptr<Buffer> arena;
+  uint64_t pooled_bytes = 0;  // what those intermediates took in buffers of their own
   // Native replay: the graph the plugin captured from `calls` on a queue of its own (kept alive
   // as long as the graph), or null with the reason in `native_note`.
   std::shared_ptr<Queue> capture_queue;
@@ -66,6 +72,8 @@ struct OpRecording::Impl {
   void refuse(const std::string& why) {
     if (reason.empty()) reason = why;
   }
+
+  void pool_intermediates();
 
   // Asks the plugin to capture the recorded calls as one graph; on any failure the recording
   // re-dispatches instead, and native_note says why.
@@ -111,7 +119,121 @@ namespace {
 
 thread_local OpRecording::Impl* t_recording = nullptr;
 
+// Offsets in the arena are multiples of this (Vulkan's largest minStorageBufferOffsetAlignment).
+constexpr uint64_t kArenaAlignment = 256;
+
+// One buffer of the recorded pass, as pool_intermediates sees it.
+struct BufferUse {
+  std::shared_ptr<Buffer> storage;
+  size_t first = SIZE_MAX;  // the first and last call naming it
+  size_t last = 0;
+  bool pinned = false;  // kept as it is: seen outside the recording, or read before written
+  uint64_t offset = 0;  // in the arena
+};
+
 }  // namespace
+
+// The intermediates of the pass (buffers only the recorded calls name, first written by a call)
+// move into one arena where two whose uses do not overlap in call order share memory, as a
+// caching allocator's reuse does within an eager pass: the recording then holds about the pass's
+// peak instead of the sum of its intermediates. A buffer stays its own when anything outside the
+// recording holds a tensor on it (the pass's inputs and outputs, parameters, optimizer state,
+// gradients, a module's cache), when the host wrote it during the pass, or when its first call
+// reads it (SCATTER_ADD accumulates into its output, so that counts as a read).
+void OpRecording::Impl::pool_intermediates() {
+  std::map<sy_buffer, BufferUse> uses;
+  struct Handles {
+    long held = 0;   // Tensor handles `held` has on the impl
+    long total = 0;  // all of them
+  };
+  std::map<const TensorImpl*, Handles> impls;
+  for (const Tensor& t : held) {
+    Handles& h = impls[t.impl()];
+    ++h.held;
+    h.total = t.impl_ptr().use_count();
+  }
+  std::map<const Buffer*, long> held_impls;  // distinct impls in `held` on each buffer
+  for (const auto& [impl, handles] : impls) {
+    BufferUse& use = uses[impl->storage->handle()];
+    use.storage = impl->storage;
+    ++held_impls[impl->storage.get()];
+    // Outside references: more handles on the impl than `held` has, or more impls on the buffer.
+    if (handles.total > handles.held) use.pinned = true;
+  }
+  for (auto& [handle, use] : uses) {
+    // `use.storage` and each impl count once.
+    if (use.storage.use_count() > held_impls[use.storage.get()] + 1) use.pinned = true;
+    if (host_written.count(handle) != 0) use.pinned = true;
+  }
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const sy_op_call& call = calls[i];
+    const auto note = [&](const sy_tensor_desc& desc, bool read) {
+      auto found = uses.find(desc.buffer);
+      if (found == uses.end()) return;
+      BufferUse& use = found->second;
+      if (use.first == SIZE_MAX && read) use.pinned = true;
+      if (use.first == SIZE_MAX || use.first == i) use.first = i;
+      use.last = i;
+    };
+    for (uint32_t k = 0; k < call.num_inputs; ++k) note(call.inputs[k], true);
+    for (uint32_t k = 0; k < call.num_outputs; ++k) {
+      note(call.outputs[k], call.op == SY_OP_SCATTER_ADD);
+    }
+  }
+  // Largest first, each at the lowest offset free over its span of calls.
+  std::vector<BufferUse*> pooled;
+  for (auto& [handle, use] : uses) {
+    if (!use.pinned && use.first != SIZE_MAX) pooled.push_back(&use);
+  }
+  std::sort(pooled.begin(), pooled.end(), [](const BufferUse* a, const BufferUse* b) {
+    return a->storage->size_bytes() > b->storage->size_bytes();
+  });
+  const auto rounded = [](uint64_t bytes) {
+    return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+  };
+  uint64_t arena_bytes = 0;
+  uint64_t separate_bytes = 0;
+  std::vector<const BufferUse*> placed;
+  for (BufferUse* use : pooled) {
+    const uint64_t size = rounded(use->storage->size_bytes());
+    separate_bytes += use->storage->size_bytes();
+    std::vector<std::pair<uint64_t, uint64_t>> busy;  // [begin, end) of overlapping lives
+    for (const BufferUse* other : placed) {
+      if (other->first <= use->last && use->first <= other->last) {
+        busy.emplace_back(other->offset, other->offset + rounded(other->storage->size_bytes()));
+      }
+    }
+    std::sort(busy.begin(), busy.end());
+    uint64_t offset = 0;
+    for (const auto& [begin, end] : busy) {
+      if (offset + size <= begin) break;
+      offset = std::max(offset, end);
+    }
+    use->offset = offset;
+    arena_bytes = std::max(arena_bytes, offset + size);
+    placed.push_back(use);
+  }
+  if (pooled.size() < 2 || arena_bytes >= separate_bytes) return;  // nothing shared
+  Result<std::shared_ptr<Buffer>> allocated = device->allocate(arena_bytes);
+  if (!allocated.ok()) return;  // the intermediates keep their own buffers
+  arena = std::move(*allocated);
+  for (sy_op_call& call : calls) {
+    const auto move = [&](sy_tensor_desc& desc) {
+      auto found = uses.find(desc.buffer);
+      if (found == uses.end() || found->second.pinned) return;
+      desc.buffer = arena->handle();
+      desc.offset_bytes += found->second.offset;
+    };
+    for (uint32_t k = 0; k < call.num_inputs; ++k) move(call.inputs[k]);
+    for (uint32_t k = 0; k < call.num_outputs; ++k) move(call.outputs[k]);
+  }
+  // The intermediates' own buffers go back to the device's pool.
+  std::erase_if(held, [&](const Tensor& t) {
+    const auto found = uses.find(t.impl()->storage->handle());
+    return found != uses.end() && !found->second.pinned && found->second.first != SIZE_MAX;
+  });
+  pooled_bytes = separate_bytes;
+}
 
 namespace detail {
 
@@ -134,14 +256,24 @@ void capture_note_op(const Device& device, const sy_op_call& call,
               " draws new numbers each pass; a replay would draw the recorded ones again");
   }
   r->calls.push_back(call);
-  r->held.insert(r->held.end(), inputs.begin(), inputs.end());
-  r->held.insert(r->held.end(), outputs.begin(), outputs.end());
+  // Detached: the recording keeps the buffers, not the pass's autograd graph (which would keep
+  // every saved tensor referenced from outside the recording, and out of its pool).
+  for (const auto* list : {&inputs, &outputs}) {
+    for (const Tensor& t : *list) {
+      if (t.defined()) r->held.push_back(t.detach());
+    }
+  }
 }
 
 void capture_note_fallback(sy_op op, const Device& device) {
   if (t_recording == nullptr) return;
   t_recording->refuse(std::string("op ") + op_name(op) + " fell back from " + device.id() +
                       " to its fallback device (copies through the host)");
+}
+
+void capture_note_host_write(const Device& device, sy_buffer buffer) {
+  OpRecording::Impl* r = t_recording;
+  if (r != nullptr && &device == r->device.get()) r->host_written.insert(buffer);
 }
 
 void capture_note_host_read(const Device& device) {
@@ -217,7 +349,10 @@ std::unique_ptr<OpRecording> OpRecording::record(const std::shared_ptr<Device>& 
   } active(impl.get());
   pass();
   t_recording = nullptr;  // the capture below dispatches the calls again: not part of the pass
-  if (impl->reason.empty() && !impl->calls.empty()) impl->capture_native();
+  if (impl->reason.empty() && !impl->calls.empty()) {
+    impl->pool_intermediates();
+    impl->capture_native();
+  }
   return std::unique_ptr<OpRecording>(new OpRecording(std::move(impl)));
 }
 
@@ -250,15 +385,19 @@ uint64_t OpRecording::held_bytes() const {
     const TensorImpl& impl = checked_impl(t, "OpRecording");
     if (seen.insert(impl.storage.get()).second) bytes += impl.storage->size_bytes();
   }
-  return bytes;
+  return bytes + (impl_->arena != nullptr ? impl_->arena->size_bytes() : 0);
 }
 
 std::string OpRecording::describe() const {
   std::ostringstream text;
   text.precision(3);
-  text << op_count() << " ops (holding " << static_cast<double>(held_bytes()) / (1024.0 * 1024.0)
-       << " MiB; " << (native() ? "captured natively" : "replayed op by op: " + native_note())
-       << ")";
+  const auto mib = [](uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); };
+  text << op_count() << " ops (holding " << mib(held_bytes()) << " MiB";
+  if (impl_->arena != nullptr) {
+    text << ", intermediates pooled: " << mib(impl_->pooled_bytes) << " MiB in "
+         << mib(impl_->arena->size_bytes()) << " MiB";
+  }
+  text << "; " << (native() ? "captured natively" : "replayed op by op: " + native_note()) << ")";
   return text.str();
 }
 

@@ -21,6 +21,9 @@ void capture_note_op(const Device& device, const sy_op_call& call,
 void capture_note_fallback(sy_op op, const Device& device);
 // A host read of `device`'s data.
 void capture_note_host_read(const Device& device);
+// A host write into `buffer` of `device`: a recording keeps that buffer its own (its contents come
+// from the host, not from a recorded call).
+void capture_note_host_write(const Device& device, sy_buffer buffer);
 
 // For code above the tensor layer (a module's host-side state). Whether a recording is active on
 // this thread.

@@ -59,6 +59,7 @@ void read_storage(const TensorImpl& impl, int64_t first_element, int64_t count, 
 void write_storage(const TensorImpl& impl, int64_t first_element, int64_t count,
                    const void* source) {
   const uint64_t element_bytes = dtype_size_bytes(impl.dtype);
+  detail::capture_note_host_write(*impl.device, impl.storage->handle());
   throw_if_error(impl.device->default_queue().write(
       *impl.storage, static_cast<uint64_t>(first_element) * element_bytes, source,
       static_cast<uint64_t>(count) * element_bytes));

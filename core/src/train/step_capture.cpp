@@ -150,9 +150,10 @@ void StepCapture::record(Entry& entry, const StepRecipe& recipe, const DeviceBat
       [&] {
         values = forward_backward_pass(recipe, entry.batch);
         optimizer.step();
+        // Inside: what the pass leaves referenced when it ends stays out of the recording's pool.
+        optimizer.zero_grad();
       },
       OpRecording::Options{.patches_random = true});
-  optimizer.zero_grad();
   ++eager_steps_;  // the recorded step ran eagerly
   std::string refused = recording->reason();
   if (refused.empty()) {
