@@ -133,10 +133,10 @@ void print_error(const Status& status) {
     line += "rank " + std::to_string(communicator->rank()) + " of " +
             std::to_string(communicator->size()) + ": ";
   }
-  write_error_line(line + status.message());
+  write_stderr_line(line + status.message());
 }
 
-void write_error_line(const std::string& text) {
+void write_stderr_line(const std::string& text) {
   // One write(2) of the whole line: under mpirun the launcher forwards a rank's stderr in the
   // chunks it reads, and its own MPI_ABORT banner must not land inside ours (a line written in
   // pieces, as std::cerr's unit buffering does, was split that way).
@@ -153,8 +153,8 @@ void write_error_line(const std::string& text) {
 
 void print_selection_messages(const std::string& fallback_note,
                               const std::vector<std::string>& warnings) {
-  if (!fallback_note.empty()) std::cerr << "switchyard: " << fallback_note << "\n";
-  for (const auto& warning : warnings) std::cerr << "switchyard: warning: " << warning << "\n";
+  if (!fallback_note.empty()) write_stderr_line("switchyard: " + fallback_note);
+  for (const auto& warning : warnings) write_stderr_line("switchyard: warning: " + warning);
 }
 
 std::string format_bytes(uint64_t bytes) {

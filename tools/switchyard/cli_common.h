@@ -58,9 +58,9 @@ OptionList backend_options(const RuntimeSettings& settings, const std::string& b
 // in one write.
 void print_error(const Status& status);
 
-// Writes `text` and a newline to stderr in one write(2), so that no other process's output
-// sharing the stream (mpirun's banners) lands inside the line.
-void write_error_line(const std::string& text);
+// Writes `text` and a newline to stderr in one write(2), so that no other output sharing the
+// stream (mpirun's banners, another rank's lines, this process's stdout) lands inside the line.
+void write_stderr_line(const std::string& text);
 
 // What the selection said, to stderr: the fallback note ("switchyard: using onednn:0 (cuda: no
 // driver)") and each warning ("switchyard: warning: ...").

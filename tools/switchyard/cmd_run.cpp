@@ -518,7 +518,7 @@ int run_task(const Config& config, const std::string& task, TrainConfig train_co
     const bool config_fault = !set_up && error.status().code() == StatusCode::kInvalidArgument;
     return stop_job_on_failure(config_fault ? kExitUsage : kExitFailure);
   } catch (const std::exception& error) {
-    write_error_line(std::string("switchyard: error: ") + error.what());
+    write_stderr_line(std::string("switchyard: error: ") + error.what());
     return stop_job_on_failure(kExitFailure);
   }
   return kExitOk;
