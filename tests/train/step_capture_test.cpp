@@ -64,10 +64,11 @@ RunResult train(const std::string& yaml, const std::shared_ptr<Device>& device,
 // A run with capture on against the same run eager, on `device`: the same bits and losses, and
 // steps replayed (natively where the plugin captures).
 void check_replay_matches_eager(const std::string& name, const std::string& yaml,
-                                const std::shared_ptr<Device>& device) {
+                                const std::shared_ptr<Device>& device,
+                                const std::vector<std::string>& overrides = {}) {
   INFO(name << " on " << device->id());
-  const RunResult eager = train(yaml, device, "off");
-  const RunResult replayed = train(yaml, device, "on");
+  const RunResult eager = train(yaml, device, "off", overrides);
+  const RunResult replayed = train(yaml, device, "on", overrides);
   INFO("capture: " << replayed.capture);
   CHECK(eager.capture == "off");
   CHECK(replayed.capture.find(" steps replayed") != std::string::npos);
@@ -155,6 +156,13 @@ TEST_CASE("a replayed training run ends with the eager run's bits, on every back
     check_replay_matches_eager("cnn", kCnn, device);
     check_replay_matches_eager("transformer", kTransformer, device);
     check_replay_matches_eager("gru", kGru, device);
+  }
+}
+
+TEST_CASE("bf16 autocast steps replay too", "[train][capture]") {
+  // Autocast's casts of the f32 master weights are recorded ops like any other.
+  for (const auto& device : devices_under_test()) {
+    check_replay_matches_eager("mlp bf16", kMlp, device, {"train.precision=bf16"});
   }
 }
 
