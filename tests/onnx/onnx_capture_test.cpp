@@ -143,6 +143,53 @@ TEST_CASE("a pass that reads device data, draws random numbers or falls back is 
   CHECK(after->op_count() == 1);
 }
 
+TEST_CASE("a replay takes patched parameters, and the recording pools its intermediates",
+          "[onnx][capture]") {
+  on_every_backend([&](const std::shared_ptr<Device>& device) {
+    INFO(device->id());
+    const auto values = [](float shift) {
+      std::vector<float> v(1024);
+      for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % 7) + shift;
+      return v;
+    };
+    Tensor x = Tensor::from_host(values(0), Shape{1024}, device);
+    Tensor d;
+    // a = x * 2 (call 0), b = a + 1 (1), c = b * 3 (2), d = c - 1 (3): a and c never live at the
+    // same time, so they share the pool's memory; d is held outside and keeps its own buffer.
+    auto recording = OpRecording::record(device, [&] { d = ((x * 2.0 + 1.0) * 3.0) - 1.0; });
+    REQUIRE(recording->replayable());
+    REQUIRE(recording->op_count() == 4);
+    INFO(recording->describe());
+    CHECK_THAT(recording->describe(), Catch::Contains("intermediates pooled"));
+    const auto expect = [&](float shift, double add) {
+      std::vector<float> out;
+      for (const float v : values(shift)) {
+        out.push_back((v * 2.0f + static_cast<float>(add)) * 3.0f - 1.0f);  // exact in f32
+      }
+      return out;
+    };
+    CHECK(d.to_host_float() == expect(0, 1));
+    x.copy_(Tensor::from_host(values(0.5f), Shape{1024}, device));
+    recording->replay();
+    CHECK(d.to_host_float() == expect(0.5f, 1));
+    // Call 1 now adds 10, in the native graph too where there is one.
+    const bool native = recording->native();
+    sy_op_params params = recording->calls()[1].params;
+    params.binary.scalar = 10.0;
+    const CallPatch patch{1, params};
+    recording->replay(std::span(&patch, 1));
+    CHECK(d.to_host_float() == expect(0.5f, 10));
+    CHECK(recording->native() == native);
+    CHECK(recording->native() == native_capture_available(*device));
+    x.copy_(Tensor::from_host(values(1), Shape{1024}, device));
+    recording->replay();  // the patch stays
+    CHECK(d.to_host_float() == expect(1, 10));
+    const CallPatch beyond{4, params};
+    CHECK_THROWS_WITH(recording->replay(std::span(&beyond, 1)),
+                      Catch::Contains("patch of call 4, but 4 calls were recorded"));
+  });
+}
+
 TEST_CASE("a recording holds only its own thread's ops", "[onnx][capture][threads]") {
   const auto device = test_device();
   const Tensor x = Tensor::from_host({1, 2, 3, 4}, Shape{4}, device);
