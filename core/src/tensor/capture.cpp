@@ -73,6 +73,13 @@ struct OpRecording::Impl {
     if (reason.empty()) reason = why;
   }
 
+  void check_replayable() const {
+    if (!reason.empty()) {
+      throw_error(
+          failed_precondition("OpRecording::replay: the recording is not replayable: " + reason));
+    }
+  }
+
   void pool_intermediates();
 
   // Asks the plugin to capture the recorded calls as one graph; on any failure the recording
@@ -402,10 +409,7 @@ std::string OpRecording::describe() const {
 }
 
 void OpRecording::replay() const {
-  if (!replayable()) {
-    throw_error(failed_precondition("OpRecording::replay: the recording is not replayable: " +
-                                    impl_->reason));
-  }
+  impl_->check_replayable();
   for (const std::function<void()>& hook : impl_->before_replay) hook();
   if (impl_->graph != nullptr) {
     Device& device = *impl_->device;
@@ -420,15 +424,16 @@ void OpRecording::replay() const {
 }
 
 void OpRecording::replay(std::span<const CallPatch> patches) {
+  impl_->check_replayable();  // before anything is patched
   for (const CallPatch& patch : patches) {
     if (patch.index >= impl_->calls.size()) {
       throw_error(invalid_argument("OpRecording::replay: patch of call " +
                                    std::to_string(patch.index) + ", but " +
                                    std::to_string(impl_->calls.size()) + " calls were recorded"));
     }
-    impl_->calls[patch.index].params = patch.params;
   }
-  if (impl_->graph != nullptr && !patches.empty() && replayable()) impl_->update_graph(patches);
+  for (const CallPatch& patch : patches) impl_->calls[patch.index].params = patch.params;
+  if (impl_->graph != nullptr && !patches.empty()) impl_->update_graph(patches);
   replay();
 }
 
