@@ -24,7 +24,6 @@
 
 #include "bench_ops.h"
 #include "cli_common.h"
-#include "data/seeded_random.h"
 #include "support/json_io.h"
 #include "switchyard/autograd.h"
 #include "switchyard/capture.h"
@@ -130,23 +129,21 @@ struct SequenceResult {
 std::function<Status()> captured_pass(const SequenceSettings& settings,
                                       const std::shared_ptr<Device>& device,
                                       const std::function<void()>& pass, SequenceResult& result) {
+  const std::function<Status()> eager = [pass] {
+    pass();
+    return ok_status();
+  };
   const bool on = settings.capture == CaptureMode::kOn ||
                   (settings.capture == CaptureMode::kAuto && native_capture_available(*device));
   if (!on) {
     if (settings.capture == CaptureMode::kAuto) result.capture = "off (auto: no native capture)";
-    return [pass] {
-      pass();
-      return ok_status();
-    };
+    return eager;
   }
   pass();  // eager first, as predict does: it fills the weight caches
   auto recording = std::shared_ptr<OpRecording>(OpRecording::record(device, pass));
   if (!recording->replayable()) {
     result.capture = "eager: " + recording->reason();
-    return [pass] {
-      pass();
-      return ok_status();
-    };
+    return eager;
   }
   result.capture = "replayed, recorded as " + recording->describe();
   return [recording] {
@@ -156,8 +153,7 @@ std::function<Status()> captured_pass(const SequenceSettings& settings,
 }
 
 // The training step through the trainer's StepCapture: `network`'s dropout layers are reseeded
-// before each step (offset 0) as the trainer's seed_dropouts does, so that a replay draws new
-// masks.
+// before each step as the trainer does (seed_random_layers), so that a replay draws new masks.
 std::function<Status()> captured_step(const SequenceSettings& settings,
                                       const std::shared_ptr<Device>& device, Sequential& network,
                                       Optimizer& optimizer, const Tensor& input,
@@ -167,11 +163,7 @@ std::function<Status()> captured_step(const SequenceSettings& settings,
   for (Module* module : network.modules()) {
     if (auto* dropout = dynamic_cast<Dropout*>(module)) dropouts.push_back(dropout);
   }
-  auto seeds = [dropouts] {
-    std::vector<uint64_t> values;
-    for (const Dropout* dropout : dropouts) values.push_back(dropout->seed());
-    return values;
-  };
+  auto seeds = [dropouts] { return detail::random_layer_seeds(dropouts, {}); };
   capture = std::make_shared<detail::StepCapture>(settings.capture, device, seeds, "");
   auto recipe = std::make_shared<detail::StepRecipe>();
   recipe->network = &network;
@@ -183,11 +175,7 @@ std::function<Status()> captured_step(const SequenceSettings& settings,
   auto totals = std::make_shared<detail::RunningTotals>();
   auto steps = std::make_shared<uint64_t>(0);
   return [=, &optimizer]() {
-    for (size_t i = 0; i < dropouts.size(); ++i) {
-      dropouts[i]->set_random_state(detail::derive_seed(kSeed, detail::kDropoutStream + i, *steps),
-                                    0);
-    }
-    ++*steps;
+    detail::seed_random_layers(dropouts, {}, kSeed, (*steps)++);
     if (capture->enabled()) {
       capture->step(*recipe, *batch, *totals, optimizer);
     } else {

@@ -149,26 +149,15 @@ struct BufferUse {
 // reads it (SCATTER_ADD accumulates into its output, so that counts as a read).
 void OpRecording::Impl::pool_intermediates() {
   std::map<sy_buffer, BufferUse> uses;
-  struct Handles {
-    long held = 0;   // Tensor handles `held` has on the impl
-    long total = 0;  // all of them
-  };
-  std::map<const TensorImpl*, Handles> impls;
+  // `held` has one detached impl of its own per entry, so a buffer is referenced from outside
+  // exactly when more impls hold it than `held` has on it (plus `use.storage` itself).
+  std::map<const Buffer*, long> held_impls;
   for (const Tensor& t : held) {
-    Handles& h = impls[t.impl()];
-    ++h.held;
-    h.total = t.impl_ptr().use_count();
-  }
-  std::map<const Buffer*, long> held_impls;  // distinct impls in `held` on each buffer
-  for (const auto& [impl, handles] : impls) {
-    BufferUse& use = uses[impl->storage->handle()];
-    use.storage = impl->storage;
-    ++held_impls[impl->storage.get()];
-    // Outside references: more handles on the impl than `held` has, or more impls on the buffer.
-    if (handles.total > handles.held) use.pinned = true;
+    BufferUse& use = uses[t.impl()->storage->handle()];
+    use.storage = t.impl()->storage;
+    ++held_impls[use.storage.get()];
   }
   for (auto& [handle, use] : uses) {
-    // `use.storage` and each impl count once.
     if (use.storage.use_count() > held_impls[use.storage.get()] + 1) use.pinned = true;
     if (host_written.count(handle) != 0) use.pinned = true;
   }
@@ -179,7 +168,7 @@ void OpRecording::Impl::pool_intermediates() {
       if (found == uses.end()) return;
       BufferUse& use = found->second;
       if (use.first == SIZE_MAX && read) use.pinned = true;
-      if (use.first == SIZE_MAX || use.first == i) use.first = i;
+      if (use.first == SIZE_MAX) use.first = i;
       use.last = i;
     };
     for (uint32_t k = 0; k < call.num_inputs; ++k) note(call.inputs[k], true);

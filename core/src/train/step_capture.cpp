@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "data/seeded_random.h"
 #include "switchyard/device.h"
 #include "switchyard/dispatch.h"
 
@@ -22,7 +23,6 @@ struct StepCapture::Entry {
   DeviceBatch batch;  // the recorded step's inputs; later batches are copied into them
   PassValues values;  // what the recorded step adds to the totals, rewritten by each replay
   std::vector<PatchedCall> patched;
-  sy_op update_op = SY_OP_COUNT;
 };
 
 namespace {
@@ -58,13 +58,12 @@ uint64_t* drawn_seed(sy_op_call& call) {
 // The calls each replay must patch; a reason in `refused` when a random call's seed is not one
 // of `seeds` exactly once.
 std::vector<PatchedCall> find_patched_calls(const std::vector<sy_op_call>& calls,
-                                            const std::vector<uint64_t>& seeds, sy_op* update_op,
+                                            const std::vector<uint64_t>& seeds,
                                             std::string& refused) {
   std::vector<PatchedCall> patched;
   for (uint64_t i = 0; i < calls.size(); ++i) {
     sy_op_call call = calls[i];
     if (call.op == SY_OP_SGD_UPDATE || call.op == SY_OP_ADAM_UPDATE) {
-      *update_op = static_cast<sy_op>(call.op);
       patched.push_back({i, true, 0});
       continue;
     }
@@ -90,6 +89,24 @@ std::vector<PatchedCall> find_patched_calls(const std::vector<sy_op_call>& calls
 }
 
 }  // namespace
+
+void seed_random_layers(const std::vector<Dropout*>& dropouts,
+                        const std::vector<VaeLatent*>& latents, uint64_t seed, uint64_t step) {
+  for (size_t i = 0; i < dropouts.size(); ++i) {
+    dropouts[i]->set_random_state(derive_seed(seed, kDropoutStream + i, step), 0);
+  }
+  for (size_t i = 0; i < latents.size(); ++i) {
+    latents[i]->set_random_state(derive_seed(seed, kLatentStream + i, step), 0);
+  }
+}
+
+std::vector<uint64_t> random_layer_seeds(const std::vector<Dropout*>& dropouts,
+                                         const std::vector<VaeLatent*>& latents) {
+  std::vector<uint64_t> seeds;
+  for (const Dropout* dropout : dropouts) seeds.push_back(dropout->seed());
+  for (const VaeLatent* latent : latents) seeds.push_back(latent->seed());
+  return seeds;
+}
 
 StepCapture::StepCapture(CaptureMode mode, std::shared_ptr<Device> device, SeedSource seeds,
                          std::string refused)
@@ -157,7 +174,7 @@ void StepCapture::record(Entry& entry, const StepRecipe& recipe, const DeviceBat
   ++eager_steps_;  // the recorded step ran eagerly
   std::string refused = recording->reason();
   if (refused.empty()) {
-    entry.patched = find_patched_calls(recording->calls(), seeds, &entry.update_op, refused);
+    entry.patched = find_patched_calls(recording->calls(), seeds, refused);
   }
   if (!refused.empty()) {
     entry.refused = refused;
@@ -177,14 +194,14 @@ void StepCapture::replay(Entry& entry, const DeviceBatch& batch, RunningTotals& 
   if (batch.targets.defined()) entry.batch.targets.copy_(batch.targets);
   const std::vector<uint64_t> seeds = seeds_ ? seeds_() : std::vector<uint64_t>{};
   const auto [update_op, update_params] = optimizer.replayed_step();
-  if (entry.update_op != SY_OP_COUNT && update_op != entry.update_op) {
-    throw_error(internal_error("train.capture: the optimizer's update op changed"));
-  }
   std::vector<CallPatch> patches;
   patches.reserve(entry.patched.size());
   const std::vector<sy_op_call>& calls = entry.recording->calls();
   for (const PatchedCall& p : entry.patched) {
     if (p.update) {
+      if (calls[p.index].op != static_cast<uint32_t>(update_op)) {
+        throw_error(internal_error("train.capture: the optimizer's update op changed"));
+      }
       patches.push_back({p.index, update_params});
       continue;
     }

@@ -34,6 +34,16 @@
 
 namespace switchyard::detail {
 
+// The model's random layers are reseeded before every step: each Dropout's masks and each VAE
+// latent layer's eps depend only on (seed, layer, step), with offsets from 0, so that a resumed
+// run draws the numbers an uninterrupted one would have drawn and a replayed step can be given
+// the step's seeds (random_layer_seeds, a StepCapture's SeedSource).
+void seed_random_layers(const std::vector<Dropout*>& dropouts,
+                        const std::vector<VaeLatent*>& latents, uint64_t seed, uint64_t step);
+// The seeds those layers hold now, dropouts first.
+std::vector<uint64_t> random_layer_seeds(const std::vector<Dropout*>& dropouts,
+                                         const std::vector<VaeLatent*>& latents);
+
 class StepCapture {
  public:
   // The seeds the model's random layers hold for the coming pass, in a fixed order (the trainer

@@ -26,18 +26,10 @@
 namespace switchyard {
 namespace {
 
-// Each Dropout layer gets masks, and each VAE latent layer its eps, that depend only on (seed,
-// layer, step), so that a resumed run draws the numbers an uninterrupted one would have drawn.
+// Dropout masks and VAE eps for this pass (detail::seed_random_layers).
 void seed_dropouts(Trainer::State& s) {
-  const auto step = static_cast<uint64_t>(s.micro_steps);
-  for (size_t i = 0; i < s.built.dropouts.size(); ++i) {
-    s.built.dropouts[i]->set_random_state(
-        detail::derive_seed(s.config.seed, detail::kDropoutStream + i, step), 0);
-  }
-  for (size_t i = 0; i < s.built.latents.size(); ++i) {
-    s.built.latents[i]->set_random_state(
-        detail::derive_seed(s.config.seed, detail::kLatentStream + i, step), 0);
-  }
+  detail::seed_random_layers(s.built.dropouts, s.built.latents, s.config.seed,
+                             static_cast<uint64_t>(s.micro_steps));
 }
 
 struct EpochTotals {

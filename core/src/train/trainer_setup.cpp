@@ -255,14 +255,9 @@ Trainer::Trainer(TrainConfig config, std::shared_ptr<Device> device)
     choose_batch_size(s);
   }
   join_ranks(s);
-  // The seeds seed_dropouts gives the random layers before each pass, in its order.
+  // The seeds the random layers get before each pass.
   const BuiltModel* built = &s.built;
-  auto seeds = [built] {
-    std::vector<uint64_t> values;
-    for (const auto& dropout : built->dropouts) values.push_back(dropout->seed());
-    for (const auto& latent : built->latents) values.push_back(latent->seed());
-    return values;
-  };
+  auto seeds = [built] { return detail::random_layer_seeds(built->dropouts, built->latents); };
   s.capture = std::make_unique<detail::StepCapture>(s.config.train.capture, s.device,
                                                     std::move(seeds), capture_refusal(s));
 }
