@@ -262,6 +262,142 @@ TEST_CASE("a deterministic cuda device turns tf32 off and scatter-adds in index 
   }
 }
 
+// Native capture (CUDA Graphs): x = x * 2 + 1 as two calls on a [3] tensor at the buffer's start.
+sy_op_call scalar_call(uint32_t op, const Buffer& x, double value) {
+  sy_op_call call = call_of(op, {f32(x, 0, {3})}, {f32(x, 0, {3})});
+  call.params.binary.use_scalar = 1;
+  call.params.binary.scalar = value;
+  return call;
+}
+
+std::vector<sy_op_call> double_plus_one(const Buffer& x) {
+  return {scalar_call(SY_OP_MUL, x, 2.0), scalar_call(SY_OP_ADD, x, 1.0)};
+}
+
+sy_graph capture_graph(Device& device, Queue& capture, const std::vector<sy_op_call>& calls) {
+  const sy_plugin_functions& f = device.functions();
+  throw_if_error(device.check(f.queue_capture_begin(device.handle(), capture.handle()), "begin"));
+  for (const sy_op_call& call : calls) throw_if_error(capture.dispatch(call));
+  sy_graph graph = nullptr;
+  throw_if_error(
+      device.check(f.queue_capture_end(device.handle(), capture.handle(), &graph), "end"));
+  return graph;
+}
+
+std::vector<float> read3(Device& device, const Buffer& x) {
+  std::vector<float> got(3);
+  throw_if_error(device.default_queue().read(x, 0, got.data(), 3 * sizeof(float)));
+  return got;
+}
+
+TEST_CASE("cuda: a captured graph runs on every launch, in order with the queue's other work",
+          "[cuda][gpu][capture]") {
+  auto device = gpu();
+  if (!device) return;
+  const sy_plugin_functions& f = device->functions();
+  REQUIRE(f.queue_capture_begin != nullptr);
+  auto x = value_or_throw(device->allocate(3 * sizeof(float)));
+  const float initial[3] = {0, 1, 2};
+  throw_if_error(device->default_queue().write(*x, 0, initial, sizeof(initial)));
+  const std::shared_ptr<Queue> capture = value_or_throw(device->create_queue());
+  sy_graph graph = capture_graph(*device, *capture, double_plus_one(*x));
+  REQUIRE(graph != nullptr);
+  CHECK(read3(*device, *x) == std::vector<float>{0, 1, 2});  // capturing ran nothing
+  const sy_queue queue = device->default_queue().handle();
+  for (int k = 0; k < 3; ++k) {
+    throw_if_error(device->check(f.graph_launch(device->handle(), queue, graph), "launch"));
+  }
+  throw_if_error(device->default_queue().dispatch(scalar_call(SY_OP_ADD, *x, 100.0)));
+  CHECK(read3(*device, *x) == std::vector<float>{107, 115, 123});
+  // A launch on another queue runs after the last one.
+  throw_if_error(device->check(f.graph_launch(device->handle(), capture->handle(), graph), "on"));
+  throw_if_error(capture->finish());
+  CHECK(read3(*device, *x) == std::vector<float>{215, 231, 247});
+  f.graph_destroy(device->handle(), graph);
+}
+
+TEST_CASE("cuda: graph_update gives a captured call new parameters for later launches",
+          "[cuda][gpu][capture]") {
+  auto device = gpu();
+  if (!device) return;
+  const sy_plugin_functions& f = device->functions();
+  REQUIRE(f.graph_update != nullptr);
+  auto x = value_or_throw(device->allocate(3 * sizeof(float)));
+  auto other = value_or_throw(device->allocate(3 * sizeof(float)));
+  const float initial[3] = {0, 1, 2};
+  const float zeros[3] = {0, 0, 0};
+  throw_if_error(device->default_queue().write(*x, 0, initial, sizeof(initial)));
+  throw_if_error(device->default_queue().write(*other, 0, zeros, sizeof(zeros)));
+  const std::shared_ptr<Queue> capture = value_or_throw(device->create_queue());
+  sy_graph graph = capture_graph(*device, *capture, double_plus_one(*x));
+  const sy_queue queue = device->default_queue().handle();
+  const auto launch = [&] {
+    throw_if_error(device->check(f.graph_launch(device->handle(), queue, graph), "launch"));
+  };
+  launch();  // x * 2 + 1
+  // The second call (ADD) now adds 10; the launch already enqueued keeps adding 1.
+  std::vector<sy_op_call> calls = double_plus_one(*x);
+  calls[1].params.binary.scalar = 10.0;
+  throw_if_error(device->check(f.graph_update(device->handle(), graph, 1, &calls[1]), "update"));
+  CHECK(read3(*device, *x) == std::vector<float>{1, 3, 5});
+  launch();
+  CHECK(read3(*device, *x) == std::vector<float>{12, 16, 20});
+  // A call index beyond the graph's, another op, another tensor: refused, the graph unchanged.
+  CHECK(f.graph_update(device->handle(), graph, 2, &calls[1]) == SY_STATUS_INVALID_ARGUMENT);
+  CHECK_THAT(f.last_error_message(), Catch::Contains("2 calls were captured"));
+  CHECK(f.graph_update(device->handle(), graph, 0, &calls[1]) == SY_STATUS_INVALID_ARGUMENT);
+  CHECK_THAT(f.last_error_message(), Catch::Contains("is another op than the captured one"));
+  sy_op_call elsewhere = calls[1];
+  elsewhere.outputs[0] = f32(*other, 0, {3});
+  elsewhere.params.binary.scalar = 1000.0;
+  CHECK(f.graph_update(device->handle(), graph, 1, &elsewhere) == SY_STATUS_INVALID_ARGUMENT);
+  CHECK_THAT(f.last_error_message(), Catch::Contains("names another tensor as output 0"));
+  launch();
+  CHECK(read3(*device, *x) == std::vector<float>{34, 42, 50});
+  CHECK(read3(*device, *other) == std::vector<float>{0, 0, 0});
+  f.graph_destroy(device->handle(), graph);
+}
+
+TEST_CASE("cuda: a captured cuBLASLt matmul replays, and a read while capturing spoils a capture",
+          "[cuda][gpu][capture]") {
+  auto device = gpu({{"matmul", "cublaslt"}});
+  if (!device) return;
+  const sy_plugin_functions& f = device->functions();
+  auto buffer = value_or_throw(device->allocate(24 * sizeof(float)));
+  const float a[6] = {1, 2, 3, 4, 5, 6};
+  const float b[6] = {7, 8, 9, 10, 11, 12};
+  Queue& queue = device->default_queue();
+  throw_if_error(queue.write(*buffer, 0, a, sizeof(a)));
+  throw_if_error(queue.write(*buffer, 24, b, sizeof(b)));
+  const sy_op_call matmul =
+      call_of(SY_OP_MATMUL, {f32(*buffer, 0, {2, 3}), f32(*buffer, 24, {3, 2})},
+              {f32(*buffer, 48, {2, 2})});
+  const std::shared_ptr<Queue> capture = value_or_throw(device->create_queue());
+  sy_graph graph = capture_graph(*device, *capture, {matmul});
+  throw_if_error(device->check(f.graph_launch(device->handle(), queue.handle(), graph), "launch"));
+  float got[4] = {};
+  throw_if_error(queue.read(*buffer, 48, got, sizeof(got)));
+  CHECK(std::vector<float>(got, got + 4) == std::vector<float>{58, 64, 139, 154});
+  f.graph_destroy(device->handle(), graph);
+
+  throw_if_error(
+      device->check(f.queue_capture_begin(device->handle(), capture->handle()), "begin"));
+  CHECK(f.queue_capture_begin(device->handle(), capture->handle()) == SY_STATUS_INVALID_ARGUMENT);
+  throw_if_error(capture->dispatch(matmul));
+  const Status read = capture->read(*buffer, 0, got, sizeof(got));
+  CHECK(read.code() == StatusCode::kUnimplemented);
+  CHECK_THAT(read.message(), Catch::Contains("buffer_read while the queue is capturing"));
+  sy_graph spoiled = nullptr;
+  CHECK(f.queue_capture_end(device->handle(), capture->handle(), &spoiled) ==
+        SY_STATUS_UNIMPLEMENTED);
+  CHECK(spoiled == nullptr);
+  // Not capturing any more: the same queue runs ops again.
+  throw_if_error(capture->dispatch(matmul));
+  throw_if_error(capture->finish());
+  throw_if_error(capture->read(*buffer, 48, got, sizeof(got)));
+  CHECK(std::vector<float>(got, got + 4) == std::vector<float>{58, 64, 139, 154});
+}
+
 TEST_CASE("cuda events time a known amount of work", "[cuda][gpu]") {
   auto device = gpu();
   if (!device) return;

@@ -139,10 +139,15 @@ const std::string kGru = digits(", sample_shape: [8, 8]") +
                          "optimizer: {type: adam, lr: 0.01}\n"
                          "train: {epochs: 2, batch_size: 300}\n";
 
+// cuda (on a GPU machine: tools/gpu-check's capture-cuda step) runs deterministic, so that its
+// float atomics cannot make the eager and the replayed run differ on their own.
 std::vector<std::shared_ptr<Device>> devices_under_test() {
   std::vector<std::shared_ptr<Device>> devices = {reference_device()};
   for (const std::string backend : {"onednn", "vulkan"}) {
     if (auto device = optional_device(backend)) devices.push_back(device);
+  }
+  if (auto device = optional_device("cuda", {{"deterministic", "true"}})) {
+    devices.push_back(device);
   }
   return devices;
 }
@@ -207,11 +212,13 @@ TEST_CASE("train.capture says why a run's steps stay eager", "[train][capture]")
 }
 
 TEST_CASE("auto replays natively where the plugin captures", "[train][capture]") {
-  const auto device = optional_device("vulkan");
-  if (device == nullptr) return;
-  const RunResult eager = train(kMlp, device, "off", {"train.epochs=2"});
-  const RunResult automatic = train(kMlp, device, "auto", {"train.epochs=2"});
-  INFO(automatic.capture);
-  CHECK(automatic.capture.find("captured natively") != std::string::npos);
-  CHECK(automatic.bits == eager.bits);
+  for (const std::string backend : {"vulkan", "cuda"}) {
+    const auto device = optional_device(backend, {{"deterministic", "true"}});
+    if (device == nullptr) continue;
+    const RunResult eager = train(kMlp, device, "off", {"train.epochs=2"});
+    const RunResult automatic = train(kMlp, device, "auto", {"train.epochs=2"});
+    INFO(backend << ": " << automatic.capture);
+    CHECK(automatic.capture.find("captured natively") != std::string::npos);
+    CHECK(automatic.bits == eager.bits);
+  }
 }

@@ -46,9 +46,10 @@ inline void write_bytes(const std::filesystem::path& path, const std::vector<uin
              static_cast<std::streamsize>(bytes.size()));
 }
 
-// Points the built-in data set lookup at the repository's data/ folder.
+// Points the built-in data set lookup at the repository's data/ folder, unless SWITCHYARD_DATA_DIR
+// names one already (tools/gpu-check runs the tests from a copy of the repository at another path).
 inline void use_repository_data() {
-  ::setenv("SWITCHYARD_DATA_DIR", SWITCHYARD_SOURCE_DIR "/data", 1);
+  ::setenv("SWITCHYARD_DATA_DIR", SWITCHYARD_SOURCE_DIR "/data", 0);
 }
 
 }  // namespace switchyard::testing

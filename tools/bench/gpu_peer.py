@@ -20,6 +20,10 @@ Parts:
   transformer, lstm
                the training steps of `switchyard bench sequence --model transformer|lstm`
                (the models of tools/bench/torch_peer.py, on the GPU).
+  transformer_graph, lstm_graph
+               the same steps captured whole as one CUDA graph (torch.cuda.graph, after warm-up
+               steps on a side stream, as PyTorch's documentation does it) and replayed: PyTorch's
+               answer to the per-launch host cost, the peer of `bench sequence --capture on`.
   add          latency of torch.add on two 16-element f32 tensors on the GPU, including the
                Python call and one synchronisation, in microseconds, like `bench op --name add`.
 """
@@ -99,6 +103,41 @@ def bench_sequence(name, repetitions):
             "median_ms": statistics.median(seconds) * 1e3, "min_ms": min(seconds) * 1e3}
 
 
+def bench_sequence_graph(name, repetitions):
+    """The step of bench_sequence captured as one CUDA graph and replayed."""
+    batch, steps, features, layers, classes = torch_peer.SEQUENCE_SHAPES[name]
+    torch.manual_seed(0)
+    cls = torch_peer.TransformerClassifier if name == "transformer" else torch_peer.LstmClassifier
+    model = cls(features, layers, classes).cuda().train()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    x = torch.randn(batch, steps, features, device="cuda")
+    y = torch.randint(0, classes, (batch,), device="cuda")
+
+    def eager_step():
+        optimizer.zero_grad(set_to_none=True)
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+
+    try:
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                eager_step()
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        optimizer.zero_grad(set_to_none=True)
+        with torch.cuda.graph(graph):
+            torch.nn.functional.cross_entropy(model(x), y).backward()
+            optimizer.step()
+    except Exception as e:  # noqa: BLE001 (reported, not fatal: the eager peer still stands)
+        return {"model": name, "error": f"{type(e).__name__}: {e}"}
+    seconds = timed(graph.replay, 3, repetitions)
+    return {"model": name, "batch": batch, "sequence_length": steps, "repetitions": len(seconds),
+            "median_ms": statistics.median(seconds) * 1e3, "min_ms": min(seconds) * 1e3,
+            "capture": "torch.cuda.graph of forward, backward and SGD step"}
+
+
 def bench_add():
     a = torch.rand(16, device="cuda")
     b = torch.rand(16, device="cuda")
@@ -129,6 +168,8 @@ def main(argv):
     results["step"] = bench_step(args.repetitions)
     results["transformer"] = bench_sequence("transformer", args.repetitions)
     results["lstm"] = bench_sequence("lstm", args.repetitions)
+    results["transformer_graph"] = bench_sequence_graph("transformer", args.repetitions)
+    results["lstm_graph"] = bench_sequence_graph("lstm", args.repetitions)
     results["add"] = bench_add()
     text = json.dumps(results, indent=2)
     print(text)

@@ -611,7 +611,8 @@ std::vector<Tensor> OnnxModel::run_checked(const std::vector<Tensor>& given) {
   const std::string signature = signature_of(inputs);
   const auto [entry, first] = m.plans.try_emplace(signature);
   if (first) entry->second.values = m.constants;
-  // auto: on where the device's plugin replays natively (vulkan), off elsewhere (docs/capture.md).
+  // auto: on where the device's plugin replays natively (vulkan, cuda), off elsewhere
+  // (docs/capture.md).
   const bool native = native_capture_available(*m.device);
   if (m.capture == CaptureMode::kOn || (m.capture == CaptureMode::kAuto && native)) {
     return run_captured(m, entry->second, inputs);

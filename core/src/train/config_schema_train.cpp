@@ -131,8 +131,8 @@ SchemaNode train_schema() {
        kOptional,
        {"Capture and replay of whole training steps: forward, backward and the optimizer's "
         "update (docs/capture.md). on records each batch shape's step the second time it is seen "
-        "and replays it from the third; auto is on where the backend replays natively (vulkan: "
-        "one submission per step) and off elsewhere.",
+        "and replays it from the third; auto is on where the backend replays natively (vulkan, "
+        "cuda: one submission per step) and off elsewhere.",
         "auto", "on"}},
       {"empty_cache_interval",
        int_in(0, kMaxEpochs),
@@ -216,7 +216,7 @@ SchemaNode predict_schema() {
        kOptional,
        {"Capture and replay of an ONNX model's forward pass (docs/capture.md): on records the "
         "pass the second time its input shapes are seen and replays its ops from the third; auto "
-        "is on where the backend replays natively (vulkan: one submission per pass) and off "
+        "is on where the backend replays natively (vulkan, cuda: one submission per pass) and off "
         "elsewhere.",
         "auto", "on"}},
   });

@@ -1,8 +1,8 @@
 // Training-step capture (train.capture, docs/capture.md "Training steps"): the trainer's whole
 // step on a batch (forward, loss, backward, the batch's loss and correct count, and the optimizer's
 // update) recorded once per batch shape and replayed for later batches of that shape: as one
-// submission where the backend replays natively (vulkan), else op by op without the host's graph
-// work.
+// submission where the backend replays natively (vulkan, cuda), else op by op without the host's
+// graph work.
 //
 // What changes from step to step is given to each replay as parameter patches of the recorded
 // calls (OpRecording::replay with CallPatch): the optimizer's learning rate and step count

@@ -213,6 +213,11 @@ Status create_queue(CudaDevice& device, CudaQueue** out) {
 void destroy_queue(CudaDevice& device, CudaQueue* queue) {
   if (queue == nullptr) return;
   const DriverApi& api = *device.api;
+  if (queue->capture != nullptr) {  // destroyed while capturing: the capture is discarded
+    CudaGraph* graph = nullptr;
+    (void)end_capture(device, *queue, &graph);
+    destroy_graph(device, graph);
+  }
   (void)api.cuStreamSynchronize(queue->stream);
   if (queue->lt_workspace != nullptr) device.allocator->release(queue->lt_workspace);
   device.allocator->forget_stream(queue->stream);

@@ -12,6 +12,7 @@
 
 #include "allocator.h"
 #include "driver.h"
+#include "graph.h"
 #include "kernels.h"
 #include "status.h"
 #include "switchyard/plugin_abi.h"
@@ -46,9 +47,11 @@ Status parse_options(const sy_option* options, size_t count, DeviceOptions* out)
 std::string settings_line(const DeviceOptions& options);
 
 // A stream and what belongs to it: cuBLASLt needs a workspace per stream for concurrent use.
+// While the queue captures (graph.h), `capture` collects what its calls enqueue.
 struct CudaQueue {
   CUstream stream = nullptr;
   CudaBuffer* lt_workspace = nullptr;
+  std::unique_ptr<CaptureRecorder> capture;
 };
 
 struct CudaEvent {

@@ -52,8 +52,10 @@ Status check_tensors(const sy_op_call& call, const char* name) {
   return ok_status();
 }
 
-// Every buffer of the call is ordered after its pool predecessor's work on other streams.
-Status order_buffers(CudaDevice& device, CudaQueue& queue, const sy_op_call& call) {
+// Every buffer of the call is ordered after its pool predecessor's work on other streams (while
+// the queue captures: noted, and ordered at each launch of the graph instead).
+Status order_buffers(const OpContext& ctx) {
+  const sy_op_call& call = ctx.call;
   std::vector<CudaBuffer*> seen;
   for (uint32_t i = 0; i < call.num_inputs + call.num_outputs; ++i) {
     const sy_tensor_desc& t =
@@ -61,9 +63,19 @@ Status order_buffers(CudaDevice& device, CudaQueue& queue, const sy_op_call& cal
     CudaBuffer* buffer = OpContext::buffer_of(t);
     if (std::find(seen.begin(), seen.end(), buffer) != seen.end()) continue;
     seen.push_back(buffer);
-    SY_CUDA_RETURN_IF_ERROR(device.allocator->use_on(buffer, queue.stream));
+    SY_CUDA_RETURN_IF_ERROR(ctx.use(buffer));
   }
   return ok_status();
+}
+
+Status run_family(const OpContext& ctx) {
+  SY_CUDA_RETURN_IF_ERROR(order_buffers(ctx));
+  const OpFunction family = family_of(ctx.call.op);
+  if (family == nullptr) {
+    return unimplemented(std::string(ctx.name) + ": not implemented by the cuda plugin (the " +
+                         "core composes it from other ops; supports_op says 0)");
+  }
+  return family(ctx);
 }
 
 }  // namespace
@@ -82,15 +94,20 @@ Status dispatch(CudaDevice& device, CudaQueue& queue, const sy_op_call& call) {
                             std::to_string(SY_OP_COUNT) + " ops)");
   }
   const char* name = op_name(call.op);
-  SY_CUDA_RETURN_IF_ERROR(check_tensors(call, name));
-  SY_CUDA_RETURN_IF_ERROR(order_buffers(device, queue, call));
-  const OpFunction family = family_of(call.op);
-  if (family == nullptr) {
-    return unimplemented(std::string(name) + ": not implemented by the cuda plugin (the core " +
-                         "composes it from other ops; supports_op says 0)");
-  }
   const OpContext ctx{device, queue, call, name};
-  return family(ctx);
+  if (queue.capture == nullptr) {
+    SY_CUDA_RETURN_IF_ERROR(check_tensors(call, name));
+    return run_family(ctx);
+  }
+  // Capturing: the call's kernels become graph nodes; a call that fails spoils the capture.
+  CaptureRecorder& recorder = *queue.capture;
+  const size_t first_launch = recorder.launches.size();
+  Status status = check_tensors(call, name);
+  if (status.ok()) status = run_family(ctx);
+  recorder.calls.push_back(
+      CapturedCall{call, first_launch, recorder.launches.size() - first_launch});
+  if (!status.ok() && recorder.failure.ok()) recorder.failure = status;
+  return status;
 }
 
 }  // namespace sy_cuda

@@ -43,4 +43,13 @@
   X(cuEventDestroy, cuEventDestroy_v2)                       \
   X(cuEventRecord, cuEventRecord)                            \
   X(cuEventSynchronize, cuEventSynchronize)                  \
-  X(cuEventElapsedTime, cuEventElapsedTime_v2)
+  X(cuEventElapsedTime, cuEventElapsedTime_v2)               \
+  X(cuStreamBeginCapture, cuStreamBeginCapture_v2)           \
+  X(cuStreamEndCapture, cuStreamEndCapture)                  \
+  X(cuStreamGetCaptureInfo, cuStreamGetCaptureInfo_v3)       \
+  X(cuGraphInstantiate, cuGraphInstantiateWithFlags)         \
+  X(cuGraphLaunch, cuGraphLaunch)                            \
+  X(cuGraphExecDestroy, cuGraphExecDestroy)                  \
+  X(cuGraphDestroy, cuGraphDestroy)                          \
+  X(cuGraphGetNodes, cuGraphGetNodes)                        \
+  X(cuGraphExecKernelNodeSetParams, cuGraphExecKernelNodeSetParams_v2)

@@ -88,8 +88,12 @@ void queue_destroy(sy_device d, sy_queue queue) {
 
 sy_status queue_finish(sy_device d, sy_queue queue) {
   return guarded("queue_finish", [&] {
-    return in_context(device_of(d), "queue_finish",
-                      [&] { return finish_queue(*device_of(d), *queue_of(queue)); });
+    return in_context(device_of(d), "queue_finish", [&] {
+      if (queue_of(queue)->capture != nullptr) {
+        return refuse_while_capturing(*queue_of(queue), "queue_finish");
+      }
+      return finish_queue(*device_of(d), *queue_of(queue));
+    });
   });
 }
 
@@ -97,6 +101,9 @@ sy_status buffer_write(sy_device d, sy_queue q, sy_buffer dst, uint64_t offset, 
                        uint64_t size) {
   return guarded("buffer_write", [&] {
     return in_context(device_of(d), "buffer_write", [&] {
+      // A captured copy would read `src` again at every launch, after the caller reused it.
+      if (queue_of(q)->capture != nullptr)
+        return refuse_while_capturing(*queue_of(q), "buffer_write");
       return write_buffer(*device_of(d), *queue_of(q), buffer_of(dst), offset, src, size);
     });
   });
@@ -106,6 +113,8 @@ sy_status buffer_read(sy_device d, sy_queue q, sy_buffer src, uint64_t offset, v
                       uint64_t size) {
   return guarded("buffer_read", [&] {
     return in_context(device_of(d), "buffer_read", [&] {
+      if (queue_of(q)->capture != nullptr)
+        return refuse_while_capturing(*queue_of(q), "buffer_read");
       return read_buffer(*device_of(d), *queue_of(q), buffer_of(src), offset, dst, size);
     });
   });
@@ -134,8 +143,11 @@ void event_destroy(sy_device d, sy_event event) {
 
 sy_status event_record(sy_device d, sy_queue q, sy_event event) {
   return guarded("event_record", [&] {
-    return in_context(device_of(d), "event_record",
-                      [&] { return record_event(*device_of(d), *queue_of(q), *event_of(event)); });
+    return in_context(device_of(d), "event_record", [&] {
+      if (queue_of(q)->capture != nullptr)
+        return refuse_while_capturing(*queue_of(q), "event_record");
+      return record_event(*device_of(d), *queue_of(q), *event_of(event));
+    });
   });
 }
 
@@ -214,6 +226,62 @@ sy_status device_settings(sy_device d, char* buffer, size_t size) {
   });
 }
 
+inline CudaGraph* graph_of(sy_graph g) {
+  return reinterpret_cast<CudaGraph*>(g);
+}
+
+sy_status queue_capture_begin(sy_device d, sy_queue q) {
+  return guarded("queue_capture_begin", [&] {
+    return in_context(device_of(d), "queue_capture_begin", [&]() -> Status {
+      if (q == nullptr) return invalid_argument("queue_capture_begin: null queue");
+      return begin_capture(*device_of(d), *queue_of(q));
+    });
+  });
+}
+
+sy_status queue_capture_end(sy_device d, sy_queue q, sy_graph* out) {
+  return guarded("queue_capture_end", [&] {
+    return in_context(device_of(d), "queue_capture_end", [&]() -> Status {
+      if (q == nullptr || out == nullptr) {
+        return invalid_argument("queue_capture_end: null queue or out_graph");
+      }
+      CudaGraph* graph = nullptr;
+      const Status status = end_capture(*device_of(d), *queue_of(q), &graph);
+      *out = reinterpret_cast<sy_graph>(graph);
+      return status;
+    });
+  });
+}
+
+sy_status graph_launch(sy_device d, sy_queue q, sy_graph g) {
+  return guarded("graph_launch", [&] {
+    return in_context(device_of(d), "graph_launch", [&]() -> Status {
+      if (q == nullptr || g == nullptr)
+        return invalid_argument("graph_launch: null queue or graph");
+      return launch_graph(*device_of(d), *queue_of(q), *graph_of(g));
+    });
+  });
+}
+
+void graph_destroy(sy_device d, sy_graph g) {
+  (void)guarded("graph_destroy", [&] {
+    return in_context(device_of(d), "graph_destroy", [&] {
+      destroy_graph(*device_of(d), graph_of(g));
+      return ok_status();
+    });
+  });
+}
+
+sy_status graph_update(sy_device d, sy_graph g, uint64_t call_index, const sy_op_call* call) {
+  return guarded("graph_update", [&] {
+    return in_context(device_of(d), "graph_update", [&]() -> Status {
+      if (g == nullptr || call == nullptr)
+        return invalid_argument("graph_update: null graph or call");
+      return update_graph(*device_of(d), *graph_of(g), call_index, *call);
+    });
+  });
+}
+
 const sy_plugin_functions kFunctions = [] {
   sy_plugin_functions f{};
   f.last_error_message = last_error;
@@ -241,6 +309,11 @@ const sy_plugin_functions kFunctions = [] {
   f.memory_empty_cache = memory_empty_cache;
   f.memory_set_limit = memory_set_limit;
   f.device_settings = device_settings;
+  f.queue_capture_begin = queue_capture_begin;
+  f.queue_capture_end = queue_capture_end;
+  f.graph_launch = graph_launch;
+  f.graph_destroy = graph_destroy;
+  f.graph_update = graph_update;
   return f;
 }();
 

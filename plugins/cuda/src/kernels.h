@@ -45,6 +45,8 @@ class KernelSet {
     return launch_raw(kernel, shape, stream, params);
   }
 
+  CUfunction function(Kernel kernel) const { return functions_[static_cast<size_t>(kernel)]; }
+
   // "sm_90 cubin" style summary of what the fatbins contain, for device details.
   static std::string fatbin_summary();
 

@@ -29,18 +29,28 @@ struct OpContext {
   const sy_tensor_desc& in(uint32_t i) const { return call.inputs[i]; }
   const sy_tensor_desc& out(uint32_t i) const { return call.outputs[i]; }
 
+  // While the queue captures, the launch becomes a graph node (graph.h) and is noted.
   template <typename Args>
   Status launch(Kernel kernel, const LaunchShape& shape, const Args& args) const {
-    return device.kernels.launch(kernel, shape, queue.stream, args);
+    SY_CUDA_RETURN_IF_ERROR(device.kernels.launch(kernel, shape, queue.stream, args));
+    if (queue.capture != nullptr) {
+      queue.capture->note_launch(*device.api, queue.stream, device.kernels.function(kernel), shape,
+                                 &args, sizeof(Args));
+    }
+    return ok_status();
   }
   LaunchShape linear(int64_t work_items, uint32_t threads = 256) const {
     return linear_launch(work_items, threads, device.max_blocks());
   }
 
   // A temporary device buffer for this op, ordered on this queue. Release it right after the
-  // kernels that use it are enqueued: the pool keeps it until the queue has passed them.
+  // kernels that use it are enqueued: the pool keeps it until the queue has passed them. While
+  // the queue captures, the graph keeps it instead (its replays write it again); while a call is
+  // re-run for graph_update, scratch is refused (its address would differ from the captured one).
   Status scratch(uint64_t bytes, CudaBuffer** out) const;
-  void release(CudaBuffer* buffer) const { device.allocator->release(buffer); }
+  void release(CudaBuffer* buffer) const;
+  // Orders `buffer` on this queue (CachingAllocator::use_on), or notes it for the graph's launches.
+  Status use(CudaBuffer* buffer) const;
 };
 
 // Shared checks; messages start with the op name.

@@ -5,13 +5,32 @@
 namespace sy_cuda {
 
 Status OpContext::scratch(uint64_t bytes, CudaBuffer** out) const {
+  if (queue.capture != nullptr && queue.capture->updating) {
+    return unimplemented(std::string(name) + " allocates scratch, which a captured graph's call " +
+                         "cannot take anew");
+  }
   SY_CUDA_RETURN_IF_ERROR(device.allocator->allocate(bytes, out));
-  const Status status = device.allocator->use_on(*out, queue.stream);
+  const Status status = use(*out);
   if (!status.ok()) {
     device.allocator->release(*out);
     *out = nullptr;
   }
   return status;
+}
+
+void OpContext::release(CudaBuffer* buffer) const {
+  if (queue.capture != nullptr) {
+    queue.capture->held.push_back(buffer);
+  } else {
+    device.allocator->release(buffer);
+  }
+}
+
+Status OpContext::use(CudaBuffer* buffer) const {
+  if (queue.capture == nullptr) return device.allocator->use_on(buffer, queue.stream);
+  // Nothing runs while capturing: each launch of the graph orders its buffers (graph.cpp).
+  queue.capture->note_buffer(buffer);
+  return ok_status();
 }
 
 Status expect_counts(const OpContext& ctx, uint32_t inputs, uint32_t outputs) {

@@ -18,7 +18,7 @@ Status workspace_for(const OpContext& ctx, CudaBuffer** out) {
     SY_CUDA_RETURN_IF_ERROR(
         ctx.device.allocator->allocate(kLtWorkspaceBytes, &ctx.queue.lt_workspace));
   }
-  SY_CUDA_RETURN_IF_ERROR(ctx.device.allocator->use_on(ctx.queue.lt_workspace, ctx.queue.stream));
+  SY_CUDA_RETURN_IF_ERROR(ctx.use(ctx.queue.lt_workspace));
   *out = ctx.queue.lt_workspace;
   return ok_status();
 }
@@ -121,6 +121,17 @@ void note_cublaslt_failure(CudaDevice& device, const MatmulGeometry& g, const st
                    : "this and later such matmuls run on the plugin's own kernel");
 }
 
+// Batch axes cuBLASLt cannot take as one strided batch (attention's [B, H] over a [B, T, H, D]
+// projection) become one cuBLASLt call per outer index. For small products those calls cost more
+// than the work: the tiled kernel does the whole batch in one launch (grid z = batch), and in a
+// captured graph that is one node instead of B.
+bool looped_small_products(const MatmulGeometry& g, const LtPlan& plan) {
+  constexpr int64_t kSmallProduct = int64_t{1} << 24;  // m * n * k, e.g. 256 x 256 x 256
+  int64_t outer_count = 1;
+  for (uint32_t d = 0; d < plan.outer_rank; ++d) outer_count *= plan.outer_shape[d];
+  return outer_count > 1 && g.m * g.n * g.k <= kSmallProduct;
+}
+
 }  // namespace
 
 Status run_product(const OpContext& ctx, const sy_tensor_desc& a, const sy_tensor_desc& b,
@@ -151,7 +162,8 @@ Status run_matmul(const OpContext& ctx) {
   if (device.lt != nullptr) {
     LtPlan plan;
     std::string why_not;
-    if (plan_cublaslt(g, &plan, &why_not)) {
+    if (plan_cublaslt(g, &plan, &why_not) &&
+        !(path == MatmulPath::kAuto && looped_small_products(g, plan))) {
       const Status ran = run_cublaslt(ctx, plan);
       if (ran.ok()) {
         device.matmuls_cublaslt.fetch_add(1, std::memory_order_relaxed);
