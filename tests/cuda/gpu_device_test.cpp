@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backend_support.h"
+#include "capture_test_support.h"
 #include "cuda_test_support.h"
 #include "dtype_conversion.h"
 #include "event_timing.h"
@@ -274,16 +275,6 @@ std::vector<sy_op_call> double_plus_one(const Buffer& x) {
   return {scalar_call(SY_OP_MUL, x, 2.0), scalar_call(SY_OP_ADD, x, 1.0)};
 }
 
-sy_graph capture_graph(Device& device, Queue& capture, const std::vector<sy_op_call>& calls) {
-  const sy_plugin_functions& f = device.functions();
-  throw_if_error(device.check(f.queue_capture_begin(device.handle(), capture.handle()), "begin"));
-  for (const sy_op_call& call : calls) throw_if_error(capture.dispatch(call));
-  sy_graph graph = nullptr;
-  throw_if_error(
-      device.check(f.queue_capture_end(device.handle(), capture.handle(), &graph), "end"));
-  return graph;
-}
-
 std::vector<float> read3(Device& device, const Buffer& x) {
   std::vector<float> got(3);
   throw_if_error(device.default_queue().read(x, 0, got.data(), 3 * sizeof(float)));
@@ -300,7 +291,7 @@ TEST_CASE("cuda: a captured graph runs on every launch, in order with the queue'
   const float initial[3] = {0, 1, 2};
   throw_if_error(device->default_queue().write(*x, 0, initial, sizeof(initial)));
   const std::shared_ptr<Queue> capture = value_or_throw(device->create_queue());
-  sy_graph graph = capture_graph(*device, *capture, double_plus_one(*x));
+  sy_graph graph = testing::capture_graph(*device, *capture, double_plus_one(*x));
   REQUIRE(graph != nullptr);
   CHECK(read3(*device, *x) == std::vector<float>{0, 1, 2});  // capturing ran nothing
   const sy_queue queue = device->default_queue().handle();
@@ -329,7 +320,7 @@ TEST_CASE("cuda: graph_update gives a captured call new parameters for later lau
   throw_if_error(device->default_queue().write(*x, 0, initial, sizeof(initial)));
   throw_if_error(device->default_queue().write(*other, 0, zeros, sizeof(zeros)));
   const std::shared_ptr<Queue> capture = value_or_throw(device->create_queue());
-  sy_graph graph = capture_graph(*device, *capture, double_plus_one(*x));
+  sy_graph graph = testing::capture_graph(*device, *capture, double_plus_one(*x));
   const sy_queue queue = device->default_queue().handle();
   const auto launch = [&] {
     throw_if_error(device->check(f.graph_launch(device->handle(), queue, graph), "launch"));
@@ -373,7 +364,7 @@ TEST_CASE("cuda: a captured cuBLASLt matmul replays, and a read while capturing 
       call_of(SY_OP_MATMUL, {f32(*buffer, 0, {2, 3}), f32(*buffer, 24, {3, 2})},
               {f32(*buffer, 48, {2, 2})});
   const std::shared_ptr<Queue> capture = value_or_throw(device->create_queue());
-  sy_graph graph = capture_graph(*device, *capture, {matmul});
+  sy_graph graph = testing::capture_graph(*device, *capture, {matmul});
   throw_if_error(device->check(f.graph_launch(device->handle(), queue.handle(), graph), "launch"));
   float got[4] = {};
   throw_if_error(queue.read(*buffer, 48, got, sizeof(got)));

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "capture_test_support.h"
 #include "vulkan_test_support.h"
 
 namespace switchyard {
@@ -147,17 +148,6 @@ std::vector<sy_op_call> double_plus_one(const vulkan_test::DeviceTensor& x) {
   return calls;
 }
 
-// `calls` captured on `capture` as a graph.
-sy_graph capture_graph(Device& device, Queue& capture, const std::vector<sy_op_call>& calls) {
-  const sy_plugin_functions& f = device.functions();
-  throw_if_error(device.check(f.queue_capture_begin(device.handle(), capture.handle()), "begin"));
-  for (const sy_op_call& call : calls) throw_if_error(capture.dispatch(call));
-  sy_graph graph = nullptr;
-  throw_if_error(
-      device.check(f.queue_capture_end(device.handle(), capture.handle(), &graph), "end"));
-  return graph;
-}
-
 TEST_CASE("vulkan: a captured graph runs on every launch, in order with the queue's other work",
           "[vulkan][capture]") {
   std::shared_ptr<Device> device = vulkan_device(copy_path_options());
@@ -166,7 +156,7 @@ TEST_CASE("vulkan: a captured graph runs on every launch, in order with the queu
   REQUIRE(f.queue_capture_begin != nullptr);
   const DeviceTensor x = upload(*device, SY_DTYPE_F32, {3}, {0, 1, 2});
   const std::shared_ptr<Queue> capture = value_or_throw(device->create_queue());
-  sy_graph graph = capture_graph(*device, *capture, double_plus_one(x));
+  sy_graph graph = testing::capture_graph(*device, *capture, double_plus_one(x));
   REQUIRE(graph != nullptr);
   // Capturing ran nothing.
   CHECK(download(*device, x) == std::vector<double>{0, 1, 2});
@@ -190,7 +180,7 @@ TEST_CASE("vulkan: graph_update gives a captured call new parameters for later l
   const DeviceTensor x = upload(*device, SY_DTYPE_F32, {3}, {0, 1, 2});
   const DeviceTensor other = upload(*device, SY_DTYPE_F32, {3}, {0, 0, 0});
   const std::shared_ptr<Queue> capture = value_or_throw(device->create_queue());
-  sy_graph graph = capture_graph(*device, *capture, double_plus_one(x));
+  sy_graph graph = testing::capture_graph(*device, *capture, double_plus_one(x));
   const sy_queue queue = device->default_queue().handle();
   const auto launch = [&] {
     throw_if_error(device->check(f.graph_launch(device->handle(), queue, graph), "launch"));

@@ -84,7 +84,8 @@ def bench_step(repetitions):
             "median_ms": statistics.median(seconds) * 1e3, "min_ms": min(seconds) * 1e3}
 
 
-def bench_sequence(name, repetitions):
+def sequence_setup(name):
+    """The model, optimizer and batch of `bench sequence --model name`, on the GPU."""
     batch, steps, features, layers, classes = torch_peer.SEQUENCE_SHAPES[name]
     torch.manual_seed(0)
     cls = torch_peer.TransformerClassifier if name == "transformer" else torch_peer.LstmClassifier
@@ -92,6 +93,12 @@ def bench_sequence(name, repetitions):
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     x = torch.randn(batch, steps, features, device="cuda")
     y = torch.randint(0, classes, (batch,), device="cuda")
+    return model, optimizer, x, y
+
+
+def bench_sequence(name, repetitions):
+    batch, steps = torch_peer.SEQUENCE_SHAPES[name][:2]
+    model, optimizer, x, y = sequence_setup(name)
 
     def step():
         torch.nn.functional.cross_entropy(model(x), y).backward()
@@ -105,13 +112,8 @@ def bench_sequence(name, repetitions):
 
 def bench_sequence_graph(name, repetitions):
     """The step of bench_sequence captured as one CUDA graph and replayed."""
-    batch, steps, features, layers, classes = torch_peer.SEQUENCE_SHAPES[name]
-    torch.manual_seed(0)
-    cls = torch_peer.TransformerClassifier if name == "transformer" else torch_peer.LstmClassifier
-    model = cls(features, layers, classes).cuda().train()
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    x = torch.randn(batch, steps, features, device="cuda")
-    y = torch.randint(0, classes, (batch,), device="cuda")
+    batch, steps = torch_peer.SEQUENCE_SHAPES[name][:2]
+    model, optimizer, x, y = sequence_setup(name)
 
     def eager_step():
         optimizer.zero_grad(set_to_none=True)

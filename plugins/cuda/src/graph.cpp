@@ -5,39 +5,10 @@
 
 #include "device.h"
 #include "dispatch.h"
+#include "switchyard/plugin_support/graph_update.h"
 
 namespace sy_cuda {
 namespace {
-
-bool same_tensor(const sy_tensor_desc& a, const sy_tensor_desc& b) {
-  if (a.buffer != b.buffer || a.offset_bytes != b.offset_bytes || a.dtype != b.dtype ||
-      a.rank != b.rank) {
-    return false;
-  }
-  for (uint32_t d = 0; d < a.rank && d < SY_MAX_RANK; ++d) {
-    if (a.shape[d] != b.shape[d] || a.strides[d] != b.strides[d]) return false;
-  }
-  return true;
-}
-
-// Why `call` may not replace `captured` in a graph ("" when it may: only the params differ).
-std::string replacement_problem(const sy_op_call& captured, const sy_op_call& call) {
-  if (call.op != captured.op) return "is another op than the captured one";
-  if (call.num_inputs != captured.num_inputs || call.num_outputs != captured.num_outputs) {
-    return "has other input or output counts than the captured one";
-  }
-  for (uint32_t i = 0; i < call.num_inputs && i < SY_MAX_OP_INPUTS; ++i) {
-    if (!same_tensor(call.inputs[i], captured.inputs[i])) {
-      return "names another tensor as input " + std::to_string(i);
-    }
-  }
-  for (uint32_t i = 0; i < call.num_outputs && i < SY_MAX_OP_OUTPUTS; ++i) {
-    if (!same_tensor(call.outputs[i], captured.outputs[i])) {
-      return "names another tensor as output " + std::to_string(i);
-    }
-  }
-  return "";
-}
 
 Status begin_stream_capture(const DriverApi& api, CUstream stream) {
   // Relaxed: an op may still allocate scratch (cuMemAlloc) while its stream captures.
@@ -173,7 +144,8 @@ Status update_graph(CudaDevice& device, CudaGraph& graph, uint64_t call_index,
                             std::to_string(graph.calls.size()) + " calls were captured");
   }
   CapturedCall& captured = graph.calls[call_index];
-  if (const std::string problem = replacement_problem(captured.call, call); !problem.empty()) {
+  if (const std::string problem = sy_support::call_replacement_problem(captured.call, call);
+      !problem.empty()) {
     return invalid_argument("graph_update: the new call " + std::to_string(call_index) + " " +
                             problem);
   }
