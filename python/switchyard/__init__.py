@@ -217,7 +217,8 @@ class OnnxModel:
     `capture` ("auto", "on" or "off"; docs/capture.md): with "on", the second run of each input
     shape is recorded and later runs replay its ops without the graph's host-side work, giving
     the same bits; capture_summary() says what the last run did ("replayed 67 ops", or why a
-    shape stays eager). "auto" is "off" until a backend replays natively.
+    shape stays eager). "auto" is "on" (one submission per run where the backend replays
+    natively: vulkan, cuda); "off" runs every call eagerly.
     docs/onnx.md has what is supported.
     """
 

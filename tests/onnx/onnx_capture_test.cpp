@@ -62,7 +62,7 @@ TEST_CASE("a replayed ONNX run gives an eager run's bits, on every backend and c
           if (round == 1) CHECK(summary.rfind("recorded ", 0) == 0);
           if (round >= 2) CHECK(summary.rfind("replayed ", 0) == 0);
           // vulkan captures a command buffer once and resubmits it; the others re-dispatch.
-          const bool native = device->backend() == "vulkan";
+          const bool native = native_capture_available(*device);
           if (round == 1) {
             CHECK((summary.find("captured natively") != std::string::npos) == native);
             if (!native) CHECK_THAT(summary, Catch::Contains("has no native capture"));
@@ -262,6 +262,36 @@ TEST_CASE("vulkan replays a captured command buffer: new inputs, scratch kept, o
   last->replay();
   last.reset();
   CHECK(y.to_host_float().size() == 160);
+}
+
+TEST_CASE("at most kMaxRecordings input signatures hold a recording; the oldest lets go",
+          "[onnx][capture]") {
+  const auto device = test_device();
+  const auto folder = models_dir() / "mlp_gelu";
+  const auto model = OnnxModel::load(folder / "model.onnx", device);
+  const auto eager = OnnxModel::load(folder / "model.onnx", device);
+  model->set_capture(CaptureMode::kAuto);  // auto is on, on every backend
+  const std::vector<Tensor> seven = load_set(folder / "test_data_set_1", "input", device);
+  REQUIRE(seven[0].shape()[0] == 7);
+  const auto batch = [&](int64_t rows) { return std::vector<Tensor>{seven[0].narrow(0, 0, rows)}; };
+  const auto run = [&](int64_t rows) {
+    INFO("batch " << rows);
+    check_same_bits(model->run(batch(rows)), eager->run(batch(rows)));
+    return model->capture_summary();
+  };
+  // Batches 1 .. 5, three runs each: each records on its second run, and recording the fifth
+  // lets batch 1's recording (the least recently run) go.
+  for (int64_t rows = 1; rows <= static_cast<int64_t>(OnnxModel::kMaxRecordings) + 1; ++rows) {
+    CHECK(run(rows) == "eager (first run of these input shapes)");
+    CHECK(run(rows).rfind("recorded ", 0) == 0);
+    CHECK(run(rows).rfind("replayed ", 0) == 0);
+  }
+  CHECK(run(5).rfind("replayed ", 0) == 0);
+  CHECK(run(2).rfind("replayed ", 0) == 0);  // kept, and now the most recent but one
+  // Batch 1 records again (its first run was long ago), and that lets batch 3's go.
+  CHECK(run(1).rfind("recorded ", 0) == 0);
+  CHECK(run(1).rfind("replayed ", 0) == 0);
+  CHECK(run(3).rfind("recorded ", 0) == 0);
 }
 
 TEST_CASE("a backend without native capture re-dispatches and says why", "[onnx][capture]") {

@@ -112,8 +112,11 @@ class OnnxModel {
   // records the run the second time an input signature (shapes and dtypes) is seen and from the
   // third replays the recorded ops, without the graph's host-side work; the outputs are then
   // copies made for the caller. A signature whose run cannot be replayed (a host read of device
-  // data, a fallback, a random op) stays eager and capture_summary() says why. auto is on where
-  // the device's plugin replays natively (one submission per run: vulkan) and off elsewhere.
+  // data, a fallback, a random op) stays eager and capture_summary() says why. auto is on: one
+  // submission per run where the device's plugin replays natively (vulkan, cuda), the recorded
+  // ops one by one elsewhere. At most kMaxRecordings signatures hold a recording at a time (the
+  // least recently run one lets its recording go when another is recorded).
+  static constexpr size_t kMaxRecordings = 4;
   void set_capture(CaptureMode mode);
   CaptureMode capture() const;
   // What the last run did: "eager", "eager (first run of these input shapes)", "recorded N ops

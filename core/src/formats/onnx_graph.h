@@ -66,7 +66,8 @@ struct Node {
 // Capture and replay of one input signature (docs/capture.md): the recorded pass, the input
 // tensors it reads (run() copies the caller's into them) and the outputs it writes.
 struct Captured {
-  bool seen = false;  // its first (eager) run is done
+  bool seen = false;       // its first (eager) run is done
+  uint64_t last_used = 0;  // OnnxModel::Impl::runs when this signature last ran
   std::vector<Tensor> inputs, outputs;
   std::unique_ptr<OpRecording> recording;
   std::string refused;  // why this signature runs eagerly; "" while it may be recorded
@@ -104,6 +105,7 @@ struct OnnxModel::Impl {
   std::vector<int32_t> input_types;
   std::vector<onnx_detail::Value> constants;  // initializers and Constant nodes; empty elsewhere
   std::map<std::string, onnx_detail::Plan> plans;  // by input signature
+  uint64_t runs = 0;                               // captured runs so far (Captured::last_used)
   // Prepared weights by node (its address: names may repeat in a file) and kind.
   std::map<std::pair<const onnx_detail::Node*, std::string>, std::shared_ptr<void>> node_cache;
   std::vector<std::string> fusions;

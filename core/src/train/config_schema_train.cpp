@@ -215,9 +215,9 @@ SchemaNode predict_schema() {
        one_of({"auto", "on", "off"}),
        kOptional,
        {"Capture and replay of an ONNX model's forward pass (docs/capture.md): on records the "
-        "pass the second time its input shapes are seen and replays its ops from the third; auto "
-        "is on where the backend replays natively (vulkan, cuda: one submission per pass) and off "
-        "elsewhere.",
+        "pass the second time its input shapes are seen and replays its ops from the third (as "
+        "one submission where the backend replays natively: vulkan, cuda); off runs every pass "
+        "eagerly; auto is on.",
         "auto", "on"}},
   });
 }
