@@ -11,8 +11,8 @@
 // batch of any size, the file's first input) and compares its first output with Y element by
 // element, |ours - Y| <= tol + tol |Y| (--check-tolerance, 1e-4): a benchmark of a model that
 // gives a wrong answer fails (exit 1) after its report, which gives the largest difference. With
-// predict.capture=on (docs/capture.md) X runs three times and the third output, a replay, is the
-// one checked.
+// predict.capture on or auto (the default, docs/capture.md) X runs three times and the third
+// output, a replay, is the one checked.
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -302,8 +302,9 @@ OutputCheck check_onnx_output(OnnxModel& model, const po::variables_map& values)
     input = Tensor::from_host(std::vector<int64_t>(x.values.begin(), x.values.end()), shape,
                               model.device());
   }
-  // With capture on, the third run of a signature is a replay: that is the output checked.
-  const int runs = model.capture() == CaptureMode::kOn ? 3 : 1;
+  // With capture on (or auto), the third run of a signature is a replay: that is the output
+  // checked.
+  const int runs = model.capture() != CaptureMode::kOff ? 3 : 1;
   std::vector<Tensor> outputs;
   for (int run = 0; run < runs; ++run) outputs = model.run({input});
   const std::vector<float> ours = outputs.at(0).to_host_float();
@@ -333,10 +334,11 @@ int run_onnx_bench(const po::variables_map& values, const Config& config, const 
     const RunDevice run = value_or_throw(open_run_device(config.runtime()));
     print_selection_messages(run.fallback_note, run.warnings);
     const std::unique_ptr<OnnxModel> model = OnnxModel::load(path, run.device);
+    // predict.capture as `run` reads it: auto unless the config or --set says otherwise.
     const ConfigNode capture = config.root()["predict"]["capture"];
-    if (capture.valid()) {
-      model->set_capture(value_or_throw(parse_capture_mode(value_or_throw(capture.as_string()))));
-    }
+    model->set_capture(capture.valid()
+                           ? value_or_throw(parse_capture_mode(value_or_throw(capture.as_string())))
+                           : CaptureMode::kAuto);
     std::optional<OutputCheck> check;
     if (values.count("check-input") != 0) check = check_onnx_output(*model, values);
     const std::vector<Tensor> inputs = onnx_inputs(*model, batch_size, run.device);
