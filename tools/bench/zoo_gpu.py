@@ -19,7 +19,9 @@ For each model of tools/bench/zoo_models.py (full size):
      ends with the queue finished;
   3. PyTorch eager on the same GPU: the same architecture (its own seeded weights: time does not
      depend on them) in eval mode under torch.inference_mode(), TF32 off as the cuda plugin's
-     default, each repetition ending with torch.cuda.synchronize(); medians after warm-up;
+     default, each repetition ending with torch.cuda.synchronize(); medians after warm-up; and
+     batch 1 again captured as one CUDA graph (torch.cuda.graph) and replayed, the peer of the
+     replayed column;
   4. ONNX Runtime's CPU provider (the image's Python onnxruntime) at batch 1, where it imports.
 Prints a table and writes OUT.json. Exit status 0 when every model ran and matched, 1 otherwise.
 """
@@ -115,6 +117,37 @@ def time_torch(torch, model, spec, batch, runs, warmup, device):
             "min_ms": min(seconds) * 1e3}
 
 
+def time_torch_graph(torch, model, spec, batch, runs, warmup):
+    """The forward pass captured once as a CUDA graph (torch.cuda.graph, after warm-up passes on
+    a side stream as PyTorch's documentation does it) and replayed: the peer of predict.capture."""
+    inputs = [x.to("cuda") for x in
+              zoo_models.sample_inputs(torch, spec, batch, seed=zoo_models.SEED + 2)]
+    try:
+        with torch.no_grad():
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                for _ in range(3):
+                    model(*inputs)
+            torch.cuda.current_stream().wait_stream(side)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                model(*inputs)
+    except Exception as e:  # noqa: BLE001 (reported: the eager peer still stands)
+        return {"batch": batch, "error": f"{type(e).__name__}: {e}"[-300:]}
+    for _ in range(warmup):
+        graph.replay()
+    torch.cuda.synchronize()
+    seconds = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        graph.replay()
+        torch.cuda.synchronize()
+        seconds.append(time.perf_counter() - start)
+    return {"batch": batch, "median_ms": statistics.median(seconds) * 1e3,
+            "min_ms": min(seconds) * 1e3}
+
+
 def time_ort(files, runs, warmup):
     try:
         import numpy as np
@@ -166,6 +199,9 @@ def run_model(torch, name, args):
                       "throughput": time_torch(torch, model, spec, spec["batch"],
                                                max(5, args.runs // 2), args.warmup,
                                                args.torch_device)}
+    if args.torch_device == "cuda":
+        row["pytorch"]["graph_latency"] = time_torch_graph(torch, model, spec, 1, args.runs,
+                                                           args.warmup)
     del model
     if args.torch_device == "cuda":
         torch.cuda.empty_cache()
@@ -190,18 +226,19 @@ def passed(row):
 
 
 def table(rows):
-    lines = ["| model | switchyard b1 ms | replayed b1 ms | PyTorch b1 ms | ratio | switchyard bN ms "
-             "| PyTorch bN ms | ratio | ORT CPU b1 ms | max abs diff |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| model | switchyard b1 ms | replayed b1 ms | PyTorch b1 ms | ratio | PyTorch graph b1 "
+             "ms | switchyard bN ms | PyTorch bN ms | ratio | ORT CPU b1 ms | max abs diff |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if "switchyard" not in r:
             lines.append("| %s | error: %s |" % (r["model"], r.get("error", "?")[:200]))
             continue
         s, p = r["switchyard"], r["pytorch"]
         ort_ms = r.get("onnxruntime_cpu", {}).get("median_ms")
-        lines.append("| %s | %.3f | %.3f | %.3f | %.2fx | %.2f (b%d) | %.2f | %.2fx | %s | %.2g%s |" % (
+        graph_ms = p.get("graph_latency", {}).get("median_ms")
+        lines.append("| %s | %.3f | %.3f | %.3f | %.2fx | %s | %.2f (b%d) | %.2f | %.2fx | %s | %.2g%s |" % (
             r["model"], s["latency_ms"], s["replayed_latency_ms"], p["latency"]["median_ms"],
-            r["ratio_latency"],
+            r["ratio_latency"], "%.3f" % graph_ms if graph_ms else "-",
             s["throughput_ms"], s["throughput_batch"], p["throughput"]["median_ms"],
             r["ratio_throughput"], "%.2f" % ort_ms if ort_ms else "-",
             (s["check"] or {}).get("max_abs_diff", float("nan")),
