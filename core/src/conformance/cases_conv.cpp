@@ -33,6 +33,8 @@ const ConvSpec kConvSpecs[] = {
     // plain_one_by_one), from a channels-last input through a reorder.
     {"1x1/30x28/bias", 2, 6, 30, 28, 10, 1, 1, 1, 1, 0, 0, 1, 1, true, false},
     {"1x1/30x28/channels_last", 1, 5, 30, 28, 7, 1, 1, 1, 1, 0, 0, 1, 1, false, true},
+    // 1x1 images (squeeze-excitation's layers): onednn's dot-product path.
+    {"1x1/pixel/bias", 3, 40, 1, 1, 24, 1, 1, 1, 1, 0, 0, 1, 1, true, false},
 };
 
 // CONV2D_GROUPED: groups 1 (the op must accept it), 2, depthwise and a channel multiplier.
@@ -128,6 +130,15 @@ const FusedSpec kFusedSpecs[] = {
      3,
      false},
     {"residual/1x1/bias", {"", 2, 5, 4, 4, 6, 1, 1, 1, 1, 0, 0, 1, 1, true, false}, 0, true},
+    // 1x1 images (squeeze-excitation's layers): onednn's dot-product path.
+    {"residual/SILU/1x1/pixel/bias",
+     {"", 3, 40, 1, 1, 24, 1, 1, 1, 1, 0, 0, 1, 1, true, false},
+     3,
+     true},
+    {"SILU/1x1/pixel/channels_last",
+     {"", 2, 40, 1, 1, 24, 1, 1, 1, 1, 0, 0, 1, 1, false, true},
+     3,
+     false},
     // 30 x 28 outputs: onednn's plain 1x1 path, whose epilogue is a pass of its own.
     {"residual/SILU/1x1/30x28/bias",
      {"", 2, 6, 30, 28, 10, 1, 1, 1, 1, 0, 0, 1, 1, true, false},

@@ -70,6 +70,51 @@ bool try_dense_f32_fast_path(OpContext& ctx, const TensorView& a, const TensorVi
   return true;
 }
 
+// f32 operands that, walked in the output's memory order, are rows of one dense output: each
+// input either dense like the output or one row read again for every row (a per-channel scale or
+// bias on channels-last activations: EfficientNet's squeeze-excitation multiplies [1, C, 1, 1] by
+// [1, C, H, W]). The generic loop pays its per-span work for every row of C elements; here a row
+// is one vectorised inner loop. Returns false for any other layout.
+bool try_rows_f32(OpContext& ctx, const TensorView& a, const TensorView& b, const TensorView& out) {
+  if (out.dtype != SY_DTYPE_F32) return false;
+  const StridedLoop<3> loop = plan_loop_in_memory_order<3>({&out, &a, &b});
+  if (loop.rank != 2) return false;
+  constexpr int64_t kSize = sizeof(float);
+  const int64_t rows = loop.shape[0];
+  const int64_t cols = loop.shape[1];
+  if (loop.byte_strides[0][1] != kSize || loop.byte_strides[0][0] != cols * kSize) return false;
+  // Per input: true when it is dense like the output, false when it is one row read again.
+  bool dense[2];
+  for (int k = 1; k <= 2; ++k) {
+    if (loop.byte_strides[k][1] != kSize) return false;
+    if (loop.byte_strides[k][0] == cols * kSize) {
+      dense[k - 1] = true;
+    } else if (loop.byte_strides[k][0] == 0) {
+      dense[k - 1] = false;
+    } else {
+      return false;
+    }
+  }
+  if (dense[0] == dense[1]) return false;  // both dense: plan_loop merged them into one span
+  float* po = reinterpret_cast<float*>(loop.data[0]);
+  const float* pa = reinterpret_cast<const float*>(loop.data[1]);
+  const float* pb = reinterpret_cast<const float*>(loop.data[2]);
+  const int64_t a_step = dense[0] ? cols : 0;
+  const int64_t b_step = dense[1] ? cols : 0;
+  const int threads = ctx.threads_for(out.numel(), kMinElementsPerThread);
+  with_binary_functor(ctx.op, [&](const auto& f) {
+    parallel_ranges(rows, threads, [&](int64_t first, int64_t last) {
+      for (int64_t r = first; r < last; ++r) {
+        float* o = po + r * cols;
+        const float* x = pa + r * a_step;
+        const float* y = pb + r * b_step;
+        for (int64_t j = 0; j < cols; ++j) o[j] = f(x[j], y[j]);
+      }
+    });
+  });
+  return true;
+}
+
 void run_with_scalar(OpContext& ctx) {
   const TensorView& a = ctx.in[0];
   const TensorView& out = ctx.out[0];
@@ -127,6 +172,7 @@ void run_binary(OpContext& ctx) {
   TensorView b_full;
   broadcast_view(a, out.shape, out.rank, &a_full);
   broadcast_view(b, out.shape, out.rank, &b_full);
+  if (try_rows_f32(ctx, a_full, b_full, out)) return;
   const int threads = ctx.threads_for(out.numel(), kMinElementsPerThread);
   visit_float_dtype(out.dtype, [&](auto type_tag) {
     using T = decltype(type_tag);
