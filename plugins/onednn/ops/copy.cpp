@@ -23,7 +23,12 @@ void copy_same_type(char* const* p, const int64_t* s, int64_t count) {
     std::memcpy(p[0], p[1], static_cast<size_t>(count) * kSize);
     return;
   }
-  for (int64_t i = 0; i < count; ++i) std::memcpy(p[0] + i * s[0], p[1] + i * s[1], kSize);
+  // Strides and pointers in locals: the char stores may alias s and p as far as the compiler
+  // knows, and it would reload them for every element.
+  char* const dst = p[0];
+  const char* const src = p[1];
+  const int64_t s0 = s[0], s1 = s[1];
+  for (int64_t i = 0; i < count; ++i) std::memcpy(dst + i * s0, src + i * s1, kSize);
 }
 
 template <typename To, typename From>
@@ -86,45 +91,49 @@ bool try_tiled_transpose(const StridedLoop<2>& loop, int threads) {
   const bool narrow = cols < kTile;
   if (rows < kTile || cols < 2) return false;
   const int64_t tile = narrow ? kBand : kTile;
+  // Held in locals, captured by value: the stores below go through char pointers, which may alias
+  // anything reached through a reference as far as the compiler knows, so it would reload these
+  // for every element.
+  const int64_t dst_row = dst_strides[r - 2];
+  const int64_t src_col = src_strides[r - 1];
   const int64_t row_tiles = (rows + tile - 1) / tile;
   const int64_t matrices = loop.numel / (rows * cols);
-  parallel_ranges(matrices * row_tiles, threads, [&](int64_t first, int64_t last) {
-    for (int64_t task = first; task < last; ++task) {
-      int64_t matrix = task / row_tiles;
-      const int64_t i0 = (task % row_tiles) * tile;
-      char* dst = loop.data[0];
-      const char* src = loop.data[1];
-      for (int d = r - 3; d >= 0; --d) {
-        const int64_t index = matrix % loop.shape[d];
-        matrix /= loop.shape[d];
-        dst += index * dst_strides[d];
-        src += index * src_strides[d];
-      }
-      const int64_t i1 = std::min(rows, i0 + tile);
-      if (narrow) {
-        for (int64_t j = 0; j < cols; ++j) {
-          const char* in = src + j * src_strides[r - 1];
-          char* out = dst + j * kSize;
-          for (int64_t i = i0; i < i1; ++i) {
-            std::memcpy(out + i * dst_strides[r - 2], in + i * kSize, kSize);
-          }
-        }
-        continue;
-      }
-      // Eight source rows at a time: power-of-two strides map them to one cache set, and eight
-      // stay within its ways.
-      for (int64_t j0 = 0; j0 < cols; j0 += 8) {
-        const int64_t j1 = std::min(cols, j0 + 8);
-        for (int64_t i = i0; i < i1; ++i) {
-          T* out = reinterpret_cast<T*>(dst + i * dst_strides[r - 2]);
-          const char* in = src + i * kSize;
-          for (int64_t j = j0; j < j1; ++j) {
-            std::memcpy(out + j, in + j * src_strides[r - 1], kSize);
-          }
-        }
-      }
-    }
-  });
+  parallel_ranges(matrices * row_tiles, threads,
+                  [&, dst_row, src_col](int64_t first, int64_t last) {
+                    for (int64_t task = first; task < last; ++task) {
+                      int64_t matrix = task / row_tiles;
+                      const int64_t i0 = (task % row_tiles) * tile;
+                      char* dst = loop.data[0];
+                      const char* src = loop.data[1];
+                      for (int d = r - 3; d >= 0; --d) {
+                        const int64_t index = matrix % loop.shape[d];
+                        matrix /= loop.shape[d];
+                        dst += index * dst_strides[d];
+                        src += index * src_strides[d];
+                      }
+                      const int64_t i1 = std::min(rows, i0 + tile);
+                      if (narrow) {
+                        for (int64_t j = 0; j < cols; ++j) {
+                          const char* in = src + j * src_col;
+                          char* out = dst + j * kSize;
+                          for (int64_t i = i0; i < i1; ++i)
+                            std::memcpy(out + i * dst_row, in + i * kSize, kSize);
+                        }
+                        continue;
+                      }
+                      // Eight source rows at a time: power-of-two strides map them to one cache
+                      // set, and eight stay within its ways.
+                      for (int64_t j0 = 0; j0 < cols; j0 += 8) {
+                        const int64_t j1 = std::min(cols, j0 + 8);
+                        for (int64_t i = i0; i < i1; ++i) {
+                          T* out = reinterpret_cast<T*>(dst + i * dst_row);
+                          const char* in = src + i * kSize;
+                          for (int64_t j = j0; j < j1; ++j)
+                            std::memcpy(out + j, in + j * src_col, kSize);
+                        }
+                      }
+                    }
+                  });
   return true;
 }
 

@@ -70,7 +70,10 @@ void unary_span(char* const* p, const int64_t* s, int64_t count, const F& f) {
     for (int64_t i = 0; i < count; ++i) out[i] = store_f32<T>(f(load_f32(x[i])));
     return;
   }
-  for (int64_t i = 0; i < count; ++i) store_at<T>(p[0], i, s[0], f(load_at<T>(p[1], i, s[1])));
+  char* const out = p[0];
+  const char* const x = p[1];
+  const int64_t s0 = s[0], s1 = s[1];  // locals: the stores may alias s and p for the compiler
+  for (int64_t i = 0; i < count; ++i) store_at<T>(out, i, s0, f(load_at<T>(x, i, s1)));
 }
 
 template <typename T, typename F>
@@ -93,8 +96,12 @@ void binary_span(char* const* p, const int64_t* s, int64_t count, const F& f) {
     const float scalar = load_f32(*a);
     for (int64_t i = 0; i < count; ++i) out[i] = store_f32<T>(f(scalar, load_f32(b[i])));
   } else {
+    char* const o = p[0];
+    const char* const x = p[1];
+    const char* const y = p[2];
+    const int64_t s0 = s[0], s1 = s[1], s2 = s[2];  // locals: the stores may alias s and p
     for (int64_t i = 0; i < count; ++i) {
-      store_at<T>(p[0], i, s[0], f(load_at<T>(p[1], i, s[1]), load_at<T>(p[2], i, s[2])));
+      store_at<T>(o, i, s0, f(load_at<T>(x, i, s1), load_at<T>(y, i, s2)));
     }
   }
 }
@@ -115,9 +122,10 @@ void scalar_span(char* const* p, const int64_t* s, int64_t count, float scalar, 
     for (int64_t i = 0; i < count; ++i) out[i] = store_f32<T>(f(load_f32(a[i]), scalar));
     return;
   }
-  for (int64_t i = 0; i < count; ++i) {
-    store_at<T>(p[0], i, s[0], f(load_at<T>(p[1], i, s[1]), scalar));
-  }
+  char* const out = p[0];
+  const char* const a = p[1];
+  const int64_t s0 = s[0], s1 = s[1];  // locals: the stores may alias s and p for the compiler
+  for (int64_t i = 0; i < count; ++i) store_at<T>(out, i, s0, f(load_at<T>(a, i, s1), scalar));
 }
 
 template <typename T, typename F>
