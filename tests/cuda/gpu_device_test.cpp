@@ -275,6 +275,13 @@ std::vector<sy_op_call> double_plus_one(const Buffer& x) {
   return {scalar_call(SY_OP_MUL, x, 2.0), scalar_call(SY_OP_ADD, x, 1.0)};
 }
 
+// A new [3] f32 buffer holding `values`.
+std::shared_ptr<Buffer> upload3(Device& device, const std::vector<float>& values) {
+  auto x = value_or_throw(device.allocate(3 * sizeof(float)));
+  throw_if_error(device.default_queue().write(*x, 0, values.data(), 3 * sizeof(float)));
+  return x;
+}
+
 std::vector<float> read3(Device& device, const Buffer& x) {
   std::vector<float> got(3);
   throw_if_error(device.default_queue().read(x, 0, got.data(), 3 * sizeof(float)));
@@ -287,9 +294,7 @@ TEST_CASE("cuda: a captured graph runs on every launch, in order with the queue'
   if (!device) return;
   const sy_plugin_functions& f = device->functions();
   REQUIRE(f.queue_capture_begin != nullptr);
-  auto x = value_or_throw(device->allocate(3 * sizeof(float)));
-  const float initial[3] = {0, 1, 2};
-  throw_if_error(device->default_queue().write(*x, 0, initial, sizeof(initial)));
+  const auto x = upload3(*device, {0, 1, 2});
   const std::shared_ptr<Queue> capture = value_or_throw(device->create_queue());
   sy_graph graph = testing::capture_graph(*device, *capture, double_plus_one(*x));
   REQUIRE(graph != nullptr);
@@ -313,12 +318,8 @@ TEST_CASE("cuda: graph_update gives a captured call new parameters for later lau
   if (!device) return;
   const sy_plugin_functions& f = device->functions();
   REQUIRE(f.graph_update != nullptr);
-  auto x = value_or_throw(device->allocate(3 * sizeof(float)));
-  auto other = value_or_throw(device->allocate(3 * sizeof(float)));
-  const float initial[3] = {0, 1, 2};
-  const float zeros[3] = {0, 0, 0};
-  throw_if_error(device->default_queue().write(*x, 0, initial, sizeof(initial)));
-  throw_if_error(device->default_queue().write(*other, 0, zeros, sizeof(zeros)));
+  const auto x = upload3(*device, {0, 1, 2});
+  const auto other = upload3(*device, {0, 0, 0});
   const std::shared_ptr<Queue> capture = value_or_throw(device->create_queue());
   sy_graph graph = testing::capture_graph(*device, *capture, double_plus_one(*x));
   const sy_queue queue = device->default_queue().handle();
@@ -357,36 +358,43 @@ TEST_CASE("cuda: a captured cuBLASLt matmul replays, and a read while capturing 
   auto buffer = value_or_throw(device->allocate(24 * sizeof(float)));
   const float a[6] = {1, 2, 3, 4, 5, 6};
   const float b[6] = {7, 8, 9, 10, 11, 12};
+  const float zeros[4] = {0, 0, 0, 0};
   Queue& queue = device->default_queue();
   throw_if_error(queue.write(*buffer, 0, a, sizeof(a)));
   throw_if_error(queue.write(*buffer, 24, b, sizeof(b)));
+  throw_if_error(queue.write(*buffer, 48, zeros, sizeof(zeros)));
+  const auto product = [&](Queue& on) {
+    float got[4] = {};
+    throw_if_error(on.read(*buffer, 48, got, sizeof(got)));
+    return std::vector<float>(got, got + 4);
+  };
   const sy_op_call matmul =
       call_of(SY_OP_MATMUL, {f32(*buffer, 0, {2, 3}), f32(*buffer, 24, {3, 2})},
               {f32(*buffer, 48, {2, 2})});
   const std::shared_ptr<Queue> capture = value_or_throw(device->create_queue());
   sy_graph graph = testing::capture_graph(*device, *capture, {matmul});
+  CHECK(product(queue) == std::vector<float>(4, 0.0f));  // capturing ran nothing
   throw_if_error(device->check(f.graph_launch(device->handle(), queue.handle(), graph), "launch"));
-  float got[4] = {};
-  throw_if_error(queue.read(*buffer, 48, got, sizeof(got)));
-  CHECK(std::vector<float>(got, got + 4) == std::vector<float>{58, 64, 139, 154});
+  CHECK(product(queue) == std::vector<float>{58, 64, 139, 154});
   f.graph_destroy(device->handle(), graph);
+  throw_if_error(queue.write(*buffer, 48, zeros, sizeof(zeros)));
 
   throw_if_error(
       device->check(f.queue_capture_begin(device->handle(), capture->handle()), "begin"));
   CHECK(f.queue_capture_begin(device->handle(), capture->handle()) == SY_STATUS_INVALID_ARGUMENT);
   throw_if_error(capture->dispatch(matmul));
-  const Status read = capture->read(*buffer, 0, got, sizeof(got));
+  float ignored[4];
+  const Status read = capture->read(*buffer, 0, ignored, sizeof(ignored));
   CHECK(read.code() == StatusCode::kUnimplemented);
   CHECK_THAT(read.message(), Catch::Contains("buffer_read while the queue is capturing"));
   sy_graph spoiled = nullptr;
   CHECK(f.queue_capture_end(device->handle(), capture->handle(), &spoiled) ==
         SY_STATUS_UNIMPLEMENTED);
   CHECK(spoiled == nullptr);
+  CHECK(product(queue) == std::vector<float>(4, 0.0f));  // the spoiled capture ran nothing either
   // Not capturing any more: the same queue runs ops again.
   throw_if_error(capture->dispatch(matmul));
-  throw_if_error(capture->finish());
-  throw_if_error(capture->read(*buffer, 48, got, sizeof(got)));
-  CHECK(std::vector<float>(got, got + 4) == std::vector<float>{58, 64, 139, 154});
+  CHECK(product(*capture) == std::vector<float>{58, 64, 139, 154});
 }
 
 TEST_CASE("cuda events time a known amount of work", "[cuda][gpu]") {

@@ -96,10 +96,18 @@ TEST_CASE("bench sequence --capture times replayed steps and passes", "[profile]
               .get<std::string>()
               .rfind("replayed, recorded as ", 0) == 0);
   }
+  // auto follows train.capture for a step (native capture only) and predict.capture for a pass
+  // (on everywhere: op by op here).
   const auto automatic = run_command(sequence_command("--model lstm --batch 2 --capture auto"));
   REQUIRE(automatic.exit_code == 0);
   CHECK(parse_json(automatic.output).at("capture") ==
         "off (auto: the reference plugin has no native capture)");
+  const auto automatic_pass =
+      run_command(sequence_command("--model lstm --inference --capture auto"));
+  REQUIRE(automatic_pass.exit_code == 0);
+  CHECK_THAT(parse_json(automatic_pass.output).at("capture").get<std::string>(),
+             Catch::StartsWith("replayed, recorded as ") &&
+                 Catch::Contains("replayed op by op: the reference plugin has no native capture"));
   const auto eager = run_command(sequence_command("--model lstm --batch 2"));
   REQUIRE(eager.exit_code == 0);
   CHECK(parse_json(eager.output).at("capture") == "off");

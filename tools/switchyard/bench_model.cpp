@@ -304,7 +304,7 @@ OutputCheck check_onnx_output(OnnxModel& model, const po::variables_map& values)
   }
   // With capture on (or auto), the third run of a signature is a replay: that is the output
   // checked.
-  const int runs = model.capture() != CaptureMode::kOff ? 3 : 1;
+  const int runs = passes_captured(model.capture()) ? 3 : 1;
   std::vector<Tensor> outputs;
   for (int run = 0; run < runs; ++run) outputs = model.run({input});
   const std::vector<float> ours = outputs.at(0).to_host_float();

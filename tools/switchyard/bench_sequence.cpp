@@ -124,8 +124,8 @@ struct SequenceResult {
   std::string capture = "off";  // what --capture did
 };
 
-// The inference pass recorded once and replayed (--capture on, or auto where the device replays
-// natively); `pass` itself otherwise.
+// The inference pass recorded once and replayed where predict.capture would record it (on and
+// auto: passes_captured); `pass` itself otherwise.
 std::function<Status()> captured_pass(const SequenceSettings& settings,
                                       const std::shared_ptr<Device>& device,
                                       const std::function<void()>& pass, SequenceResult& result) {
@@ -133,12 +133,7 @@ std::function<Status()> captured_pass(const SequenceSettings& settings,
     pass();
     return ok_status();
   };
-  const bool on = settings.capture == CaptureMode::kOn ||
-                  (settings.capture == CaptureMode::kAuto && native_capture_available(*device));
-  if (!on) {
-    if (settings.capture == CaptureMode::kAuto) result.capture = "off (auto: no native capture)";
-    return eager;
-  }
+  if (!passes_captured(settings.capture)) return eager;
   pass();  // eager first, as predict does: it fills the weight caches
   auto recording = std::shared_ptr<OpRecording>(OpRecording::record(device, pass));
   if (!recording->replayable()) {

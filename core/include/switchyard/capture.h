@@ -30,8 +30,8 @@ namespace switchyard {
 class Device;
 
 // predict.capture and train.capture: off runs every pass eagerly; on records a pass the second
-// time its input shapes are seen and replays it from the third; auto does what on does where the
-// device's plugin replays natively (its capture entries: vulkan) and what off does elsewhere.
+// time its input shapes are seen and replays it from the third; auto is what passes_captured and
+// steps_captured below say.
 enum class CaptureMode { kAuto, kOn, kOff };
 
 Result<CaptureMode> parse_capture_mode(const std::string& text);  // "auto", "on" or "off"
@@ -40,6 +40,13 @@ const char* capture_mode_name(CaptureMode mode);
 // Whether `device`'s plugin captures recordings natively (replays them as one submission): what
 // CaptureMode::kAuto turns capture on for.
 bool native_capture_available(const Device& device);
+
+// The one rule for each kind of recording. A forward pass (predict.capture) is recorded under on
+// and auto: natively where the plugin captures, op by op elsewhere, which still skips the core's
+// per-op work. A training step (train.capture) is recorded under on, and under auto only where
+// the plugin captures natively (an op-by-op step replay measured no faster on the CPU backends).
+bool passes_captured(CaptureMode mode);
+bool steps_captured(CaptureMode mode, const Device& device);
 
 // A change to one recorded call for a replay: the call at `index` (record order, from 0) runs
 // with `params` from this replay on. Only parameters change: the op and its tensors stay.

@@ -631,10 +631,7 @@ std::vector<Tensor> OnnxModel::run_checked(const std::vector<Tensor>& given) {
   const std::string signature = signature_of(inputs);
   const auto [entry, first] = m.plans.try_emplace(signature);
   if (first) entry->second.values = m.constants;
-  // auto is on (docs/capture.md): one submission per pass where the plugin captures natively
-  // (vulkan, cuda), and op by op elsewhere, where the replay still skips the core's per-op work
-  // (the zoo's CNNs at batch 1 on onednn: 15-20% less time).
-  if (m.capture != CaptureMode::kOff) return run_captured(m, entry->second, inputs);
+  if (passes_captured(m.capture)) return run_captured(m, entry->second, inputs);
   m.capture_note = "eager";
   return run_plan(m, entry->second, inputs);
 }

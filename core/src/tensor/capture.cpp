@@ -311,6 +311,15 @@ const char* capture_mode_name(CaptureMode mode) {
   }
 }
 
+bool passes_captured(CaptureMode mode) {
+  return mode != CaptureMode::kOff;
+}
+
+bool steps_captured(CaptureMode mode, const Device& device) {
+  return mode == CaptureMode::kOn ||
+         (mode == CaptureMode::kAuto && native_capture_available(device));
+}
+
 bool native_capture_available(const Device& device) {
   const sy_plugin_functions& f = device.functions();
   return f.queue_capture_begin != nullptr && f.queue_capture_end != nullptr &&

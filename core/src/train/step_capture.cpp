@@ -114,10 +114,7 @@ StepCapture::StepCapture(CaptureMode mode, std::shared_ptr<Device> device, SeedS
       device_(std::move(device)),
       seeds_(std::move(seeds)),
       refused_(std::move(refused)) {
-  const bool wanted =
-      mode_ == CaptureMode::kOn ||
-      (mode_ == CaptureMode::kAuto && device_ != nullptr && native_capture_available(*device_));
-  enabled_ = wanted && refused_.empty();
+  enabled_ = steps_captured(mode_, *device_) && refused_.empty();
 }
 
 StepCapture::~StepCapture() = default;
