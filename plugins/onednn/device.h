@@ -13,6 +13,7 @@
 
 #include "contention.h"
 #include "cpu_info.h"
+#include "memory_objects.h"
 #include "memory_pool.h"
 #include "primitive_cache.h"
 #include "switchyard/plugin_abi.h"
@@ -83,6 +84,7 @@ struct sy_queue_s {
   sy_device_s* device = nullptr;
   dnnl::stream stream;
   sy_onednn::Workspace workspace;
+  sy_onednn::MemoryObjects memories;  // for the primitives its calls run (dnnl_util.h)
 
   explicit sy_queue_s(sy_device_s* owner) : device(owner), stream(owner->engine) {}
 };

@@ -1,6 +1,9 @@
 #include "dnnl_util.h"
 
-#include <unordered_map>
+#include <array>
+#include <stdexcept>
+
+#include "device.h"
 
 namespace sy_onednn {
 
@@ -63,18 +66,37 @@ dnnl::primitive_attr primitive_attr(const OpContext& ctx) {
 void execute_primitive(OpContext& ctx, const dnnl::primitive& primitive,
                        const dnnl::memory::desc& scratchpad, std::initializer_list<DnnlArg> args) {
   const dnnl::engine& engine = ctx.device.engine;
-  std::unordered_map<int, dnnl::memory> memories;
-  memories.reserve(args.size() + 1);
+  MemoryObjects& memories = ctx.queue.memories;
+  memories.trim();
+  constexpr size_t kMaxArgs = 16;
+  if (args.size() + 1 > kMaxArgs) throw std::logic_error("execute_primitive: too many arguments");
+  std::array<dnnl_exec_arg_t, kMaxArgs> exec{};
+  int count = 0;
   for (const DnnlArg& a : args) {
-    if (a.data != nullptr) memories.emplace(a.arg, dnnl::memory(*a.desc, engine, a.data));
+    if (a.data != nullptr) exec[count++] = {a.arg, memories.get(*a.desc, a.arg, engine, a.data)};
   }
-  size_t scratch_bytes = scratchpad.get_size();
+  const size_t scratch_bytes = scratchpad.get_size();
   if (scratch_bytes > 0) {
-    memories.emplace(DNNL_ARG_SCRATCHPAD,
-                     dnnl::memory(scratchpad, engine, ctx.scratch(scratch_bytes)));
+    exec[count++] = {DNNL_ARG_SCRATCHPAD, memories.get(scratchpad, DNNL_ARG_SCRATCHPAD, engine,
+                                                       ctx.scratch(scratch_bytes))};
   }
-  primitive.execute(ctx.queue.stream, memories);
+  dnnl::error::wrap_c_api(
+      dnnl_primitive_execute(primitive.get(), ctx.queue.stream.get(), count, exec.data()),
+      "could not execute a primitive");
   ctx.queue.stream.wait();
+}
+
+// A reorder from `from` at `source` to `to` at `target` on the queue's stream.
+void execute_reorder(OpContext& ctx, const dnnl::primitive& reorder, const dnnl::memory::desc& from,
+                     void* source, const dnnl::memory::desc& to, void* target) {
+  const dnnl::engine& engine = ctx.device.engine;
+  MemoryObjects& memories = ctx.queue.memories;
+  memories.trim();
+  const dnnl_exec_arg_t exec[2] = {
+      {DNNL_ARG_FROM, memories.get(from, DNNL_ARG_FROM, engine, source)},
+      {DNNL_ARG_TO, memories.get(to, DNNL_ARG_TO, engine, target)}};
+  dnnl::error::wrap_c_api(dnnl_primitive_execute(reorder.get(), ctx.queue.stream.get(), 2, exec),
+                          "could not execute a reorder");
 }
 
 namespace {
@@ -110,10 +132,7 @@ ArgLayout make_output_layout(const dnnl::engine& engine, const dnnl::memory::des
 void* prepare_input(OpContext& ctx, const ArgLayout& layout, void* user_data) {
   if (layout.same) return user_data;
   void* internal = ctx.scratch(layout.internal.get_size());
-  const dnnl::engine& engine = ctx.device.engine;
-  layout.reorder.execute(ctx.queue.stream,
-                         {{DNNL_ARG_FROM, dnnl::memory(layout.user, engine, user_data)},
-                          {DNNL_ARG_TO, dnnl::memory(layout.internal, engine, internal)}});
+  execute_reorder(ctx, layout.reorder, layout.user, user_data, layout.internal, internal);
   return internal;
 }
 
@@ -123,10 +142,7 @@ void* output_target(OpContext& ctx, const ArgLayout& layout, void* user_data) {
 
 void finish_output(OpContext& ctx, const ArgLayout& layout, void* target, void* user_data) {
   if (layout.same) return;
-  const dnnl::engine& engine = ctx.device.engine;
-  layout.reorder.execute(ctx.queue.stream,
-                         {{DNNL_ARG_FROM, dnnl::memory(layout.internal, engine, target)},
-                          {DNNL_ARG_TO, dnnl::memory(layout.user, engine, user_data)}});
+  execute_reorder(ctx, layout.reorder, layout.internal, target, layout.user, user_data);
   ctx.queue.stream.wait();
 }
 

@@ -376,6 +376,32 @@ TEST_CASE("onednn keeps constant convolution weights converted until their buffe
   CHECK(allocated_bytes(*device) == base);
 }
 
+TEST_CASE("onednn runs a few rows by a constant weight as dot products, as oneDNN's kernels would",
+          "[onednn][matmul]") {
+  // ops/gemv.h: at most 4 rows by a constant [N, K] weight; K around the 16-lane blocks, N
+  // around the 4-row blocks and split over threads, a bias or none, rows with gaps between them.
+  using namespace switchyard;
+  const std::shared_ptr<Device> device =
+      value_or_throw(onednn_test::make_onednn({{"threads", "2"}}));
+  MatmulOptions constant;
+  constant.constant_weight = true;
+  for (const int64_t rows : {1, 2, 3, 4}) {
+    for (const int64_t k : {1, 15, 16, 17, 100}) {
+      for (const int64_t n : {1, 3, 4, 5, 37, 1000}) {
+        INFO(rows << " x " << k << " by " << n);
+        const uint64_t seed = static_cast<uint64_t>(rows * 10000 + k * 100 + n);
+        const Tensor x = rand_uniform(Shape({rows, k}), -1.0, 1.0, seed, 0, device);
+        const Tensor w = rand_uniform(Shape({n, k}), -1.0, 1.0, seed + 1, 0, device);
+        const Tensor bias = rand_uniform(Shape({n}), -1.0, 1.0, seed + 2, 0, device);
+        CHECK(close_values(linear(x, w, bias, constant), linear(x, w, bias)));
+        const Tensor wide = rand_uniform(Shape({rows, k + 3}), -1.0, 1.0, seed + 3, 0, device);
+        const Tensor gaps = wide.narrow(1, 1, k);
+        CHECK(close_values(linear(gaps, w, Tensor(), constant), linear(gaps, w, Tensor())));
+      }
+    }
+  }
+}
+
 TEST_CASE("onednn keeps a constant matmul weight packed until its buffer is released",
           "[onednn][matmul]") {
   using namespace switchyard;
@@ -407,12 +433,13 @@ TEST_CASE("onednn keeps a constant matmul weight packed until its buffer is rele
     CHECK(close_values(linear(x, second, Tensor(), constant), linear(x, second, Tensor())));
   }
   // What is kept is pool memory (oneDNN packs a transposed b: something is kept), counted while
-  // the weight lives and given back with it.
+  // the weight lives and given back with it. (Up to 4 rows read the weight as it is: gemv.h.)
+  const Tensor many_rows = rand_uniform(Shape({40, 96}), -1.0, 1.0, 3, 0, device);
   const uint64_t base = allocated_bytes(*device);
   {
     const Tensor w = rand_uniform(Shape({200, 96}), -1.0, 1.0, 30, 0, device);
     const uint64_t with_weight = allocated_bytes(*device);
-    (void)linear(x, w, Tensor(), constant);
+    (void)linear(many_rows, w, Tensor(), constant);
     CHECK(allocated_bytes(*device) > with_weight);
   }
   CHECK(allocated_bytes(*device) == base);

@@ -12,6 +12,7 @@
 
 #include "dnnl_util.h"
 #include "ops/conv_epilogue.h"
+#include "ops/gemv.h"
 #include "ops/ops.h"
 #include "ops/strided_loop.h"
 
@@ -221,9 +222,9 @@ dnnl::primitive_attr fused_attr(const OpContext& ctx, bool plain) {
 
 // A 1x1 convolution of 1x1 images (squeeze-excitation's two layers: [N, C, 1, 1] -> [N, O, 1, 1])
 // is N dot products per output channel: a few thousand multiply-adds that cost less than a oneDNN
-// primitive's execution (about 13 us each, 32 of them per EfficientNet-B0 pass). Plain loops in
-// f32 for a small batch; the fused op's residual and activation as the plain 1x1 path applies
-// them. Returns false for anything else.
+// primitive's execution (about 13 us each, 32 of them per EfficientNet-B0 pass). Dot products
+// (ops/gemv.h) in f32 for a small batch; the fused op's residual and activation as the plain 1x1
+// path applies them. Returns false for anything else.
 bool try_pixel_pointwise(OpContext& ctx, const ConvGeometry& g, const TensorView& x,
                          const TensorView& w, const TensorView* bias, const TensorView* residual,
                          const TensorView& y) {
@@ -238,18 +239,28 @@ bool try_pixel_pointwise(OpContext& ctx, const ConvGeometry& g, const TensorView
   const float* ws = w.as<float>();
   const float* bs = bias != nullptr ? bias->as<float>() : nullptr;
   std::vector<float> out(static_cast<size_t>(g.n * g.o));
-  for (int64_t n = 0; n < g.n; ++n) {
-    const float* xn = xs + n * x.strides[0];
-    for (int64_t o = 0; o < g.o; ++o) {
-      const float* wo = ws + o * w.strides[0];
-      float acc = 0.0f;
-      if (x.strides[1] == 1 && w.strides[1] == 1) {
-        for (int64_t c = 0; c < g.c; ++c) acc += wo[c] * xn[c];
-      } else {
+  if ((x.strides[1] == 1 && w.strides[1] == 1) || g.c == 1) {
+    GemvProblem gemv;  // vectorised dot products (ops/gemv.h)
+    gemv.x = xs;
+    gemv.x_row = x.strides[0];
+    gemv.w = ws;
+    gemv.w_row = w.strides[0];
+    gemv.bias = bs;
+    gemv.bias_stride = bs != nullptr ? bias->strides[0] : 0;
+    gemv.y = out.data();
+    gemv.y_row = g.o;
+    gemv.rows = g.n, gemv.n = g.o, gemv.k = g.c;
+    gemv_rows_f32(gemv, 1);
+  } else {
+    for (int64_t n = 0; n < g.n; ++n) {
+      const float* xn = xs + n * x.strides[0];
+      for (int64_t o = 0; o < g.o; ++o) {
+        const float* wo = ws + o * w.strides[0];
+        float acc = 0.0f;
         for (int64_t c = 0; c < g.c; ++c) acc += wo[c * w.strides[1]] * xn[c * x.strides[1]];
+        out[static_cast<size_t>(n * g.o + o)] =
+            acc + (bs != nullptr ? bs[o * bias->strides[0]] : 0.0f);
       }
-      out[static_cast<size_t>(n * g.o + o)] =
-          acc + (bs != nullptr ? bs[o * bias->strides[0]] : 0.0f);
     }
   }
   if (ctx.op == SY_OP_CONV2D_FUSED) {

@@ -71,6 +71,43 @@ void copy_converting(char* const* p, const int64_t* s, int64_t count) {
   }
 }
 
+// Rows [i0, i1) of a narrow transpose whose output rows are dense, kCols values each: output row i
+// is (column 0 at i, column 1 at i, ...), the planes of an NCHW image interleaved into
+// channels-last pixels. With the width a constant the compiler vectorises the interleave: a
+// [1, 3, 224, 224] image took 99 us one element at a time on a 2-core Zen 4.
+template <typename T, int kCols>
+__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void
+interleave_planes(T* __restrict out, const T* __restrict p0, const T* __restrict p1,
+                  const T* __restrict p2, const T* __restrict p3, int64_t i0, int64_t i1) {
+  for (int64_t i = i0; i < i1; ++i) {
+    out[i * kCols] = p0[i];
+    out[i * kCols + 1] = p1[i];
+    if constexpr (kCols > 2) out[i * kCols + 2] = p2[i];
+    if constexpr (kCols > 3) out[i * kCols + 3] = p3[i];
+  }
+}
+
+// interleave_planes for 4-byte values in 2 to 4 columns whose output rows are dense; false for
+// any other.
+template <typename T>
+bool interleave_rows(char* dst, const char* src, int64_t src_col, int64_t dst_row, int64_t cols,
+                     int64_t i0, int64_t i1) {
+  if constexpr (sizeof(T) != 4) {
+    return false;
+  } else {
+    using U = uint32_t;  // the bytes, whatever T is
+    if (cols < 2 || cols > 4 || dst_row != cols * 4 || src_col % 4 != 0) return false;
+    const U* planes[4];
+    for (int64_t j = 0; j < 4; ++j)
+      planes[j] = reinterpret_cast<const U*>(src + std::min(j, cols - 1) * src_col);
+    U* out = reinterpret_cast<U*>(dst);
+    if (cols == 2) interleave_planes<U, 2>(out, planes[0], planes[1], planes[2], planes[3], i0, i1);
+    if (cols == 3) interleave_planes<U, 3>(out, planes[0], planes[1], planes[2], planes[3], i0, i1);
+    if (cols == 4) interleave_planes<U, 4>(out, planes[0], planes[1], planes[2], planes[3], i0, i1);
+    return true;
+  }
+}
+
 // A copy whose source is dense along the output's second-to-last axis and strided along its last
 // (a transpose): copied in square tiles so that both sides stay in cache, instead of one strided
 // read per element. With few columns (an NCHW image of 3 channels made channels-last: columns are
@@ -112,6 +149,9 @@ bool try_tiled_transpose(const StridedLoop<2>& loop, int threads) {
                         src += index * src_strides[d];
                       }
                       const int64_t i1 = std::min(rows, i0 + tile);
+                      if (narrow && interleave_rows<T>(dst, src, src_col, dst_row, cols, i0, i1)) {
+                        continue;
+                      }
                       if (narrow) {
                         for (int64_t j = 0; j < cols; ++j) {
                           const char* in = src + j * src_col;

@@ -10,6 +10,7 @@
 
 #include "cpu_info.h"
 #include "dnnl_util.h"
+#include "ops/gemv.h"
 #include "ops/ops.h"
 #include "ops/strided_loop.h"
 
@@ -81,6 +82,37 @@ bool try_transposed_a_sgemm(OpContext& ctx, const TensorView& a, const TensorVie
                  out.as<float>(), ldc) != dnnl_success) {
     return false;
   }
+  return true;
+}
+
+// out = a b (+ bias) as dot products (ops/gemv.h) for f32 products of at most kGemvMaxRows rows
+// whose b, as oneDNN sees it, is a transposed [N, K] matrix with rows of unit stride that the call
+// promised constant: an ONNX Linear or Gemm weight at batch 1, which oneDNN would otherwise pack.
+// Only those: a weight being trained keeps oneDNN's kernels at every batch size, whose sums for a
+// row do not depend on the other rows (scikit-learn's check_methods_subset_invariance asks that
+// of predictions, to 1e-7). Returns false where it does not apply.
+bool try_few_rows_gemv(OpContext& ctx, const TensorView& a, const TensorView& b,
+                       const TensorView* bias, const TensorView& out, const MatmulShape& s) {
+  const int r = s.rank;
+  if (a.dtype != SY_DTYPE_F32 || s.batch != 1 || s.m > kGemvMaxRows || s.k < 1) return false;
+  if (ctx.constant_buffer[1] == 0 || b.data != ctx.in[1].data) return false;
+  if ((a.strides[r - 1] != 1 && s.k > 1) || (b.strides[r - 2] != 1 && s.k > 1)) return false;
+  if (bias != nullptr && bias->strides[r - 2] != 0 && s.m > 1) return false;
+  GemvProblem p;
+  p.x = a.as<float>();
+  p.x_row = a.strides[r - 2];
+  p.w = b.as<float>();
+  p.w_row = b.strides[r - 1];
+  if (bias != nullptr) {
+    p.bias = bias->as<float>();
+    p.bias_stride = bias->strides[r - 1];
+  }
+  p.y = out.as<float>();
+  p.y_row = out.strides[r - 2];
+  p.y_col = out.strides[r - 1];
+  p.rows = s.m, p.n = s.n, p.k = s.k;
+  // Memory-bound: split by the weight's size, as plain loops are.
+  gemv_rows_f32(p, ctx.threads_for(s.n * s.k, kMinMemoryBoundElements));
   return true;
 }
 
@@ -210,6 +242,7 @@ void run_matmul_f32_bf16(OpContext& ctx) {
   const double flops = 2.0 * static_cast<double>(s.batch * s.m) * static_cast<double>(s.n * s.k);
   const int threads = ctx.threads_for(static_cast<int64_t>(flops), kMinFlops);
   if (try_transposed_a_sgemm(ctx, a, b, out, s, threads)) return;
+  if (try_few_rows_gemv(ctx, a, b, bias_in ? &bias : nullptr, out, s)) return;
   if (s.k >= kTransposedAMinK && aliasing_column_major(a)) a = dense_copy(ctx, a, a.dtype);
   bool describable =
       dnnl_describable(a) && dnnl_describable(b) && (!bias_in || dnnl_describable(bias));
