@@ -74,6 +74,28 @@ TEST_CASE("onednn copy transposes large matrices in tiles", "[onednn][copy]") {
   }
 }
 
+TEST_CASE("onednn copy interleaves a few planes into rows (an image made channels-last)",
+          "[onednn][copy]") {
+  // [2, C, 600] read as [2, 600, C] with C < 32: the narrow transpose, in bands of 512 rows and a
+  // tail of 88; 4-byte dtypes into dense rows of 2-4 take the vectorised interleave, the rest
+  // (5 columns, 2- and 8-byte dtypes, rows with gaps) the element loop.
+  for (sy_dtype dtype : kAllDtypes) {
+    for (const int64_t cols : {2, 3, 4, 5}) {
+      DYNAMIC_SECTION(dtype_name(dtype) << ", " << cols << " columns") {
+        HostTensor source = transposed_view(data_values(dtype, {2, cols, 600}, 8));
+        check_against_reference(
+            conformance::make_op_case(SY_OP_COPY, {source},
+                                      {conformance::zeros(dtype, {2, 600, cols})}),
+            dtype);
+        check_against_reference(
+            conformance::make_op_case(SY_OP_COPY, {source},
+                                      {spread(conformance::zeros(dtype, {2, 600, cols}))}),
+            dtype);
+      }
+    }
+  }
+}
+
 TEST_CASE("onednn fill writes the converted value into strided outputs", "[onednn][copy]") {
   for (sy_dtype dtype : kAllDtypes) {
     DYNAMIC_SECTION(dtype_name(dtype)) {

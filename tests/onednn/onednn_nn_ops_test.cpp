@@ -21,13 +21,16 @@ TEST_CASE("onednn reductions over any axes match the reference", "[onednn][reduc
         const Variant variants[] = {
             {{4, 5, 6}, 0b010, false, {4, 6}}, {{4, 5, 6}, 0b101, true, {1, 5, 1}},
             {{4, 5, 6}, 0b111, false, {}},     {{4, 5, 6}, 0, false, {4, 5, 6}},
-            {{512, 300}, 0b01, false, {300}},  {{3, 200000}, 0b10, false, {3}}};
+            {{512, 300}, 0b01, false, {300}},  {{3, 200000}, 0b10, false, {3}},
+            {{70, 40}, 0b01, false, {40}}};  // rows summed 32 at a time, and a tail of 6
         for (const Variant& v : variants) {
-          OpCase op_case = conformance::make_op_case(op, {spread(random(dtype, v.in, 1))},
-                                                     {conformance::zeros(dtype, v.out)});
-          op_case.params.reduce.axes_mask = v.mask;
-          op_case.params.reduce.keep_dims = v.keep;
-          check_against_reference(op_case, dtype);
+          // Spread (strided) and dense: a dense reduction over leading axes takes the row path.
+          for (const HostTensor& x : {spread(random(dtype, v.in, 1)), random(dtype, v.in, 1)}) {
+            OpCase op_case = conformance::make_op_case(op, {x}, {conformance::zeros(dtype, v.out)});
+            op_case.params.reduce.axes_mask = v.mask;
+            op_case.params.reduce.keep_dims = v.keep;
+            check_against_reference(op_case, dtype);
+          }
         }
       }
     }
@@ -376,15 +379,27 @@ TEST_CASE("onednn keeps constant convolution weights converted until their buffe
   CHECK(allocated_bytes(*device) == base);
 }
 
+namespace {
+
+// A 2-thread onednn device, and the options that mark a product's weight constant.
+std::shared_ptr<switchyard::Device> two_thread_device() {
+  return switchyard::value_or_throw(switchyard::onednn_test::make_onednn({{"threads", "2"}}));
+}
+switchyard::MatmulOptions constant_weight() {
+  switchyard::MatmulOptions options;
+  options.constant_weight = true;
+  return options;
+}
+
+}  // namespace
+
 TEST_CASE("onednn runs a few rows by a constant weight as dot products, as oneDNN's kernels would",
           "[onednn][matmul]") {
   // ops/gemv.h: at most 4 rows by a constant [N, K] weight; K around the 16-lane blocks, N
   // around the 4-row blocks and split over threads, a bias or none, rows with gaps between them.
   using namespace switchyard;
-  const std::shared_ptr<Device> device =
-      value_or_throw(onednn_test::make_onednn({{"threads", "2"}}));
-  MatmulOptions constant;
-  constant.constant_weight = true;
+  const std::shared_ptr<Device> device = two_thread_device();
+  const MatmulOptions constant = constant_weight();
   for (const int64_t rows : {1, 2, 3, 4}) {
     for (const int64_t k : {1, 15, 16, 17, 100}) {
       for (const int64_t n : {1, 3, 4, 5, 37, 1000}) {
@@ -405,10 +420,8 @@ TEST_CASE("onednn runs a few rows by a constant weight as dot products, as oneDN
 TEST_CASE("onednn keeps a constant matmul weight packed until its buffer is released",
           "[onednn][matmul]") {
   using namespace switchyard;
-  const std::shared_ptr<Device> device =
-      value_or_throw(onednn_test::make_onednn({{"threads", "2"}}));
-  MatmulOptions constant;
-  constant.constant_weight = true;
+  const std::shared_ptr<Device> device = two_thread_device();
+  const MatmulOptions constant = constant_weight();
   for (const int64_t rows : {1, 3, 40}) {
     const Tensor x = rand_uniform(Shape({rows, 96}), -1.0, 1.0, 1, 0, device);
     for (uint64_t round = 0; round < 3; ++round) {

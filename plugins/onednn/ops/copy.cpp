@@ -97,13 +97,19 @@ bool interleave_rows(char* dst, const char* src, int64_t src_col, int64_t dst_ro
   } else {
     using U = uint32_t;  // the bytes, whatever T is
     if (cols < 2 || cols > 4 || dst_row != cols * 4 || src_col % 4 != 0) return false;
-    const U* planes[4];
-    for (int64_t j = 0; j < 4; ++j)
-      planes[j] = reinterpret_cast<const U*>(src + std::min(j, cols - 1) * src_col);
+    const U* planes[4] = {};
+    for (int64_t j = 0; j < cols; ++j) planes[j] = reinterpret_cast<const U*>(src + j * src_col);
     U* out = reinterpret_cast<U*>(dst);
-    if (cols == 2) interleave_planes<U, 2>(out, planes[0], planes[1], planes[2], planes[3], i0, i1);
-    if (cols == 3) interleave_planes<U, 3>(out, planes[0], planes[1], planes[2], planes[3], i0, i1);
-    if (cols == 4) interleave_planes<U, 4>(out, planes[0], planes[1], planes[2], planes[3], i0, i1);
+    switch (cols) {
+      case 2:
+        interleave_planes<U, 2>(out, planes[0], planes[1], nullptr, nullptr, i0, i1);
+        break;
+      case 3:
+        interleave_planes<U, 3>(out, planes[0], planes[1], planes[2], nullptr, i0, i1);
+        break;
+      default:
+        interleave_planes<U, 4>(out, planes[0], planes[1], planes[2], planes[3], i0, i1);
+    }
     return true;
   }
 }
@@ -149,10 +155,8 @@ bool try_tiled_transpose(const StridedLoop<2>& loop, int threads) {
                         src += index * src_strides[d];
                       }
                       const int64_t i1 = std::min(rows, i0 + tile);
-                      if (narrow && interleave_rows<T>(dst, src, src_col, dst_row, cols, i0, i1)) {
-                        continue;
-                      }
                       if (narrow) {
+                        if (interleave_rows<T>(dst, src, src_col, dst_row, cols, i0, i1)) continue;
                         for (int64_t j = 0; j < cols; ++j) {
                           const char* in = src + j * src_col;
                           char* out = dst + j * kSize;
