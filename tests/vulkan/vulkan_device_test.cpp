@@ -60,8 +60,10 @@ TEST_CASE("vulkan: malformed option values are INVALID_ARGUMENT naming key and v
     testing::skip_backend("vulkan", reason);
     return;
   }
-  const OptionList cases[] = {
-      {{"validation", "maybe"}}, {{"memory_limit_bytes", "-5"}}, {{"memory_fraction", "1.5"}}};
+  const OptionList cases[] = {{{"validation", "maybe"}},
+                              {{"memory_limit_bytes", "-5"}},
+                              {{"memory_fraction", "1.5"}},
+                              {{"cooperative_matrix", "sometimes"}}};
   for (const OptionList& options : cases) {
     Result<std::shared_ptr<Device>> device = Device::create(plugin, 0, options);
     REQUIRE_FALSE(device.ok());
@@ -86,6 +88,46 @@ TEST_CASE("vulkan: f32 supports every op; 16-bit follows the device", "[vulkan]"
   CHECK(device->supports(SY_OP_GATHER, SY_DTYPE_I32));
   CHECK_FALSE(device->supports(SY_OP_MATMUL, SY_DTYPE_I32));
   CHECK_FALSE(device->supports(static_cast<sy_op>(SY_OP_COUNT), SY_DTYPE_F32));
+}
+
+// The tensor-core path (matmul_coopmat.comp): where the device lists an f16 x f16 -> f32 shape the
+// shader has and the other things it needs, `auto` and `on` use it and say which shape in the
+// settings line; elsewhere (lavapipe) `on` is UNAVAILABLE naming the option and the reason, and
+// `auto` runs without it. `off` never uses it.
+TEST_CASE("vulkan: cooperative_matrix auto | on | off follows the device and says so", "[vulkan]") {
+  std::string reason;
+  std::shared_ptr<Plugin> plugin = vulkan_plugin(&reason);
+  if (plugin == nullptr) {
+    testing::skip_backend("vulkan", reason);
+    return;
+  }
+  const DeviceInfo info = value_or_throw(plugin->device_info(0));
+  INFO(info.name << ": " << info.details);
+  const bool listed = info.details.find("cooperative matrix f16->f32:") != std::string::npos;
+  const bool used = info.details.find('*') != std::string::npos;
+  CHECK((listed || info.details.find("cooperative matrix: none") != std::string::npos));
+  CHECK((used || !listed || info.details.find("(unused: the device") != std::string::npos));
+
+  std::shared_ptr<Device> automatic = value_or_throw(Device::create(plugin, 0, {}));
+  const std::string settings = automatic->settings();
+  INFO(settings);
+  CHECK((settings.find("cooperative_matrix=off") == std::string::npos) == used);
+  CHECK(settings.find("matmuls_coopmat=0 matmuls_shader=0") != std::string::npos);
+
+  std::shared_ptr<Device> off =
+      value_or_throw(Device::create(plugin, 0, {{"cooperative_matrix", "off"}}));
+  CHECK(off->settings().find("cooperative_matrix=off") != std::string::npos);
+
+  Result<std::shared_ptr<Device>> on = Device::create(plugin, 0, {{"cooperative_matrix", "on"}});
+  if (used) {
+    REQUIRE(on.ok());
+    CHECK((*on)->settings().find("cooperative_matrix=off") == std::string::npos);
+  } else {
+    REQUIRE_FALSE(on.ok());
+    CHECK(on.status().code() == StatusCode::kUnavailable);
+    CHECK_THAT(on.status().message(),
+               Catch::Contains("cooperative_matrix=on") && Catch::Contains(info.name));
+  }
 }
 
 // Runs in a child process (see below), where SWITCHYARD_VULKAN_LOADER names a missing file.

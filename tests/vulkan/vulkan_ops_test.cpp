@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "vulkan_test_support.h"
@@ -225,6 +226,82 @@ std::vector<DeviceTensor> sixteen_bit_and_integers(Device& d) {
 TEST_CASE("vulkan: f16 / bf16 chains and integer gather / scatter match the reference",
           "[vulkan]") {
   compare_with_reference(sixteen_bit_and_integers, 1e-2);
+}
+
+// Products large enough for the tiled kernels: in f16 on a device with cooperative matrices
+// (NVIDIA) they run on matmul_coopmat.comp, elsewhere on matmul.comp. A batch folded into rows
+// with a bias, both operands transposed (A's m axis and B's k axis of stride 1) with a bias, and
+// a batch of separate products; every edge is a partial 64 x 64 and 128 x 128 tile.
+std::vector<DeviceTensor> tiled_products(Device& d, sy_dtype dtype) {
+  const DeviceTensor x = upload(d, dtype, {2, 150, 72}, wavy_values(2 * 150 * 72, 0.3));
+  const DeviceTensor w = upload(d, dtype, {72, 200}, wavy_values(72 * 200, 1.1, 0.5));
+  const DeviceTensor bias = upload(d, dtype, {200}, wavy_values(200, 0.9));
+  const DeviceTensor folded = zeros(d, dtype, {2, 150, 200});
+  run(d, SY_OP_MATMUL, {&x, &w, &bias}, {&folded}, matmul_params(false, false, true));
+  const DeviceTensor a_t = upload(d, dtype, {72, 130}, wavy_values(72 * 130, 2.0));
+  const DeviceTensor b_t = upload(d, dtype, {190, 72}, wavy_values(190 * 72, 0.4, 0.7));
+  const DeviceTensor bias_t = upload(d, dtype, {190}, wavy_values(190, 1.7));
+  const DeviceTensor transposed = zeros(d, dtype, {130, 190});
+  run(d, SY_OP_MATMUL, {&a_t, &b_t, &bias_t}, {&transposed}, matmul_params(true, true, true));
+  const DeviceTensor a3 = upload(d, dtype, {3, 129, 96}, wavy_values(3 * 129 * 96, 0.8));
+  const DeviceTensor b3 = upload(d, dtype, {3, 96, 131}, wavy_values(3 * 96 * 131, 2.5, 0.6));
+  const DeviceTensor batched = zeros(d, dtype, {3, 129, 131});
+  run(d, SY_OP_MATMUL, {&a3, &b3}, {&batched});
+  return {folded, transposed, batched};
+}
+
+TEST_CASE("vulkan: f16 products on the tiled kernels (tensor cores where the device has them)",
+          "[vulkan][coopmat]") {
+  // f16 outputs of sums of up to 96 products: within a few f16 ulps of the reference.
+  constexpr double kTolerance = 1e-2;
+  for (const char* mode : {"auto", "off"}) {
+    INFO("cooperative_matrix=" << mode);
+    const OptionList options = {{"validation", "true"}, {"cooperative_matrix", mode}};
+    std::shared_ptr<Device> vulkan = vulkan_test::vulkan_device(options);
+    if (vulkan == nullptr) return;
+    if (!vulkan->supports(SY_OP_MATMUL, SY_DTYPE_F16)) {
+      testing::skip_backend("vulkan", "the device has no f16");
+      return;
+    }
+    std::shared_ptr<Device> reference = testing::reference_device();
+    const std::vector<DeviceTensor> expected = tiled_products(*reference, SY_DTYPE_F16);
+    const std::vector<DeviceTensor> actual = tiled_products(*vulkan, SY_DTYPE_F16);
+    for (size_t i = 0; i < actual.size(); ++i) {
+      INFO("result " << i);
+      vulkan_test::require_close(download(*vulkan, actual[i]), download(*reference, expected[i]),
+                                 kTolerance);
+    }
+    // The settings line counts which kernel ran the three products.
+    const std::string settings = vulkan->settings();
+    INFO(settings);
+    const bool cooperative = settings.find("cooperative_matrix=off") == std::string::npos;
+    CHECK((cooperative ? "matmuls_coopmat=3 matmuls_shader=0"
+                       : "matmuls_coopmat=0 matmuls_shader=3") ==
+          settings.substr(settings.find("matmuls_coopmat=")));
+  }
+}
+
+// matmul.comp's two tile sizes (64 for CPU drivers, 128 for GPUs: auto picks by device type),
+// each forced on whatever device this is, in f32 and bf16.
+TEST_CASE("vulkan: the 64 and 128 tiles of the matmul kernel match the reference", "[vulkan]") {
+  for (const char* tile : {"64", "128"}) {
+    for (const sy_dtype dtype : {SY_DTYPE_F32, SY_DTYPE_BF16}) {
+      INFO("matmul_tile=" << tile << ", " << (dtype == SY_DTYPE_F32 ? "f32" : "bf16"));
+      const OptionList options = {{"validation", "true"}, {"matmul_tile", tile}};
+      std::shared_ptr<Device> vulkan = vulkan_test::vulkan_device(options);
+      if (vulkan == nullptr) return;
+      CHECK(vulkan->settings().find(std::string("matmul_tile=") + tile) != std::string::npos);
+      if (!vulkan->supports(SY_OP_MATMUL, dtype)) continue;
+      std::shared_ptr<Device> reference = testing::reference_device();
+      const std::vector<DeviceTensor> expected = tiled_products(*reference, dtype);
+      const std::vector<DeviceTensor> actual = tiled_products(*vulkan, dtype);
+      for (size_t i = 0; i < actual.size(); ++i) {
+        INFO("result " << i);
+        vulkan_test::require_close(download(*vulkan, actual[i]), download(*reference, expected[i]),
+                                   dtype == SY_DTYPE_F32 ? 1e-4 : 2e-2);
+      }
+    }
+  }
 }
 
 // Rows longer than 256 elements are reduced by a whole workgroup (shorter ones by one invocation):

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <iostream>
 #include <sstream>
+#include <utility>
 
 #include "bench_ops.h"
 #include "cli_common.h"
@@ -79,13 +80,18 @@ std::string setting_value(const std::string& settings, const std::string& key) {
 }
 
 // Which code ran the timed matmuls, from a device that counts them (cuda: matmuls_cublaslt and
-// matmuls_kernel): "cublaslt", "kernel" or "mixed"; "" when the device does not say.
+// matmuls_kernel; vulkan: matmuls_coopmat and matmuls_shader): "cublaslt" or "kernel",
+// "coopmat" or "shader", "mixed", "none"; "" when the device does not say.
 std::string matmul_path(const std::string& settings) {
-  const std::string lt = setting_value(settings, "matmuls_cublaslt");
-  const std::string kernel = setting_value(settings, "matmuls_kernel");
-  if (lt.empty() || kernel.empty()) return "";
-  if (kernel == "0") return lt == "0" ? "none" : "cublaslt";
-  return lt == "0" ? "kernel" : "mixed";
+  for (const auto& [fast, plain] :
+       {std::pair<std::string, std::string>{"cublaslt", "kernel"}, {"coopmat", "shader"}}) {
+    const std::string fast_count = setting_value(settings, "matmuls_" + fast);
+    const std::string plain_count = setting_value(settings, "matmuls_" + plain);
+    if (fast_count.empty() || plain_count.empty()) continue;
+    if (plain_count == "0") return fast_count == "0" ? "none" : fast;
+    return fast_count == "0" ? plain : "mixed";
+  }
+  return "";
 }
 
 int matmul_bench(const Args& args) {

@@ -20,6 +20,7 @@ void print_text(const Registry& registry, const std::vector<DeviceRecord>& devic
               << " total, " << format_bytes(d.info.memory_free_bytes) << " free  "
               << (d.usable ? "usable" : "unusable") << "\n";
     if (!d.settings.empty()) std::cout << "      settings: " << d.settings << "\n";
+    if (!d.info.details.empty()) std::cout << "      details: " << d.info.details << "\n";
     if (!d.reason.empty()) std::cout << "      reason: " << d.reason << "\n";
   }
   // Plugins that have no devices to list still deserve their reason.

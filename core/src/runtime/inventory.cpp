@@ -123,6 +123,7 @@ std::string devices_json(const Inventory& inventory, int indent) {
                                 {"usable", d.usable},
                                 {"reason", d.reason},
                                 {"settings", d.settings},
+                                {"details", d.info.details},
                                 {"selected", d.selected}});
   }
   for (const auto& p : registry.plugins()) {
@@ -137,6 +138,7 @@ std::string devices_json(const Inventory& inventory, int indent) {
                      {"usable", false},
                      {"reason", std::string(plugin_state_name(p.state)) + ": " + p.reason},
                      {"settings", ""},
+                     {"details", ""},
                      {"selected", false}});
   }
   // A search folder that could not be searched gets an entry too: it may be why a backend is
@@ -152,6 +154,7 @@ std::string devices_json(const Inventory& inventory, int indent) {
                                 {"usable", false},
                                 {"reason", folder_not_searched_text(folder)},
                                 {"settings", ""},
+                                {"details", ""},
                                 {"selected", false}});
   }
   return detail::json_text(list, indent);

@@ -12,11 +12,21 @@
 //   void store_c(uint m, uint n, float value);  called only with m < M, n < N
 // and declares layout(local_size_x = GEMM_TS, local_size_y = GEMM_TS) in.
 
-#define GEMM_BM 64
-#define GEMM_BN 64
+//
+// GEMM_WIDE (the matmul.*.wide modules, for GPUs: ops_matmul.cpp) makes the workgroup 16x16
+// computing a 128x128 tile with BK = 16: four times the outputs per workgroup and twice the
+// multiply-adds per shared-memory word, in the same 16.5 KiB of shared memory, for devices that
+// run many invocations per core and want fewer, fuller workgroups.
+#ifdef GEMM_WIDE
+#define GEMM_BK 16
+#define GEMM_TS 16  // invocations per side of the workgroup
+#else
 #define GEMM_BK 32
-#define GEMM_TS 8  // invocations per side of the workgroup
+#define GEMM_TS 8
+#endif
 #define GEMM_TM 8  // outputs per invocation and side: GEMM_BM = GEMM_TS * GEMM_TM
+#define GEMM_BM (GEMM_TS * GEMM_TM)
+#define GEMM_BN (GEMM_TS * GEMM_TM)
 #define GEMM_THREADS (GEMM_TS * GEMM_TS)
 
 shared float a_tile[GEMM_BK][GEMM_BM + 1];

@@ -32,6 +32,33 @@ uint32_t find_memory_type(const VkPhysicalDeviceMemoryProperties& memory, uint32
 
 }  // namespace
 
+const CooperativeMatrixShape* choose_cooperative_matrix_shape(const PhysicalDeviceInfo& info) {
+  if (!info.cooperative_matrix_nv || !info.shader_float16 || !info.storage_buffer_16bit ||
+      !info.vulkan_memory_model || !info.compute_full_subgroups ||
+      info.subgroup.subgroupSize != 32) {
+    return nullptr;
+  }
+  // The shapes matmul_coopmat.comp is compiled for (CMakeLists.txt), best first.
+  for (const CooperativeMatrixShape wanted :
+       {CooperativeMatrixShape{16, 16, 16}, CooperativeMatrixShape{16, 8, 16}}) {
+    for (const CooperativeMatrixShape& shape : info.cooperative_matrix_f16_f32) {
+      if (shape.m == wanted.m && shape.n == wanted.n && shape.k == wanted.k) return &shape;
+    }
+  }
+  return nullptr;
+}
+
+std::string cooperative_matrix_absence(const PhysicalDeviceInfo& info) {
+  if (!info.cooperative_matrix_nv) return "has no VK_NV_cooperative_matrix";
+  if (!info.shader_float16 || !info.storage_buffer_16bit) return "has no f16 arithmetic";
+  if (!info.vulkan_memory_model) return "has no Vulkan memory model";
+  if (!info.compute_full_subgroups) return "cannot require full subgroups";
+  if (info.subgroup.subgroupSize != 32) {
+    return "has subgroups of " + std::to_string(info.subgroup.subgroupSize) + ", not 32";
+  }
+  return "offers no f16 x f16 -> f32 shape 16x16x16 or 16x8x16";
+}
+
 uint64_t device_local_bytes(const PhysicalDeviceInfo& info) {
   uint64_t total = 0;
   for (uint32_t heap = 0; heap < info.memory.memoryHeapCount; ++heap) {
@@ -65,6 +92,11 @@ Status VulkanDevice::create(uint32_t index, const DeviceOptions& options,
                             std::to_string(usable.size()) + " usable device(s)");
   }
   device->physical_ = device->instance_->physical_devices()[usable[index]];
+  const VkDriverId driver = device->physical_.driver.driverID;
+  const bool software = device->physical_.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ||
+                        driver == VK_DRIVER_ID_MESA_LLVMPIPE ||
+                        driver == VK_DRIVER_ID_GOOGLE_SWIFTSHADER;
+  device->matmul_tile_ = options.matmul_tile != 0 ? options.matmul_tile : (software ? 64 : 128);
   SY_VK_RETURN_IF_ERROR(device->create_logical_device());
   SY_VK_RETURN_IF_ERROR(device->choose_memory_types());
 
@@ -96,6 +128,39 @@ Status VulkanDevice::create_logical_device() {
   features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
   features.pNext = &features11;
   features.features.shaderInt64 = physical_.shader_int64 ? VK_TRUE : VK_FALSE;
+  std::vector<const char*> extensions;
+  if (physical_.has_memory_budget) extensions.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+
+  // Tensor cores: matmul_coopmat.comp needs f16 arithmetic, full 32-wide subgroups and a
+  // fragment shape it is compiled for.
+  const CooperativeMatrixShape* shape = choose_cooperative_matrix_shape(physical_);
+  if (options_.cooperative_matrix == DeviceOptions::CooperativeMatrix::kOn && shape == nullptr) {
+    return unavailable("vulkan option cooperative_matrix=on, but " +
+                       std::string(physical_.properties.deviceName) + " " +
+                       cooperative_matrix_absence(physical_));
+  }
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV cooperative{};
+  cooperative.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
+  if (shape != nullptr && options_.cooperative_matrix != DeviceOptions::CooperativeMatrix::kOff) {
+    cooperative.cooperativeMatrix = VK_TRUE;
+    features12.vulkanMemoryModel = VK_TRUE;  // glslang's cooperative matrix modules declare it
+    cooperative.pNext = features12.pNext;
+    features12.pNext = &cooperative;
+    extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    cooperative_matrix_ = *shape;
+  }
+  VkPhysicalDeviceSubgroupSizeControlFeatures size_control{};
+  size_control.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES;
+  if (physical_.compute_full_subgroups) {
+    size_control.subgroupSizeControl = physical_.subgroup_size_control ? VK_TRUE : VK_FALSE;
+    size_control.computeFullSubgroups = VK_TRUE;
+    size_control.pNext = features12.pNext;
+    features12.pNext = &size_control;
+    if (physical_.subgroup_size_control_extension) {
+      extensions.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+    }
+    full_subgroups_ = true;
+  }
 
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo queue_info{};
@@ -103,8 +168,6 @@ Status VulkanDevice::create_logical_device() {
   queue_info.queueFamilyIndex = physical_.compute_queue_family;
   queue_info.queueCount = 1;
   queue_info.pQueuePriorities = &priority;
-  std::vector<const char*> extensions;
-  if (physical_.has_memory_budget) extensions.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
   VkDeviceCreateInfo create_info{};
   create_info.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
   create_info.pNext = &features;

@@ -5,6 +5,7 @@
 // host has released every buffer and queue. It owns its own Instance (see instance.h).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -35,10 +36,24 @@ struct DeviceOptions {
   // (no float atomics; reductions are fixed-order trees or sequential sums), so results are
   // bit-identical run to run on the same device and driver with or without it.
   bool deterministic = false;
+  // Matmul on tensor cores (matmul_coopmat.comp) where the device has them: auto uses them when
+  // the device offers a shape the shader has, on makes their absence an error at device creation,
+  // off never uses them.
+  enum class CooperativeMatrix { kAuto, kOn, kOff };
+  CooperativeMatrix cooperative_matrix = CooperativeMatrix::kAuto;
+  // The edge of MATMUL's output tile on matmul.comp: 64 (8x8 invocations; best on CPU drivers,
+  // where each barrier is a coroutine switch), 128 (16x16, the .wide modules; for GPUs), or 0 for
+  // auto: 128 on a GPU, 64 on a CPU driver.
+  int matmul_tile = 0;
 };
 
 // Parses the option list; INVALID_ARGUMENT names the key and the bad value.
 Status parse_device_options(const sy_option* options, size_t count, DeviceOptions* out);
+
+// The cooperative matrix shape matmul_coopmat.comp would use on this device (16x16x16, else
+// 16x8x16, f16 inputs and f32 accumulation), or null; and, when null, why, for messages.
+const CooperativeMatrixShape* choose_cooperative_matrix_shape(const PhysicalDeviceInfo& info);
+std::string cooperative_matrix_absence(const PhysicalDeviceInfo& info);
 
 class VulkanDevice {
  public:
@@ -65,6 +80,22 @@ class VulkanDevice {
   // Whether tensors of 16-bit float types are supported (see supports_op).
   bool supports_f16() const { return supports_f16_; }
   bool supports_bf16() const { return supports_bf16_; }
+  // The cooperative matrix shape f16 products use (enabled at device creation), or null.
+  const CooperativeMatrixShape* cooperative_matrix() const {
+    return cooperative_matrix_.m != 0 ? &cooperative_matrix_ : nullptr;
+  }
+  // Whether pipelines may require full subgroups (VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_
+  // SUBGROUPS_BIT), enabled at device creation where the device has computeFullSubgroups.
+  bool full_subgroups_enabled() const { return full_subgroups_; }
+  // MATMUL's tile edge on matmul.comp (64 or 128), from the option and the device type.
+  int matmul_tile() const { return matmul_tile_; }
+  // MATMUL dispatches so far, on cooperative matrices and on matmul.comp (the settings line
+  // reports both, so that a benchmark can say which kernel it timed).
+  void count_matmul(bool cooperative) {
+    (cooperative ? matmuls_coopmat_ : matmuls_shader_).fetch_add(1, std::memory_order_relaxed);
+  }
+  uint64_t matmuls_coopmat() const { return matmuls_coopmat_.load(std::memory_order_relaxed); }
+  uint64_t matmuls_shader() const { return matmuls_shader_.load(std::memory_order_relaxed); }
 
   // Submits to the one VkQueue; serialised because several CommandQueues share it.
   Status submit(const VkSubmitInfo& info, VkFence fence);
@@ -106,6 +137,11 @@ class VulkanDevice {
   uint32_t host_memory_type_ = 0;
   bool supports_f16_ = false;
   bool supports_bf16_ = false;
+  CooperativeMatrixShape cooperative_matrix_;  // m == 0: none
+  bool full_subgroups_ = false;
+  int matmul_tile_ = 64;
+  std::atomic<uint64_t> matmuls_coopmat_{0};
+  std::atomic<uint64_t> matmuls_shader_{0};
   SerialTracker serials_;
   std::unique_ptr<MemoryPool> pool_;
   std::unique_ptr<PipelineCache> pipelines_;

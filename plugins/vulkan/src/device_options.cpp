@@ -73,10 +73,31 @@ Status parse_device_options(const sy_option* options, size_t count, DeviceOption
       SY_VK_RETURN_IF_ERROR(parse_bool(key, value, &parsed.device_local_only));
     } else if (key == "deterministic") {
       SY_VK_RETURN_IF_ERROR(parse_bool(key, value, &parsed.deterministic));
+    } else if (key == "matmul_tile") {
+      if (value == "auto" || value == "64" || value == "128") {
+        parsed.matmul_tile = value == "auto" ? 0 : std::stoi(value);
+      } else {
+        return invalid_argument("vulkan option 'matmul_tile': expected auto, 64 or 128, got '" +
+                                value + "'");
+      }
+    } else if (key == "cooperative_matrix") {
+      using Mode = DeviceOptions::CooperativeMatrix;
+      if (value == "auto") {
+        parsed.cooperative_matrix = Mode::kAuto;
+      } else {
+        bool on = false;
+        if (!parse_bool(key, value, &on).ok()) {
+          return invalid_argument(
+              "vulkan option 'cooperative_matrix': expected auto, on or off, "
+              "got '" +
+              value + "'");
+        }
+        parsed.cooperative_matrix = on ? Mode::kOn : Mode::kOff;
+      }
     } else {
       return invalid_argument("unknown vulkan option '" + key +
                               "' (known: validation, memory_limit_bytes, memory_fraction, "
-                              "device_local_only, deterministic)");
+                              "device_local_only, deterministic, cooperative_matrix, matmul_tile)");
     }
   }
   *out = parsed;

@@ -92,6 +92,22 @@ void fill_properties(const PhysicalDeviceInfo& info, uint32_t loader_version,
   details += std::string(", f16 ") +
              (info.storage_buffer_16bit && info.shader_float16 ? "yes" : "no") + ", bf16 " +
              (info.storage_buffer_16bit ? "yes" : "no");
+  // The tensor-core shapes (f16 x f16 -> f32), the one the matmul uses marked with *.
+  const CooperativeMatrixShape* used = choose_cooperative_matrix_shape(info);
+  if (info.cooperative_matrix_f16_f32.empty()) {
+    details += ", cooperative matrix: none";
+  } else {
+    details += ", cooperative matrix f16->f32:";
+    for (const CooperativeMatrixShape& shape : info.cooperative_matrix_f16_f32) {
+      details += " " + std::to_string(shape.m) + "x" + std::to_string(shape.n) + "x" +
+                 std::to_string(shape.k);
+      if (used != nullptr && used->m == shape.m && used->n == shape.n && used->k == shape.k) {
+        details += "*";
+      }
+    }
+    if (used == nullptr)
+      details += " (unused: the device " + cooperative_matrix_absence(info) + ")";
+  }
   copy_text(props->details, sizeof(props->details), details);
 }
 
@@ -162,10 +178,20 @@ sy_status entry_device_settings(sy_device device, char* buffer, size_t size) {
     if (device == nullptr || buffer == nullptr || size == 0) {
       return invalid_argument("vulkan device_settings: null device or empty buffer");
     }
-    const DeviceOptions& o = as_device(device)->options();
-    std::snprintf(buffer, size, "validation=%s device_local_only=%s deterministic=%s",
+    const VulkanDevice& d = *as_device(device);
+    const DeviceOptions& o = d.options();
+    const CooperativeMatrixShape* shape = d.cooperative_matrix();
+    const std::string coopmat = shape == nullptr
+                                    ? std::string("off")
+                                    : std::to_string(shape->m) + "x" + std::to_string(shape->n) +
+                                          "x" + std::to_string(shape->k);
+    std::snprintf(buffer, size,
+                  "validation=%s device_local_only=%s deterministic=%s matmul_tile=%d "
+                  "cooperative_matrix=%s matmuls_coopmat=%llu matmuls_shader=%llu",
                   o.validation ? "on" : "off", o.device_local_only ? "on" : "off",
-                  o.deterministic ? "on" : "off");
+                  o.deterministic ? "on" : "off", d.matmul_tile(), coopmat.c_str(),
+                  static_cast<unsigned long long>(d.matmuls_coopmat()),
+                  static_cast<unsigned long long>(d.matmuls_shader()));
     return ok_status();
   });
 }

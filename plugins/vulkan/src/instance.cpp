@@ -45,8 +45,30 @@ bool has_device_extension(const VulkanApi& api, VkPhysicalDevice device, const c
 }
 
 void read_features(const VulkanApi& api, PhysicalDeviceInfo* info) {
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV cooperative{};
+  cooperative.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
+  VkPhysicalDeviceSubgroupSizeControlFeatures size_control{};
+  size_control.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES;
+  const bool has_cooperative =
+      api.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV != nullptr &&
+      has_device_extension(api, info->handle, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  const bool core_size_control = info->properties.apiVersion >= VK_API_VERSION_1_3;
+  info->subgroup_size_control_extension =
+      !core_size_control &&
+      has_device_extension(api, info->handle, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+  const bool has_size_control = core_size_control || info->subgroup_size_control_extension;
+  void* chain = nullptr;
+  if (has_cooperative) {
+    cooperative.pNext = chain;
+    chain = &cooperative;
+  }
+  if (has_size_control) {
+    size_control.pNext = chain;
+    chain = &size_control;
+  }
   VkPhysicalDeviceVulkan12Features features12{};
   features12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+  features12.pNext = chain;
   VkPhysicalDeviceVulkan11Features features11{};
   features11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES;
   features11.pNext = &features12;
@@ -57,7 +79,32 @@ void read_features(const VulkanApi& api, PhysicalDeviceInfo* info) {
   info->storage_buffer_16bit = features11.storageBuffer16BitAccess == VK_TRUE;
   info->shader_float16 = features12.shaderFloat16 == VK_TRUE;
   info->host_query_reset = features12.hostQueryReset == VK_TRUE;
+  info->vulkan_memory_model = features12.vulkanMemoryModel == VK_TRUE;
   info->shader_int64 = features.features.shaderInt64 == VK_TRUE;
+  info->subgroup_size_control = size_control.subgroupSizeControl == VK_TRUE;
+  info->compute_full_subgroups = size_control.computeFullSubgroups == VK_TRUE;
+  info->cooperative_matrix_nv = cooperative.cooperativeMatrix == VK_TRUE;
+  info->cooperative_matrix_f16_f32.clear();
+  if (!info->cooperative_matrix_nv) return;
+  uint32_t count = 0;
+  if (api.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(info->handle, &count, nullptr) !=
+      VK_SUCCESS) {
+    return;
+  }
+  std::vector<VkCooperativeMatrixPropertiesNV> shapes(count);
+  for (auto& shape : shapes) shape.sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+  if (api.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(info->handle, &count, shapes.data()) !=
+      VK_SUCCESS) {
+    return;
+  }
+  for (const auto& shape : shapes) {
+    if (shape.AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+        shape.BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+        shape.CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+        shape.DType == VK_COMPONENT_TYPE_FLOAT32_NV && shape.scope == VK_SCOPE_SUBGROUP_NV) {
+      info->cooperative_matrix_f16_f32.push_back({shape.MSize, shape.NSize, shape.KSize});
+    }
+  }
 }
 
 void read_properties(const VulkanApi& api, PhysicalDeviceInfo* info) {

@@ -33,6 +33,13 @@ class ValidationLog {
 };
 
 // What a physical device offers, gathered once.
+// One shape of cooperative matrix product the device runs on its tensor cores
+// (VkCooperativeMatrixPropertiesNV with subgroup scope): an M x K times K x N product accumulated
+// into an M x N matrix.
+struct CooperativeMatrixShape {
+  uint32_t m = 0, n = 0, k = 0;
+};
+
 struct PhysicalDeviceInfo {
   VkPhysicalDevice handle = VK_NULL_HANDLE;
   VkPhysicalDeviceProperties properties{};
@@ -49,6 +56,16 @@ struct PhysicalDeviceInfo {
   bool shader_float16 = false;        // VkPhysicalDeviceVulkan12Features::shaderFloat16
   bool shader_int64 = false;
   bool host_query_reset = false;
+  // VK_NV_cooperative_matrix with its cooperativeMatrix feature, and the shapes it lists with f16
+  // A and B and f32 C and D (the ones matmul_coopmat.comp uses).
+  bool cooperative_matrix_nv = false;
+  bool vulkan_memory_model = false;  // VkPhysicalDeviceVulkan12Features; coopmat SPIR-V needs it
+  std::vector<CooperativeMatrixShape> cooperative_matrix_f16_f32;
+  // Subgroup size control (Vulkan 1.3 or VK_EXT_subgroup_size_control): computeFullSubgroups lets
+  // a pipeline require that every subgroup of a workgroup be full.
+  bool subgroup_size_control_extension = false;  // the EXT is needed (a Vulkan 1.2 device)
+  bool subgroup_size_control = false;
+  bool compute_full_subgroups = false;
   uint32_t compute_queue_family = UINT32_MAX;
   uint32_t timestamp_valid_bits = 0;
   std::string unusable_reason;  // empty when the plugin can run on it

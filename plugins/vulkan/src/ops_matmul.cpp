@@ -1,8 +1,10 @@
 // MATMUL: batched, broadcast over leading axes, transposes folded into strides, optional bias.
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "device.h"
 #include "ops.h"
 #include "tensor_layout.h"
 
@@ -125,16 +127,49 @@ constexpr uint32_t kSmallProduct = 1u << 17;
 // memory for each, taken as kSmallCostFactor times slower per multiply-add (an estimate, not a
 // per-shape measurement: it sends attention's [B*heads, 8, 8] products and narrow layers' short
 // products to the per-element kernel and leaves 64x96x80 and larger on the tiles).
-bool prefer_small_product(int64_t batch, int64_t M, int64_t N, int64_t K) {
-  constexpr int64_t kTile = 64, kDepth = 32;  // GEMM_BM = GEMM_BN, GEMM_BK (gemm_tile.glsl)
+// `tile` and `depth` are the tiled kernel's output tile edge and K step: 64 and 32 (GEMM_BM,
+// GEMM_BK of gemm_tile.glsl), 128 and 16 (its GEMM_WIDE form), 128 and 32 (matmul_coopmat.comp).
+bool prefer_small_product(int64_t batch, int64_t M, int64_t N, int64_t K, int64_t tile,
+                          int64_t depth) {
   constexpr double kSmallCostFactor = 4.0;
   const auto round_up = [](int64_t v, int64_t to) { return (v + to - 1) / to * to; };
-  const double tiled = static_cast<double>(batch) * static_cast<double>(round_up(M, kTile)) *
-                       static_cast<double>(round_up(N, kTile)) *
-                       static_cast<double>(round_up(std::max<int64_t>(K, 1), kDepth));
+  const double tiled = static_cast<double>(batch) * static_cast<double>(round_up(M, tile)) *
+                       static_cast<double>(round_up(N, tile)) *
+                       static_cast<double>(round_up(std::max<int64_t>(K, 1), depth));
   const double small = kSmallCostFactor * static_cast<double>(batch) * static_cast<double>(M) *
                        static_cast<double>(N) * static_cast<double>(std::max<int64_t>(K, 1));
   return small < tiled;
+}
+
+// ParamBlock::mode bits of matmul_coopmat.comp: which axis of A and of B has unit stride, so that
+// the invocations filling the shared tiles read neighbouring elements.
+constexpr uint32_t kRowsFastA = 1u << 18;
+constexpr uint32_t kColumnsFastB = 1u << 19;
+// TILE_M = TILE_N in matmul_coopmat.comp, and GEMM_BM = GEMM_BN of matmul.*.wide.
+constexpr int64_t kWideTile = 128;
+
+// The cooperative matrix module for a tiled product of `dtype`, or "" when it stays on
+// matmul.comp: the device must have enabled a shape (device.cpp) and the data be f16 (the NV
+// extension has no bf16; f32 would lose precision in f16). Small products go to matmul.comp's
+// per-element kernel before this is asked.
+std::string coopmat_module(const OpContext& ctx, uint32_t dtype) {
+  const CooperativeMatrixShape* shape = ctx.device.cooperative_matrix();
+  if (shape == nullptr || dtype != SY_DTYPE_F16) return "";
+  return "matmul_coopmat.f16." + std::to_string(shape->m) + "x" + std::to_string(shape->n) + "x" +
+         std::to_string(shape->k);
+}
+
+uint32_t coopmat_mode(const sy_tensor_desc* views) {
+  const uint32_t r = views[3].rank - 2;
+  uint32_t mode = 0;
+  if (views[0].strides[r] == 1 && views[0].strides[r + 1] != 1) mode |= kRowsFastA;
+  if (views[1].strides[r + 1] == 1 || views[1].strides[r] != 1) mode |= kColumnsFastB;
+  return mode;
+}
+
+// Workgroups along one axis of the 128-wide tiles (the shaders stride over the rest).
+uint32_t wide_groups(int64_t extent) {
+  return static_cast<uint32_t>(std::clamp<int64_t>((extent + kWideTile - 1) / kWideTile, 1, 65535));
 }
 
 }  // namespace
@@ -173,15 +208,30 @@ Status run_matmul(const OpContext& ctx) {
   const std::string module = std::string("matmul.") + float_variant(out.dtype);
   constexpr int64_t kSmallColumns = 8;  // SMALL_COLUMNS in matmul.comp
   const int64_t small_items = batch * M * ((N + kSmallColumns - 1) / kSmallColumns);
-  if (prefer_small_product(batch, M, N, K) && small_items <= int64_t{UINT32_MAX}) {
+  const auto batch_groups = static_cast<uint32_t>(std::min<int64_t>(batch, 65535));
+  const std::string coopmat = coopmat_module(ctx, out.dtype);
+  const bool wide = ctx.device.matmul_tile() == 128;
+  const int64_t tile = !coopmat.empty() || wide ? 128 : 64;
+  const int64_t depth = wide && coopmat.empty() ? 16 : 32;
+  if (prefer_small_product(batch, M, N, K, tile, depth) && small_items <= int64_t{UINT32_MAX}) {
     params.mode |= kSmallProduct;
     params.count = static_cast<uint32_t>(small_items);
     constexpr int64_t kGroupSize = 64;  // GEMM_TS * GEMM_TS invocations
     const auto groups = std::clamp<int64_t>((small_items + kGroupSize - 1) / kGroupSize, 1, 65535);
+    ctx.device.count_matmul(/*cooperative=*/false);
     return run_shader(ctx, module, params, bindings, static_cast<uint32_t>(groups));
   }
-  return run_shader(ctx, module, params, bindings, gemm_groups(N), gemm_groups(M),
-                    static_cast<uint32_t>(std::min<int64_t>(batch, 65535)));
+  if (!coopmat.empty()) {
+    params.mode |= coopmat_mode(views);
+    ctx.device.count_matmul(/*cooperative=*/true);
+    return run_shader(ctx, coopmat, params, bindings, wide_groups(N), wide_groups(M), batch_groups);
+  }
+  ctx.device.count_matmul(/*cooperative=*/false);
+  if (wide) {
+    return run_shader(ctx, module + ".wide", params, bindings, wide_groups(N), wide_groups(M),
+                      batch_groups);
+  }
+  return run_shader(ctx, module, params, bindings, gemm_groups(N), gemm_groups(M), batch_groups);
 }
 
 }  // namespace sy_vk

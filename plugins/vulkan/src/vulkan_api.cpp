@@ -71,6 +71,10 @@ Status load_instance_functions(VulkanApi& api, VkInstance instance, bool debug_u
     SY_VK_DEBUG_FUNCTIONS(SY_VK_LOAD_INSTANCE)
   }
 #undef SY_VK_LOAD_INSTANCE
+#define SY_VK_LOAD_OPTIONAL(name) \
+  api.name = reinterpret_cast<PFN_##name>(api.vkGetInstanceProcAddr(instance, #name));
+  SY_VK_OPTIONAL_INSTANCE_FUNCTIONS(SY_VK_LOAD_OPTIONAL)
+#undef SY_VK_LOAD_OPTIONAL
   return ok_status();
 }
 

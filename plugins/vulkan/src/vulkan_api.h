@@ -88,6 +88,10 @@ namespace sy_vk {
   X(vkResetFences)                 \
   X(vkGetFenceStatus)
 
+// Instance-level entry points of optional extensions: null where the loader has none (the
+// plugin then treats the extension as absent).
+#define SY_VK_OPTIONAL_INSTANCE_FUNCTIONS(X) X(vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)
+
 #define SY_VK_DECLARE_POINTER(name) PFN_##name name = nullptr;
 
 struct VulkanApi {
@@ -95,6 +99,7 @@ struct VulkanApi {
   SY_VK_GLOBAL_FUNCTIONS(SY_VK_DECLARE_POINTER)
   SY_VK_INSTANCE_FUNCTIONS(SY_VK_DECLARE_POINTER)
   SY_VK_DEBUG_FUNCTIONS(SY_VK_DECLARE_POINTER)
+  SY_VK_OPTIONAL_INSTANCE_FUNCTIONS(SY_VK_DECLARE_POINTER)
   SY_VK_DEVICE_FUNCTIONS(SY_VK_DECLARE_POINTER)
 };
 
