@@ -24,20 +24,24 @@ using vulkan_test::zeros;
 // A chain of ops that runs on one device and returns the tensors to compare.
 using Program = std::function<std::vector<DeviceTensor>(Device&)>;
 
-// Runs `program` on Vulkan and on the reference and compares every returned tensor.
-void compare_with_reference(const Program& program, double tolerance,
-                            const OptionList& options = vulkan_test::validation_on()) {
-  std::shared_ptr<Device> vulkan = vulkan_test::vulkan_device(options);
-  if (vulkan == nullptr) return;
+// Runs `program` on `vulkan` and on the reference and compares every returned tensor.
+void require_matches_reference(Device& vulkan, const Program& program, double tolerance) {
   std::shared_ptr<Device> reference = testing::reference_device();
   const std::vector<DeviceTensor> expected = program(*reference);
-  const std::vector<DeviceTensor> actual = program(*vulkan);
+  const std::vector<DeviceTensor> actual = program(vulkan);
   REQUIRE(actual.size() == expected.size());
   for (size_t i = 0; i < actual.size(); ++i) {
     INFO("result " << i);
-    vulkan_test::require_close(download(*vulkan, actual[i]), download(*reference, expected[i]),
+    vulkan_test::require_close(download(vulkan, actual[i]), download(*reference, expected[i]),
                                tolerance);
   }
+}
+
+// The same on a Vulkan device made with `options` (nothing where there is none: skipped).
+void compare_with_reference(const Program& program, double tolerance,
+                            const OptionList& options = vulkan_test::validation_on()) {
+  std::shared_ptr<Device> vulkan = vulkan_test::vulkan_device(options);
+  if (vulkan != nullptr) require_matches_reference(*vulkan, program, tolerance);
 }
 
 sy_op_params matmul_params(bool transpose_a, bool transpose_b, bool has_bias) {
@@ -263,14 +267,8 @@ TEST_CASE("vulkan: f16 products on the tiled kernels (tensor cores where the dev
       testing::skip_backend("vulkan", "the device has no f16");
       return;
     }
-    std::shared_ptr<Device> reference = testing::reference_device();
-    const std::vector<DeviceTensor> expected = tiled_products(*reference, SY_DTYPE_F16);
-    const std::vector<DeviceTensor> actual = tiled_products(*vulkan, SY_DTYPE_F16);
-    for (size_t i = 0; i < actual.size(); ++i) {
-      INFO("result " << i);
-      vulkan_test::require_close(download(*vulkan, actual[i]), download(*reference, expected[i]),
-                                 kTolerance);
-    }
+    require_matches_reference(
+        *vulkan, [](Device& d) { return tiled_products(d, SY_DTYPE_F16); }, kTolerance);
     // The settings line counts which kernel ran the three products.
     const std::string settings = vulkan->settings();
     INFO(settings);
@@ -292,14 +290,9 @@ TEST_CASE("vulkan: the 64 and 128 tiles of the matmul kernel match the reference
       if (vulkan == nullptr) return;
       CHECK(vulkan->settings().find(std::string("matmul_tile=") + tile) != std::string::npos);
       if (!vulkan->supports(SY_OP_MATMUL, dtype)) continue;
-      std::shared_ptr<Device> reference = testing::reference_device();
-      const std::vector<DeviceTensor> expected = tiled_products(*reference, dtype);
-      const std::vector<DeviceTensor> actual = tiled_products(*vulkan, dtype);
-      for (size_t i = 0; i < actual.size(); ++i) {
-        INFO("result " << i);
-        vulkan_test::require_close(download(*vulkan, actual[i]), download(*reference, expected[i]),
-                                   dtype == SY_DTYPE_F32 ? 1e-4 : 2e-2);
-      }
+      require_matches_reference(
+          *vulkan, [dtype](Device& d) { return tiled_products(d, dtype); },
+          dtype == SY_DTYPE_F32 ? 1e-4 : 2e-2);
     }
   }
 }
