@@ -93,6 +93,42 @@ def test_vulkan_device_must_be_the_nvidia_gpu(tmp_path):
     assert verdict("vulkan-device", log) == 1
 
 
+def test_vulkan_device_prints_its_settings_and_cooperative_matrix_shapes(tmp_path, capsys):
+    log = tmp_path / "devices.txt"
+    log.write_text(
+        "* cuda:0  NVIDIA H200  [gpu]  usable\n      settings: tf32=off\n"
+        "  vulkan:0  NVIDIA H200  [gpu]  usable\n"
+        "      settings: validation=off matmul_tile=128 cooperative_matrix=16x16x16\n"
+        "      details: subgroup 32, cooperative matrix f16->f32: 16x8x16 16x16x16*\n")
+    assert verdict("vulkan-device", log) == 0
+    printed = capsys.readouterr().out
+    assert "cooperative_matrix=16x16x16" in printed and "16x16x16*" in printed
+    assert "tf32=off" not in printed  # cuda's lines are not vulkan's
+
+
+def test_speed_reports_the_vulkan_matmuls_and_their_kernel_without_judging(tmp_path):
+    ours = {"matmul-bf16-cuda.json": {"gflops": 800000}, "matmul-f32-cuda.json": {"gflops": 50000},
+            "step-cuda.json": {"median_ms": 1.0}, "transformer-cuda.json": {"median_ms": 5.0},
+            "lstm-cuda.json": {"median_ms": 7.0}, "add-cuda.json": {"median_microseconds": 12.0},
+            "matmul-f32-vulkan.json": {"gflops": 9000.0, "dtype": "f32", "device_name": "H200",
+                                       "matmul_path": "shader"},
+            "matmul-f16-vulkan.json": {"gflops": 310000.0, "dtype": "f16", "device_name": "H200",
+                                       "matmul_path": "coopmat"}}
+    for name, document in ours.items():
+        write(tmp_path / name, document)
+    peer = write(tmp_path / "peer.json", {
+        "matmul_bf16": {"gflops": 900000}, "matmul_f32": {"gflops": 50000},
+        "step": {"median_ms": 1.0}, "transformer": {"median_ms": 5.0},
+        "lstm": {"median_ms": 10.0}, "add": {"median_us": 14.0}})
+    out = tmp_path / "speed.json"
+    assert verdict("speed", tmp_path, peer, "--out", out) == 0  # below 25 TFLOP/s: reported
+    rows = {row["what"]: row for row in json.loads(out.read_text())["rows"]}
+    assert rows["vulkan matmul 8192^3 f32 (shader), GFLOP/s on H200"]["verdict"] == \
+        "below 25000 (issue 30)"
+    assert rows["vulkan matmul 8192^3 f16 (coopmat), GFLOP/s on H200"]["verdict"] == \
+        "meets 300000 (issue 30)"
+
+
 @pytest.mark.parametrize("change, accepted", [
     ({}, True),
     ({"matmul-bf16-cuda.json": {"gflops": 700000}}, False),  # 0.78x PyTorch's 900000

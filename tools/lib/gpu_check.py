@@ -126,6 +126,12 @@ def judge_vulkan_device(args):
         fail("no vulkan device is listed (no NVIDIA Vulkan device)")
     if "nvidia" not in lines[0].lower():
         fail(f"vulkan:0 is not the NVIDIA GPU: {lines[0]}")
+    # Its settings and details lines (the tile, the cooperative-matrix shapes) for the record.
+    all_lines = text.splitlines()
+    start = next(i for i, line in enumerate(all_lines) if re.match(r"\s*\*?\s*vulkan:0", line))
+    for line in all_lines[start + 1:start + 4]:
+        if line.strip().startswith(("settings:", "details:")):
+            print(line.strip())
     print("ok: vulkan:0 is the NVIDIA GPU")
 
 
