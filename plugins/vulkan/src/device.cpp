@@ -1,6 +1,7 @@
 #include "device.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "command_queue.h"
 #include "memory_pool.h"
@@ -222,6 +223,14 @@ Status VulkanDevice::choose_memory_types() {
     return unavailable("no host-visible coherent memory type for staging buffers");
   }
   return ok_status();
+}
+
+void VulkanDevice::refuse_cooperative_matrix(const std::string& why) {
+  if (cooperative_matrix_refused_.exchange(true)) return;
+  std::fprintf(stderr,
+               "switchyard vulkan: the cooperative-matrix matmul kernel could not be built on %s "
+               "(%s); f16 matmuls run on the shader kernel\n",
+               physical_.properties.deviceName, why.c_str());
 }
 
 Status VulkanDevice::submit(const VkSubmitInfo& info, VkFence fence) {

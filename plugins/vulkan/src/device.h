@@ -80,10 +80,15 @@ class VulkanDevice {
   // Whether tensors of 16-bit float types are supported (see supports_op).
   bool supports_f16() const { return supports_f16_; }
   bool supports_bf16() const { return supports_bf16_; }
-  // The cooperative matrix shape f16 products use (enabled at device creation), or null.
+  // The cooperative matrix shape f16 products use (enabled at device creation), or null; null
+  // too once the driver has refused the kernel's pipeline (refuse_cooperative_matrix).
   const CooperativeMatrixShape* cooperative_matrix() const {
-    return cooperative_matrix_.m != 0 ? &cooperative_matrix_ : nullptr;
+    return cooperative_matrix_.m != 0 && !cooperative_matrix_refused_.load() ? &cooperative_matrix_
+                                                                             : nullptr;
   }
+  // Called when the cooperative matrix pipeline cannot be created: says so once on stderr (the
+  // f16 products then run on the shader kernel, and the settings line says cooperative_matrix=off).
+  void refuse_cooperative_matrix(const std::string& why);
   // Whether pipelines may require full subgroups (VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_
   // SUBGROUPS_BIT), enabled at device creation where the device has computeFullSubgroups.
   bool full_subgroups_enabled() const { return full_subgroups_; }
@@ -140,6 +145,7 @@ class VulkanDevice {
   CooperativeMatrixShape cooperative_matrix_;  // m == 0: none
   bool full_subgroups_ = false;
   int matmul_tile_ = 64;
+  std::atomic<bool> cooperative_matrix_refused_{false};
   std::atomic<uint64_t> matmuls_coopmat_{0};
   std::atomic<uint64_t> matmuls_shader_{0};
   SerialTracker serials_;

@@ -6,6 +6,7 @@
 
 #include "device.h"
 #include "ops.h"
+#include "pipeline_cache.h"
 #include "tensor_layout.h"
 
 namespace sy_vk {
@@ -222,9 +223,21 @@ Status run_matmul(const OpContext& ctx) {
     return run_shader(ctx, module, params, bindings, static_cast<uint32_t>(groups));
   }
   if (!coopmat.empty()) {
-    params.mode |= coopmat_mode(views);
-    ctx.device.count_matmul(/*cooperative=*/true);
-    return run_shader(ctx, coopmat, params, bindings, wide_groups(N), wide_groups(M), batch_groups);
+    // A driver that lists the extension may still refuse the pipeline: with cooperative_matrix
+    // auto the products then go on without tensor cores (said once on stderr); with on, the error.
+    ParamBlock coopmat_params = params;
+    coopmat_params.mode |= coopmat_mode(views);
+    const Pipeline* pipeline = nullptr;
+    const Status built = ctx.device.pipelines().get(coopmat, 4, coopmat_params.mode, &pipeline);
+    if (built.ok()) {
+      ctx.device.count_matmul(/*cooperative=*/true);
+      return ctx.queue.dispatch(*pipeline, &coopmat_params, sizeof(coopmat_params), bindings,
+                                wide_groups(N), wide_groups(M), batch_groups);
+    }
+    if (ctx.device.options().cooperative_matrix == DeviceOptions::CooperativeMatrix::kOn) {
+      return built;
+    }
+    ctx.device.refuse_cooperative_matrix(built.message());
   }
   ctx.device.count_matmul(/*cooperative=*/false);
   if (wide) {
