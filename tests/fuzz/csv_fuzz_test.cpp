@@ -12,6 +12,7 @@ TEST_CASE("fuzz: the CSV loader loads or refuses mutants, naming the file", "[fu
   FuzzTarget target;
   target.name = "mutant.csv";
   target.corpus = "csv";
+  target.max_message_chars = 20 * 250;  // up to 20 bad cells of a line each (csv_fuzz.cpp)
   target.seeds = {
       to_bytes("3,2,a,b\n1.0,2.0,0\n1.5,-2.5e3,1\n2.0,2.5,1\n"),
       to_bytes("5.1,3.5,1.4,0.2,0\n4.9,3.0,1.4,0.2,1\n# comment\n\n6.3,3.3,6.0,2.5,2\n"),
@@ -54,4 +55,42 @@ TEST_CASE("fuzz regression: a counts header's huge feature count is refused by t
                                          ":2: expected 2000000001 fields (features then class), "
                                          "found 3");
   }
+}
+
+// Found by tools/fuzz (tests/fuzz/corpus/csv/regression-long-missing-list.csv): a header name of
+// bytes that are not UTF-8 went into every listed missing cell as it was, raw bytes for the
+// terminal and 2.4 KB for 21 cells. Names from the file are now made printable and cut at 40
+// bytes wherever a message shows them, and a list of columns shows at most 30.
+TEST_CASE("fuzz regression: column names in messages are printable, cut and few", "[fuzz]") {
+  TempDir dir;
+  const std::filesystem::path path = dir / "names.csv";
+  const std::string garbage = "w\x8b\xff\xfe" + std::string(300, 'x');
+  std::string text = garbage + ",label\n";
+  for (int row = 0; row < 25; ++row) text += ",0\n";  // every feature cell missing
+  write_bytes(path, to_bytes(text));
+  const Result<Dataset> data = load_table_csv(path, table_options(false));
+  REQUIRE_FALSE(data.ok());
+  const std::string message = data.status().message();
+  INFO(message);
+  CHECK_THAT(message, Catch::Contains(path.string() +
+                                      ":2:1: '' is a missing value (feature 'w\\x8b\\xff\\xfe" +
+                                      std::string(27, 'x') + "...')"));  // 40 bytes shown
+  CHECK(message.find('\x8b') == std::string::npos);
+  CHECK_THAT(message, Catch::Contains("... and 5 more"));
+  CHECK(message.size() < 20 * 250);
+
+  // A target that names no column lists the file's columns: the first 30 of 101.
+  std::string header, row;
+  for (int column = 0; column < 100; ++column) {
+    header += (column == 0 ? "" : ",") + std::string("c") + std::to_string(column);
+    row += (column == 0 ? "" : ",") + std::string("1");
+  }
+  write_bytes(path, to_bytes(header + ",label\n" + row + ",0\n"));
+  TableOptions options = table_options(false);
+  options.target = "missing";
+  const Result<Dataset> named = load_table_csv(path, options);
+  REQUIRE_FALSE(named.ok());
+  INFO(named.status().message());
+  CHECK_THAT(named.status().message(), Catch::Contains("c28, c29, ... (101 in all)"));
+  CHECK(named.status().message().find("c30") == std::string::npos);
 }

@@ -25,6 +25,22 @@ bool is_number(const std::string& field) {
   return parse_csv_float(field, value) != ParsedNumber::kNotANumber;
 }
 
+// How many names a list of a file's columns shows before it counts the rest.
+constexpr size_t kListedNames = 30;
+
+// A comma-separated list of column names from a file, each made printable and cut
+// (name_for_message), at most kListedNames of them and then how many more.
+std::string name_list(const std::vector<std::string>& names) {
+  std::string text;
+  for (size_t i = 0; i < names.size() && i < kListedNames; ++i) {
+    text += (i == 0 ? "" : ", ") + name_for_message(names[i]);
+  }
+  if (names.size() > kListedNames) {
+    text += ", ... (" + std::to_string(names.size()) + " in all)";
+  }
+  return text;
+}
+
 std::string at_line(const std::string& where, const CsvLine& line) {
   return where + ":" + std::to_string(line.number);
 }
@@ -78,9 +94,7 @@ std::string list_columns(const std::vector<std::string>& names, int64_t column_c
     return "the file has " + std::to_string(column_count) +
            " columns and no header of names; number them from 1, or -1 for the last";
   }
-  std::string text = "columns: ";
-  for (size_t i = 0; i < names.size(); ++i) text += (i == 0 ? "" : ", ") + names[i];
-  return text;
+  return "columns: " + name_list(names);
 }
 
 // A column by name (when the file names its columns) or by number: 1 is the first, -1 the last.
@@ -117,7 +131,7 @@ int64_t find_name(const std::vector<std::string>& names, const std::string& name
 void note_ignored_columns(const std::vector<std::string>& names, const TableLayout& layout,
                           const TableLayout& trained, const std::string& where,
                           std::vector<std::string>& notes) {
-  std::string ignored;
+  std::vector<std::string> ignored;
   for (size_t i = 0; i < names.size(); ++i) {
     const auto column = static_cast<int64_t>(i);
     const bool used = is_target(layout, column) || column == layout.id_column ||
@@ -127,10 +141,10 @@ void note_ignored_columns(const std::vector<std::string>& names, const TableLayo
     for (const int64_t d : trained.dropped_columns) {
       dropped = dropped || trained.column_names[static_cast<size_t>(d)] == names[i];
     }
-    if (!used && !dropped) ignored += (ignored.empty() ? "" : ", ") + names[i];
+    if (!used && !dropped) ignored.push_back(names[i]);
   }
   if (!ignored.empty()) {
-    notes.push_back(where + ": columns the model does not read, ignored: " + ignored);
+    notes.push_back(where + ": columns the model does not read, ignored: " + name_list(ignored));
   }
 }
 
@@ -241,8 +255,8 @@ Result<TableLayout> resolve_prediction_columns(const FirstLine& first, int64_t c
       const std::string& name = trained.column_names[static_cast<size_t>(column)];
       const int64_t found = find_name(first.column_names, name);
       if (found < 0) {
-        return invalid_argument(where + ": column '" + name +
-                                "', a feature of the model, is missing (" +
+        return invalid_argument(where + ": column " + quote_name(name) +
+                                ", a feature of the model, is missing (" +
                                 list_columns(first.column_names, column_count) + ")");
       }
       layout.feature_columns.push_back(found);
@@ -263,9 +277,9 @@ Result<TableLayout> resolve_prediction_columns(const FirstLine& first, int64_t c
     }
     if (layout.target_column < 0) layout.value_columns.clear();
     if (trained.id_column >= 0 && layout.id_column < 0) {
-      notes.push_back(where + " has no id column '" +
-                      trained.column_names[static_cast<size_t>(trained.id_column)] +
-                      "': predictions name rows by their line");
+      notes.push_back(where + " has no id column " +
+                      quote_name(trained.column_names[static_cast<size_t>(trained.id_column)]) +
+                      ": predictions name rows by their line");
     }
     note_ignored_columns(first.column_names, layout, trained, where, notes);
     return layout;
@@ -311,7 +325,7 @@ std::string TableLayout::column_name(int64_t column) const {
 
 std::string TableLayout::column_label(int64_t column) const {
   if (column >= 0 && column < static_cast<int64_t>(column_names.size())) {
-    return "'" + column_names[static_cast<size_t>(column)] + "'";
+    return detail::quote_name(column_names[static_cast<size_t>(column)]);
   }
   return "column " + std::to_string(column + 1);
 }

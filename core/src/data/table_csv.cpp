@@ -236,9 +236,12 @@ Status check_class_numbers(const std::vector<RawLabel>& raw, const TableLayout& 
     distinct.insert(label.text);
   }
   const std::string label = layout.column_label(layout.target_column);
-  // data.targets takes the column's name, or its number in a file without names.
-  const std::string key = layout.column_names.empty() ? std::to_string(layout.target_column + 1)
-                                                      : column_name(layout, layout.target_column);
+  // data.targets takes the column's name, or its number: the number in a file without names, or
+  // where the name is long or unprintable (the advice must be one that can be typed).
+  const std::string name = column_name(layout, layout.target_column);
+  const bool typeable = !layout.column_names.empty() && name.size() <= detail::kNameLimit &&
+                        detail::printable_text(name) == name;
+  const std::string key = typeable ? name : std::to_string(layout.target_column + 1);
   const std::string regression = "to predict its numbers (a regression), " +
                                  std::string(kTargetOfNumbersAdvice) + ": [" + key +
                                  "] and set loss: mse";

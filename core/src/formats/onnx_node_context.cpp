@@ -10,10 +10,7 @@ namespace switchyard::onnx_detail {
 
 // Names come from the file: cut, and made printable (runtime/input_file.h).
 std::string quote_name(const std::string& text) {
-  return "'" +
-         (text.size() > 120 ? detail::printable_text(text.substr(0, 120)) + "..."
-                            : detail::printable_text(text)) +
-         "'";
+  return detail::quote_name(text, 120);
 }
 
 std::string node_label(const Node& node) {

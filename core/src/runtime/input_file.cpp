@@ -177,4 +177,24 @@ std::string quote_input(std::string_view text, size_t limit) {
          " of " + std::to_string(text.size()) + " characters)";
 }
 
+std::string name_for_message(std::string_view name, size_t limit) {
+  // Whole units only (a character, a UTF-8 sequence, an escaped byte), so that the cut never
+  // leaves half an escape or half a character; `limit` counts the bytes shown.
+  std::string out;
+  for (size_t i = 0; i < name.size();) {
+    const auto c = static_cast<unsigned char>(name[i]);
+    const size_t sequence = c >= 0x80 ? utf8_sequence(name, i) : 0;
+    const size_t length = sequence > 0 ? sequence : 1;
+    const std::string unit = printable_text(name.substr(i, length));
+    if (out.size() + unit.size() > limit) return out + "...";
+    out += unit;
+    i += length;
+  }
+  return out;
+}
+
+std::string quote_name(std::string_view name, size_t limit) {
+  return "'" + name_for_message(name, limit) + "'";
+}
+
 }  // namespace switchyard::detail

@@ -49,4 +49,13 @@ std::string printable_input(std::string_view text, size_t limit = kQuoteLimit);
 //   'abc'   or   'abcd...' (cut to 200 of 20971520 characters)
 std::string quote_input(std::string_view text, size_t limit = kQuoteLimit);
 
+// How many bytes of a name's printable form (a column header, a node name) a message shows.
+constexpr size_t kNameLimit = 40;
+
+// A name from a file as messages show it: printable_text, cut after at most `limit` bytes of
+// that with "..." (no count, unlike quote_input: a message may list many names). quote_name puts
+// it in single quotes.
+std::string name_for_message(std::string_view name, size_t limit = kNameLimit);
+std::string quote_name(std::string_view name, size_t limit = kNameLimit);
+
 }  // namespace switchyard::detail
