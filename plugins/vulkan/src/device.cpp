@@ -157,9 +157,7 @@ Status VulkanDevice::create_logical_device() {
     size_control.computeFullSubgroups = VK_TRUE;
     size_control.pNext = features12.pNext;
     features12.pNext = &size_control;
-    if (physical_.subgroup_size_control_extension) {
-      extensions.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
-    }
+    extensions.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
     full_subgroups_ = true;
   }
 

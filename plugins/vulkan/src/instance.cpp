@@ -52,11 +52,12 @@ void read_features(const VulkanApi& api, PhysicalDeviceInfo* info) {
   const bool has_cooperative =
       api.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV != nullptr &&
       has_device_extension(api, info->handle, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
-  const bool core_size_control = info->properties.apiVersion >= VK_API_VERSION_1_3;
+  // Through the extension even where the device has Vulkan 1.3: the instance asks for 1.2
+  // (Instance::create), so 1.3's core features are not ours to enable. Drivers keep listing
+  // extensions that were promoted.
   info->subgroup_size_control_extension =
-      !core_size_control &&
       has_device_extension(api, info->handle, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
-  const bool has_size_control = core_size_control || info->subgroup_size_control_extension;
+  const bool has_size_control = info->subgroup_size_control_extension;
   void* chain = nullptr;
   if (has_cooperative) {
     cooperative.pNext = chain;

@@ -61,9 +61,9 @@ struct PhysicalDeviceInfo {
   bool cooperative_matrix_nv = false;
   bool vulkan_memory_model = false;  // VkPhysicalDeviceVulkan12Features; coopmat SPIR-V needs it
   std::vector<CooperativeMatrixShape> cooperative_matrix_f16_f32;
-  // Subgroup size control (Vulkan 1.3 or VK_EXT_subgroup_size_control): computeFullSubgroups lets
-  // a pipeline require that every subgroup of a workgroup be full.
-  bool subgroup_size_control_extension = false;  // the EXT is needed (a Vulkan 1.2 device)
+  // VK_EXT_subgroup_size_control (core in 1.3, but the instance asks for 1.2):
+  // computeFullSubgroups lets a pipeline require that every subgroup of a workgroup be full.
+  bool subgroup_size_control_extension = false;
   bool subgroup_size_control = false;
   bool compute_full_subgroups = false;
   uint32_t compute_queue_family = UINT32_MAX;
