@@ -30,13 +30,13 @@ const Json* usable_device(const Json& devices, const std::string& id) {
 
 // A digits MLP with dropout (so the random stream matters too): well under a second per run on
 // the CPU backends and on lavapipe.
-// A settings line without its counters (the `matmuls_*=N` items that cuda and vulkan append):
+// A settings line without its counters (cuda's `matmuls_*=N`, vulkan's `gemms_*=N`):
 // the line printed when a run starts and the one its metrics keep at the end differ only there.
 std::string without_counters(const std::string& settings) {
   std::istringstream items(settings);
   std::string kept;
   for (std::string item; items >> item;) {
-    if (item.rfind("matmuls_", 0) == 0) continue;
+    if (item.rfind("matmuls_", 0) == 0 || item.rfind("gemms_", 0) == 0) continue;
     kept += (kept.empty() ? "" : " ") + item;
   }
   return kept;

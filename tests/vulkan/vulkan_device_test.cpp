@@ -112,7 +112,7 @@ TEST_CASE("vulkan: cooperative_matrix auto | on | off follows the device and say
   const std::string settings = automatic->settings();
   INFO(settings);
   CHECK((settings.find("cooperative_matrix=off") == std::string::npos) == used);
-  CHECK(settings.find("matmuls_coopmat=0 matmuls_shader=0") != std::string::npos);
+  CHECK(settings.find("gemms_coopmat=0 gemms_shader=0") != std::string::npos);
 
   std::shared_ptr<Device> off =
       value_or_throw(Device::create(plugin, 0, {{"cooperative_matrix", "off"}}));

@@ -273,9 +273,8 @@ TEST_CASE("vulkan: f16 products on the tiled kernels (tensor cores where the dev
     const std::string settings = vulkan->settings();
     INFO(settings);
     const bool cooperative = settings.find("cooperative_matrix=off") == std::string::npos;
-    CHECK((cooperative ? "matmuls_coopmat=3 matmuls_shader=0"
-                       : "matmuls_coopmat=0 matmuls_shader=3") ==
-          settings.substr(settings.find("matmuls_coopmat=")));
+    CHECK((cooperative ? "gemms_coopmat=3 gemms_shader=0" : "gemms_coopmat=0 gemms_shader=3") ==
+          settings.substr(settings.find("gemms_coopmat=")));
   }
 }
 
@@ -293,6 +292,60 @@ TEST_CASE("vulkan: the 64 and 128 tiles of the matmul kernel match the reference
       require_matches_reference(
           *vulkan, [dtype](Device& d) { return tiled_products(d, dtype); },
           dtype == SY_DTYPE_F32 ? 1e-4 : 2e-2);
+    }
+  }
+}
+
+// Convolutions whose implicit GEMMs are at least 64 wide each way (forward 72 x 162, backward data
+// 64 x 162, backward weight 72 x 576), so that they take the 128-wide tiles, or tensor cores for
+// f16 where the device has them: forward with bias, the fused form with bias, residual and SiLU
+// (its epilogue in the kernel's store), and both backward ops.
+std::vector<DeviceTensor> wide_convolutions(Device& d, sy_dtype dtype) {
+  const DeviceTensor x = upload(d, dtype, {2, 64, 9, 9}, wavy_values(2 * 64 * 81, 0.2));
+  const DeviceTensor w = upload(d, dtype, {72, 64, 3, 3}, wavy_values(72 * 64 * 9, 0.9, 0.1));
+  const DeviceTensor bias = upload(d, dtype, {72}, wavy_values(72, 0.4));
+  const DeviceTensor residual = upload(d, dtype, {2, 72, 9, 9}, wavy_values(2 * 72 * 81, 1.9));
+  sy_op_params conv = zero_params();
+  conv.conv2d = {1, 1, 1, 1, 1, 1, 1, 0};
+  const DeviceTensor y = zeros(d, dtype, {2, 72, 9, 9});
+  run(d, SY_OP_CONV2D, {&x, &w, &bias}, {&y}, conv);
+  sy_op_params fused = zero_params();
+  fused.conv2d_fused.conv.conv = conv.conv2d;
+  fused.conv2d_fused.conv.groups = 1;
+  fused.conv2d_fused.activation = SY_ACTIVATION_SILU;
+  fused.conv2d_fused.has_residual = 1;
+  const DeviceTensor fused_y = zeros(d, dtype, {2, 72, 9, 9});
+  run(d, SY_OP_CONV2D_FUSED, {&x, &w, &bias, &residual}, {&fused_y}, fused);
+  const DeviceTensor grad_x = zeros(d, dtype, {2, 64, 9, 9});
+  const DeviceTensor grad_w = zeros(d, dtype, {72, 64, 3, 3});
+  const DeviceTensor grad_bias = zeros(d, dtype, {72});
+  run(d, SY_OP_CONV2D_BACKWARD_DATA, {&residual, &w}, {&grad_x}, conv);
+  run(d, SY_OP_CONV2D_BACKWARD_WEIGHT, {&residual, &x}, {&grad_w, &grad_bias}, conv);
+  return {y, fused_y, grad_x, grad_w, grad_bias};
+}
+
+TEST_CASE("vulkan: convolutions on the 64 and 128 tiles and on tensor cores match the reference",
+          "[vulkan][coopmat]") {
+  for (const char* tile : {"64", "128"}) {
+    for (const sy_dtype dtype : {SY_DTYPE_F32, SY_DTYPE_F16, SY_DTYPE_BF16}) {
+      INFO("matmul_tile=" << tile << ", dtype " << static_cast<int>(dtype));
+      const OptionList options = {{"validation", "true"}, {"matmul_tile", tile}};
+      std::shared_ptr<Device> vulkan = vulkan_test::vulkan_device(options);
+      if (vulkan == nullptr) return;
+      if (!vulkan->supports(SY_OP_CONV2D, dtype)) continue;
+      // Sums of up to 576 products (162 in the weight gradient): 16-bit results within a few of
+      // their ulps of the reference's.
+      require_matches_reference(
+          *vulkan, [dtype](Device& d) { return wide_convolutions(d, dtype); },
+          dtype == SY_DTYPE_F32 ? 1e-4 : (dtype == SY_DTYPE_F16 ? 1e-2 : 5e-2));
+      // Four GEMMs on tensor cores (the bias gradient's one column stays on the shader kernel),
+      // or none.
+      const std::string settings = vulkan->settings();
+      INFO(settings);
+      const bool cooperative =
+          dtype == SY_DTYPE_F16 && settings.find("cooperative_matrix=off") == std::string::npos;
+      CHECK(settings.substr(settings.find("gemms_coopmat=")) ==
+            (cooperative ? "gemms_coopmat=4 gemms_shader=1" : "gemms_coopmat=0 gemms_shader=5"));
     }
   }
 }

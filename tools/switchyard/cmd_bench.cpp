@@ -12,7 +12,6 @@
 #include <chrono>
 #include <iostream>
 #include <sstream>
-#include <utility>
 
 #include "bench_ops.h"
 #include "cli_common.h"
@@ -80,16 +79,22 @@ std::string setting_value(const std::string& settings, const std::string& key) {
 }
 
 // Which code ran the timed matmuls, from a device that counts them (cuda: matmuls_cublaslt and
-// matmuls_kernel; vulkan: matmuls_coopmat and matmuls_shader): "cublaslt" or "kernel",
-// "coopmat" or "shader", "mixed", "none"; "" when the device does not say.
+// matmuls_kernel; vulkan: gemms_coopmat and gemms_shader): "cublaslt" or "kernel", "coopmat" or
+// "shader", "mixed", "none"; "" when the device does not say.
 std::string matmul_path(const std::string& settings) {
-  for (const auto& [fast, plain] :
-       {std::pair<std::string, std::string>{"cublaslt", "kernel"}, {"coopmat", "shader"}}) {
-    const std::string fast_count = setting_value(settings, "matmuls_" + fast);
-    const std::string plain_count = setting_value(settings, "matmuls_" + plain);
+  struct Counters {
+    const char* fast_key;
+    const char* plain_key;
+    const char* fast;
+    const char* plain;
+  };
+  for (const Counters& c : {Counters{"matmuls_cublaslt", "matmuls_kernel", "cublaslt", "kernel"},
+                            Counters{"gemms_coopmat", "gemms_shader", "coopmat", "shader"}}) {
+    const std::string fast_count = setting_value(settings, c.fast_key);
+    const std::string plain_count = setting_value(settings, c.plain_key);
     if (fast_count.empty() || plain_count.empty()) continue;
-    if (plain_count == "0") return fast_count == "0" ? "none" : fast;
-    return fast_count == "0" ? plain : "mixed";
+    if (plain_count == "0") return fast_count == "0" ? "none" : c.fast;
+    return fast_count == "0" ? c.plain : "mixed";
   }
   return "";
 }

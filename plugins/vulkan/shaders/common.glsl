@@ -9,6 +9,13 @@
 #if defined(DT_F16) || defined(DT_BF16) || defined(NEED_16BIT_STORAGE)
 #extension GL_EXT_shader_16bit_storage : require
 #endif
+// The tensor-core kernel of gemm_tile.glsl (gemm_coopmat.glsl).
+#ifdef GEMM_COOPMAT
+#extension GL_NV_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#endif
 
 #define WORKGROUP_SIZE 256
 #define MAX_TENSORS 8

@@ -13,10 +13,17 @@
 // and declares layout(local_size_x = GEMM_TS, local_size_y = GEMM_TS) in.
 
 //
-// GEMM_WIDE (the matmul.*.wide modules, for GPUs: ops_matmul.cpp) makes the workgroup 16x16
+// GEMM_COOPMAT (the *.coopmat.MxNxK modules, f16 on tensor cores) replaces the kernel below by
+// gemm_coopmat.glsl's, with the same contract.
+//
+// GEMM_WIDE (the *.wide modules, for GPUs: ops_matmul.cpp) makes the workgroup 16x16
 // computing a 128x128 tile with BK = 16: four times the outputs per workgroup and twice the
 // multiply-adds per shared-memory word, in the same 16.5 KiB of shared memory, for devices that
 // run many invocations per core and want fewer, fuller workgroups.
+#ifdef GEMM_COOPMAT
+#include "gemm_coopmat.glsl"
+#else
+
 #ifdef GEMM_WIDE
 #define GEMM_BK 16
 #define GEMM_TS 16  // invocations per side of the workgroup
@@ -79,3 +86,5 @@ void gemm_all_tiles(uint M, uint N, uint K) {
     }
   }
 }
+
+#endif  // GEMM_COOPMAT

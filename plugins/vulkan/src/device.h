@@ -94,13 +94,14 @@ class VulkanDevice {
   bool full_subgroups_enabled() const { return full_subgroups_; }
   // MATMUL's tile edge on matmul.comp (64 or 128), from the option and the device type.
   int matmul_tile() const { return matmul_tile_; }
-  // MATMUL dispatches so far, on cooperative matrices and on matmul.comp (the settings line
-  // reports both, so that a benchmark can say which kernel it timed).
-  void count_matmul(bool cooperative) {
-    (cooperative ? matmuls_coopmat_ : matmuls_shader_).fetch_add(1, std::memory_order_relaxed);
+  // GEMM dispatches so far (MATMUL and the convolutions' implicit GEMMs), on cooperative matrices
+  // and on the shader kernels (the settings line reports both, so that a benchmark can say which
+  // kernel it timed).
+  void count_gemm(bool cooperative) {
+    (cooperative ? gemms_coopmat_ : gemms_shader_).fetch_add(1, std::memory_order_relaxed);
   }
-  uint64_t matmuls_coopmat() const { return matmuls_coopmat_.load(std::memory_order_relaxed); }
-  uint64_t matmuls_shader() const { return matmuls_shader_.load(std::memory_order_relaxed); }
+  uint64_t gemms_coopmat() const { return gemms_coopmat_.load(std::memory_order_relaxed); }
+  uint64_t gemms_shader() const { return gemms_shader_.load(std::memory_order_relaxed); }
 
   // Submits to the one VkQueue; serialised because several CommandQueues share it.
   Status submit(const VkSubmitInfo& info, VkFence fence);
@@ -146,8 +147,8 @@ class VulkanDevice {
   bool full_subgroups_ = false;
   int matmul_tile_ = 64;
   std::atomic<bool> cooperative_matrix_refused_{false};
-  std::atomic<uint64_t> matmuls_coopmat_{0};
-  std::atomic<uint64_t> matmuls_shader_{0};
+  std::atomic<uint64_t> gemms_coopmat_{0};
+  std::atomic<uint64_t> gemms_shader_{0};
   SerialTracker serials_;
   std::unique_ptr<MemoryPool> pool_;
   std::unique_ptr<PipelineCache> pipelines_;

@@ -187,11 +187,11 @@ sy_status entry_device_settings(sy_device device, char* buffer, size_t size) {
                                           "x" + std::to_string(shape->k);
     std::snprintf(buffer, size,
                   "validation=%s device_local_only=%s deterministic=%s matmul_tile=%d "
-                  "cooperative_matrix=%s matmuls_coopmat=%llu matmuls_shader=%llu",
+                  "cooperative_matrix=%s gemms_coopmat=%llu gemms_shader=%llu",
                   o.validation ? "on" : "off", o.device_local_only ? "on" : "off",
                   o.deterministic ? "on" : "off", d.matmul_tile(), coopmat.c_str(),
-                  static_cast<unsigned long long>(d.matmuls_coopmat()),
-                  static_cast<unsigned long long>(d.matmuls_shader()));
+                  static_cast<unsigned long long>(d.gemms_coopmat()),
+                  static_cast<unsigned long long>(d.gemms_shader()));
     return ok_status();
   });
 }

@@ -213,9 +213,50 @@ uint32_t choose_row_strategy(int64_t rows, int64_t row_length, ParamBlock* param
   return static_cast<uint32_t>(std::clamp<int64_t>(rows, 1, 65535));
 }
 
-uint32_t gemm_groups(int64_t extent) {
-  constexpr int64_t kTile = 64;  // GEMM_BM = GEMM_BN in gemm_tile.glsl
-  return static_cast<uint32_t>(std::clamp<int64_t>((extent + kTile - 1) / kTile, 1, 65535));
+uint32_t gemm_groups(int64_t extent, int64_t tile) {
+  return static_cast<uint32_t>(std::clamp<int64_t>((extent + tile - 1) / tile, 1, 65535));
+}
+
+GemmKernel choose_gemm_kernel(const OpContext& ctx, uint32_t dtype, int64_t rows, int64_t columns) {
+  constexpr int64_t kNarrow = 64;
+  GemmKernel kernel;
+  if (rows < kNarrow || columns < kNarrow) return kernel;
+  const CooperativeMatrixShape* shape = ctx.device.cooperative_matrix();
+  if (shape != nullptr && dtype == SY_DTYPE_F16) {
+    kernel.suffix = ".coopmat." + std::to_string(shape->m) + "x" + std::to_string(shape->n) + "x" +
+                    std::to_string(shape->k);
+    kernel.tile = 128;  // GEMM_BM = GEMM_BN, GEMM_BK in gemm_coopmat.glsl
+    kernel.depth = 32;
+    kernel.cooperative = true;
+  } else if (ctx.device.matmul_tile() == 128) {
+    kernel.suffix = ".wide";
+    kernel.tile = 128;  // GEMM_WIDE in gemm_tile.glsl
+    kernel.depth = 16;
+  }
+  return kernel;
+}
+
+Status run_gemm(const OpContext& ctx, const std::string& shader, const GemmKernel& kernel,
+                const ParamBlock& params, std::span<const BufferBinding> tensors, int64_t rows,
+                int64_t columns, uint32_t groups_z) {
+  const auto tensor_count = static_cast<uint32_t>(tensors.size());
+  const Pipeline* pipeline = nullptr;
+  Status built =
+      ctx.device.pipelines().get(shader + kernel.suffix, tensor_count, params.mode, &pipeline);
+  if (!built.ok() && kernel.cooperative &&
+      ctx.device.options().cooperative_matrix != DeviceOptions::CooperativeMatrix::kOn) {
+    ctx.device.refuse_cooperative_matrix(built.message());
+    GemmKernel plain;
+    if (ctx.device.matmul_tile() == 128) plain = {".wide", 128, 16, false};
+    ParamBlock plain_params = params;
+    plain_params.mode &= ~(kRowsFastA | kColumnsFastB);
+    return run_gemm(ctx, shader, plain, plain_params, tensors, rows, columns, groups_z);
+  }
+  SY_VK_RETURN_IF_ERROR(built);
+  ctx.device.count_gemm(kernel.cooperative);
+  return ctx.queue.dispatch(*pipeline, &params, sizeof(params), tensors,
+                            gemm_groups(columns, kernel.tile), gemm_groups(rows, kernel.tile),
+                            groups_z);
 }
 
 Status run_shader(const OpContext& ctx, const std::string& module, const ParamBlock& params,

@@ -57,9 +57,36 @@ Status bind_tensor(const OpContext& ctx, const sy_tensor_desc& desc, const char*
 
 // Workgroups for a grid-stride loop over `items`.
 uint32_t groups_for(uint64_t items);
-// Workgroups along one axis of a GEMM-shaped dispatch (gemm_tile.glsl): one per 64 rows or
+// Workgroups along one axis of a GEMM-shaped dispatch (gemm_tile.glsl): one per `tile` rows or
 // columns, at most 65535 (the shader strides over the rest).
-uint32_t gemm_groups(int64_t extent);
+uint32_t gemm_groups(int64_t extent, int64_t tile = 64);
+
+// The form of the tiled GEMM (gemm_tile.glsl) a product runs: the module suffix after
+// "<shader>.<dtype>", the output tile edge and the K step.
+struct GemmKernel {
+  std::string suffix;  // "", ".wide" or ".coopmat.16x16x16"
+  int64_t tile = 64;
+  int64_t depth = 32;
+  bool cooperative = false;
+};
+// f16 on tensor cores where the device has them, else the 128-wide tiles where the device's
+// matmul_tile is 128, else the 64-wide ones; a result narrower than 64 rows or columns always
+// takes the 64-wide tiles (a 128-wide one would be mostly padding).
+GemmKernel choose_gemm_kernel(const OpContext& ctx, uint32_t dtype, int64_t rows, int64_t columns);
+
+// ParamBlock::mode bits of the cooperative-matrix form (gemm_coopmat.glsl): A's row axis, B's
+// column axis have unit stride (neighbouring invocations then fill the tiles from neighbouring
+// elements).
+constexpr uint32_t kRowsFastA = 1u << 18;
+constexpr uint32_t kColumnsFastB = 1u << 19;
+
+// run_shader of `shader` + kernel.suffix over a rows x columns result (the dispatch's y and x).
+// Where the cooperative-matrix pipeline cannot be created, the device stops using tensor cores
+// (VulkanDevice::refuse_cooperative_matrix, with cooperative_matrix auto) and the call runs the
+// shader kernel instead; with cooperative_matrix on, the error is returned.
+Status run_gemm(const OpContext& ctx, const std::string& shader, const GemmKernel& kernel,
+                const ParamBlock& params, std::span<const BufferBinding> tensors, int64_t rows,
+                int64_t columns, uint32_t groups_z);
 
 // Bit of ParamBlock::mode (ONE_INVOCATION_PER_ROW in shaders/common.glsl): row-wise shaders walk
 // each row with one invocation instead of one workgroup.

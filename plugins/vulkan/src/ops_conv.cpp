@@ -81,15 +81,20 @@ ConvGeometry per_group(ConvGeometry g, int64_t groups) {
   return g;
 }
 
-// Runs `module` over all groups, the group in the dispatch's z index (u[13] the first one).
-Status run_groups(const OpContext& ctx, const std::string& module, ParamBlock params,
-                  const std::vector<BufferBinding>& bindings, uint32_t groups_x, uint32_t groups_y,
-                  int64_t groups) {
+// Runs the implicit GEMM `shader` (a rows x columns result per group) over all groups, the group
+// in the dispatch's z index (u[13] the first one), in the form choose_gemm_kernel picks;
+// `columns_fast` says that neighbouring columns of its B operand are neighbours in memory (the
+// output pixels of an image row), which the cooperative-matrix form reads in that order.
+Status run_groups(const OpContext& ctx, uint32_t dtype, const std::string& shader,
+                  ParamBlock params, const std::vector<BufferBinding>& bindings, int64_t rows,
+                  int64_t columns, int64_t groups, bool columns_fast = false, bool plain = false) {
+  const GemmKernel kernel = plain ? GemmKernel{} : choose_gemm_kernel(ctx, dtype, rows, columns);
+  if (kernel.cooperative && columns_fast) params.mode |= kColumnsFastB;
   constexpr int64_t kMaxZ = 65535;  // Vulkan's guaranteed maxComputeWorkGroupCount[2]
   for (int64_t first = 0; first < groups; first += kMaxZ) {
     params.u[13] = static_cast<uint32_t>(first);
     const auto z = static_cast<uint32_t>(std::min(groups - first, kMaxZ));
-    SY_VK_RETURN_IF_ERROR(run_shader(ctx, module, params, bindings, groups_x, groups_y, z));
+    SY_VK_RETURN_IF_ERROR(run_gemm(ctx, shader, kernel, params, bindings, rows, columns, z));
   }
   return ok_status();
 }
@@ -169,8 +174,8 @@ Status run_conv2d(const OpContext& ctx) {
   encode_geometry(one, has_bias, &params);
   params.count = static_cast<uint32_t>(count);
   params.mode = mode;
-  return run_groups(ctx, std::string("conv2d.") + float_variant(x.dtype), params, bindings,
-                    gemm_groups(g.n * g.oh * g.ow), gemm_groups(one.o), groups);
+  return run_groups(ctx, x.dtype, std::string("conv2d.") + float_variant(x.dtype), params, bindings,
+                    one.o, g.n * g.oh * g.ow, groups, /*columns_fast=*/true);
 }
 
 Status run_conv2d_backward_data(const OpContext& ctx) {
@@ -200,8 +205,8 @@ Status run_conv2d_backward_data(const OpContext& ctx) {
   const ConvGeometry one = per_group(g, groups);
   encode_geometry(one, false, &params);
   params.count = static_cast<uint32_t>(count);
-  return run_groups(ctx, std::string("conv2d_backward_data.") + float_variant(w.dtype), params,
-                    bindings, gemm_groups(g.n * g.h * g.w), gemm_groups(one.c), groups);
+  return run_groups(ctx, w.dtype, std::string("conv2d_backward_data.") + float_variant(w.dtype),
+                    params, bindings, one.c, g.n * g.h * g.w, groups, /*columns_fast=*/true);
 }
 
 Status run_conv2d_backward_weight(const OpContext& ctx) {
@@ -240,13 +245,15 @@ Status run_conv2d_backward_weight(const OpContext& ctx) {
   if (weights > 0) {
     params.count = static_cast<uint32_t>(weights);
     params.mode = 0;
-    SY_VK_RETURN_IF_ERROR(run_groups(ctx, module, params, bindings,
-                                     gemm_groups(one.c * g.kh * g.kw), gemm_groups(one.o), groups));
+    SY_VK_RETURN_IF_ERROR(
+        run_groups(ctx, x.dtype, module, params, bindings, one.o, one.c * g.kh * g.kw, groups));
   }
   if (has_bias && g.o > 0) {
     params.count = static_cast<uint32_t>(g.o);
     params.mode = 1;
-    SY_VK_RETURN_IF_ERROR(run_groups(ctx, module, params, bindings, 1, gemm_groups(one.o), groups));
+    // The bias gradient: one column of sums, on the 64-wide tiles.
+    SY_VK_RETURN_IF_ERROR(run_groups(ctx, x.dtype, module, params, bindings, one.o, 1, groups,
+                                     /*columns_fast=*/false, /*plain=*/true));
   }
   return ok_status();
 }

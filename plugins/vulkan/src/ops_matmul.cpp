@@ -6,7 +6,6 @@
 
 #include "device.h"
 #include "ops.h"
-#include "pipeline_cache.h"
 #include "tensor_layout.h"
 
 namespace sy_vk {
@@ -142,35 +141,13 @@ bool prefer_small_product(int64_t batch, int64_t M, int64_t N, int64_t K, int64_
   return small < tiled;
 }
 
-// ParamBlock::mode bits of matmul_coopmat.comp: which axis of A and of B has unit stride, so that
-// the invocations filling the shared tiles read neighbouring elements.
-constexpr uint32_t kRowsFastA = 1u << 18;
-constexpr uint32_t kColumnsFastB = 1u << 19;
-// TILE_M = TILE_N in matmul_coopmat.comp, and GEMM_BM = GEMM_BN of matmul.*.wide.
-constexpr int64_t kWideTile = 128;
-
-// The cooperative matrix module for a tiled product of `dtype`, or "" when it stays on
-// matmul.comp: the device must have enabled a shape (device.cpp) and the data be f16 (the NV
-// extension has no bf16; f32 would lose precision in f16). Small products go to matmul.comp's
-// per-element kernel before this is asked.
-std::string coopmat_module(const OpContext& ctx, uint32_t dtype) {
-  const CooperativeMatrixShape* shape = ctx.device.cooperative_matrix();
-  if (shape == nullptr || dtype != SY_DTYPE_F16) return "";
-  return "matmul_coopmat.f16." + std::to_string(shape->m) + "x" + std::to_string(shape->n) + "x" +
-         std::to_string(shape->k);
-}
-
-uint32_t coopmat_mode(const sy_tensor_desc* views) {
+// The unit-stride axes of A and B for the cooperative-matrix form (kRowsFastA, kColumnsFastB).
+uint32_t fast_axes(const sy_tensor_desc* views) {
   const uint32_t r = views[3].rank - 2;
   uint32_t mode = 0;
   if (views[0].strides[r] == 1 && views[0].strides[r + 1] != 1) mode |= kRowsFastA;
   if (views[1].strides[r + 1] == 1 || views[1].strides[r] != 1) mode |= kColumnsFastB;
   return mode;
-}
-
-// Workgroups along one axis of the 128-wide tiles (the shaders stride over the rest).
-uint32_t wide_groups(int64_t extent) {
-  return static_cast<uint32_t>(std::clamp<int64_t>((extent + kWideTile - 1) / kWideTile, 1, 65535));
 }
 
 }  // namespace
@@ -210,41 +187,18 @@ Status run_matmul(const OpContext& ctx) {
   constexpr int64_t kSmallColumns = 8;  // SMALL_COLUMNS in matmul.comp
   const int64_t small_items = batch * M * ((N + kSmallColumns - 1) / kSmallColumns);
   const auto batch_groups = static_cast<uint32_t>(std::min<int64_t>(batch, 65535));
-  const std::string coopmat = coopmat_module(ctx, out.dtype);
-  const bool wide = ctx.device.matmul_tile() == 128;
-  const int64_t tile = !coopmat.empty() || wide ? 128 : 64;
-  const int64_t depth = wide && coopmat.empty() ? 16 : 32;
-  if (prefer_small_product(batch, M, N, K, tile, depth) && small_items <= int64_t{UINT32_MAX}) {
+  const GemmKernel kernel = choose_gemm_kernel(ctx, out.dtype, M, N);
+  if (prefer_small_product(batch, M, N, K, kernel.tile, kernel.depth) &&
+      small_items <= int64_t{UINT32_MAX}) {
     params.mode |= kSmallProduct;
     params.count = static_cast<uint32_t>(small_items);
     constexpr int64_t kGroupSize = 64;  // GEMM_TS * GEMM_TS invocations
     const auto groups = std::clamp<int64_t>((small_items + kGroupSize - 1) / kGroupSize, 1, 65535);
-    ctx.device.count_matmul(/*cooperative=*/false);
+    ctx.device.count_gemm(/*cooperative=*/false);
     return run_shader(ctx, module, params, bindings, static_cast<uint32_t>(groups));
   }
-  if (!coopmat.empty()) {
-    // A driver that lists the extension may still refuse the pipeline: with cooperative_matrix
-    // auto the products then go on without tensor cores (said once on stderr); with on, the error.
-    ParamBlock coopmat_params = params;
-    coopmat_params.mode |= coopmat_mode(views);
-    const Pipeline* pipeline = nullptr;
-    const Status built = ctx.device.pipelines().get(coopmat, 4, coopmat_params.mode, &pipeline);
-    if (built.ok()) {
-      ctx.device.count_matmul(/*cooperative=*/true);
-      return ctx.queue.dispatch(*pipeline, &coopmat_params, sizeof(coopmat_params), bindings,
-                                wide_groups(N), wide_groups(M), batch_groups);
-    }
-    if (ctx.device.options().cooperative_matrix == DeviceOptions::CooperativeMatrix::kOn) {
-      return built;
-    }
-    ctx.device.refuse_cooperative_matrix(built.message());
-  }
-  ctx.device.count_matmul(/*cooperative=*/false);
-  if (wide) {
-    return run_shader(ctx, module + ".wide", params, bindings, wide_groups(N), wide_groups(M),
-                      batch_groups);
-  }
-  return run_shader(ctx, module, params, bindings, gemm_groups(N), gemm_groups(M), batch_groups);
+  if (kernel.cooperative) params.mode |= fast_axes(views);
+  return run_gemm(ctx, module, kernel, params, bindings, M, N, batch_groups);
 }
 
 }  // namespace sy_vk

@@ -109,8 +109,9 @@ Status PipelineCache::create(const std::string& name, uint32_t binding_count, ui
   pipeline_info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
   pipeline_info.stage.module = module;
   pipeline_info.stage.pName = "main";
-  // The cooperative matrix kernel divides its workgroup into subgroups of 32 by gl_SubgroupID.
-  if (name.rfind("matmul_coopmat", 0) == 0 && device_.full_subgroups_enabled()) {
+  // The cooperative-matrix modules (gemm_coopmat.glsl) divide their workgroup into subgroups of
+  // 32 by gl_SubgroupID.
+  if (name.find(".coopmat.") != std::string::npos && device_.full_subgroups_enabled()) {
     pipeline_info.stage.flags |= VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
   }
   const VkSpecializationMapEntry entry{0, 0, sizeof(uint32_t)};
