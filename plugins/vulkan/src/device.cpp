@@ -33,10 +33,19 @@ uint32_t find_memory_type(const VkPhysicalDeviceMemoryProperties& memory, uint32
 
 }  // namespace
 
+namespace {
+
+// gemm_coopmat.glsl's shared memory: the f16 A and B tiles with their padded rows and eight
+// subgroups' f32 scratch of at most 16 x 16.
+constexpr uint32_t kCoopmatSharedBytes = (128 * 40 + 32 * 136) * 2 + 8 * 16 * 16 * 4;
+
+}  // namespace
+
 const CooperativeMatrixShape* choose_cooperative_matrix_shape(const PhysicalDeviceInfo& info) {
   if (!info.cooperative_matrix_nv || !info.shader_float16 || !info.storage_buffer_16bit ||
       !info.vulkan_memory_model || !info.compute_full_subgroups ||
-      info.subgroup.subgroupSize != 32) {
+      info.subgroup.subgroupSize != 32 ||
+      info.properties.limits.maxComputeSharedMemorySize < kCoopmatSharedBytes) {
     return nullptr;
   }
   // The shapes matmul_coopmat.comp is compiled for (CMakeLists.txt), best first.
@@ -56,6 +65,10 @@ std::string cooperative_matrix_absence(const PhysicalDeviceInfo& info) {
   if (!info.compute_full_subgroups) return "cannot require full subgroups";
   if (info.subgroup.subgroupSize != 32) {
     return "has subgroups of " + std::to_string(info.subgroup.subgroupSize) + ", not 32";
+  }
+  if (info.properties.limits.maxComputeSharedMemorySize < kCoopmatSharedBytes) {
+    return "has " + std::to_string(info.properties.limits.maxComputeSharedMemorySize) +
+           " bytes of shared memory, the kernel needs " + std::to_string(kCoopmatSharedBytes);
   }
   return "offers no f16 x f16 -> f32 shape 16x16x16 or 16x8x16";
 }
