@@ -3,6 +3,7 @@
 // chain leaves behind; every call returning OK also means the validation layer said nothing.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
@@ -232,6 +233,13 @@ TEST_CASE("vulkan: f16 / bf16 chains and integer gather / scatter match the refe
   compare_with_reference(sixteen_bit_and_integers, 1e-2);
 }
 
+// gpu-check sets SWITCHYARD_REQUIRE_COOPERATIVE_MATRIX=1 on a GPU with tensor cores: there the f16
+// products must have run on them, not merely matched the reference on the shader kernel.
+void require_cooperative_where_asked(bool cooperative) {
+  const char* required = std::getenv("SWITCHYARD_REQUIRE_COOPERATIVE_MATRIX");
+  if (required != nullptr && std::string(required) == "1") REQUIRE(cooperative);
+}
+
 // Products large enough for the tiled kernels: in f16 on a device with cooperative matrices
 // (NVIDIA) they run on matmul_coopmat.comp, elsewhere on matmul.comp. A batch folded into rows
 // with a bias, both operands transposed (A's m axis and B's k axis of stride 1) with a bias, and
@@ -273,6 +281,7 @@ TEST_CASE("vulkan: f16 products on the tiled kernels (tensor cores where the dev
     const std::string settings = vulkan->settings();
     INFO(settings);
     const bool cooperative = settings.find("cooperative_matrix=off") == std::string::npos;
+    if (std::string(mode) == "auto") require_cooperative_where_asked(cooperative);
     CHECK((cooperative ? "gemms_coopmat=3 gemms_shader=0" : "gemms_coopmat=0 gemms_shader=3") ==
           settings.substr(settings.find("gemms_coopmat=")));
   }
@@ -344,6 +353,7 @@ TEST_CASE("vulkan: convolutions on the 64 and 128 tiles and on tensor cores matc
       INFO(settings);
       const bool cooperative =
           dtype == SY_DTYPE_F16 && settings.find("cooperative_matrix=off") == std::string::npos;
+      if (dtype == SY_DTYPE_F16) require_cooperative_where_asked(cooperative);
       CHECK(settings.substr(settings.find("gemms_coopmat=")) ==
             (cooperative ? "gemms_coopmat=4 gemms_shader=1" : "gemms_coopmat=0 gemms_shader=5"));
     }
