@@ -268,7 +268,8 @@ TEST_CASE("vulkan: f16 products on the tiled kernels (tensor cores where the dev
   constexpr double kTolerance = 1e-2;
   for (const char* mode : {"auto", "off"}) {
     INFO("cooperative_matrix=" << mode);
-    const OptionList options = {{"validation", "true"}, {"cooperative_matrix", mode}};
+    OptionList options = vulkan_test::validation_on();
+    options.emplace_back("cooperative_matrix", mode);
     std::shared_ptr<Device> vulkan = vulkan_test::vulkan_device(options);
     if (vulkan == nullptr) return;
     if (!vulkan->supports(SY_OP_MATMUL, SY_DTYPE_F16)) {
@@ -293,7 +294,8 @@ TEST_CASE("vulkan: the 64 and 128 tiles of the matmul kernel match the reference
   for (const char* tile : {"64", "128"}) {
     for (const sy_dtype dtype : {SY_DTYPE_F32, SY_DTYPE_BF16}) {
       INFO("matmul_tile=" << tile << ", " << (dtype == SY_DTYPE_F32 ? "f32" : "bf16"));
-      const OptionList options = {{"validation", "true"}, {"matmul_tile", tile}};
+      OptionList options = vulkan_test::validation_on();
+      options.emplace_back("matmul_tile", tile);
       std::shared_ptr<Device> vulkan = vulkan_test::vulkan_device(options);
       if (vulkan == nullptr) return;
       CHECK(vulkan->settings().find(std::string("matmul_tile=") + tile) != std::string::npos);
@@ -338,7 +340,8 @@ TEST_CASE("vulkan: convolutions on the 64 and 128 tiles and on tensor cores matc
   for (const char* tile : {"64", "128"}) {
     for (const sy_dtype dtype : {SY_DTYPE_F32, SY_DTYPE_F16, SY_DTYPE_BF16}) {
       INFO("matmul_tile=" << tile << ", dtype " << static_cast<int>(dtype));
-      const OptionList options = {{"validation", "true"}, {"matmul_tile", tile}};
+      OptionList options = vulkan_test::validation_on();
+      options.emplace_back("matmul_tile", tile);
       std::shared_ptr<Device> vulkan = vulkan_test::vulkan_device(options);
       if (vulkan == nullptr) return;
       if (!vulkan->supports(SY_OP_CONV2D, dtype)) continue;
