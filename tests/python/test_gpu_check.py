@@ -106,24 +106,31 @@ def test_vulkan_device_prints_its_settings_and_cooperative_matrix_shapes(tmp_pat
     assert "tf32=off" not in printed  # cuda's lines are not vulkan's
 
 
-def test_speed_reports_the_vulkan_matmuls_and_their_kernel_without_judging(tmp_path):
+def speed_evidence(folder, changes):
+    """Our bench files (a passing set, with `changes`: None removes a file) and the peer's, in
+    `folder`; returns the peer file's path."""
     ours = {"matmul-bf16-cuda.json": {"gflops": 800000}, "matmul-f32-cuda.json": {"gflops": 50000},
             "step-cuda.json": {"median_ms": 1.0}, "transformer-cuda.json": {"median_ms": 5.0},
-            "lstm-cuda.json": {"median_ms": 7.0}, "add-cuda.json": {"median_microseconds": 12.0},
-            "matmul-f32-vulkan.json": {"gflops": 9000.0, "dtype": "f32", "device_name": "H200",
-                                       "matmul_path": "shader",
-                                       "settings": "matmul_tile=128 cooperative_matrix=16x16x16"},
-            "matmul-f32-tile64-vulkan.json": {"gflops": 4700.0, "dtype": "f32",
-                                              "device_name": "H200", "matmul_path": "shader",
-                                              "settings": "matmul_tile=64"},
-            "matmul-f16-vulkan.json": {"gflops": 310000.0, "dtype": "f16", "device_name": "H200",
-                                       "matmul_path": "coopmat"}}
+            "lstm-cuda.json": {"median_ms": 7.0}, "add-cuda.json": {"median_microseconds": 12.0}}
+    ours.update(changes)
     for name, document in ours.items():
-        write(tmp_path / name, document)
-    peer = write(tmp_path / "peer.json", {
+        if document is not None:
+            write(folder / name, document)
+    return write(folder / "peer.json", {
         "matmul_bf16": {"gflops": 900000}, "matmul_f32": {"gflops": 50000},
         "step": {"median_ms": 1.0}, "transformer": {"median_ms": 5.0},
         "lstm": {"median_ms": 10.0}, "add": {"median_us": 14.0}})
+
+
+def test_speed_reports_the_vulkan_matmuls_and_their_kernel_without_judging(tmp_path):
+    peer = speed_evidence(tmp_path, {
+        "matmul-f32-vulkan.json": {"gflops": 9000.0, "dtype": "f32", "device_name": "H200",
+                                   "matmul_path": "shader",
+                                   "settings": "matmul_tile=128 cooperative_matrix=16x16x16"},
+        "matmul-f32-tile64-vulkan.json": {"gflops": 4700.0, "dtype": "f32", "device_name": "H200",
+                                          "matmul_path": "shader", "settings": "matmul_tile=64"},
+        "matmul-f16-vulkan.json": {"gflops": 310000.0, "dtype": "f16", "device_name": "H200",
+                                   "matmul_path": "coopmat"}})
     out = tmp_path / "speed.json"
     assert verdict("speed", tmp_path, peer, "--out", out) == 0  # below 25 TFLOP/s: reported
     rows = {row["what"]: row for row in json.loads(out.read_text())["rows"]}
@@ -142,17 +149,7 @@ def test_speed_reports_the_vulkan_matmuls_and_their_kernel_without_judging(tmp_p
     ({"add-cuda.json": {"median_microseconds": 99.0}}, True),  # reported, not bounded
 ])
 def test_speed_holds_each_bounded_ratio(tmp_path, change, accepted):
-    ours = {"matmul-bf16-cuda.json": {"gflops": 800000}, "matmul-f32-cuda.json": {"gflops": 50000},
-            "step-cuda.json": {"median_ms": 1.0}, "transformer-cuda.json": {"median_ms": 5.0},
-            "lstm-cuda.json": {"median_ms": 7.0}, "add-cuda.json": {"median_microseconds": 12.0}}
-    ours.update(change)
-    for name, document in ours.items():
-        if document is not None:
-            write(tmp_path / name, document)
-    peer = write(tmp_path / "peer.json", {
-        "matmul_bf16": {"gflops": 900000}, "matmul_f32": {"gflops": 50000},
-        "step": {"median_ms": 1.0}, "transformer": {"median_ms": 5.0},
-        "lstm": {"median_ms": 10.0}, "add": {"median_us": 14.0}})
+    peer = speed_evidence(tmp_path, change)
     out = tmp_path / "speed.json"
     assert verdict("speed", tmp_path, peer, "--out", out) == (0 if accepted else 1)
     rows = {row["what"]: row for row in json.loads(out.read_text())["rows"]}
