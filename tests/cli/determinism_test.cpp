@@ -28,8 +28,6 @@ const Json* usable_device(const Json& devices, const std::string& id) {
   return device != nullptr && device->at("usable").get<bool>() ? device : nullptr;
 }
 
-// A digits MLP with dropout (so the random stream matters too): well under a second per run on
-// the CPU backends and on lavapipe.
 // A settings line without its counters (cuda's `matmuls_*=N`, vulkan's `gemms_*=N`):
 // the line printed when a run starts and the one its metrics keep at the end differ only there.
 std::string without_counters(const std::string& settings) {
@@ -42,6 +40,7 @@ std::string without_counters(const std::string& settings) {
   return kept;
 }
 
+// The settings line a run prints ("settings: ..."), without its label; "" where there is none.
 std::string printed_settings(const std::string& output) {
   const std::string key = "settings: ";
   const size_t begin = output.find(key);
@@ -50,6 +49,8 @@ std::string printed_settings(const std::string& output) {
   return output.substr(begin + key.size(), end - begin - key.size());
 }
 
+// A digits MLP with dropout (so the random stream matters too): well under a second per run on
+// the CPU backends and on lavapipe.
 std::string digits_yaml() {
   return "deterministic: true\n"
          "data: {dataset: digits, test_fraction: 0.2, scale: divide, divisor: 16}\n"

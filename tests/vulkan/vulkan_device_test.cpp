@@ -14,13 +14,17 @@ namespace {
 using vulkan_test::vulkan_device;
 using vulkan_test::vulkan_plugin;
 
-TEST_CASE("vulkan: devices report name, type, driver and device-local memory", "[vulkan]") {
+// The Vulkan plugin, or null after saying "skipped vulkan: <reason>" (testing::skip_backend).
+std::shared_ptr<Plugin> plugin_or_skip() {
   std::string reason;
   std::shared_ptr<Plugin> plugin = vulkan_plugin(&reason);
-  if (plugin == nullptr) {
-    testing::skip_backend("vulkan", reason);
-    return;
-  }
+  if (plugin == nullptr) testing::skip_backend("vulkan", reason);
+  return plugin;
+}
+
+TEST_CASE("vulkan: devices report name, type, driver and device-local memory", "[vulkan]") {
+  std::shared_ptr<Plugin> plugin = plugin_or_skip();
+  if (plugin == nullptr) return;
   const uint32_t count = value_or_throw(plugin->device_count());
   REQUIRE(count >= 1);
   for (uint32_t index = 0; index < count; ++index) {
@@ -41,12 +45,8 @@ TEST_CASE("vulkan: devices report name, type, driver and device-local memory", "
 }
 
 TEST_CASE("vulkan: an unknown option is INVALID_ARGUMENT naming the key", "[vulkan]") {
-  std::string reason;
-  std::shared_ptr<Plugin> plugin = vulkan_plugin(&reason);
-  if (plugin == nullptr) {
-    testing::skip_backend("vulkan", reason);
-    return;
-  }
+  std::shared_ptr<Plugin> plugin = plugin_or_skip();
+  if (plugin == nullptr) return;
   Result<std::shared_ptr<Device>> device = Device::create(plugin, 0, {{"threads", "4"}});
   REQUIRE_FALSE(device.ok());
   CHECK(device.status().code() == StatusCode::kInvalidArgument);
@@ -54,12 +54,8 @@ TEST_CASE("vulkan: an unknown option is INVALID_ARGUMENT naming the key", "[vulk
 }
 
 TEST_CASE("vulkan: malformed option values are INVALID_ARGUMENT naming key and value", "[vulkan]") {
-  std::string reason;
-  std::shared_ptr<Plugin> plugin = vulkan_plugin(&reason);
-  if (plugin == nullptr) {
-    testing::skip_backend("vulkan", reason);
-    return;
-  }
+  std::shared_ptr<Plugin> plugin = plugin_or_skip();
+  if (plugin == nullptr) return;
   const OptionList cases[] = {{{"validation", "maybe"}},
                               {{"memory_limit_bytes", "-5"}},
                               {{"memory_fraction", "1.5"}},
@@ -90,17 +86,13 @@ TEST_CASE("vulkan: f32 supports every op; 16-bit follows the device", "[vulkan]"
   CHECK_FALSE(device->supports(static_cast<sy_op>(SY_OP_COUNT), SY_DTYPE_F32));
 }
 
-// The tensor-core path (matmul_coopmat.comp): where the device lists an f16 x f16 -> f32 shape the
+// The tensor-core path (gemm_coopmat.glsl): where the device lists an f16 x f16 -> f32 shape the
 // shader has and the other things it needs, `auto` and `on` use it and say which shape in the
 // settings line; elsewhere (lavapipe) `on` is UNAVAILABLE naming the option and the reason, and
 // `auto` runs without it. `off` never uses it.
 TEST_CASE("vulkan: cooperative_matrix auto | on | off follows the device and says so", "[vulkan]") {
-  std::string reason;
-  std::shared_ptr<Plugin> plugin = vulkan_plugin(&reason);
-  if (plugin == nullptr) {
-    testing::skip_backend("vulkan", reason);
-    return;
-  }
+  std::shared_ptr<Plugin> plugin = plugin_or_skip();
+  if (plugin == nullptr) return;
   const DeviceInfo info = value_or_throw(plugin->device_info(0));
   INFO(info.name << ": " << info.details);
   const bool listed = info.details.find("cooperative matrix f16->f32:") != std::string::npos;

@@ -241,9 +241,9 @@ void require_cooperative_where_asked(bool cooperative) {
 }
 
 // Products large enough for the tiled kernels: in f16 on a device with cooperative matrices
-// (NVIDIA) they run on matmul_coopmat.comp, elsewhere on matmul.comp. A batch folded into rows
-// with a bias, both operands transposed (A's m axis and B's k axis of stride 1) with a bias, and
-// a batch of separate products; every edge is a partial 64 x 64 and 128 x 128 tile.
+// (NVIDIA) they run on gemm_coopmat.glsl, elsewhere on gemm_tile.glsl's tiles. A batch folded into
+// rows with a bias, both operands transposed (A's m axis and B's k axis of stride 1) with a bias,
+// and a batch of separate products; every edge is a partial 64 x 64 and 128 x 128 tile.
 std::vector<DeviceTensor> tiled_products(Device& d, sy_dtype dtype) {
   const DeviceTensor x = upload(d, dtype, {2, 150, 72}, wavy_values(2 * 150 * 72, 0.3));
   const DeviceTensor w = upload(d, dtype, {72, 200}, wavy_values(72 * 200, 1.1, 0.5));
@@ -288,8 +288,8 @@ TEST_CASE("vulkan: f16 products on the tiled kernels (tensor cores where the dev
   }
 }
 
-// matmul.comp's two tile sizes (64 for CPU drivers, 128 for GPUs: auto picks by device type),
-// each forced on whatever device this is, in f32 and bf16.
+// gemm_tile.glsl's two tile sizes (64 for CPU drivers, 128 for GPUs: auto picks by device type),
+// each forced on whatever device this is, in f32 and bf16 (never on tensor cores).
 TEST_CASE("vulkan: the 64 and 128 tiles of the matmul kernel match the reference", "[vulkan]") {
   for (const char* tile : {"64", "128"}) {
     for (const sy_dtype dtype : {SY_DTYPE_F32, SY_DTYPE_BF16}) {
@@ -298,11 +298,15 @@ TEST_CASE("vulkan: the 64 and 128 tiles of the matmul kernel match the reference
       options.emplace_back("matmul_tile", tile);
       std::shared_ptr<Device> vulkan = vulkan_test::vulkan_device(options);
       if (vulkan == nullptr) return;
-      CHECK(vulkan->settings().find(std::string("matmul_tile=") + tile) != std::string::npos);
       if (!vulkan->supports(SY_OP_MATMUL, dtype)) continue;
       require_matches_reference(
           *vulkan, [dtype](Device& d) { return tiled_products(d, dtype); },
           dtype == SY_DTYPE_F32 ? 1e-4 : 2e-2);
+      // The device took the tile, and ran the three products on the shader kernel.
+      const std::string settings = vulkan->settings();
+      INFO(settings);
+      CHECK(settings.find(std::string("matmul_tile=") + tile + " ") != std::string::npos);
+      CHECK(settings.substr(settings.find("gemms_coopmat=")) == "gemms_coopmat=0 gemms_shader=3");
     }
   }
 }

@@ -163,14 +163,6 @@ Status TableReader::read(const detail::CsvLine& line) {
   return ok_status();
 }
 
-// A target's name for outputs and messages: the header's name, else "column 3".
-std::string column_name(const TableLayout& layout, int64_t column) {
-  if (column >= 0 && column < static_cast<int64_t>(layout.column_names.size())) {
-    return layout.column_names[static_cast<size_t>(column)];
-  }
-  return "column " + std::to_string(column + 1);
-}
-
 bool is_number(const std::string& text) {
   float value = 0;
   return detail::parse_csv_float(text, value) == detail::ParsedNumber::kNumber;
@@ -238,9 +230,8 @@ Status check_class_numbers(const std::vector<RawLabel>& raw, const TableLayout& 
   const std::string label = layout.column_label(layout.target_column);
   // data.targets takes the column's name, or its number: the number in a file without names, or
   // where the name is long or unprintable (the advice must be one that can be typed).
-  const std::string name = column_name(layout, layout.target_column);
-  const bool typeable = !layout.column_names.empty() && name.size() <= detail::kNameLimit &&
-                        detail::printable_text(name) == name;
+  const std::string name = layout.column_name(layout.target_column);
+  const bool typeable = !layout.column_names.empty() && detail::name_for_message(name) == name;
   const std::string key = typeable ? name : std::to_string(layout.target_column + 1);
   const std::string regression = "to predict its numbers (a regression), " +
                                  std::string(kTargetOfNumbersAdvice) + ": [" + key +
@@ -297,7 +288,7 @@ Status assign_labels(const std::vector<RawLabel>& raw, const detail::FirstLine& 
   if (!values.empty()) {
     // Regression: the targets are numbers read with the features; labels stay 0.
     const TableLayout& named = options.trained != nullptr ? *options.trained : data.table;
-    for (const int64_t column : values) data.target_names.push_back(column_name(named, column));
+    for (const int64_t column : values) data.target_names.push_back(named.column_name(column));
     data.labeled = !data.table.value_columns.empty();
     data.labels.assign(static_cast<size_t>(data.sample_count), 0);
     return ok_status();

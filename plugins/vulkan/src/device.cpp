@@ -31,10 +31,6 @@ uint32_t find_memory_type(const VkPhysicalDeviceMemoryProperties& memory, uint32
   return best;
 }
 
-}  // namespace
-
-namespace {
-
 // gemm_coopmat.glsl's shared memory: the f16 A and B tiles with their padded rows and eight
 // subgroups' f32 scratch of at most 16 x 16.
 constexpr uint32_t kCoopmatSharedBytes = (128 * 40 + 32 * 136) * 2 + 8 * 16 * 16 * 4;
@@ -48,11 +44,11 @@ const CooperativeMatrixShape* choose_cooperative_matrix_shape(const PhysicalDevi
       info.properties.limits.maxComputeSharedMemorySize < kCoopmatSharedBytes) {
     return nullptr;
   }
-  // The shapes matmul_coopmat.comp is compiled for (CMakeLists.txt), best first.
+  // The shapes gemm_coopmat.glsl is compiled for (CMakeLists.txt), best first.
   for (const CooperativeMatrixShape wanted :
        {CooperativeMatrixShape{16, 16, 16}, CooperativeMatrixShape{16, 8, 16}}) {
     for (const CooperativeMatrixShape& shape : info.cooperative_matrix_f16_f32) {
-      if (shape.m == wanted.m && shape.n == wanted.n && shape.k == wanted.k) return &shape;
+      if (shape == wanted) return &shape;
     }
   }
   return nullptr;
@@ -145,8 +141,8 @@ Status VulkanDevice::create_logical_device() {
   std::vector<const char*> extensions;
   if (physical_.has_memory_budget) extensions.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
 
-  // Tensor cores: matmul_coopmat.comp needs f16 arithmetic, full 32-wide subgroups and a
-  // fragment shape it is compiled for.
+  // Tensor cores: gemm_coopmat.glsl needs f16 arithmetic, full 32-wide subgroups and a fragment
+  // shape it is compiled for.
   const CooperativeMatrixShape* shape = choose_cooperative_matrix_shape(physical_);
   if (options_.cooperative_matrix == DeviceOptions::CooperativeMatrix::kOn && shape == nullptr) {
     return unavailable("vulkan option cooperative_matrix=on, but " +
@@ -166,7 +162,6 @@ Status VulkanDevice::create_logical_device() {
   VkPhysicalDeviceSubgroupSizeControlFeatures size_control{};
   size_control.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES;
   if (physical_.compute_full_subgroups) {
-    size_control.subgroupSizeControl = physical_.subgroup_size_control ? VK_TRUE : VK_FALSE;
     size_control.computeFullSubgroups = VK_TRUE;
     size_control.pNext = features12.pNext;
     features12.pNext = &size_control;
@@ -239,8 +234,8 @@ Status VulkanDevice::choose_memory_types() {
 void VulkanDevice::refuse_cooperative_matrix(const std::string& why) {
   if (cooperative_matrix_refused_.exchange(true)) return;
   std::fprintf(stderr,
-               "switchyard vulkan: the cooperative-matrix matmul kernel could not be built on %s "
-               "(%s); f16 matmuls run on the shader kernel\n",
+               "switchyard vulkan: the cooperative-matrix GEMM kernel could not be built on %s "
+               "(%s); f16 matmuls and convolutions run on the shader kernels\n",
                physical_.properties.deviceName, why.c_str());
 }
 

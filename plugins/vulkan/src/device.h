@@ -36,21 +36,21 @@ struct DeviceOptions {
   // (no float atomics; reductions are fixed-order trees or sequential sums), so results are
   // bit-identical run to run on the same device and driver with or without it.
   bool deterministic = false;
-  // Matmul on tensor cores (matmul_coopmat.comp) where the device has them: auto uses them when
-  // the device offers a shape the shader has, on makes their absence an error at device creation,
-  // off never uses them.
+  // f16 matmuls and convolutions on tensor cores (gemm_coopmat.glsl) where the device has them:
+  // auto uses them when the device offers a shape the shader has, on makes their absence an error
+  // at device creation, off never uses them.
   enum class CooperativeMatrix { kAuto, kOn, kOff };
   CooperativeMatrix cooperative_matrix = CooperativeMatrix::kAuto;
-  // The edge of MATMUL's output tile on matmul.comp: 64 (8x8 invocations; best on CPU drivers,
-  // where each barrier is a coroutine switch), 128 (16x16, the .wide modules; for GPUs), or 0 for
-  // auto: 128 on a GPU, 64 on a CPU driver.
+  // The edge of the shader GEMM's output tile (gemm_tile.glsl; MATMUL and the convolutions): 64
+  // (8x8 invocations; best on CPU drivers, where each barrier is a coroutine switch), 128 (16x16,
+  // the .wide modules; for GPUs), or 0 for auto: 128 on a GPU, 64 on a CPU driver.
   int matmul_tile = 0;
 };
 
 // Parses the option list; INVALID_ARGUMENT names the key and the bad value.
 Status parse_device_options(const sy_option* options, size_t count, DeviceOptions* out);
 
-// The cooperative matrix shape matmul_coopmat.comp would use on this device (16x16x16, else
+// The cooperative matrix shape gemm_coopmat.glsl would use on this device (16x16x16, else
 // 16x8x16, f16 inputs and f32 accumulation), or null; and, when null, why, for messages.
 const CooperativeMatrixShape* choose_cooperative_matrix_shape(const PhysicalDeviceInfo& info);
 std::string cooperative_matrix_absence(const PhysicalDeviceInfo& info);
@@ -92,7 +92,7 @@ class VulkanDevice {
   // Whether pipelines may require full subgroups (VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_
   // SUBGROUPS_BIT), enabled at device creation where the device has computeFullSubgroups.
   bool full_subgroups_enabled() const { return full_subgroups_; }
-  // MATMUL's tile edge on matmul.comp (64 or 128), from the option and the device type.
+  // The shader GEMM's tile edge (64 or 128), from the option and the device type.
   int matmul_tile() const { return matmul_tile_; }
   // GEMM dispatches so far (MATMUL and the convolutions' implicit GEMMs), on cooperative matrices
   // and on the shader kernels (the settings line reports both, so that a benchmark can say which

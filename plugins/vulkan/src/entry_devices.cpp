@@ -99,11 +99,7 @@ void fill_properties(const PhysicalDeviceInfo& info, uint32_t loader_version,
   } else {
     details += ", cooperative matrix f16->f32:";
     for (const CooperativeMatrixShape& shape : info.cooperative_matrix_f16_f32) {
-      details += " " + std::to_string(shape.m) + "x" + std::to_string(shape.n) + "x" +
-                 std::to_string(shape.k);
-      if (used != nullptr && used->m == shape.m && used->n == shape.n && used->k == shape.k) {
-        details += "*";
-      }
+      details += " " + shape.text() + (used != nullptr && *used == shape ? "*" : "");
     }
     if (used == nullptr)
       details += " (unused: the device " + cooperative_matrix_absence(info) + ")";
@@ -181,10 +177,7 @@ sy_status entry_device_settings(sy_device device, char* buffer, size_t size) {
     const VulkanDevice& d = *as_device(device);
     const DeviceOptions& o = d.options();
     const CooperativeMatrixShape* shape = d.cooperative_matrix();
-    const std::string coopmat = shape == nullptr
-                                    ? std::string("off")
-                                    : std::to_string(shape->m) + "x" + std::to_string(shape->n) +
-                                          "x" + std::to_string(shape->k);
+    const std::string coopmat = shape == nullptr ? std::string("off") : shape->text();
     std::snprintf(buffer, size,
                   "validation=%s device_local_only=%s deterministic=%s matmul_tile=%d "
                   "cooperative_matrix=%s gemms_coopmat=%llu gemms_shader=%llu",

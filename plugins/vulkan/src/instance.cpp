@@ -55,9 +55,8 @@ void read_features(const VulkanApi& api, PhysicalDeviceInfo* info) {
   // Through the extension even where the device has Vulkan 1.3: the instance asks for 1.2
   // (Instance::create), so 1.3's core features are not ours to enable. Drivers keep listing
   // extensions that were promoted.
-  info->subgroup_size_control_extension =
+  const bool has_size_control =
       has_device_extension(api, info->handle, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
-  const bool has_size_control = info->subgroup_size_control_extension;
   void* chain = nullptr;
   if (has_cooperative) {
     cooperative.pNext = chain;
@@ -82,7 +81,6 @@ void read_features(const VulkanApi& api, PhysicalDeviceInfo* info) {
   info->host_query_reset = features12.hostQueryReset == VK_TRUE;
   info->vulkan_memory_model = features12.vulkanMemoryModel == VK_TRUE;
   info->shader_int64 = features.features.shaderInt64 == VK_TRUE;
-  info->subgroup_size_control = size_control.subgroupSizeControl == VK_TRUE;
   info->compute_full_subgroups = size_control.computeFullSubgroups == VK_TRUE;
   info->cooperative_matrix_nv = cooperative.cooperativeMatrix == VK_TRUE;
   info->cooperative_matrix_f16_f32.clear();

@@ -32,14 +32,19 @@ class ValidationLog {
   std::vector<std::string> messages_;  // the first few hundred, enough to diagnose
 };
 
-// What a physical device offers, gathered once.
 // One shape of cooperative matrix product the device runs on its tensor cores
 // (VkCooperativeMatrixPropertiesNV with subgroup scope): an M x K times K x N product accumulated
 // into an M x N matrix.
 struct CooperativeMatrixShape {
   uint32_t m = 0, n = 0, k = 0;
+  bool operator==(const CooperativeMatrixShape&) const = default;
+  // "16x16x16": in module names, the settings line and devices' details.
+  std::string text() const {
+    return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+  }
 };
 
+// What a physical device offers, gathered once.
 struct PhysicalDeviceInfo {
   VkPhysicalDevice handle = VK_NULL_HANDLE;
   VkPhysicalDeviceProperties properties{};
@@ -57,14 +62,12 @@ struct PhysicalDeviceInfo {
   bool shader_int64 = false;
   bool host_query_reset = false;
   // VK_NV_cooperative_matrix with its cooperativeMatrix feature, and the shapes it lists with f16
-  // A and B and f32 C and D (the ones matmul_coopmat.comp uses).
+  // A and B and f32 C and D (the ones gemm_coopmat.glsl uses).
   bool cooperative_matrix_nv = false;
   bool vulkan_memory_model = false;  // VkPhysicalDeviceVulkan12Features; coopmat SPIR-V needs it
   std::vector<CooperativeMatrixShape> cooperative_matrix_f16_f32;
-  // VK_EXT_subgroup_size_control (core in 1.3, but the instance asks for 1.2):
-  // computeFullSubgroups lets a pipeline require that every subgroup of a workgroup be full.
-  bool subgroup_size_control_extension = false;
-  bool subgroup_size_control = false;
+  // VK_EXT_subgroup_size_control's computeFullSubgroups (the extension is core in 1.3, but the
+  // instance asks for 1.2): a pipeline may require that every subgroup of a workgroup be full.
   bool compute_full_subgroups = false;
   uint32_t compute_queue_family = UINT32_MAX;
   uint32_t timestamp_valid_bits = 0;

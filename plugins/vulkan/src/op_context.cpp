@@ -223,8 +223,7 @@ GemmKernel choose_gemm_kernel(const OpContext& ctx, uint32_t dtype, int64_t rows
   if (rows < kNarrow || columns < kNarrow) return kernel;
   const CooperativeMatrixShape* shape = ctx.device.cooperative_matrix();
   if (shape != nullptr && dtype == SY_DTYPE_F16) {
-    kernel.suffix = ".coopmat." + std::to_string(shape->m) + "x" + std::to_string(shape->n) + "x" +
-                    std::to_string(shape->k);
+    kernel.suffix = ".coopmat." + shape->text();
     kernel.tile = 128;  // GEMM_BM = GEMM_BN, GEMM_BK in gemm_coopmat.glsl
     kernel.depth = 32;
     kernel.cooperative = true;
@@ -245,12 +244,12 @@ Status run_gemm(const OpContext& ctx, const std::string& shader, const GemmKerne
       ctx.device.pipelines().get(shader + kernel.suffix, tensor_count, params.mode, &pipeline);
   if (!built.ok() && kernel.cooperative &&
       ctx.device.options().cooperative_matrix != DeviceOptions::CooperativeMatrix::kOn) {
+    // Refused, the device has no cooperative shape any more: the choice for f16 is a shader form.
     ctx.device.refuse_cooperative_matrix(built.message());
-    GemmKernel plain;
-    if (ctx.device.matmul_tile() == 128) plain = {".wide", 128, 16, false};
     ParamBlock plain_params = params;
     plain_params.mode &= ~(kRowsFastA | kColumnsFastB);
-    return run_gemm(ctx, shader, plain, plain_params, tensors, rows, columns, groups_z);
+    return run_gemm(ctx, shader, choose_gemm_kernel(ctx, SY_DTYPE_F16, rows, columns), plain_params,
+                    tensors, rows, columns, groups_z);
   }
   SY_VK_RETURN_IF_ERROR(built);
   ctx.device.count_gemm(kernel.cooperative);

@@ -128,7 +128,8 @@ constexpr uint32_t kSmallProduct = 1u << 17;
 // per-shape measurement: it sends attention's [B*heads, 8, 8] products and narrow layers' short
 // products to the per-element kernel and leaves 64x96x80 and larger on the tiles).
 // `tile` and `depth` are the tiled kernel's output tile edge and K step: 64 and 32 (GEMM_BM,
-// GEMM_BK of gemm_tile.glsl), 128 and 16 (its GEMM_WIDE form), 128 and 32 (matmul_coopmat.comp).
+// GEMM_BK of gemm_tile.glsl), 128 and 16 (its GEMM_WIDE form), 128 and 32 (gemm_coopmat.glsl):
+// GemmKernel's tile and depth.
 bool prefer_small_product(int64_t batch, int64_t M, int64_t N, int64_t K, int64_t tile,
                           int64_t depth) {
   constexpr double kSmallCostFactor = 4.0;
