@@ -233,6 +233,13 @@ TEST_CASE("vulkan: f16 / bf16 chains and integer gather / scatter match the refe
   compare_with_reference(sixteen_bit_and_integers, 1e-2);
 }
 
+// A Vulkan device with validation as the tests have it and one more option (null: skipped).
+std::shared_ptr<Device> vulkan_with(const std::string& key, const std::string& value) {
+  OptionList options = vulkan_test::validation_on();
+  options.emplace_back(key, value);
+  return vulkan_test::vulkan_device(options);
+}
+
 // gpu-check sets SWITCHYARD_REQUIRE_COOPERATIVE_MATRIX=1 on a GPU with tensor cores: there the f16
 // products must have run on them, not merely matched the reference on the shader kernel.
 void require_cooperative_where_asked(bool cooperative) {
@@ -268,9 +275,7 @@ TEST_CASE("vulkan: f16 products on the tiled kernels (tensor cores where the dev
   constexpr double kTolerance = 1e-2;
   for (const char* mode : {"auto", "off"}) {
     INFO("cooperative_matrix=" << mode);
-    OptionList options = vulkan_test::validation_on();
-    options.emplace_back("cooperative_matrix", mode);
-    std::shared_ptr<Device> vulkan = vulkan_test::vulkan_device(options);
+    std::shared_ptr<Device> vulkan = vulkan_with("cooperative_matrix", mode);
     if (vulkan == nullptr) return;
     if (!vulkan->supports(SY_OP_MATMUL, SY_DTYPE_F16)) {
       testing::skip_backend("vulkan", "the device has no f16");
@@ -294,9 +299,7 @@ TEST_CASE("vulkan: the 64 and 128 tiles of the matmul kernel match the reference
   for (const char* tile : {"64", "128"}) {
     for (const sy_dtype dtype : {SY_DTYPE_F32, SY_DTYPE_BF16}) {
       INFO("matmul_tile=" << tile << ", " << (dtype == SY_DTYPE_F32 ? "f32" : "bf16"));
-      OptionList options = vulkan_test::validation_on();
-      options.emplace_back("matmul_tile", tile);
-      std::shared_ptr<Device> vulkan = vulkan_test::vulkan_device(options);
+      std::shared_ptr<Device> vulkan = vulkan_with("matmul_tile", tile);
       if (vulkan == nullptr) return;
       if (!vulkan->supports(SY_OP_MATMUL, dtype)) continue;
       require_matches_reference(
@@ -344,9 +347,7 @@ TEST_CASE("vulkan: convolutions on the 64 and 128 tiles and on tensor cores matc
   for (const char* tile : {"64", "128"}) {
     for (const sy_dtype dtype : {SY_DTYPE_F32, SY_DTYPE_F16, SY_DTYPE_BF16}) {
       INFO("matmul_tile=" << tile << ", dtype " << static_cast<int>(dtype));
-      OptionList options = vulkan_test::validation_on();
-      options.emplace_back("matmul_tile", tile);
-      std::shared_ptr<Device> vulkan = vulkan_test::vulkan_device(options);
+      std::shared_ptr<Device> vulkan = vulkan_with("matmul_tile", tile);
       if (vulkan == nullptr) return;
       if (!vulkan->supports(SY_OP_CONV2D, dtype)) continue;
       // Sums of up to 576 products (162 in the weight gradient): 16-bit results within a few of
