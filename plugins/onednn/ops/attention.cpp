@@ -20,6 +20,7 @@
 
 #include "ops/fast_math.h"
 #include "ops/ops.h"
+#include "ops/vector_clones.h"
 #include "switchyard/plugin_support/philox.h"
 
 namespace sy_onednn {
@@ -145,8 +146,8 @@ void check_mask(OpContext& ctx, Problem& pr, int index) {
 
 // 0 or `keep` for `count` consecutive Philox counters from `first`: keep where the uniform number
 // exceeds `threshold`. The lanes are independent, so the loop vectorises (as RANDOM_UNIFORM's).
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void dropout_factors(
-    uint64_t seed, uint64_t first, int64_t count, float threshold, float keep, float* factors) {
+SY_VECTOR_CLONES void dropout_factors(uint64_t seed, uint64_t first, int64_t count, float threshold,
+                                      float keep, float* factors) {
 #pragma omp simd
   for (int64_t j = 0; j < count; ++j) {
     const SyPhiloxWords words = sy_philox_for_element(seed, first, static_cast<uint64_t>(j));
@@ -166,8 +167,8 @@ void dropout_row(const Problem& pr, int64_t b, int64_t h, int64_t i, float* fact
 // them (the causal limit), then softmax. Returns the row's log-sum-exp, or -inf for a row with
 // no key to attend, whose scores are then all 0 (the caller writes its NaN). Compiled for
 // AVX-512, AVX2 and the baseline; the exp is fast_math.h's (relative error below 2e-7).
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) float normalise_row(
-    float* s, int64_t keys, int64_t visible, float scale, const float* mask, int64_t mask_step) {
+SY_VECTOR_CLONES float normalise_row(float* s, int64_t keys, int64_t visible, float scale,
+                                     const float* mask, int64_t mask_step) {
   if (mask != nullptr && mask_step == 1) {
     for (int64_t j = 0; j < visible; ++j) s[j] = s[j] * scale + mask[j];
   } else if (mask != nullptr) {
@@ -195,8 +196,8 @@ __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) fl
 
 // The backward's probabilities of one row from its scores (already scaled) and the forward's
 // lse: exp(s + mask - lse) over the first `visible` keys, 0 beyond them and where s is -inf.
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void rebuild_row(
-    float* s, int64_t keys, int64_t visible, float row_lse, const float* mask, int64_t mask_step) {
+SY_VECTOR_CLONES void rebuild_row(float* s, int64_t keys, int64_t visible, float row_lse,
+                                  const float* mask, int64_t mask_step) {
   if (mask != nullptr) {
     for (int64_t j = 0; j < visible; ++j) s[j] += mask[j * mask_step];
   }
@@ -208,8 +209,8 @@ __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) vo
 }
 
 // dS = P (Z dP - D) * scale for one row, in place over dP (Z null without dropout).
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void score_grad_row(
-    float* d, const float* p, const float* z, float delta, float scale, int64_t keys) {
+SY_VECTOR_CLONES void score_grad_row(float* d, const float* p, const float* z, float delta,
+                                     float scale, int64_t keys) {
   if (z != nullptr) {
     for (int64_t j = 0; j < keys; ++j) d[j] = p[j] * (z[j] * d[j] - delta) * scale;
   } else {

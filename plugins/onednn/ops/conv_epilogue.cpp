@@ -2,15 +2,15 @@
 
 #include "ops/fast_math.h"
 #include "ops/strided_loop.h"
+#include "ops/vector_clones.h"
 
 namespace sy_onednn {
 namespace {
 
 // NaN passes through every activation (docs/ops.md section 9b): the comparisons below are false
 // for it and each branch then keeps v.
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void epilogue_range(
-    float* y, const float* residual, int64_t first, int64_t last, uint32_t activation, float low,
-    float high) {
+SY_VECTOR_CLONES void epilogue_range(float* y, const float* residual, int64_t first, int64_t last,
+                                     uint32_t activation, float low, float high) {
   if (residual != nullptr) {
     for (int64_t i = first; i < last; ++i) y[i] += residual[i];
   }

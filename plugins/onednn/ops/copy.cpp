@@ -12,6 +12,7 @@
 #include "ops/f16_convert.h"
 #include "ops/ops.h"
 #include "ops/strided_loop.h"
+#include "ops/vector_clones.h"
 
 namespace sy_onednn {
 namespace {
@@ -76,9 +77,9 @@ void copy_converting(char* const* p, const int64_t* s, int64_t count) {
 // channels-last pixels. With the width a constant the compiler vectorises the interleave: a
 // [1, 3, 224, 224] image took 99 us one element at a time on a 2-core Zen 4.
 template <typename T, int kCols>
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void
-interleave_planes(T* __restrict out, const T* __restrict p0, const T* __restrict p1,
-                  const T* __restrict p2, const T* __restrict p3, int64_t i0, int64_t i1) {
+SY_VECTOR_CLONES void interleave_planes(T* __restrict out, const T* __restrict p0,
+                                        const T* __restrict p1, const T* __restrict p2,
+                                        const T* __restrict p3, int64_t i0, int64_t i1) {
   for (int64_t i = i0; i < i1; ++i) {
     out[i * kCols] = p0[i];
     out[i * kCols + 1] = p1[i];

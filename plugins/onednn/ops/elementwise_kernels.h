@@ -12,6 +12,7 @@
 #include "dtype.h"
 #include "ops/f16_convert.h"
 #include "ops/strided_loop.h"
+#include "ops/vector_clones.h"
 
 namespace sy_onednn {
 
@@ -56,7 +57,7 @@ void binary_f16_dense(const f16_t* a, int64_t a_step, const f16_t* b, int64_t b_
 }
 
 template <typename T, typename F>
-void unary_span(char* const* p, const int64_t* s, int64_t count, const F& f) {
+SY_VECTOR_CLONES void unary_span(char* const* p, const int64_t* s, int64_t count, const F& f) {
   constexpr int64_t kSize = sizeof(T);
   if constexpr (std::is_same_v<T, f16_t>) {
     if (s[0] == kSize && s[1] == kSize) {
@@ -77,7 +78,7 @@ void unary_span(char* const* p, const int64_t* s, int64_t count, const F& f) {
 }
 
 template <typename T, typename F>
-void binary_span(char* const* p, const int64_t* s, int64_t count, const F& f) {
+SY_VECTOR_CLONES void binary_span(char* const* p, const int64_t* s, int64_t count, const F& f) {
   constexpr int64_t kSize = sizeof(T);
   T* out = reinterpret_cast<T*>(p[0]);
   const T* a = reinterpret_cast<const T*>(p[1]);
@@ -108,7 +109,8 @@ void binary_span(char* const* p, const int64_t* s, int64_t count, const F& f) {
 
 // out = f(x, scalar) with the scalar already in f32 (binary ops with use_scalar).
 template <typename T, typename F>
-void scalar_span(char* const* p, const int64_t* s, int64_t count, float scalar, const F& f) {
+SY_VECTOR_CLONES void scalar_span(char* const* p, const int64_t* s, int64_t count, float scalar,
+                                  const F& f) {
   constexpr int64_t kSize = sizeof(T);
   if constexpr (std::is_same_v<T, f16_t>) {
     if (s[0] == kSize && s[1] == kSize) {

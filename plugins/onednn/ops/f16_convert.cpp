@@ -1,5 +1,7 @@
 #include "ops/f16_convert.h"
 
+#include "ops/vector_clones.h"
+
 namespace sy_onednn {
 
 __attribute__((target_clones("arch=x86-64-v3", "default"))) void convert_f16_to_f32(
@@ -19,13 +21,11 @@ namespace sy_onednn {
 // bf16 <-> f32 with the plugins' codec (switchyard/plugin_support/dtype_codec.h), whose
 // conversions are branch-free so that each clone vectorises: x86-64-v4 narrows 16 lanes at a time
 // with AVX-512BW.
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void
-convert_bf16_to_f32(const bf16_t* src, float* dst, int64_t count) {
+SY_VECTOR_CLONES void convert_bf16_to_f32(const bf16_t* src, float* dst, int64_t count) {
   for (int64_t i = 0; i < count; ++i) dst[i] = sy_support::bf16_bits_to_f32(src[i].bits);
 }
 
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void
-convert_f32_to_bf16(const float* src, bf16_t* dst, int64_t count) {
+SY_VECTOR_CLONES void convert_f32_to_bf16(const float* src, bf16_t* dst, int64_t count) {
   for (int64_t i = 0; i < count; ++i) dst[i].bits = sy_support::f32_to_bf16_bits(src[i]);
 }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "ops/strided_loop.h"
+#include "ops/vector_clones.h"
 
 namespace sy_onednn {
 namespace {
@@ -20,8 +21,7 @@ typedef float Lanes __attribute__((vector_size(kLanes * sizeof(float))));
 // Outputs [first, last) of every row, kRows rows. Each dot product keeps kLanes partial sums
 // (lane l sums k = l, l + kLanes, ...) in registers, then adds the lanes in order and the tail.
 template <int kRows>
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void gemv_range(
-    const GemvProblem& p, int64_t first, int64_t last) {
+SY_VECTOR_CLONES void gemv_range(const GemvProblem& p, int64_t first, int64_t last) {
   const int64_t k_main = p.k - p.k % kLanes;
   const float* x[kRows];
 #pragma GCC unroll 4

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "ops/fast_math.h"
+#include "ops/vector_clones.h"
 
 namespace sy_onednn {
 namespace {
@@ -21,9 +22,9 @@ int64_t panels_of(int64_t hidden) {
 
 // One step of panels [first, last) for batch row b: the four gate pre-activations, projected
 // input plus h_prev W_hh^T, then the cell, writing c and h for those units.
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void step_panels(
-    const LstmRecurrence& r, const float* gates_in, const float* h_prev, float* c, float* h_out,
-    int64_t first, int64_t last) {
+SY_VECTOR_CLONES void step_panels(const LstmRecurrence& r, const float* gates_in,
+                                  const float* h_prev, float* c, float* h_out, int64_t first,
+                                  int64_t last) {
   const int64_t hidden = r.hidden;
   for (int64_t q = first; q < last; ++q) {
     const int64_t unit = q * kLstmPanel;

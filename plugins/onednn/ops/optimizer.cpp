@@ -4,6 +4,7 @@
 
 #include "ops/ops.h"
 #include "ops/strided_loop.h"
+#include "ops/vector_clones.h"
 
 namespace sy_onednn {
 namespace {
@@ -61,8 +62,8 @@ inline void sgd_element(const SgdStep& step, float& param, float grad, float& bu
 // momentum, Nesterov) gets a loop without branches. The arithmetic is sgd_element's, operation for
 // operation, so the result is bit-identical to the strided path.
 template <typename T>
-void sgd_dense(const SgdStep& step, T* __restrict param, const T* __restrict grad,
-               T* __restrict buffer, int64_t count) {
+SY_VECTOR_CLONES void sgd_dense(const SgdStep& step, T* __restrict param, const T* __restrict grad,
+                                T* __restrict buffer, int64_t count) {
   const float lr = step.lr, momentum = step.momentum, weight_decay = step.weight_decay;
   const float kept = 1.0f - step.dampening;
   if (!step.has_buffer || momentum == 0.0f) {
@@ -142,8 +143,9 @@ inline void adam_element(const AdamStep& step, float& param, float grad, float& 
 // Dense path with the constants in locals, for the reason sgd_dense gives; adam_element's
 // arithmetic, operation for operation.
 template <typename T>
-void adam_dense(const AdamStep& step, T* __restrict param, const T* __restrict grad,
-                T* __restrict m, T* __restrict v, int64_t count) {
+SY_VECTOR_CLONES void adam_dense(const AdamStep& step, T* __restrict param,
+                                 const T* __restrict grad, T* __restrict m, T* __restrict v,
+                                 int64_t count) {
   const AdamStep local = step;
   for (int64_t i = 0; i < count; ++i) {
     float value = load_f32(param[i]), mv = load_f32(m[i]), vv = load_f32(v[i]);

@@ -8,6 +8,7 @@
 
 #include "ops/ops.h"
 #include "ops/strided_loop.h"
+#include "ops/vector_clones.h"
 #include "switchyard/plugin_support/philox.h"
 
 namespace sy_onednn {
@@ -20,8 +21,8 @@ constexpr int kBlock = 16;
 // first + kBlock - 1 (64-bit, wrapping) under one key; writes words 0 and 1 of each result. The
 // lanes are independent, so the loop vectorises: each round becomes SIMD 32x32->64-bit multiplies
 // (vpmuludq), compiled for AVX-512, AVX2 and the baseline.
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void philox_block(
-    uint64_t first, uint64_t seed, uint32_t* word0, uint32_t* word1) {
+SY_VECTOR_CLONES void philox_block(uint64_t first, uint64_t seed, uint32_t* word0,
+                                   uint32_t* word1) {
 #pragma omp simd
   for (int l = 0; l < kBlock; ++l) {
     const SyPhiloxWords words = sy_philox_for_element(seed, first, static_cast<uint64_t>(l));

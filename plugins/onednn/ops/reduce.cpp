@@ -13,6 +13,7 @@
 
 #include "ops/ops.h"
 #include "ops/strided_loop.h"
+#include "ops/vector_clones.h"
 
 namespace sy_onednn {
 namespace {
@@ -134,9 +135,8 @@ float reduce_block(uint32_t op, const StridedLoop<1>& loop, char* base, int thre
 // (EfficientNet-B0) pay one double conversion per 32 rows instead of one per row. 32 f32 additions
 // lose at most about 32 * 2^-24 of the partial sum, far inside REDUCE's tolerance.
 constexpr int64_t kF32Rows = 32;
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void add_rows_f32(
-    double* sums, float* partial, const char* rows, int64_t row_stride, int64_t row_count,
-    int64_t count) {
+SY_VECTOR_CLONES void add_rows_f32(double* sums, float* partial, const char* rows,
+                                   int64_t row_stride, int64_t row_count, int64_t count) {
   for (int64_t r0 = 0; r0 < row_count; r0 += kF32Rows) {
     const int64_t r1 = std::min(row_count, r0 + kF32Rows);
     const float* first = reinterpret_cast<const float*>(rows + r0 * row_stride);

@@ -25,6 +25,7 @@
 #include "ops/ops.h"
 #include "ops/rnn_training.h"
 #include "ops/strided_loop.h"
+#include "ops/vector_clones.h"
 
 namespace sy_onednn {
 namespace {
@@ -91,8 +92,8 @@ void write_back(const OpContext& ctx, const TensorView& work, const TensorView& 
 
 // One row of one step: the pre-activations a (4H, i f g o, without the biases) become the
 // activated gates in place; c = f c_prev + i g and h = o tanh(c).
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void forward_row(
-    float* a, const float* bias, const float* c_prev, float* c, float* h, int64_t n) {
+SY_VECTOR_CLONES void forward_row(float* a, const float* bias, const float* c_prev, float* c,
+                                  float* h, int64_t n) {
   for (int64_t j = 0; j < 2 * n; ++j) a[j] = sigmoid_approx(a[j] + bias[j]);
   for (int64_t j = 2 * n; j < 3 * n; ++j) a[j] = tanh_approx(a[j] + bias[j]);
   for (int64_t j = 3 * n; j < 4 * n; ++j) a[j] = sigmoid_approx(a[j] + bias[j]);
@@ -105,9 +106,8 @@ __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) vo
 // The cell's backward for one row (LSTM_CELL_BACKWARD's formulas): act holds i f g o and c,
 // dh the gradient reaching h from the next step's product (grad_y added here), dc the gradient
 // reaching c, replaced by the one reaching c_prev.
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void backward_row(
-    const float* act, const float* c_prev, const float* grad_y, const float* dh, float* dc,
-    float* dg, int64_t n) {
+SY_VECTOR_CLONES void backward_row(const float* act, const float* c_prev, const float* grad_y,
+                                   const float* dh, float* dc, float* dg, int64_t n) {
   for (int64_t j = 0; j < n; ++j) {
     const float i = act[j], f = act[n + j], g = act[2 * n + j], o = act[3 * n + j];
     const float th = tanh_approx(act[4 * n + j]);
@@ -198,9 +198,8 @@ float* bias_sum(OpContext& ctx, int first, int64_t width, bool both) {
 
 // One GRU row of one step: u the input part of the pre-activations (x W_ih^T, 3H, biases not
 // added), v the recurrent part (h_prev W_hh^T); writes ws's r, z, n, v_n + b_hn and h.
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void gru_row(
-    const float* u, const float* v, const float* b_ih, const float* b_hh, const float* h_prev,
-    float* ws, float* h, int64_t n) {
+SY_VECTOR_CLONES void gru_row(const float* u, const float* v, const float* b_ih, const float* b_hh,
+                              const float* h_prev, float* ws, float* h, int64_t n) {
   for (int64_t j = 0; j < 2 * n; ++j) ws[j] = sigmoid_approx(u[j] + b_ih[j] + v[j] + b_hh[j]);
   for (int64_t j = 0; j < n; ++j) {
     const float hn = v[2 * n + j] + b_hh[2 * n + j];
@@ -213,9 +212,9 @@ __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) vo
 
 // The GRU cell's backward for one row: the gradients of u (gx) and v (gh), and the part of the
 // gradient reaching h_prev directly (carried = dh_total z; the rest comes through gh W_hh).
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"))) void gru_backward_row(
-    const float* ws, const float* h_prev, const float* grad_y, const float* dh, float* gx,
-    float* gh, float* carried, int64_t n) {
+SY_VECTOR_CLONES void gru_backward_row(const float* ws, const float* h_prev, const float* grad_y,
+                                       const float* dh, float* gx, float* gh, float* carried,
+                                       int64_t n) {
   for (int64_t j = 0; j < n; ++j) {
     const float r = ws[j], z = ws[n + j], cand = ws[2 * n + j], hn = ws[3 * n + j];
     const float dh_total = grad_y[j] + dh[j];
