@@ -1,12 +1,11 @@
 // The predict section, the input samples, and the predictions file.
-#include <unistd.h>
-
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
 
 #include "switchyard/predict.h"
 
+#include "support/temp_path.h"
 #include "switchyard/onnx.h"
 
 namespace switchyard {
@@ -200,8 +199,7 @@ void write_predictions(std::ostream& out, const Predictions& predictions) {
 Status write_predictions_csv(const std::filesystem::path& path, const Predictions& predictions) {
   std::error_code error;
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), error);
-  const std::filesystem::path temp =
-      path.parent_path() / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()));
+  const std::filesystem::path temp = detail::temporary_path_for(path);
   {
     std::ofstream out(temp);
     if (!out) return unavailable("cannot create predictions file " + temp.string());

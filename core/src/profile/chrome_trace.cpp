@@ -1,7 +1,6 @@
 // The Chrome trace-event file: the JSON object form with complete ("X") events for spans and ops on
 // the host threads, one track per device with measured device time, and name metadata ("M").
 // https://docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU
-#include <unistd.h>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -10,6 +9,7 @@
 
 #include "profile/profiler_impl.h"
 #include "support/json_io.h"
+#include "support/temp_path.h"
 
 namespace switchyard {
 
@@ -106,7 +106,7 @@ Status Profiler::Impl::write_trace(const std::filesystem::path& path) const {
     return unavailable("cannot create the folder of trace file " + path.string() + ": " +
                        error.message());
   }
-  const std::filesystem::path temp = path.string() + ".tmp-" + std::to_string(::getpid());
+  const std::filesystem::path temp = detail::temporary_path_for(path);
   std::ofstream file(temp, std::ios::binary | std::ios::trunc);
   if (!file) return errno_status("cannot create trace file", temp);
 

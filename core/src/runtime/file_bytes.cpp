@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "runtime/input_file.h"
+#include "support/temp_path.h"
 
 namespace switchyard {
 namespace {
@@ -67,8 +68,7 @@ Status detail::write_file_atomically(const std::filesystem::path& path,
     return unavailable("cannot create " + what + " folder " + folder.string() + ": " +
                        error.message());
   }
-  const std::filesystem::path temp =
-      folder / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()));
+  const std::filesystem::path temp = temporary_path_for(path);
   Status status = write_temp_file(temp, bytes, what);
   if (status.ok() && std::rename(temp.c_str(), path.c_str()) != 0) {
     status = errno_status("cannot rename the temporary " + what + " onto", path);
