@@ -2,6 +2,9 @@
 //
 // Ownership: created by Device::allocate, held by shared_ptr; the destructor returns the memory to
 // the plugin's pool. A Buffer holds its Device, so the device (and plugin) outlive it.
+//
+// Threads: a Buffer may be shared; releasing it (the last shared_ptr) runs under its device's lock
+// (device.h). Writing one buffer from two threads at once gives no defined contents.
 #pragma once
 #pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 

@@ -15,6 +15,11 @@
 // training file's columns, target, id, delimiter and table keys), so that a checkpoint predicts
 // without a YAML file (core/src/train/checkpoint_metadata.cpp). Both versions load; a record that
 // is present but malformed is DATA_LOSS naming the file and the record.
+//
+// Threads: a Checkpoint is a plain value (any number of readers, one writer). The functions keep no
+// state: threads may read and write checkpoints at once, and threads that write the same path at
+// the same moment each write their own temporary file, so the file is always one of theirs whole,
+// and readers meanwhile see the previous file or a new one, never a mixture (tests/threads).
 #pragma once
 #pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 

@@ -13,6 +13,10 @@
 //
 // Ownership: world_communicator() makes the process's one communicator on first use and keeps it
 // (and the library it came from) until the process exits; callers share it.
+//
+// Threads: the communicator is used by one thread at a time (the training thread): the MPI library
+// is initialised with MPI_THREAD_SERIALIZED. world_communicator() itself may be called from any
+// thread.
 #pragma once
 #pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 

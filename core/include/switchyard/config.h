@@ -3,6 +3,10 @@
 // A document is validated against one schema (core/src/runtime/config_schema.cpp) before anything
 // reads it. Every error names file, line, column and the dotted key, and says what was expected;
 // an unknown key suggests the closest known one; a duplicate key is an error.
+//
+// Threads: a Config and the ConfigNodes read from it are used by one thread at a time (yaml-cpp's
+// nodes promise nothing more), and copies share one document, so copy the settings a thread needs
+// (RuntimeSettings and the *Settings structs are plain values) rather than the Config.
 #pragma once
 #pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 

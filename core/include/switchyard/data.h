@@ -3,6 +3,10 @@
 // Everything here is plain host code with no device in sight: the trainer copies each batch to the
 // selected device. Randomness (the split, the per-epoch order) comes from a counter-based generator
 // seeded by the YAML file, so the same seed gives the same split and order on every machine.
+//
+// Threads: the types here are plain values (the standard library's rule: any number of threads
+// may read one, a write needs it to itself), and the functions keep no state between calls, so
+// threads may load and prepare different data sets at once.
 #pragma once
 #pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 

@@ -3,6 +3,9 @@
 // Every draw is SY_OP_RANDOM_UNIFORM on the parameter's device with (seed, offset), so the same
 // seed gives bit-identical initial weights on every backend. InitContext hands each new parameter
 // the next offset, so a model built in the same order from the same seed is the same model.
+//
+// Threads: an InitContext is used by one thread at a time (each draw advances next_offset); build
+// a model on one thread, then share it (nn.h).
 #pragma once
 #pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 

@@ -1,6 +1,9 @@
 // Inventory: the plugins found, their devices probed and the one the settings select, as data.
 // `switchyard devices --json` and `doctor --json` print it; the C API (switchyard.h) and the Python
 // package return the same documents.
+//
+// Threads: an Inventory is a plain value; making one probes devices through a Registry (registry.h)
+// and may run on any thread, but with isolation it forks (see below).
 #pragma once
 #pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 

@@ -6,6 +6,8 @@
 // labels = every class of the model and zero_division = 0): a class nothing was predicted as has
 // precision 0, a class with no samples has recall 0, and both still count in the macro average.
 // tests/cli checks these numbers against scikit-learn on the same predictions.
+//
+// Threads: plain values and functions without state: any number of threads at once.
 #pragma once
 #pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 

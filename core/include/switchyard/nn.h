@@ -5,6 +5,14 @@
 // "0.weight". named_parameters() / state_dict() list them depth first in registration order, which
 // is the order checkpoints store and optimizers see them. Constructors take plain numbers and an
 // InitContext (init.h) that says where parameters live and which random stream fills them.
+//
+// Threads: a Module may be shared by any number of threads for forward passes in eval mode, with
+// gradients recorded or not (NoGradGuard is per thread; tests/threads checks CNNs, LSTM, GRU and a
+// Transformer on every backend against one thread's bits, and under ThreadSanitizer). Anything
+// that changes a module or its parameters needs the module to itself, with no forward pass
+// running: train()/eval(), a forward pass in training mode (Dropout advances its offset, BatchNorm
+// moves its running statistics), backward through it (it adds into the parameters' gradients),
+// zero_grad(), load_state_dict() and an optimizer's step().
 #pragma once
 #pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 

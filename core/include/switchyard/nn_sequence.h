@@ -8,6 +8,9 @@
 // is an integer one, 1 where attention is not allowed. Layers are composed from the op set, so
 // every backend runs them; Module::forward(x) runs the common case (self-attention, zero initial
 // states) and the named methods take the rest.
+//
+// Threads: as every Module (nn.h): shared for eval-mode forward passes, one thread at a time for
+// anything else.
 #pragma once
 #pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 

@@ -4,6 +4,11 @@
 // Binary ops broadcast like numpy. Axes may be negative (counted from the end). Inputs must live on
 // one device and have one floating dtype (labels and indices are i32 or i64). Shape mismatches
 // throw switchyard::Error naming the op and the shapes.
+//
+// Threads: any number of threads may run ops at once, on tensors they share as inputs (tensor.h)
+// and on one device (device.h); whether each thread records autograd nodes is its own
+// (autograd.h). Ops return new tensors; Tensor's in-place members (copy_, fill_, tensor.h) need
+// the tensor they write to themselves.
 #pragma once
 #pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 

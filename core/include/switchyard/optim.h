@@ -5,6 +5,10 @@
 // SY_OP_ADAM_UPDATE) that updates parameter and state in place; nothing is read back to the host.
 // state_dict() names every state tensor ("0.momentum_buffer", "3.exp_avg", "step") for
 // checkpoints; load_state_dict() copies them back in.
+//
+// Threads: an Optimizer, LossScaler or LrScheduler is used by one thread at a time. step() writes
+// the parameters in place, so no forward or backward pass may run on them meanwhile (a model in
+// eval mode may be shared only while nothing steps it, nn.h).
 #pragma once
 #pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 

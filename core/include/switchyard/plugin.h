@@ -2,6 +2,9 @@
 //
 // Ownership: a Plugin is always held by std::shared_ptr. Every Device, Buffer and Queue made
 // through it holds that pointer, so the library stays mapped while any object it made is alive.
+//
+// Threads: a Plugin may be shared. Calls that name no device may come from several threads at once
+// (plugin_abi.h); calls for one device go through that Device's lock (device.h).
 #pragma once
 #pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 

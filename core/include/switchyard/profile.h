@@ -15,6 +15,11 @@
 // Ownership: the caller owns the Profiler; it must outlive every ProfileScope and ProfileSpan made
 // from it. It holds a reference to each Device it has seen events on, so the events can be
 // destroyed after the ops' tensors are gone.
+//
+// Threads: a Profiler may be shared. Installed by a ProfileScope it observes the ops of every
+// thread (each thread's spans and ops get a track of their own), and its recording, spans,
+// summary() and trace writes take its lock; the ProfileScope itself belongs to the thread that made
+// it and should end after the other threads' ops (tests/threads).
 #pragma once
 #pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 

@@ -1,6 +1,9 @@
 // Queue: ops and copies run in submission order on one queue.
 //
 // Ownership: made by Device (each device has a default one); holds its Device.
+//
+// Threads: a Queue may be shared: every call runs under its device's lock (device.h), so calls
+// from different threads are serialised, each in the order its own thread made them.
 #pragma once
 #pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 

@@ -2,6 +2,11 @@
 //
 // Discovery never fails as a whole: every file found gets a PluginRecord with a state and, unless
 // usable, a reason that names the path, the dlerror text and the search path used.
+//
+// Threads: a Registry's const members may be called from any number of threads at once; probe()
+// and probe_isolated() update its records and need it to itself. The devices it hands out may be
+// shared (device.h). With DiscoverOptions::isolate it forks, which is safe only while the process
+// has one thread.
 #pragma once
 #pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 

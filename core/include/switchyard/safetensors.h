@@ -12,6 +12,9 @@
 // Parameter names and layouts are PyTorch's: a Sequential's "0.weight" of a linear layer is
 // [out_features, in_features], a conv2d weight [out, in, kh, kw], so a state_dict of the same
 // nn.Sequential loads either way.
+//
+// Threads: as checkpoint.h: plain values, functions without state, and whole files when threads
+// write one path at once.
 #pragma once
 #pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 

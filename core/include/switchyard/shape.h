@@ -2,6 +2,8 @@
 //
 // Shapes are built and copied for every op, so they live on the stack rather than in a
 // std::vector: creating a tensor must not allocate for its shape.
+//
+// Threads: a plain value.
 #pragma once
 #pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 

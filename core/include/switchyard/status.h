@@ -3,6 +3,8 @@
 // Inside the runtime, functions return Status or Result<T> and never throw. The user-facing C++
 // API (tensors, nn, training) turns a bad status into the one exception type, switchyard::Error,
 // through throw_if_error() / value_or_throw(), so there is exactly one place that throws.
+//
+// Threads: Status, Result and Error are plain values.
 #pragma once
 #pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 

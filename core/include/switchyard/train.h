@@ -4,6 +4,11 @@
 // Nothing here names a backend: the Trainer runs on whatever Device it is given (usually the one
 // open_run_device() selected from the configuration). Errors: functions returning Status/Result
 // never throw; Trainer's methods are the user-facing API and throw switchyard::Error.
+//
+// Threads: a Trainer is used by one thread at a time, and its callbacks run on that thread; the
+// settings, metrics and summaries are plain values. Two trainers may run at once on different
+// threads, on one shared Device (device.h) or on different ones; two that checkpoint to the same
+// path each write whole files and the last one written wins (checkpoint.h).
 #pragma once
 #pragma GCC visibility push(default)  // the public API: exported (core/switchyard.map)
 
