@@ -1,5 +1,7 @@
 // The checkpoint file format: round trip, and rejection of damaged files with a clear message.
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <csignal>
@@ -143,12 +145,24 @@ TEST_CASE("a failed checkpoint write leaves the previous checkpoint intact", "[c
                         std::filesystem::directory_iterator()) == 1);
   }
   SECTION("the temporary file cannot be created") {
-    // A folder in the temporary file's place makes open() fail.
-    std::filesystem::create_directory(dir / (".run.ckpt.tmp." + std::to_string(::getpid())));
-    std::filesystem::create_directory(dir / (".run.ckpt.tmp." + std::to_string(::getpid())) / "x");
+    // No file descriptor left makes open() fail with EMFILE (even for root, unlike a read-only
+    // folder): the limit is set to the lowest free descriptor, so no new one is below it. The
+    // temporary file's name is unique per call (support/temp_path.h), so nothing can be put in
+    // its place beforehand.
+    const int lowest_free = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    REQUIRE(lowest_free >= 0);
+    ::close(lowest_free);
+    rlimit saved{};
+    REQUIRE(getrlimit(RLIMIT_NOFILE, &saved) == 0);
+    rlimit limited = saved;
+    limited.rlim_cur = static_cast<rlim_t>(lowest_free);
+    REQUIRE(setrlimit(RLIMIT_NOFILE, &limited) == 0);
     const Status status = write_checkpoint(path, sample_checkpoint(100));
+    REQUIRE(setrlimit(RLIMIT_NOFILE, &saved) == 0);
     CHECK_FALSE(status.ok());
     CHECK(status.message().find("cannot create checkpoint") != std::string::npos);
+    CHECK(std::distance(std::filesystem::directory_iterator(dir.path()),
+                        std::filesystem::directory_iterator()) == 1);
   }
   CHECK(switchyard::testing::read_bytes(path) == before);
   CHECK(value_or_throw(read_checkpoint(path)).get_string("meta/name").value() == "sample");
