@@ -276,7 +276,7 @@ TEST_CASE("bench model --check-input/--check-output compares the first output wi
   truncated += std::string("\x01\x00\xff\x00", 4) + "{'descr'";
   write_text(dir / "header.npy", truncated);
   const std::vector<std::pair<std::string, std::string>> hostile = {
-      {"big_endian.npy", "dtype >f4 is not supported"},
+      {"big_endian.npy", "dtype '>f4' is not supported"},
       {"fortran.npy", "Fortran order is not supported"},
       {"short.npy", "the file has 20"},
       {"magic.npy", "not a .npy file"},
@@ -288,6 +288,13 @@ TEST_CASE("bench model --check-input/--check-output compares the first output wi
     CHECK(refused.exit_code == 1);
     CHECK_THAT(refused.output, Catch::Contains((dir / name).string()) && Catch::Contains(reason));
   }
+  // A header of 3000 escape bytes: the message quotes it printable and cut, not raw.
+  write_npy(dir / "escapes.npy", y.to_host_float(), y_shape, std::string(3000, '\x1b'));
+  const CommandResult escapes = run_command(bench + (dir / "escapes.npy").string());
+  CHECK(escapes.exit_code == 1);
+  CHECK_THAT(escapes.output, Catch::Contains("is not supported") && Catch::Contains("\\x1b"));
+  CHECK(escapes.output.find('\x1b') == std::string::npos);
+  CHECK(escapes.output.size() < 1500);
   const CommandResult alone =
       run_command(kEnv + cli() + " bench model " + (models_dir() / "cnn" / "model.onnx").string() +
                   " --batch-size 1 --check-input " + (dir / "x.npy").string());

@@ -9,6 +9,8 @@
 #include <iterator>
 #include <limits>
 
+#include "runtime/input_file.h"
+
 namespace switchyard::cli {
 namespace {
 
@@ -25,8 +27,10 @@ size_t value_after(const std::string& header, const std::string& key) {
 
 Status parse_header(const std::string& header, const std::string& file, NpyArray& array) {
   const auto bad = [&](const std::string& what) {
-    return invalid_argument(file + ": not a readable .npy file: " + what + " (header: " + header +
-                            ")");
+    // The header comes from the file: printable and cut (a damaged one may be megabytes of
+    // bytes for the terminal).
+    return invalid_argument(file + ": not a readable .npy file: " + what +
+                            " (header: " + detail::printable_input(header) + ")");
   };
   size_t pos = value_after(header, "descr");
   if (pos == std::string::npos || pos >= header.size() || header[pos] != '\'') {
@@ -36,11 +40,13 @@ Status parse_header(const std::string& header, const std::string& file, NpyArray
   if (end == std::string::npos) return bad("an unterminated 'descr'");
   array.descr = header.substr(pos + 1, end - pos - 1);
   if (array.descr == "|i1" || array.descr == "|u1" || array.descr == "|b1") {
-    return bad("dtype " + array.descr + " is not supported (f4, f8, i4 or i8, little-endian)");
+    return bad("dtype " + detail::quote_name(array.descr) +
+               " is not supported (f4, f8, i4 or i8, little-endian)");
   }
   if (array.descr != "<f4" && array.descr != "<f8" && array.descr != "<i4" &&
       array.descr != "<i8") {
-    return bad("dtype " + array.descr + " is not supported (<f4, <f8, <i4 or <i8)");
+    return bad("dtype " + detail::quote_name(array.descr) +
+               " is not supported (<f4, <f8, <i4 or <i8)");
   }
   pos = value_after(header, "fortran_order");
   if (pos == std::string::npos) return bad("no 'fortran_order'");
