@@ -63,13 +63,12 @@ std::vector<Case> make_cases(const std::shared_ptr<Device>& device) {
   }
   {
     InitContext init{device, InitScheme::kKaimingUniform, 12};
-    RecurrentOptions options;
-    options.input_size = 6;
-    options.hidden_size = 8;
-    options.num_layers = 2;
-    options.batch_first = true;
-    options.bidirectional = true;
-    options.dropout = 0.2;
+    const RecurrentOptions options{.input_size = 6,
+                                   .hidden_size = 8,
+                                   .num_layers = 2,
+                                   .batch_first = true,
+                                   .dropout = 0.2,
+                                   .bidirectional = true};
     cases.push_back({"lstm", std::make_shared<LSTM>(init, options),
                      rand_uniform({2, 7, 6}, -1.0, 1.0, 22, 0, device)});
     cases.push_back({"gru", std::make_shared<GRU>(init, options),
@@ -77,11 +76,8 @@ std::vector<Case> make_cases(const std::shared_ptr<Device>& device) {
   }
   {
     InitContext init{device, InitScheme::kKaimingUniform, 13};
-    TransformerEncoderOptions layer;
-    layer.d_model = 16;
-    layer.nhead = 2;
-    layer.dim_feedforward = 32;
-    layer.batch_first = true;
+    const TransformerEncoderOptions layer{
+        .d_model = 16, .nhead = 2, .dim_feedforward = 32, .batch_first = true};
     cases.push_back({"transformer", std::make_shared<TransformerEncoder>(init, layer, 2, true),
                      rand_uniform({2, 5, 16}, -1.0, 1.0, 24, 0, device)});
   }
