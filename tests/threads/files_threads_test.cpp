@@ -5,23 +5,17 @@
 // truncated and wrote it at once and could rename a mixture over the checkpoint.
 #include <atomic>
 #include <catch2/catch.hpp>
-#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "switchyard/checkpoint.h"
+#include "threads/thread_calls.h"
 #include "train/train_test_support.h"
 
 namespace switchyard {
 namespace {
-
-int saves_per_thread() {
-  const char* text = std::getenv("SWITCHYARD_THREAD_CALLS");
-  const int calls = text != nullptr ? std::atoi(text) / 20 : 20;
-  return calls > 2 ? calls : 3;
-}
 
 // A checkpoint that says who wrote it, with enough payload (about 1 MB) that writes of it take
 // several system calls and overlap between threads.
@@ -54,7 +48,7 @@ TEST_CASE("checkpoints saved to one path by many threads at once stay whole", "[
   const std::filesystem::path path = dir.path() / "model.ckpt";
   REQUIRE(write_checkpoint(path, checkpoint_of(99, 0)).ok());
   constexpr int kWriters = 4, kReaders = 2;
-  const int saves = saves_per_thread();
+  const int saves = testing::thread_calls(20, 3);
   std::vector<std::string> problems(kWriters + kReaders);
   std::atomic<int> writers_left{kWriters};
   std::vector<std::thread> threads;

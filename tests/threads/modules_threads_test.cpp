@@ -5,7 +5,6 @@
 // reference plugin: with gradients recorded too, since eval-mode forward passes that record
 // separate graphs over shared parameters are allowed.
 #include <catch2/catch.hpp>
-#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -18,19 +17,13 @@
 #include "switchyard/nn.h"
 #include "switchyard/nn_sequence.h"
 #include "tensor/tensor_test_support.h"
+#include "threads/thread_calls.h"
 
 namespace switchyard {
 namespace {
 
 using testing::optional_device;
 using testing::test_device;
-
-// Calls per thread: SWITCHYARD_THREAD_CALLS (CMakeLists: fewer under ThreadSanitizer) / 50.
-int calls_per_thread() {
-  const char* text = std::getenv("SWITCHYARD_THREAD_CALLS");
-  const int calls = text != nullptr ? std::atoi(text) / 50 : 20;
-  return calls > 1 ? calls : 2;
-}
 
 constexpr int kThreads = 6;
 
@@ -91,7 +84,7 @@ std::vector<std::string> mismatches(Module& model, const Tensor& input,
                                     const std::vector<float>& expected, bool record_gradients) {
   std::vector<std::string> problems(kThreads);
   std::vector<std::thread> threads;
-  const int calls = calls_per_thread();
+  const int calls = testing::thread_calls(50, 2);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       try {

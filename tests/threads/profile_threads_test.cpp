@@ -1,7 +1,6 @@
 // A Profiler shared by threads (profile.h, "Threads"): installed once, it records every op and
 // span of every thread, each on the thread's own track, while another thread reads its summary.
 #include <catch2/catch.hpp>
-#include <cstdlib>
 #include <map>
 #include <set>
 #include <string>
@@ -11,6 +10,7 @@
 #include "switchyard/ops.h"
 #include "switchyard/profile.h"
 #include "tensor/tensor_test_support.h"
+#include "threads/thread_calls.h"
 
 namespace switchyard {
 namespace {
@@ -18,8 +18,7 @@ namespace {
 using testing::test_device;
 
 TEST_CASE("one profiler records the ops and spans of many threads", "[threads][profile]") {
-  const char* text = std::getenv("SWITCHYARD_THREAD_CALLS");
-  const int rounds = text != nullptr && std::atoi(text) / 20 > 2 ? std::atoi(text) / 20 : 3;
+  const int rounds = testing::thread_calls(20, 3);
   constexpr int kThreads = 4;
   const Tensor x = full({4, 4}, 1.5, test_device());
   Profiler profiler;
@@ -53,18 +52,20 @@ TEST_CASE("one profiler records the ops and spans of many threads", "[threads][p
   }
   CHECK(by_name["add"] == kThreads * rounds);
   CHECK(by_name["mul"] == kThreads * rounds);
-  CHECK(op_threads.size() >= static_cast<size_t>(kThreads));
-  // Each worker's spans are on one track, and no two workers share one.
+  CHECK(by_name.size() == 2);  // nothing else ran inside the scope
+  // Each worker's spans are on one track, no two workers share one, and the ops ran on exactly
+  // the workers' tracks.
   std::map<std::string, std::set<uint32_t>> tracks;
   for (const SpanRecord& span : profiler.span_records()) tracks[span.name].insert(span.thread);
   CHECK(tracks.size() == static_cast<size_t>(kThreads));
-  std::set<uint32_t> all;
+  std::set<uint32_t> span_threads;
   for (const auto& [name, threads] : tracks) {
     INFO(name);
     CHECK(threads.size() == 1);
-    all.insert(threads.begin(), threads.end());
+    span_threads.insert(threads.begin(), threads.end());
   }
-  CHECK(all.size() == static_cast<size_t>(kThreads));
+  CHECK(span_threads.size() == static_cast<size_t>(kThreads));
+  CHECK(op_threads == span_threads);
 }
 
 }  // namespace

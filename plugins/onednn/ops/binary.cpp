@@ -54,11 +54,17 @@ bool same_shape(const TensorView& a, const TensorView& b) {
   return a.rank == b.rank && std::equal(a.shape, a.shape + a.rank, b.shape);
 }
 
-// o[i] = f(x[i], y[i]) over `count` floats; one of x and y may be read with step 0 (broadcast).
+// `rows` rows of `cols` floats: o's rows are dense, x's and y's `x_step` / `y_step` floats apart
+// (cols for a dense operand, 0 for one row read again).
 template <typename F>
-SY_VECTOR_CLONES void dense_f32(float* o, const float* x, const float* y, int64_t count,
-                                const F& f) {
-  for (int64_t i = 0; i < count; ++i) o[i] = f(x[i], y[i]);
+SY_VECTOR_CLONES void rows_f32(float* o, const float* x, int64_t x_step, const float* y,
+                               int64_t y_step, int64_t rows, int64_t cols, const F& f) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* orow = o + r * cols;
+    const float* xrow = x + r * x_step;
+    const float* yrow = y + r * y_step;
+    for (int64_t j = 0; j < cols; ++j) orow[j] = f(xrow[j], yrow[j]);
+  }
 }
 
 // Dense f32 operands of one shape, below the threading threshold: one loop, no planning.
@@ -72,21 +78,9 @@ bool try_dense_f32_fast_path(OpContext& ctx, const TensorView& a, const TensorVi
   const float* pa = a.as<float>();
   const float* pb = b.as<float>();
   float* po = out.as<float>();
-  with_binary_functor(ctx.op, [&](const auto& f) { dense_f32(po, pa, pb, count, f); });
+  with_binary_functor(ctx.op,
+                      [&](const auto& f) { rows_f32(po, pa, count, pb, count, 1, count, f); });
   return true;
-}
-
-// `rows` rows of `cols` floats: o's rows are dense, x's and y's `x_step` / `y_step` floats apart
-// (cols for a dense operand, 0 for one row read again).
-template <typename F>
-SY_VECTOR_CLONES void rows_f32(float* o, const float* x, int64_t x_step, const float* y,
-                               int64_t y_step, int64_t rows, int64_t cols, const F& f) {
-  for (int64_t r = 0; r < rows; ++r) {
-    float* orow = o + r * cols;
-    const float* xrow = x + r * x_step;
-    const float* yrow = y + r * y_step;
-    for (int64_t j = 0; j < cols; ++j) orow[j] = f(xrow[j], yrow[j]);
-  }
 }
 
 // f32 operands that, walked in the output's memory order, are rows of one dense output: each
