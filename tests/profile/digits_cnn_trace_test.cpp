@@ -1,8 +1,8 @@
 // `switchyard run configs/digits-cnn.yaml --profile trace.json`, one epoch on the fastest CPU
 // backend of this build (onednn where built, else reference): the trace is what Perfetto's JSON
 // importer takes (strict JSON, the fields every event needs, complete events properly nested on
-// each track), every op event says what ran where, and the per-op totals account for the run's
-// compute time to within 10%.
+// each track), every op event says what ran where, and the per-op totals within the trainer's
+// compute spans account for their time to within 10%.
 #include <unistd.h>
 
 #include <algorithm>
@@ -125,9 +125,11 @@ TEST_CASE("a digits-cnn run's trace is valid and its op totals cover its compute
   // Compute time: the trainer's train_step spans (batch upload, forward, loss, backward, optimizer
   // step) plus its evaluate spans (the test split's forward passes). Everything else the run does
   // (reading and splitting the data, building the model, progress output) is set-up or I/O, not
-  // compute. The per-op total below counts every op of the run, inside those spans or not (weight
-  // initialisation, the epoch's loss read-back), so leaving ops out of the trace shows up as a
-  // shortfall and recording one twice as an excess.
+  // compute. The ops recorded inside those spans must account for their time: leaving ops out of
+  // the trace shows up as a shortfall, recording one twice as an excess. The ops outside them
+  // (weight initialisation, the epoch's loss read-back) are counted apart: they are set-up, and on
+  // a loaded machine their first calls (oneDNN building its primitives) once came to 10% of the
+  // compute time on their own, which failed a bound on the whole run's per-op total.
   double compute_us = 0;
   std::vector<std::pair<double, double>> compute_intervals;
   for (const char* name : {"train_step", "evaluate"}) {
@@ -150,11 +152,12 @@ TEST_CASE("a digits-cnn run's trace is valid and its op totals cover its compute
       }
     }
   }
-  const double ratio = op_total_us / compute_us;
-  INFO("per-op total " << op_total_us / 1e3 << " ms, compute " << compute_us / 1e3 << " ms, ratio "
-                       << ratio << ", within the spans " << inside_us / 1e3 << " ms");
+  const double ratio = inside_us / compute_us;
+  INFO("per-op total " << op_total_us / 1e3 << " ms, within the compute spans " << inside_us / 1e3
+                       << " ms, compute " << compute_us / 1e3 << " ms, ratio " << ratio);
   CHECK(inside_us <= compute_us);
-  CHECK(std::abs(ratio - 1.0) <= 0.10);
+  CHECK(ratio >= 0.90);
+  CHECK(op_total_us >= inside_us);
 
   // The summary the run printed is the same set of ops: "total  <calls>  <host ms> ...".
   const size_t total_at = run.output.find("\ntotal ");
