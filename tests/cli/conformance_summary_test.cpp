@@ -36,11 +36,11 @@ TEST_CASE("conformance of the template: a table of skipped ops, no line per case
   CHECK(result.output ==
         "conformance of template:0 against the reference, per op:\n"
         "  op             dtype  passed  failed  skipped\n"
-        "  relu           f32         0       0        5  skipped: backend template does not "
+        "  relu           f32         0       0        6  skipped: backend template does not "
         "support relu for f32\n"
-        "  relu           f16         0       0        3  skipped: backend template does not "
+        "  relu           f16         0       0        4  skipped: backend template does not "
         "support relu for f16\n"
-        "  relu           bf16        0       0        3  skipped: backend template does not "
+        "  relu           bf16        0       0        4  skipped: backend template does not "
         "support relu for bf16\n"
         "  relu_backward  f32         0       0        5  skipped: backend template does not "
         "support relu_backward for f32\n"
@@ -48,7 +48,13 @@ TEST_CASE("conformance of the template: a table of skipped ops, no line per case
         "support relu_backward for f16\n"
         "  relu_backward  bf16        0       0        3  skipped: backend template does not "
         "support relu_backward for bf16\n"
-        "0 passed, 0 failed, 22 skipped\n"
+        "  conv2d_fused   f32         0       0        2  skipped: backend template does not "
+        "support conv2d_fused for f32\n"
+        "  conv2d_fused   f16         0       0        2  skipped: backend template does not "
+        "support conv2d_fused for f16\n"
+        "  conv2d_fused   bf16        0       0        2  skipped: backend template does not "
+        "support conv2d_fused for bf16\n"
+        "0 passed, 0 failed, 31 skipped\n"
         "switchyard conformance: no case passed on template:0 (every case was skipped)\n");
 }
 
@@ -128,17 +134,19 @@ TEST_CASE("conformance --json carries the per-op summary and every case", "[cli]
   CHECK(result.exit_code == 1);  // every case skipped
   const Json report = parse_json(result.output);
   CHECK(report.at("device").get<std::string>() == "template:0");
-  CHECK(report.at("skipped").get<double>() == 23);  // 22 forward cases and the relu gradient check
+  // 31 forward cases (relu's special values and CONV2D_FUSED's relu ones among them) and the relu
+  // gradient check.
+  CHECK(report.at("skipped").get<double>() == 32);
   const Json& summary = report.at("summary");
-  REQUIRE(summary.size() == 7);
+  REQUIRE(summary.size() == 10);
   const Json& first = summary[0];
   CHECK(first.at("op").get<std::string>() == "relu");
   CHECK(first.at("dtype").get<std::string>() == "f32");
   CHECK(first.at("passed").get<double>() == 0);
-  CHECK(first.at("skipped").get<double>() == 5);
+  CHECK(first.at("skipped").get<double>() == 6);
   REQUIRE(first.at("skip_reasons").size() == 1);
   CHECK(first.at("skip_reasons")[0].get<std::string>() ==
         "backend template does not support relu for f32");
-  CHECK(summary[6].at("op").get<std::string>() == "relu (gradient)");
-  CHECK(report.at("cases").size() == 23);
+  CHECK(summary[9].at("op").get<std::string>() == "relu (gradient)");
+  CHECK(report.at("cases").size() == 32);
 }

@@ -102,6 +102,7 @@ CaseTable all_cases() {
   add_lstm_cell_cases(table);
   add_rnn_sequence_cases(table);
   add_attention_cases(table);
+  add_special_value_cases(table);
   return table;
 }
 

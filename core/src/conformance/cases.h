@@ -75,6 +75,8 @@ void add_optimizer_cases(CaseTable& table);
 void add_lstm_cell_cases(CaseTable& table);
 void add_rnn_sequence_cases(CaseTable& table);
 void add_attention_cases(CaseTable& table);
+// NaN, infinities and signed zeros where docs/ops.md defines the result (cases_special.cpp).
+void add_special_value_cases(CaseTable& table);
 
 // Every case, in a stable order.
 CaseTable all_cases();

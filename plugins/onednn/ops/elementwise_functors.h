@@ -36,7 +36,8 @@ struct Abs {
   float operator()(float x) const { return std::fabs(x); }
 };
 struct Sign {
-  float operator()(float x) const { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : x * 0.0f); }
+  // Both zeros and NaN give +0 (docs/ops.md, as PyTorch).
+  float operator()(float x) const { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f); }
 };
 
 // Backward: (grad_out, saved) -> grad_in.

@@ -6,8 +6,14 @@
 // training mode to get oneDNN's workspace (the argmax positions) and then runs the backward.
 // Symmetric padding: oneDNN's right padding equals the left one and its shape rule floors like
 // ours. f16 runs through f32 scratch tensors.
+#include <algorithm>
+#include <limits>
+
 #include "dnnl_util.h"
+#include "dtype.h"
 #include "ops/ops.h"
+#include "ops/strided_loop.h"
+#include "ops/vector_clones.h"
 
 namespace sy_onednn {
 namespace {
@@ -113,6 +119,68 @@ TensorView dense_target(OpContext& ctx, const TensorView& out) {
   return out.is_contiguous() ? out : ctx.scratch_view(out.dtype, out.rank, out.shape);
 }
 
+// Whether any of `count` consecutive values is NaN, or equals `lowest` (the most negative finite
+// value).
+template <typename T>
+SY_VECTOR_CLONES bool any_nan_or_lowest(const T* x, int64_t count, bool lowest_too) {
+  constexpr float kLowest = std::numeric_limits<float>::lowest();
+  bool found = false;
+  for (int64_t i = 0; i < count; ++i) {
+    const float v = load_f32(x[i]);
+    found |= v != v || (lowest_too && v == kLowest);
+  }
+  return found;
+}
+
+template <typename T>
+bool span_has(OpContext& ctx, const TensorView& view, bool lowest_too) {
+  const int64_t count = view.numel();
+  const int used = std::min(ctx.threads_for(count), 64);
+  bool found[64] = {};
+  parallel_ranges(used, used, [&](int64_t first, int64_t last) {
+    for (int64_t t = first; t < last; ++t) {
+      const int64_t begin = count * t / used, end = count * (t + 1) / used;
+      found[t] =
+          any_nan_or_lowest(reinterpret_cast<const T*>(view.data) + begin, end - begin, lowest_too);
+    }
+  });
+  return std::any_of(found, found + used, [](bool f) { return f; });
+}
+
+// MAX_POOL2D: a window holding a NaN gives NaN, and one of -inf only gives -inf (docs/ops.md, as
+// PyTorch), where oneDNN's maximum passes over NaN and starts from the most negative finite value
+// (f32: -3.4e38 for a window of -inf), which would hide a diverged model. x (dense NCHW, or
+// channels-last as it is) and y each fill one span of memory: x is checked for NaN and y for
+// that starting value in vectorised passes, and only when one turns up are the windows computed
+// again here.
+template <typename T>
+void fix_max_pool(OpContext& ctx, const TensorView& x, const TensorView& y, const PoolGeometry& g) {
+  if (!span_has<T>(ctx, x, false) && !span_has<T>(ctx, y, true)) return;
+  const auto& p = ctx.params.pool2d;
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  for (int64_t n = 0; n < g.n; ++n) {
+    for (int64_t c = 0; c < g.c; ++c) {
+      for (int64_t oy = 0; oy < g.oh; ++oy) {
+        for (int64_t ox = 0; ox < g.ow; ++ox) {
+          float best = -kInf;
+          for (int64_t i = oy * p.stride_h - p.pad_h; i < oy * p.stride_h - p.pad_h + p.kernel_h;
+               ++i) {
+            for (int64_t j = ox * p.stride_w - p.pad_w; j < ox * p.stride_w - p.pad_w + p.kernel_w;
+                 ++j) {
+              if (i < 0 || i >= g.h || j < 0 || j >= g.w || best != best) continue;
+              const int64_t at[4] = {n, c, i, j};
+              const float v = load_f32(*reinterpret_cast<const T*>(x.element(at)));
+              best = (v != v || v > best) ? v : best;
+            }
+          }
+          const int64_t out[4] = {n, c, oy, ox};
+          *reinterpret_cast<T*>(y.element(out)) = store_f32<T>(best);
+        }
+      }
+    }
+  }
+}
+
 void pool_forward(OpContext& ctx) {
   const TensorView& y = ctx.out[0];
   const PoolGeometry g = check_geometry(ctx, ctx.in[0], y);
@@ -125,6 +193,13 @@ void pool_forward(OpContext& ctx) {
   execute_primitive(
       ctx, entry->forward, entry->forward_scratchpad,
       {{DNNL_ARG_SRC, &entry->src, x.data}, {DNNL_ARG_DST, &entry->dst, target.data}});
+  if (is_max(ctx.op)) {
+    if (x.dtype == SY_DTYPE_BF16) {
+      fix_max_pool<bf16_t>(ctx, x, target, g);
+    } else {
+      fix_max_pool<float>(ctx, x, target, g);
+    }
+  }
   if (target.data != y.data) copy_view(target, y, ctx.threads_for(y.numel()));
 }
 

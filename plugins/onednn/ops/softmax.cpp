@@ -2,9 +2,13 @@
 // logsoftmax primitives. oneDNN gives the output the input's layout, so when the caller's layouts
 // differ the operands go through dense scratch copies. f16 runs through f32 scratch tensors.
 #include <cstring>
+#include <limits>
 
 #include "dnnl_util.h"
+#include "dtype.h"
 #include "ops/ops.h"
+#include "ops/strided_loop.h"
+#include "ops/vector_clones.h"
 
 namespace sy_onednn {
 namespace {
@@ -78,6 +82,48 @@ bool harmonise(OpContext& ctx, TensorView* in, TensorView* out) {
   return true;
 }
 
+// Whether a row of `count` values, `stride` elements apart, has no softmax: a NaN or +inf in
+// it, or -inf everywhere (docs/ops.md: its output row is NaN, as PyTorch's). oneDNN's primitives
+// return finite numbers for such rows (0 and 1 for a row holding +inf), which would hide a
+// diverged model.
+template <typename T>
+SY_VECTOR_CLONES bool row_has_no_softmax(const T* x, int64_t count, int64_t stride) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  bool bad = false;
+  bool all_negative_infinite = true;
+  for (int64_t i = 0; i < count; ++i) {
+    const float v = load_f32(x[i * stride]);
+    bad |= !(v < kInf);  // NaN or +inf
+    all_negative_infinite &= v == -kInf;
+  }
+  return bad || all_negative_infinite;
+}
+
+// Writes NaN over every row of `y` (along `axis`) whose row of `x` has no softmax. x and y have
+// the same shape; any strides.
+template <typename T>
+void mark_rows_without_softmax(const TensorView& x, const TensorView& y, int axis, int threads) {
+  const int64_t length = x.shape[axis];
+  const int64_t rows = length == 0 ? 0 : x.numel() / length;
+  const T nan = store_f32<T>(std::numeric_limits<float>::quiet_NaN());
+  parallel_ranges(rows, threads, [&](int64_t first, int64_t last) {
+    int64_t index[SY_MAX_RANK] = {};
+    for (int64_t row = first; row < last; ++row) {
+      int64_t rest = row;
+      for (int d = x.rank - 1; d >= 0; --d) {  // the row's index, with 0 along the axis
+        if (d == axis) continue;
+        index[d] = rest % x.shape[d];
+        rest /= x.shape[d];
+      }
+      index[axis] = 0;
+      const T* xs = reinterpret_cast<const T*>(x.element(index));
+      if (!row_has_no_softmax(xs, length, x.strides[axis])) continue;
+      T* ys = reinterpret_cast<T*>(y.element(index));
+      for (int64_t i = 0; i < length; ++i) ys[i * y.strides[axis]] = nan;
+    }
+  });
+}
+
 void softmax_forward_f32_bf16(OpContext& ctx) {
   TensorView x = ctx.in[0];
   TensorView out = ctx.out[0];
@@ -92,6 +138,11 @@ void softmax_forward_f32_bf16(OpContext& ctx) {
       key.finish(), [&] { return make_forward(ctx, dnnl_desc(out), axis); });
   execute_primitive(ctx, entry->primitive, entry->scratchpad,
                     {{DNNL_ARG_SRC, &entry->data, x.data}, {DNNL_ARG_DST, &entry->data, out.data}});
+  if (x.dtype == SY_DTYPE_BF16) {
+    mark_rows_without_softmax<bf16_t>(x, out, axis, threads);
+  } else {
+    mark_rows_without_softmax<float>(x, out, axis, threads);
+  }
   if (out.data != ctx.out[0].data) copy_view(out, ctx.out[0], ctx.threads_for(out.numel()));
 }
 

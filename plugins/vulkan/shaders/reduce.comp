@@ -31,7 +31,9 @@ float reduce_row_serially(uint base, uint R) {
     } else {
       precise float y = v - compensation;
       precise float t = acc + y;
-      compensation = (t - acc) - y;
+      // Once the sum is infinite, (t - acc) is inf - inf: no compensation, or an infinite sum
+      // would turn NaN at the next element.
+      compensation = isinf(t) ? 0.0 : (t - acc) - y;
       acc = t;
     }
   }

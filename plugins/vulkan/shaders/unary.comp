@@ -19,7 +19,7 @@ float apply(uint op, float v) {
     case 7u: return v < 0.0 ? kNaN : sqrt(v);  // SQRT
     case 8u: return -v;  // NEG
     case 9u: return abs(v);  // ABS
-    case 10u: return isnan(v) ? v : (v > 0.0 ? 1.0 : (v < 0.0 ? -1.0 : 0.0));  // SIGN
+    case 10u: return v > 0.0 ? 1.0 : (v < 0.0 ? -1.0 : 0.0);  // SIGN: both zeros and NaN give +0
   }
   return kNaN;
 }

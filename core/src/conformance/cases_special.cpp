@@ -1,0 +1,252 @@
+// Special values: NaN, infinities and signed zeros wherever docs/ops.md says what an op makes of
+// them ("<op>/<dtype>/special_values"). The other cases draw inputs that keep every result finite,
+// so a backend that turned NaN into 0 (a max instruction that returns its second operand when the
+// first is NaN, say) would pass all of them while hiding a diverged training run. Here the
+// comparison's rule that NaN and ±inf sit at exactly the reference's positions does the checking;
+// the finite results around them (sigmoid(inf) = 1, exp(-inf) = 0) are compared as usual, and the
+// tensors are small so that each counts.
+//
+// Only what docs/ops.md defines is fed: GELU and SILU get no infinities (-inf * 0), POW none at all
+// (C's pow has a table of its own special cases), and no backward op a special value.
+#include <cmath>
+#include <limits>
+
+#include "conformance/cases.h"
+
+namespace switchyard::conformance {
+namespace {
+
+constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+HostTensor values_tensor(sy_dtype dtype, std::vector<int64_t> shape,
+                         const std::vector<double>& values) {
+  HostTensor t = zeros(dtype, std::move(shape));
+  for (size_t i = 0; i < t.storage.size(); ++i) t.storage[i] = values[i % values.size()];
+  return t;
+}
+
+// A value beyond the dtype's finite range once an op grows it a little (exp, a sum): 1e30 for f32
+// and bf16, 60000 for f16 (its largest finite value is 65504).
+double large(sy_dtype dtype) {
+  return dtype == SY_DTYPE_F16 ? 60000.0 : 1e30;
+}
+
+// Unary inputs: every special value the op's definition covers, and a few ordinary ones.
+std::vector<double> unary_values(sy_op op, sy_dtype dtype) {
+  switch (op) {
+    case SY_OP_GELU:
+      return {kNan, 0.0, -0.0, 1.5, -2.5, 3.0, -0.5, 0.25};
+    case SY_OP_EXP:
+      return {kNan, kInf, -kInf, 0.0, -0.0, 100.0, -200.0, 1.5};
+    case SY_OP_LOG:
+      return {kNan, kInf, -kInf, 0.0, -0.0, -1.0, 2.5, large(dtype)};
+    case SY_OP_SQRT:
+      return {kNan, kInf, -kInf, 0.0, -0.0, -1.0, 2.25, large(dtype)};
+    default:  // RELU SIGMOID TANH NEG ABS SIGN
+      return {kNan, kInf, -kInf, 0.0, -0.0, 1.5, -2.5, large(dtype), -large(dtype), 100.0, -100.0};
+  }
+}
+
+void add_unary(CaseTable& table) {
+  for (int value = SY_OP_RELU; value <= SY_OP_SIGN; ++value) {
+    const auto op = static_cast<sy_op>(value);
+    for (sy_dtype dtype : kFloatDtypes) {
+      add_case(table, op, dtype, "special_values", [op, dtype](Generator&) {
+        const HostTensor x = values_tensor(dtype, {2, 11}, unary_values(op, dtype));
+        return make_op_case(op, {x}, {zeros(dtype, x.shape)});
+      });
+    }
+  }
+}
+
+// Binary: a and b pair every special value with every other and with ordinary numbers (an
+// 8 x 8 table: row value op column value).
+void add_binary(CaseTable& table) {
+  for (sy_op op : {SY_OP_ADD, SY_OP_SUB, SY_OP_MUL, SY_OP_DIV, SY_OP_MAX, SY_OP_MIN, SY_OP_CMP_GT,
+                   SY_OP_CMP_EQ}) {
+    for (sy_dtype dtype : kFloatDtypes) {
+      add_case(table, op, dtype, "special_values", [op, dtype](Generator&) {
+        const std::vector<double> specials = {kNan, kInf, -kInf, 0.0, -0.0, 1.5, -2.5, 4.0};
+        const int64_t n = static_cast<int64_t>(specials.size());
+        HostTensor a = zeros(dtype, {n, n});
+        HostTensor b = zeros(dtype, {n, n});
+        for (int64_t i = 0; i < n; ++i) {
+          for (int64_t j = 0; j < n; ++j) {
+            a.storage[static_cast<size_t>(i * n + j)] = specials[static_cast<size_t>(i)];
+            b.storage[static_cast<size_t>(i * n + j)] = specials[static_cast<size_t>(j)];
+          }
+        }
+        return make_op_case(op, {a, b}, {zeros(dtype, {n, n})});
+      });
+    }
+  }
+}
+
+// Reductions along the last axis, one row per situation: a NaN among numbers, +inf and -inf
+// together (NaN), +inf alone, -inf everywhere, two NaNs (ARGMAX takes the first), a sum beyond
+// the dtype's range.
+void add_reduce(CaseTable& table) {
+  for (sy_op op : {SY_OP_REDUCE_SUM, SY_OP_REDUCE_MEAN, SY_OP_REDUCE_MAX, SY_OP_ARGMAX}) {
+    for (sy_dtype dtype : kFloatDtypes) {
+      add_case(table, op, dtype, "special_values", [op, dtype](Generator&) {
+        const double big = large(dtype);
+        const std::vector<double> rows = {
+            1.5,   kNan,  -2.5,  3.0,   0.5,   -1.0,   // NaN among numbers
+            kInf,  1.0,   -kInf, 2.0,   0.0,   1.0,    // +inf and -inf
+            1.0,   kInf,  2.0,   -3.0,  0.0,   -0.0,   // +inf
+            -kInf, -kInf, -kInf, -kInf, -kInf, -kInf,  // all -inf
+            2.0,   kNan,  kInf,  kNan,  1.0,   0.0,    // two NaNs and +inf
+            big,   big,   big,   1.0,   2.0,   -1.0};  // a sum past the largest finite value
+        const HostTensor x = values_tensor(dtype, {6, 6}, rows);
+        const bool argmax = op == SY_OP_ARGMAX;
+        OpCase op_case =
+            make_op_case(op, {x}, {zeros(argmax ? SY_DTYPE_I64 : dtype, std::vector<int64_t>{6})});
+        op_case.params.reduce.axes_mask = 1u << 1;
+        op_case.params.reduce.keep_dims = 0;
+        return op_case;
+      });
+    }
+  }
+}
+
+// SOFTMAX and LOG_SOFTMAX along the last axis: a row with +inf, a row of -inf (both NaN rows), a
+// row with some -inf (zero probabilities), a row with a NaN, and an ordinary row.
+void add_softmax(CaseTable& table) {
+  for (sy_op op : {SY_OP_SOFTMAX, SY_OP_LOG_SOFTMAX}) {
+    for (sy_dtype dtype : kFloatDtypes) {
+      add_case(table, op, dtype, "special_values", [op, dtype](Generator&) {
+        const std::vector<double> rows = {1.0,   kInf,  -2.0,  0.5,    // +inf
+                                          -kInf, -kInf, -kInf, -kInf,  // all -inf
+                                          -kInf, 1.0,   -kInf, 2.0,    // some -inf
+                                          0.5,   kNan,  1.0,   -1.0,   // NaN
+                                          0.25,  -0.5,  1.5,   -0.0};  // ordinary
+        const HostTensor x = values_tensor(dtype, {5, 4}, rows);
+        OpCase op_case = make_op_case(op, {x}, {zeros(dtype, x.shape)});
+        op_case.params.softmax.axis = 1;
+        return op_case;
+      });
+    }
+  }
+}
+
+// MAX_POOL2D, 2x2 windows of stride 2 over a 4x4 image: a window with a NaN, one with -inf among
+// numbers, one of -inf only, one with +inf.
+void add_max_pool(CaseTable& table) {
+  for (sy_dtype dtype : kFloatDtypes) {
+    add_case(table, SY_OP_MAX_POOL2D, dtype, "special_values", [dtype](Generator&) {
+      const std::vector<double> image = {1.0,   kNan,  -kInf, 2.0,    //
+                                         -1.0,  0.5,   -kInf, -kInf,  //
+                                         -kInf, -kInf, 3.0,   kInf,   //
+                                         -kInf, -kInf, -2.0,  1.0};
+      const HostTensor x = values_tensor(dtype, {1, 1, 4, 4}, image);
+      OpCase op_case = make_op_case(SY_OP_MAX_POOL2D, {x}, {zeros(dtype, {1, 1, 2, 2})});
+      sy_pool2d_params& p = op_case.params.pool2d;
+      p.kernel_h = p.kernel_w = 2;
+      p.stride_h = p.stride_w = 2;
+      return op_case;
+    });
+  }
+}
+
+// CONV2D_FUSED's activations on NaN (and, for RELU and CLIP, on infinities): a 1x1 convolution of
+// weight 1 passes x through, so y = act(x) element by element, channels-last as the ONNX importer
+// runs it and NCHW.
+void add_conv_fused(CaseTable& table) {
+  struct Activation {
+    uint32_t kind;
+    const char* name;
+    float low, high;
+  };
+  const Activation activations[] = {
+      {SY_ACTIVATION_RELU, "relu", 0.0f, 0.0f},
+      {SY_ACTIVATION_CLIP, "clip", 0.0f, 6.0f},
+      {SY_ACTIVATION_CLIP, "clip_infinite", -std::numeric_limits<float>::infinity(), 6.0f},
+      {SY_ACTIVATION_SILU, "silu", 0.0f, 0.0f}};
+  for (const Activation& activation : activations) {
+    for (bool channels_last : {false, true}) {
+      for (sy_dtype dtype : kFloatDtypes) {
+        const std::string variant = std::string("special_values/") + activation.name +
+                                    (channels_last ? "/channels_last" : "");
+        add_case(table, SY_OP_CONV2D_FUSED, dtype, variant,
+                 [activation, channels_last, dtype](Generator&) {
+                   const bool silu = activation.kind == SY_ACTIVATION_SILU;
+                   const std::vector<double> values =
+                       silu ? std::vector<double>{kNan, 1.5, -2.5, 0.0, 7.0, -0.5, 3.0, -8.0}
+                            : std::vector<double>{kNan, kInf, -kInf, 0.0, 7.0, -0.5, 3.0, -8.0};
+                   // 16 channels of a 2x2 image, so that 16-wide vector paths run too.
+                   HostTensor x = values_tensor(dtype, {1, 16, 2, 2}, values);
+                   HostTensor y = zeros(dtype, {1, 16, 2, 2});
+                   if (channels_last) {
+                     x = permuted_layout(x, {0, 2, 3, 1});
+                     y = permuted_layout(y, {0, 2, 3, 1});
+                   }
+                   // Depthwise (groups = 16) with weight 1: y = act(x).
+                   const HostTensor w = values_tensor(dtype, {16, 1, 1, 1}, {1.0});
+                   OpCase op_case = make_op_case(SY_OP_CONV2D_FUSED, {x, w}, {y});
+                   sy_conv2d_fused_params& p = op_case.params.conv2d_fused;
+                   p.conv.conv.stride_h = p.conv.conv.stride_w = 1;
+                   p.conv.conv.dilation_h = p.conv.conv.dilation_w = 1;
+                   p.conv.groups = 16;
+                   p.activation = activation.kind;
+                   p.low = activation.low;
+                   p.high = activation.high;
+                   return op_case;
+                 });
+      }
+    }
+  }
+}
+
+// MATMUL: a NaN, an infinity and an infinity meeting a zero (NaN) in a row of a, one row of a
+// (the dot-product path of a batch-1 classifier) and five, and a product large enough for the
+// blocked kernels.
+void add_matmul(CaseTable& table) {
+  struct Shape3 {
+    int64_t m, k, n;
+    const char* name;
+  };
+  for (const Shape3& shape :
+       {Shape3{1, 8, 6, "1x8x6"}, Shape3{5, 8, 6, "5x8x6"}, Shape3{33, 64, 40, "33x64x40"}}) {
+    for (sy_dtype dtype : kFloatDtypes) {
+      add_case(table, SY_OP_MATMUL, dtype, std::string("special_values/") + shape.name,
+               [shape, dtype](Generator& gen) {
+                 HostTensor a = random_tensor(gen, dtype, {shape.m, shape.k}, -1.0, 1.0);
+                 HostTensor b = random_tensor(gen, dtype, {shape.k, shape.n}, -1.0, 1.0);
+                 a.storage[1] = kNan;  // row 0: NaN in every output of the row
+                 if (shape.m > 1) a.storage[static_cast<size_t>(shape.k + 2)] = kInf;  // row 1
+                 // Column 0 of b is zero: row 1's inf * 0 is NaN there, inf elsewhere.
+                 for (int64_t i = 0; i < shape.k; ++i)
+                   b.storage[static_cast<size_t>(i * shape.n)] = 0.0;
+                 return make_op_case(SY_OP_MATMUL, {a, b}, {zeros(dtype, {shape.m, shape.n})});
+               });
+    }
+  }
+}
+
+// COPY from f32: NaN stays NaN, and values beyond f16's range become +-inf (docs/ops.md).
+void add_copy(CaseTable& table) {
+  for (sy_dtype to : {SY_DTYPE_F16, SY_DTYPE_BF16}) {
+    add_case(table, SY_OP_COPY, to, "special_values/cast_from_f32", [to](Generator&) {
+      const HostTensor x = values_tensor(SY_DTYPE_F32, {2, 8},
+                                         {kNan, kInf, -kInf, 0.0, -0.0, 1e10, -1e10, 70000.0,
+                                          -70000.0, 65504.0, 1.5, 1e-30, 3e38, -3e38, 2.5, -1.0});
+      return make_op_case(SY_OP_COPY, {x}, {zeros(to, x.shape)});
+    });
+  }
+}
+
+}  // namespace
+
+void add_special_value_cases(CaseTable& table) {
+  add_unary(table);
+  add_binary(table);
+  add_reduce(table);
+  add_softmax(table);
+  add_max_pool(table);
+  add_conv_fused(table);
+  add_matmul(table);
+  add_copy(table);
+}
+
+}  // namespace switchyard::conformance
