@@ -111,14 +111,14 @@ TEST_CASE("conformance rows count passed cases, gradients get rows of their own"
   CHECK(result.output ==
         "conformance of reference:0 against the reference, per op:\n"
         "  op                     dtype  passed  failed  skipped\n"
-        "  layer_norm             f32         5       0        0\n"
-        "  layer_norm             f16         6       0        0\n"
-        "  layer_norm             bf16        6       0        0\n"
+        "  layer_norm             f32         6       0        0\n"
+        "  layer_norm             f16         7       0        0\n"
+        "  layer_norm             bf16        7       0        0\n"
         "  layer_norm_backward    f32         5       0        0\n"
         "  layer_norm_backward    f16         6       0        0\n"
         "  layer_norm_backward    bf16        6       0        0\n"
         "  layer_norm (gradient)  f32         2       0        0\n"
-        "36 passed, 0 failed, 0 skipped\n");
+        "39 passed, 0 failed, 0 skipped\n");
 }
 
 TEST_CASE("conformance --json carries the per-op summary and every case", "[cli]") {

@@ -236,6 +236,147 @@ void add_copy(CaseTable& table) {
   }
 }
 
+// Binary ops with b broadcast along a's rows (stride 0) and with a scalar b of NaN or +inf: the
+// paths a backend keeps apart from the same-shape one.
+void add_binary_broadcast_and_scalar(CaseTable& table) {
+  const std::vector<double> specials = {kNan, kInf, -kInf, 0.0, -0.0, 1.5, -2.5, 4.0};
+  for (sy_op op : {SY_OP_ADD, SY_OP_MUL, SY_OP_DIV, SY_OP_MAX, SY_OP_MIN, SY_OP_CMP_GT}) {
+    for (sy_dtype dtype : kFloatDtypes) {
+      add_case(table, op, dtype, "special_values/broadcast", [op, dtype, specials](Generator&) {
+        const int64_t n = static_cast<int64_t>(specials.size());
+        HostTensor a = zeros(dtype, {n, n});
+        for (int64_t i = 0; i < n; ++i) {
+          for (int64_t j = 0; j < n; ++j) {
+            a.storage[static_cast<size_t>(i * n + j)] = specials[static_cast<size_t>(i)];
+          }
+        }
+        const HostTensor b = broadcast_layout(values_tensor(dtype, {1, n}, specials), {n, n});
+        return make_op_case(op, {a, b}, {zeros(dtype, {n, n})});
+      });
+      for (double scalar : {kNan, kInf}) {
+        const std::string variant =
+            std::string("special_values/scalar_") + (std::isnan(scalar) ? "nan" : "inf");
+        add_case(table, op, dtype, variant, [op, dtype, specials, scalar](Generator&) {
+          const HostTensor a = values_tensor(dtype, {2, 8}, specials);
+          OpCase op_case = make_op_case(op, {a}, {zeros(dtype, a.shape)});
+          op_case.params.binary.use_scalar = 1;
+          op_case.params.binary.scalar = scalar;
+          return op_case;
+        });
+      }
+    }
+  }
+}
+
+// AVG_POOL2D, 2x2 windows of stride 2: a NaN, +inf alone, +inf with -inf (NaN), numbers.
+void add_avg_pool(CaseTable& table) {
+  for (sy_dtype dtype : kFloatDtypes) {
+    add_case(table, SY_OP_AVG_POOL2D, dtype, "special_values", [dtype](Generator&) {
+      const std::vector<double> image = {1.0,   kNan, kInf, 2.0,   //
+                                         -1.0,  0.5,  -1.0, -3.0,  //
+                                         kInf,  1.0,  3.0,  0.25,  //
+                                         -kInf, 2.0,  -2.0, 1.0};
+      const HostTensor x = values_tensor(dtype, {1, 1, 4, 4}, image);
+      OpCase op_case = make_op_case(SY_OP_AVG_POOL2D, {x}, {zeros(dtype, {1, 1, 2, 2})});
+      sy_pool2d_params& p = op_case.params.pool2d;
+      p.kernel_h = p.kernel_w = 2;
+      p.stride_h = p.stride_w = 2;
+      return op_case;
+    });
+  }
+}
+
+// CONV2D, 3x3 with padding 1 over 8 channels of a 6x6 image: a NaN (NaN in every output whose
+// window holds it) and an infinity where the weights have a zero tap (inf * 0: NaN there, +-inf
+// around it). NCHW and channels-last.
+void add_conv(CaseTable& table) {
+  for (bool channels_last : {false, true}) {
+    for (sy_dtype dtype : kFloatDtypes) {
+      const std::string variant =
+          std::string("special_values") + (channels_last ? "/channels_last" : "");
+      add_case(table, SY_OP_CONV2D, dtype, variant, [channels_last, dtype](Generator& gen) {
+        HostTensor x = random_tensor(gen, dtype, {1, 8, 6, 6}, -1.0, 1.0);
+        HostTensor w = random_tensor(gen, dtype, {4, 8, 3, 3}, -1.0, 1.0);
+        x.storage[1 * 36 + 2 * 6 + 2] = kNan;  // channel 1, (2, 2)
+        x.storage[5 * 36 + 4 * 6 + 4] = kInf;  // channel 5, (4, 4)
+        for (int64_t o = 0; o < 4; ++o) {
+          w.storage[static_cast<size_t>((o * 8 + 5) * 9 + 4)] = 0.0;  // channel 5's centre tap
+        }
+        HostTensor y = zeros(dtype, {1, 4, 6, 6});
+        if (channels_last) {
+          x = permuted_layout(x, {0, 2, 3, 1});
+          y = permuted_layout(y, {0, 2, 3, 1});
+        }
+        OpCase op_case = make_op_case(SY_OP_CONV2D, {x, w}, {y});
+        sy_conv2d_params& p = op_case.params.conv2d;
+        p.stride_h = p.stride_w = 1;
+        p.pad_h = p.pad_w = 1;
+        p.dilation_h = p.dilation_w = 1;
+        return op_case;
+      });
+    }
+  }
+}
+
+// LAYER_NORM over rows of 8: a row with a NaN has a NaN mean, rstd and output row.
+void add_layer_norm(CaseTable& table) {
+  for (sy_dtype dtype : kFloatDtypes) {
+    add_case(table, SY_OP_LAYER_NORM, dtype, "special_values", [dtype](Generator& gen) {
+      HostTensor x = random_tensor(gen, dtype, {3, 8}, -1.0, 3.0);
+      x.storage[8 + 3] = kNan;  // row 1
+      const HostTensor gamma = random_tensor(gen, dtype, {8}, 0.5, 1.5);
+      const HostTensor beta = random_tensor(gen, dtype, {8}, -0.5, 0.5);
+      OpCase op_case =
+          make_op_case(SY_OP_LAYER_NORM, {x, gamma, beta},
+                       {zeros(dtype, {3, 8}), zeros(SY_DTYPE_F32, {3}), zeros(SY_DTYPE_F32, {3})});
+      op_case.params.layer_norm.normalized_rank = 1;
+      op_case.params.layer_norm.epsilon = 1e-5;
+      return op_case;
+    });
+  }
+}
+
+// CROSS_ENTROPY and its backward with -inf logits: on classes other than the label (a masked
+// vocabulary: finite loss, zero probability), on the label (loss +inf), and a NaN logit (NaN).
+void add_cross_entropy(CaseTable& table) {
+  struct Situation {
+    const char* name;
+    int64_t row, column;  // where the special logit goes (labels are 0 .. 3, row i has label i)
+    double value;
+  };
+  const Situation situations[] = {
+      {"masked_class", 1, 3, -kInf}, {"masked_label", 2, 2, -kInf}, {"nan", 0, 4, kNan}};
+  for (sy_op op : {SY_OP_CROSS_ENTROPY, SY_OP_CROSS_ENTROPY_BACKWARD}) {
+    for (const Situation& situation : situations) {
+      // The gradient of an infinite loss has no finite reference: the backward takes the others.
+      if (op == SY_OP_CROSS_ENTROPY_BACKWARD && situation.value == -kInf &&
+          situation.row == situation.column) {
+        continue;
+      }
+      for (sy_dtype dtype : kFloatDtypes) {
+        add_case(
+            table, op, dtype, std::string("special_values/") + situation.name,
+            [op, dtype, situation](Generator& gen) {
+              HostTensor logits = random_tensor(gen, dtype, {4, 5}, -3.0, 3.0);
+              logits.storage[static_cast<size_t>(situation.row * 5 + situation.column)] =
+                  situation.value;
+              HostTensor labels = zeros(SY_DTYPE_I64, {4});
+              for (int64_t i = 0; i < 4; ++i) labels.storage[static_cast<size_t>(i)] = i;
+              OpCase op_case;
+              if (op == SY_OP_CROSS_ENTROPY) {
+                op_case = make_op_case(op, {logits, labels}, {zeros(dtype, {})});
+              } else {
+                const HostTensor grad_loss = values_tensor(dtype, {}, {1.0});
+                op_case = make_op_case(op, {logits, labels, grad_loss}, {zeros(dtype, {4, 5})});
+              }
+              op_case.params.cross_entropy.reduction = 1;  // sum
+              return op_case;
+            });
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void add_special_value_cases(CaseTable& table) {
@@ -247,6 +388,11 @@ void add_special_value_cases(CaseTable& table) {
   add_conv_fused(table);
   add_matmul(table);
   add_copy(table);
+  add_binary_broadcast_and_scalar(table);
+  add_avg_pool(table);
+  add_conv(table);
+  add_layer_norm(table);
+  add_cross_entropy(table);
 }
 
 }  // namespace switchyard::conformance
