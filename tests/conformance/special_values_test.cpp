@@ -112,7 +112,8 @@ TEST_CASE("special values: MATMUL, COPY and cross-entropy", "[conformance]") {
   // f32 -> f16: NaN, inf, -inf, 0, -0, 1e10 and -1e10 and +-70000 overflow, 65504 is the largest.
   check_values(reference_outputs("copy/f16/special_values/cast_from_f32")[0],
                {kNan, kInf, -kInf, 0, 0, kInf, -kInf, kInf, -kInf, 65504});
-  const double masked_class = reference_outputs("cross_entropy/f32/special_values/masked_class")[0][0];
+  const double masked_class =
+      reference_outputs("cross_entropy/f32/special_values/masked_class")[0][0];
   CHECK(std::isfinite(masked_class));
   CHECK(reference_outputs("cross_entropy/f32/special_values/masked_label")[0][0] == kInf);
   CHECK(std::isnan(reference_outputs("cross_entropy/f32/special_values/nan")[0][0]));
