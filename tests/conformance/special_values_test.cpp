@@ -126,5 +126,35 @@ TEST_CASE("special values: MATMUL, COPY and cross-entropy", "[conformance]") {
   CHECK(std::isfinite(norm[1][0]));
 }
 
+TEST_CASE("special values: a NaN stays in its own batch row", "[conformance]") {
+  // LSTM and GRU, x [5 steps, 3 rows, 4] with a NaN at step 2 of row 0: y [5, 3, 6] is NaN for row
+  // 0 from step 2 on and finite everywhere else; h_n's row 0 is NaN, rows 1 and 2 finite.
+  for (const char* name :
+       {"lstm_sequence/f32/special_values/5x3x4x6", "gru_sequence/f32/special_values/5x3x4x6"}) {
+    INFO(name);
+    const auto outputs = reference_outputs(name);
+    for (int64_t t = 0; t < 5; ++t) {
+      for (int64_t b = 0; b < 3; ++b) {
+        for (int64_t j = 0; j < 6; ++j) {
+          const double v = outputs[0][static_cast<size_t>((t * 3 + b) * 6 + j)];
+          CHECK(std::isnan(v) == (b == 0 && t >= 2));
+        }
+      }
+    }
+    for (int64_t b = 0; b < 3; ++b)
+      CHECK(std::isnan(outputs[1][static_cast<size_t>(b * 6)]) == (b == 0));
+  }
+  // CONV2D: the NaN and the infinity are in image 0; image 1's outputs are all finite.
+  const std::vector<double> y = reference_outputs("conv2d/f32/special_values")[0];
+  int non_finite = 0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    if (i >= y.size() / 2) CHECK(std::isfinite(y[i]));
+    non_finite += std::isfinite(y[i]) ? 0 : 1;
+  }
+  // Per output channel: the 9 outputs around the NaN at (2, 2) and the 9 around the inf at
+  // (4, 4), which share (3, 3).
+  CHECK(non_finite == 4 * 17);
+}
+
 }  // namespace
 }  // namespace switchyard::conformance

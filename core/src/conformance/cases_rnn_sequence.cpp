@@ -124,6 +124,26 @@ void add_rnn_sequence_cases(CaseTable& table) {
       }
     }
   }
+  // Special values: a NaN in x at step 2 of batch row 0 makes row 0's outputs NaN from that step
+  // on (up to it, in reverse) and its final states NaN, and must leave every other row finite (a
+  // kernel that mixes rows would spread it). Specs on oneDNN's primitive (B = 3, B = 9, reverse)
+  // and on onednn's own small-batch recurrence (B = 4), strided x among them.
+  for (sy_op op : {SY_OP_LSTM_SEQUENCE, SY_OP_GRU_SEQUENCE}) {
+    for (sy_dtype dtype : kFloatDtypes) {
+      for (const size_t index : {size_t{1}, size_t{2}, size_t{7}, size_t{8}}) {
+        const SequenceSpec spec = kSpecs[index];
+        add_case(table, op, dtype, std::string("special_values/") + spec.name,
+                 [op, dtype, spec](Generator& gen) {
+                   OpCase op_case = build_sequence(gen, op, dtype, spec);
+                   HostTensor& x = op_case.inputs[0];
+                   const int64_t at = (2 * spec.batch + 0) * spec.input + 1;  // [2, 0, 1]
+                   x.storage[static_cast<size_t>(x.logical_offsets()[static_cast<size_t>(at)])] =
+                       std::nan("");
+                   return op_case;
+                 });
+      }
+    }
+  }
   for (sy_op forward : {SY_OP_LSTM_SEQUENCE, SY_OP_GRU_SEQUENCE}) {
     const bool lstm = forward == SY_OP_LSTM_SEQUENCE;
     const sy_op backward = lstm ? SY_OP_LSTM_SEQUENCE_BACKWARD : SY_OP_GRU_SEQUENCE_BACKWARD;
