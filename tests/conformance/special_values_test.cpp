@@ -156,5 +156,25 @@ TEST_CASE("special values: a NaN stays in its own batch row", "[conformance]") {
   CHECK(non_finite == 4 * 17);
 }
 
+TEST_CASE("special values: attention's fully masked query and a NaN query", "[conformance]") {
+  // [1, 2 heads, 5 queries, 8]: head 0's query 2 has every key masked (out NaN, lse -inf), head
+  // 1's query 3 has a NaN in q (out NaN; every score NaN, which the maximum skips, so its lse is
+  // -inf as a fully masked query's, docs/ops.md); every other query is finite.
+  for (const char* name : {"scaled_dot_product_attention/f32/special_values",
+                           "scaled_dot_product_attention/f32/special_values/causal"}) {
+    INFO(name);
+    const auto outputs = reference_outputs(name);
+    for (int64_t query = 0; query < 10; ++query) {
+      const bool masked = query == 2, nan = query == 5 + 3;
+      for (int64_t j = 0; j < 8; ++j) {
+        CHECK(std::isnan(outputs[0][static_cast<size_t>(query * 8 + j)]) == (masked || nan));
+      }
+      const double lse = outputs[1][static_cast<size_t>(query)];
+      CHECK((lse == -kInf) == (masked || nan));
+      CHECK(std::isfinite(lse) == !(masked || nan));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace switchyard::conformance

@@ -377,6 +377,37 @@ void add_cross_entropy(CaseTable& table) {
   }
 }
 
+// SCALED_DOT_PRODUCT_ATTENTION with a [Tq, Tk] mask per head: query 2 of head 0 has every key
+// masked (docs/ops.md: out NaN, lse -inf), other queries some keys; a NaN in q at query 3 of head
+// 1 (out and lse NaN for that query only). Causal too, so that the two masks combine.
+void add_attention(CaseTable& table) {
+  for (bool causal : {false, true}) {
+    for (sy_dtype dtype : kFloatDtypes) {
+      add_case(table, SY_OP_SCALED_DOT_PRODUCT_ATTENTION, dtype,
+               std::string("special_values") + (causal ? "/causal" : ""),
+               [causal, dtype](Generator& gen) {
+                 const int64_t b = 1, h = 2, tq = 5, tk = 6, d = 8;
+                 HostTensor q = random_tensor(gen, dtype, {b, h, tq, d}, -2.0, 2.0);
+                 const HostTensor k = random_tensor(gen, dtype, {b, h, tk, d}, -2.0, 2.0);
+                 const HostTensor v = random_tensor(gen, dtype, {b, h, tk, d}, -1.0, 1.0);
+                 HostTensor mask = random_tensor(gen, dtype, {b, h, tq, tk}, -1.0, 1.0);
+                 for (int64_t j = 0; j < tk; ++j)
+                   mask.storage[static_cast<size_t>(2 * tk + j)] = -kInf;
+                 mask.storage[static_cast<size_t>(0 * tk + 1)] = -kInf;  // head 0, query 0, key 1
+                 mask.storage[static_cast<size_t>((tq + 4) * tk + 0)] = -kInf;  // head 1, query 4
+                 q.storage[static_cast<size_t>((tq + 3) * d + 5)] = kNan;       // head 1, query 3
+                 OpCase op_case =
+                     make_op_case(SY_OP_SCALED_DOT_PRODUCT_ATTENTION, {q, k, v, mask},
+                                  {zeros(dtype, {b, h, tq, d}), zeros(SY_DTYPE_F32, {b, h, tq})});
+                 op_case.params.attention.scale = 1.0 / std::sqrt(static_cast<double>(d));
+                 op_case.params.attention.causal = causal ? 1 : 0;
+                 op_case.params.attention.has_mask = 1;
+                 return op_case;
+               });
+    }
+  }
+}
+
 }  // namespace
 
 void add_special_value_cases(CaseTable& table) {
@@ -393,6 +424,7 @@ void add_special_value_cases(CaseTable& table) {
   add_conv(table);
   add_layer_norm(table);
   add_cross_entropy(table);
+  add_attention(table);
 }
 
 }  // namespace switchyard::conformance
