@@ -1,5 +1,8 @@
 // SGD_UPDATE (plain, momentum, dampening, nesterov, weight decay) and ADAM_UPDATE (Adam and AdamW,
 // first and later steps). The ops update their inputs in place; the updated inputs are compared.
+#include <limits>
+#include <string>
+
 #include "conformance/cases.h"
 
 namespace switchyard::conformance {
@@ -83,6 +86,31 @@ void add_optimizer_cases(CaseTable& table) {
     for (const AdamSpec& spec : kAdamSpecs) {
       add_case(table, SY_OP_ADAM_UPDATE, dtype, spec.name,
                [dtype, spec](Generator& gen) { return build_adam(gen, dtype, spec); });
+    }
+  }
+  // Special values: a NaN, +inf and -inf in the gradient (in a vector's lanes and in the tail)
+  // reach exactly the parameters and moments that IEEE arithmetic sends them to, and no other.
+  const auto with_special_gradient = [](OpCase op_case) {
+    HostTensor& grad = op_case.inputs[1];
+    const double values[] = {
+        std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+        -std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()};
+    const size_t positions[] = {3, 7, 11, 34};
+    for (size_t i = 0; i < 4; ++i) grad.storage[positions[i]] = values[i];
+    return op_case;
+  };
+  for (sy_dtype dtype : kFloatDtypes) {
+    for (const SgdSpec& spec : kSgdSpecs) {
+      add_case(table, SY_OP_SGD_UPDATE, dtype, std::string("special_values/") + spec.name,
+               [dtype, spec, with_special_gradient](Generator& gen) {
+                 return with_special_gradient(build_sgd(gen, dtype, spec));
+               });
+    }
+    for (const AdamSpec& spec : kAdamSpecs) {
+      add_case(table, SY_OP_ADAM_UPDATE, dtype, std::string("special_values/") + spec.name,
+               [dtype, spec, with_special_gradient](Generator& gen) {
+                 return with_special_gradient(build_adam(gen, dtype, spec));
+               });
     }
   }
 }
