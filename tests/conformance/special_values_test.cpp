@@ -99,7 +99,11 @@ TEST_CASE("special values: NaN passes CONV2D_FUSED's activations, as torch.relu 
                {kNan, 6, 0, 0, 6, 0, 3, 0});
   check_values(reference_outputs("conv2d_fused/f32/special_values/clip_infinite")[0],
                {kNan, 6, -kInf, 0, 6, -0.5, 3, -8});
-  check_values(reference_outputs("conv2d_fused/f32/special_values/silu")[0], {kNan});
+  // SILU's inputs cycle NaN, 1.5, -2.5, 0, 7, -0.5, 3, -8 (no infinities: -inf * 0).
+  const auto silu = [](double v) { return v / (1.0 + std::exp(-v)); };
+  check_values(reference_outputs("conv2d_fused/f32/special_values/silu")[0],
+               {kNan, silu(1.5), silu(-2.5), 0, silu(7.0), silu(-0.5), silu(3.0), silu(-8.0)},
+               false);
 }
 
 TEST_CASE("special values: MATMUL, COPY and cross-entropy", "[conformance]") {
@@ -109,6 +113,7 @@ TEST_CASE("special values: MATMUL, COPY and cross-entropy", "[conformance]") {
   for (int j = 0; j < 6; ++j) CHECK(std::isnan(product[static_cast<size_t>(j)]));
   CHECK(std::isnan(product[6]));
   for (int j = 1; j < 6; ++j) CHECK(std::isinf(product[static_cast<size_t>(6 + j)]));
+  for (size_t i = 12; i < product.size(); ++i) CHECK(std::isfinite(product[i]));  // rows 2-4
   // f32 -> f16: NaN, inf, -inf, 0, -0, 1e10 and -1e10 and +-70000 overflow, 65504 is the largest.
   check_values(reference_outputs("copy/f16/special_values/cast_from_f32")[0],
                {kNan, kInf, -kInf, 0, 0, kInf, -kInf, kInf, -kInf, 65504});
@@ -141,8 +146,11 @@ TEST_CASE("special values: a NaN stays in its own batch row", "[conformance]") {
         }
       }
     }
-    for (int64_t b = 0; b < 3; ++b)
-      CHECK(std::isnan(outputs[1][static_cast<size_t>(b * 6)]) == (b == 0));
+    for (int64_t b = 0; b < 3; ++b) {
+      for (int64_t j = 0; j < 6; ++j) {
+        CHECK(std::isnan(outputs[1][static_cast<size_t>(b * 6 + j)]) == (b == 0));
+      }
+    }
   }
   // CONV2D: the NaN and the infinity are in image 0; image 1's outputs are all finite.
   const std::vector<double> y = reference_outputs("conv2d/f32/special_values")[0];

@@ -157,7 +157,6 @@ TEST_CASE("a digits-cnn run's trace is valid and its op totals cover its compute
                        << " ms, compute " << compute_us / 1e3 << " ms, ratio " << ratio);
   CHECK(inside_us <= compute_us);
   CHECK(ratio >= 0.90);
-  CHECK(op_total_us >= inside_us);
 
   // The summary the run printed is the same set of ops: "total  <calls>  <host ms> ...".
   const size_t total_at = run.output.find("\ntotal ");

@@ -7,7 +7,7 @@
 // tensors are small so that each counts.
 //
 // Only what docs/ops.md defines is fed: GELU and SILU get no infinities (-inf * 0), POW none at all
-// (C's pow has a table of its own special cases), and no backward op a special value.
+// (C's pow has a table of its own special cases), and no elementwise backward op a special value.
 #include <cmath>
 #include <limits>
 
@@ -19,11 +19,12 @@ namespace {
 constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// tensor_from_values with `values` repeated until they fill the shape.
 HostTensor values_tensor(sy_dtype dtype, std::vector<int64_t> shape,
                          const std::vector<double>& values) {
-  HostTensor t = zeros(dtype, std::move(shape));
-  for (size_t i = 0; i < t.storage.size(); ++i) t.storage[i] = values[i % values.size()];
-  return t;
+  std::vector<double> filled(static_cast<size_t>(shape_element_count(shape)));
+  for (size_t i = 0; i < filled.size(); ++i) filled[i] = values[i % values.size()];
+  return tensor_from_values(dtype, std::move(shape), filled);
 }
 
 // A value beyond the dtype's finite range once an op grows it a little (exp, a sum): 1e30 for f32
@@ -130,23 +131,33 @@ void add_softmax(CaseTable& table) {
   }
 }
 
-// MAX_POOL2D, 2x2 windows of stride 2 over a 4x4 image: a window with a NaN, one with -inf among
-// numbers, one of -inf only, one with +inf.
-void add_max_pool(CaseTable& table) {
+// A 2x2 pooling of stride 2 over one 4x4 image.
+void add_pool(CaseTable& table, sy_op op, const std::vector<double>& image) {
   for (sy_dtype dtype : kFloatDtypes) {
-    add_case(table, SY_OP_MAX_POOL2D, dtype, "special_values", [dtype](Generator&) {
-      const std::vector<double> image = {1.0,   kNan,  -kInf, 2.0,    //
-                                         -1.0,  0.5,   -kInf, -kInf,  //
-                                         -kInf, -kInf, 3.0,   kInf,   //
-                                         -kInf, -kInf, -2.0,  1.0};
+    add_case(table, op, dtype, "special_values", [op, dtype, image](Generator&) {
       const HostTensor x = values_tensor(dtype, {1, 1, 4, 4}, image);
-      OpCase op_case = make_op_case(SY_OP_MAX_POOL2D, {x}, {zeros(dtype, {1, 1, 2, 2})});
+      OpCase op_case = make_op_case(op, {x}, {zeros(dtype, {1, 1, 2, 2})});
       sy_pool2d_params& p = op_case.params.pool2d;
       p.kernel_h = p.kernel_w = 2;
       p.stride_h = p.stride_w = 2;
       return op_case;
     });
   }
+}
+
+// The two poolings' windows. MAX_POOL2D: one with a NaN, one with -inf among numbers, one of
+// -inf only, one with +inf. AVG_POOL2D: a NaN, +inf alone, +inf with -inf (NaN), numbers.
+void add_pools(CaseTable& table) {
+  add_pool(table, SY_OP_MAX_POOL2D,
+           {1.0, kNan, -kInf, 2.0,    //
+            -1.0, 0.5, -kInf, -kInf,  //
+            -kInf, -kInf, 3.0, kInf,  //
+            -kInf, -kInf, -2.0, 1.0});
+  add_pool(table, SY_OP_AVG_POOL2D,
+           {1.0, kNan, kInf, 2.0,   //
+            -1.0, 0.5, -1.0, -3.0,  //
+            kInf, 1.0, 3.0, 0.25,   //
+            -kInf, 2.0, -2.0, 1.0});
 }
 
 // CONV2D_FUSED's activations on NaN (and, for RELU and CLIP, on infinities): a 1x1 convolution of
@@ -265,24 +276,6 @@ void add_binary_broadcast_and_scalar(CaseTable& table) {
         });
       }
     }
-  }
-}
-
-// AVG_POOL2D, 2x2 windows of stride 2: a NaN, +inf alone, +inf with -inf (NaN), numbers.
-void add_avg_pool(CaseTable& table) {
-  for (sy_dtype dtype : kFloatDtypes) {
-    add_case(table, SY_OP_AVG_POOL2D, dtype, "special_values", [dtype](Generator&) {
-      const std::vector<double> image = {1.0,   kNan, kInf, 2.0,   //
-                                         -1.0,  0.5,  -1.0, -3.0,  //
-                                         kInf,  1.0,  3.0,  0.25,  //
-                                         -kInf, 2.0,  -2.0, 1.0};
-      const HostTensor x = values_tensor(dtype, {1, 1, 4, 4}, image);
-      OpCase op_case = make_op_case(SY_OP_AVG_POOL2D, {x}, {zeros(dtype, {1, 1, 2, 2})});
-      sy_pool2d_params& p = op_case.params.pool2d;
-      p.kernel_h = p.kernel_w = 2;
-      p.stride_h = p.stride_w = 2;
-      return op_case;
-    });
   }
 }
 
@@ -415,12 +408,11 @@ void add_special_value_cases(CaseTable& table) {
   add_binary(table);
   add_reduce(table);
   add_softmax(table);
-  add_max_pool(table);
+  add_pools(table);
   add_conv_fused(table);
   add_matmul(table);
   add_copy(table);
   add_binary_broadcast_and_scalar(table);
-  add_avg_pool(table);
   add_conv(table);
   add_layer_norm(table);
   add_cross_entropy(table);

@@ -195,33 +195,18 @@ dnnl::convolution_forward::primitive_desc forward_pd(
           ctx.device.engine};
 }
 
-// CONV2D_FUSED's residual and activation as oneDNN post-ops: a sum (the residual, placed in dst
-// before the primitive runs), then SILU as an eltwise op (RELU and CLIP follow the primitive as
-// activation_pass). The plain 1x1 path takes none: oneDNN's gemm:jit
-// applies them in a slow pass of its own (MobileNetV2's twelve such layers took 28 ms with Clip
-// fused that way, against 2 ms blocked), so apply_conv_epilogue follows it instead.
 // Whether the activation runs as our own pass after the primitive (activation_pass) rather than
 // as a oneDNN post-op: RELU and CLIP, whose post-ops map NaN to 0 and to `low` (oneDNN computes
 // them with max/min instructions that return their second operand when the first is NaN), where
 // docs/ops.md says NaN passes through, as PyTorch's relu and clamp do: a model gone to NaN would
 // otherwise predict numbers. The pass reads the output while it is still in cache; in one
 // `bench model` run with the two ways on alternate passes (2-vCPU Zen 4, 2 threads) MobileNetV2
-// (Clip) and ResNet-50 (ReLU) took the same time either way, within +-1%.
+// (Clip) and ResNet-50 (ReLU) differed by -1.5% to +0.5% a pass: no measurable cost.
 bool own_activation(const OpContext& ctx) {
   if (ctx.op != SY_OP_CONV2D_FUSED) return false;
   const uint32_t a = ctx.params.conv2d_fused.activation;
   return a == SY_ACTIVATION_RELU || a == SY_ACTIVATION_CLIP;
 }
-
-// CLIP keeping NaN.
-struct ClipKeepingNan {
-  float low, high;
-  float operator()(float v) const {
-    if (v != v) return v;
-    const float clipped = v < low ? low : v;
-    return clipped > high ? high : clipped;
-  }
-};
 
 // RELU or CLIP over `view` in place (own_activation).
 void activation_pass(const OpContext& ctx, const TensorView& view, int threads) {
@@ -231,7 +216,7 @@ void activation_pass(const OpContext& ctx, const TensorView& view, int threads) 
     if (f.activation == SY_ACTIVATION_RELU) {
       run_unary_kernel<T>(view, view, threads, fn::Relu{});
     } else {
-      run_unary_kernel<T>(view, view, threads, ClipKeepingNan{f.low, f.high});
+      run_unary_kernel<T>(view, view, threads, fn::Clip{f.low, f.high});
     }
   };
   if (view.dtype == SY_DTYPE_BF16) {
@@ -241,6 +226,11 @@ void activation_pass(const OpContext& ctx, const TensorView& view, int threads) 
   }
 }
 
+// CONV2D_FUSED's residual and activation as oneDNN post-ops: a sum (the residual, placed in dst
+// before the primitive runs), then SILU as an eltwise op (RELU and CLIP follow the primitive as
+// activation_pass). The plain 1x1 path takes none: oneDNN's gemm:jit applies them in a slow pass
+// of its own (MobileNetV2's twelve such layers took 28 ms with Clip fused that way, against 2 ms
+// blocked), so apply_conv_epilogue follows it instead.
 dnnl::primitive_attr fused_attr(const OpContext& ctx, bool plain) {
   dnnl::primitive_attr attr = primitive_attr(ctx);
   if (ctx.op != SY_OP_CONV2D_FUSED || plain) return attr;

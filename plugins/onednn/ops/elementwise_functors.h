@@ -11,6 +11,15 @@ constexpr float kInvSqrt2Pi = 0.39894228040143267794f;
 struct Relu {
   float operator()(float x) const { return (x > 0.0f || x != x) ? x : 0.0f; }
 };
+// CONV2D_FUSED's CLIP: min(max(x, low), high), NaN kept (docs/ops.md section 9b).
+struct Clip {
+  float low, high;
+  float operator()(float x) const {
+    if (x != x) return x;
+    const float clipped = x < low ? low : x;
+    return clipped > high ? high : clipped;
+  }
+};
 struct Gelu {
   float operator()(float x) const { return 0.5f * x * (1.0f + std::erf(x * kSqrtHalf)); }
 };
