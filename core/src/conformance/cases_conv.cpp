@@ -129,6 +129,12 @@ const FusedSpec kFusedSpecs[] = {
      {"", 2, 4, 8, 7, 6, 3, 3, 1, 1, 1, 1, 1, 1, false, true, 2},
      3,
      false},
+    // NCHW in and out: onednn runs the primitive on its blocked layout and SILU over that scratch
+    // (990 outputs: whole 16-wide vectors and a tail).
+    {"SILU/3x3/pad1/bias/9x11",
+     {"", 2, 3, 9, 11, 5, 3, 3, 1, 1, 1, 1, 1, 1, true, false},
+     3,
+     false},
     {"residual/1x1/bias", {"", 2, 5, 4, 4, 6, 1, 1, 1, 1, 0, 0, 1, 1, true, false}, 0, true},
     // 1x1 images (squeeze-excitation's layers): onednn's dot-product path.
     {"residual/SILU/1x1/pixel/bias",

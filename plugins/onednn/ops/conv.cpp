@@ -16,6 +16,7 @@
 #include "ops/elementwise_kernels.h"
 #include "ops/gemv.h"
 #include "ops/ops.h"
+#include "ops/silu_kernel.h"
 #include "ops/strided_loop.h"
 
 namespace sy_onednn {
@@ -196,21 +197,33 @@ dnnl::convolution_forward::primitive_desc forward_pd(
 }
 
 // Whether the activation runs as our own pass after the primitive (activation_pass) rather than
-// as a oneDNN post-op: RELU and CLIP, whose post-ops map NaN to 0 and to `low` (oneDNN computes
-// them with max/min instructions that return their second operand when the first is NaN), where
-// docs/ops.md says NaN passes through, as PyTorch's relu and clamp do: a model gone to NaN would
-// otherwise predict numbers. The pass reads the output while it is still in cache; in one
-// `bench model` run with the two ways on alternate passes (2-vCPU Zen 4, 2 threads) MobileNetV2
-// (Clip) and ResNet-50 (ReLU) differed by -1.5% to +0.5% a pass: no measurable cost.
-bool own_activation(const OpContext& ctx) {
+// as a oneDNN post-op:
+// - RELU and CLIP, whose post-ops map NaN to 0 and to `low` (oneDNN computes them with max/min
+//   instructions that return their second operand when the first is NaN), where docs/ops.md says
+//   NaN passes through, as PyTorch's relu and clamp do: a model gone to NaN would otherwise
+//   predict numbers. The pass reads the output while it is still in cache; in one `bench model`
+//   run with the two ways on alternate passes (2-vCPU Zen 4, 2 threads) MobileNetV2 (Clip) and
+//   ResNet-50 (ReLU) differed by -1.5% to +0.5% a pass: no measurable cost.
+// - SILU in f32 (silu_kernel.h): oneDNN 2.6's eltwise_swish post-op doubled the time of
+//   EfficientNet-B0's convolutions (a depthwise 3x3 over 144x56x56: 59 us plain, 188 us with
+//   swish; the 1x1 16 -> 96 over 112x112: 196 and 438 us; 2-core Zen 4), more than a pass of
+//   our own costs even where the output has left the cache. bf16 keeps the post-op.
+bool own_activation(const OpContext& ctx, uint32_t dtype) {
   if (ctx.op != SY_OP_CONV2D_FUSED) return false;
   const uint32_t a = ctx.params.conv2d_fused.activation;
-  return a == SY_ACTIVATION_RELU || a == SY_ACTIVATION_CLIP;
+  return a == SY_ACTIVATION_RELU || a == SY_ACTIVATION_CLIP ||
+         (a == SY_ACTIVATION_SILU && dtype == SY_DTYPE_F32);
 }
 
-// RELU or CLIP over `view` in place (own_activation).
+// RELU, CLIP or SILU over `view` in place (own_activation).
 void activation_pass(const OpContext& ctx, const TensorView& view, int threads) {
   const sy_conv2d_fused_params& f = ctx.params.conv2d_fused;
+  if (f.activation == SY_ACTIVATION_SILU) {  // f32
+    if (view.is_contiguous() || view.is_channels_last()) {
+      return silu_in_place(view.as<float>(), view.numel(), threads);
+    }
+    return run_unary_kernel<float>(view, view, threads, fn::Silu{});
+  }
   const auto run = [&](auto type_tag) {
     using T = decltype(type_tag);
     if (f.activation == SY_ACTIVATION_RELU) {
@@ -227,18 +240,18 @@ void activation_pass(const OpContext& ctx, const TensorView& view, int threads) 
 }
 
 // CONV2D_FUSED's residual and activation as oneDNN post-ops: a sum (the residual, placed in dst
-// before the primitive runs), then SILU as an eltwise op (RELU and CLIP follow the primitive as
-// activation_pass). The plain 1x1 path takes none: oneDNN's gemm:jit applies them in a slow pass
-// of its own (MobileNetV2's twelve such layers took 28 ms with Clip fused that way, against 2 ms
-// blocked), so apply_conv_epilogue follows it instead.
-dnnl::primitive_attr fused_attr(const OpContext& ctx, bool plain) {
+// before the primitive runs), then SILU in bf16 as an eltwise op (the others follow the primitive
+// as activation_pass). The plain 1x1 path takes none: oneDNN's gemm:jit applies them in a slow
+// pass of its own (MobileNetV2's twelve such layers took 28 ms with Clip fused that way, against
+// 2 ms blocked), so apply_conv_epilogue follows it instead.
+dnnl::primitive_attr fused_attr(const OpContext& ctx, uint32_t dtype, bool plain) {
   dnnl::primitive_attr attr = primitive_attr(ctx);
   if (ctx.op != SY_OP_CONV2D_FUSED || plain) return attr;
   const sy_conv2d_fused_params& f = ctx.params.conv2d_fused;
   dnnl::post_ops ops;
   if (f.has_residual != 0) ops.append_sum(1.0f);
   // oneDNN's swish keeps NaN (the special-value conformance cases check it).
-  if (f.activation == SY_ACTIVATION_SILU) {
+  if (f.activation == SY_ACTIVATION_SILU && !own_activation(ctx, dtype)) {
     ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_swish, 1.0f, 0.0f);
   }
   attr.set_post_ops(ops);
@@ -371,7 +384,7 @@ void conv_forward(OpContext& ctx) {
         const dnnl::engine& engine = ctx.device.engine;
         dnnl::memory::desc bias_desc = has_bias ? dnnl_desc(bias) : dnnl::memory::desc();
         auto pd = forward_pd(ctx, g, x.dtype, has_bias ? &bias_desc : nullptr,
-                             fused_attr(ctx, plain), layout);
+                             fused_attr(ctx, x.dtype, plain), layout);
         if (residual_in_dst)
           e->residual = make_input_layout(engine, dnnl_desc(residual), pd.dst_desc());
         e->primitive = dnnl::convolution_forward(pd);
@@ -404,7 +417,7 @@ void conv_forward(OpContext& ctx) {
                      {DNNL_ARG_WEIGHTS, &entry->second.internal, wei},
                      {DNNL_ARG_BIAS, &entry->third.internal, has_bias ? bias.data : nullptr},
                      {DNNL_ARG_DST, &entry->fourth.internal, dst}});
-  if (!plain && own_activation(ctx)) {
+  if (!plain && own_activation(ctx, x.dtype)) {
     TensorView view = y;  // dst is y as laid out, or a dense scratch span in the primitive's layout
     if (dst != y.data) {
       const int64_t count =

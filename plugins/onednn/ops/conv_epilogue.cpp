@@ -1,6 +1,6 @@
 #include "ops/conv_epilogue.h"
 
-#include "ops/fast_math.h"
+#include "ops/silu_kernel.h"
 #include "ops/strided_loop.h"
 #include "ops/vector_clones.h"
 
@@ -25,7 +25,7 @@ SY_VECTOR_CLONES void epilogue_range(float* y, const float* residual, int64_t fi
       }
       break;
     case SY_ACTIVATION_SILU:
-      for (int64_t i = first; i < last; ++i) y[i] = y[i] * sigmoid_approx(y[i]);
+      silu_in_place(y + first, last - first);
       break;
     default:
       break;
