@@ -186,6 +186,51 @@ TEST_CASE("onednn convolution forward and backward match the reference", "[onedn
   }
 }
 
+// EfficientNet-B0's block on channels-last activations, at sizes where onednn's SiLU pass, its
+// per-channel scale and its narrow-row global average pool split over both threads (from 65536
+// elements a thread): a 1x1 and a depthwise convolution with SILU, the pool, and the scale.
+TEST_CASE(
+    "onednn squeeze-excitation pieces on channels-last activations match the reference, threaded",
+    "[onednn][conv][reduce][elementwise]") {
+  const auto channels_last = [](const HostTensor& t) {
+    return conformance::permuted_layout(t, {0, 2, 3, 1});
+  };
+  const Shape x_shape = {1, 24, 61, 59};  // 86k elements in, 144k out of the 1x1 layer
+  const Shape y_shape = {1, 40, 61, 59};
+  OpCase expand = conformance::make_op_case(
+      SY_OP_CONV2D_FUSED,
+      {channels_last(random(SY_DTYPE_F32, x_shape, 1, -3.0, 3.0)),
+       random(SY_DTYPE_F32, {40, 24, 1, 1}, 2), random(SY_DTYPE_F32, {40}, 3)},
+      {channels_last(conformance::zeros(SY_DTYPE_F32, y_shape))});
+  expand.params.conv2d_fused.conv.conv = conv_params(1, 0, 1, true);
+  expand.params.conv2d_fused.conv.groups = 1;
+  expand.params.conv2d_fused.activation = SY_ACTIVATION_SILU;
+  check_against_reference(expand, SY_DTYPE_F32);
+
+  OpCase depthwise = conformance::make_op_case(
+      SY_OP_CONV2D_FUSED,
+      {channels_last(random(SY_DTYPE_F32, y_shape, 4, -3.0, 3.0)),
+       random(SY_DTYPE_F32, {40, 1, 3, 3}, 5), random(SY_DTYPE_F32, {40}, 6)},
+      {channels_last(conformance::zeros(SY_DTYPE_F32, y_shape))});
+  depthwise.params.conv2d_fused.conv.conv = conv_params(1, 1, 1, true);
+  depthwise.params.conv2d_fused.conv.groups = 40;
+  depthwise.params.conv2d_fused.activation = SY_ACTIVATION_SILU;
+  check_against_reference(depthwise, SY_DTYPE_F32);
+
+  const HostTensor activations = channels_last(random(SY_DTYPE_F32, y_shape, 7));
+  OpCase pool = conformance::make_op_case(SY_OP_REDUCE_MEAN, {activations},
+                                          {conformance::zeros(SY_DTYPE_F32, {1, 40, 1, 1})});
+  pool.params.reduce.axes_mask = 0b1100;
+  pool.params.reduce.keep_dims = 1;
+  check_against_reference(pool, SY_DTYPE_F32);
+
+  // 3599 rows of 40: 13 rows a group, 276 groups and 11 rows over.
+  OpCase scale =
+      conformance::make_op_case(SY_OP_MUL, {activations, random(SY_DTYPE_F32, {1, 40, 1, 1}, 8)},
+                                {channels_last(conformance::zeros(SY_DTYPE_F32, y_shape))});
+  check_against_reference(scale, SY_DTYPE_F32);
+}
+
 TEST_CASE("onednn pooling forward and backward match the reference", "[onednn][pool]") {
   for (sy_dtype dtype : kFloatDtypes) {
     for (int variant = 0; variant < 3; ++variant) {

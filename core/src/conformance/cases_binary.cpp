@@ -6,7 +6,16 @@
 namespace switchyard::conformance {
 namespace {
 
-enum class Form { kSameShape, kBroadcast, kScalar, kRank0B, kStrided, kStrideZeroB, kChannelsLast };
+enum class Form {
+  kSameShape,
+  kBroadcast,
+  kScalar,
+  kRank0B,
+  kStrided,
+  kStrideZeroB,
+  kChannelsLast,
+  kChannelsLastRows
+};
 
 HostTensor operand_a(Generator& gen, sy_op op, sy_dtype dtype, const Shape& shape) {
   switch (op) {
@@ -77,6 +86,14 @@ OpCase build_binary(Generator& gen, sy_op op, sy_dtype dtype, Form form) {
       op_case.outputs[0] = permuted_layout(op_case.outputs[0], {0, 2, 3, 1});
       return op_case;
     }
+    case Form::kChannelsLastRows: {
+      // One sample of 90 pixels x 24 channels: onednn repeats b's row 22 times to make long inner
+      // loops, which leaves 4 groups and 2 rows over.
+      const HostTensor a = permuted_layout(operand_a(gen, op, dtype, {1, 24, 9, 10}), {0, 2, 3, 1});
+      OpCase op_case = binary_case(op, a, operand_b(gen, op, dtype, {1, 24, 1, 1}));
+      op_case.outputs[0] = permuted_layout(op_case.outputs[0], {0, 2, 3, 1});
+      return op_case;
+    }
     case Form::kScalar:
       break;
   }
@@ -101,6 +118,7 @@ constexpr FormVariant kForms[] = {
     {Form::kStrided, "strided/permuted_a_sliced_b", true},
     {Form::kStrideZeroB, "strided/stride0_b", false},
     {Form::kChannelsLast, "strided/channels_last_a_out", false},
+    {Form::kChannelsLastRows, "strided/channels_last_90x24_rows", false},
 };
 
 }  // namespace

@@ -28,6 +28,9 @@ const ReduceSpec kReduceSpecs[] = {
     // A global average pool of channels-last activations: every sample's kept channels are one
     // dense row (onednn's row reduction, one batch entry after another).
     {"axes2_3/keep_dims/channels_last", {3, 20, 4, 5}, 0b1100, true, {0, 2, 3, 1}},
+    // 90 rows of 24 channels: onednn reads 22 rows as one (4 groups, 2 rows over), threads split
+    // the rows.
+    {"axes2_3/keep_dims/channels_last/90x24_rows", {2, 24, 9, 10}, 0b1100, true, {0, 2, 3, 1}},
 };
 
 OpCase build_reduce(Generator& gen, sy_op op, sy_dtype dtype, const ReduceSpec& spec) {
