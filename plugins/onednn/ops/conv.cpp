@@ -201,9 +201,10 @@ dnnl::convolution_forward::primitive_desc forward_pd(
 // - RELU and CLIP, whose post-ops map NaN to 0 and to `low` (oneDNN computes them with max/min
 //   instructions that return their second operand when the first is NaN), where docs/ops.md says
 //   NaN passes through, as PyTorch's relu and clamp do: a model gone to NaN would otherwise
-//   predict numbers. The pass reads the output while it is still in cache; in one `bench model`
-//   run with the two ways on alternate passes (2-vCPU Zen 4, 2 threads) MobileNetV2 (Clip) and
-//   ResNet-50 (ReLU) differed by -1.5% to +0.5% a pass: no measurable cost.
+//   predict numbers. The pass costs a read and a write of the output: MobileNetV2 (Clip) took
+//   4.46-4.54 ms a pass against 4.02-4.45 with the post-ops (2-vCPU Zen 4, runs in turn). An
+//   earlier A/B that found no cost had not noticed that the Clip pass ran scalar
+//   (elementwise_kernels.h's unary_span): 6.1 ms then.
 // - SILU in f32 (silu_kernel.h): oneDNN 2.6's eltwise_swish post-op doubled the time of
 //   EfficientNet-B0's convolutions (a depthwise 3x3 over 144x56x56: 59 us plain, 188 us with
 //   swish; the 1x1 16 -> 96 over 112x112: 196 and 438 us; 2-core Zen 4), more than a pass of
@@ -215,13 +216,14 @@ bool own_activation(const OpContext& ctx, uint32_t dtype) {
          (a == SY_ACTIVATION_SILU && dtype == SY_DTYPE_F32);
 }
 
-// The threads for activation_pass or apply_conv_epilogue over `count` elements. SILU computes an
-// exp and a reciprocal per element (silu_kernel.h: about 0.27 ns an element on one Zen 4 core, in
-// cache), so it splits from kMinRowElements: EfficientNet-B0's 401k-element SiLU after its first
-// depthwise layer took as long on one thread as the convolution before it.
+// The threads for activation_pass or apply_conv_epilogue over `count` elements: from
+// kMinRowElements, not kMinMemoryBoundElements, since the pass runs right after a convolution whose
+// threads are still awake, and each element costs a load, a store and, for SILU, an exp and a
+// reciprocal (silu_kernel.h: about 0.27 ns an element on one Zen 4 core, in cache). On one thread,
+// EfficientNet-B0's 401k-element SiLU after its first depthwise layer took as long as that layer;
+// MobileNetV2's Clip passes (scalar then) went from 7.0 to 6.0 ms a pass with it (2 threads).
 int activation_threads(const OpContext& ctx, int64_t count) {
-  const bool silu = ctx.params.conv2d_fused.activation == SY_ACTIVATION_SILU;
-  return ctx.threads_for(count, silu ? kMinRowElements : kMinMemoryBoundElements);
+  return ctx.threads_for(count, kMinRowElements);
 }
 
 // RELU, CLIP or SILU over `view` in place (own_activation).
