@@ -197,25 +197,21 @@ TEST_CASE(
   };
   const Shape x_shape = {1, 24, 61, 59};  // 86k elements in, 144k out of the 1x1 layer
   const Shape y_shape = {1, 40, 61, 59};
-  OpCase expand = conformance::make_op_case(
-      SY_OP_CONV2D_FUSED,
-      {channels_last(random(SY_DTYPE_F32, x_shape, 1, -3.0, 3.0)),
-       random(SY_DTYPE_F32, {40, 24, 1, 1}, 2), random(SY_DTYPE_F32, {40}, 3)},
-      {channels_last(conformance::zeros(SY_DTYPE_F32, y_shape))});
-  expand.params.conv2d_fused.conv.conv = conv_params(1, 0, 1, true);
-  expand.params.conv2d_fused.conv.groups = 1;
-  expand.params.conv2d_fused.activation = SY_ACTIVATION_SILU;
-  check_against_reference(expand, SY_DTYPE_F32);
-
-  OpCase depthwise = conformance::make_op_case(
-      SY_OP_CONV2D_FUSED,
-      {channels_last(random(SY_DTYPE_F32, y_shape, 4, -3.0, 3.0)),
-       random(SY_DTYPE_F32, {40, 1, 3, 3}, 5), random(SY_DTYPE_F32, {40}, 6)},
-      {channels_last(conformance::zeros(SY_DTYPE_F32, y_shape))});
-  depthwise.params.conv2d_fused.conv.conv = conv_params(1, 1, 1, true);
-  depthwise.params.conv2d_fused.conv.groups = 40;
-  depthwise.params.conv2d_fused.activation = SY_ACTIVATION_SILU;
-  check_against_reference(depthwise, SY_DTYPE_F32);
+  // x [1, C, 61, 59] channels-last -> y [1, 40, 61, 59] with SILU; w [40, C / groups, k, k].
+  const auto check_silu_conv = [&](const Shape& x, int64_t kernel, int groups, uint64_t seed) {
+    OpCase conv = conformance::make_op_case(
+        SY_OP_CONV2D_FUSED,
+        {channels_last(random(SY_DTYPE_F32, x, seed, -3.0, 3.0)),
+         random(SY_DTYPE_F32, {40, x[1] / groups, kernel, kernel}, seed + 1),
+         random(SY_DTYPE_F32, {40}, seed + 2)},
+        {channels_last(conformance::zeros(SY_DTYPE_F32, y_shape))});
+    conv.params.conv2d_fused.conv.conv = conv_params(1, static_cast<int>(kernel / 2), 1, true);
+    conv.params.conv2d_fused.conv.groups = groups;
+    conv.params.conv2d_fused.activation = SY_ACTIVATION_SILU;
+    check_against_reference(conv, SY_DTYPE_F32);
+  };
+  check_silu_conv(x_shape, 1, 1, 1);   // the expanding 1x1 layer
+  check_silu_conv(y_shape, 3, 40, 4);  // the depthwise 3x3 layer
 
   const HostTensor activations = channels_last(random(SY_DTYPE_F32, y_shape, 7));
   OpCase pool = conformance::make_op_case(SY_OP_REDUCE_MEAN, {activations},
