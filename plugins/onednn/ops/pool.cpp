@@ -120,16 +120,26 @@ TensorView dense_target(OpContext& ctx, const TensorView& out) {
 }
 
 // Whether any of `count` consecutive values is NaN, or equals `lowest` (the most negative finite
-// value).
+// value). Integer OR-reductions of the comparisons, one loop per case, so that GCC vectorises them:
+// written as `found |= v != v || (lowest_too && ...)` the loop stayed scalar, and ResNet-50's
+// [1, 64, 112, 112] max pool took 563 us a pass against 62 in ONNX Runtime (the pool itself
+// 75-110).
 template <typename T>
 SY_VECTOR_CLONES bool any_nan_or_lowest(const T* x, int64_t count, bool lowest_too) {
   constexpr float kLowest = std::numeric_limits<float>::lowest();
-  bool found = false;
-  for (int64_t i = 0; i < count; ++i) {
-    const float v = load_f32(x[i]);
-    found |= v != v || (lowest_too && v == kLowest);
+  int32_t hits = 0;
+  if (lowest_too) {
+    for (int64_t i = 0; i < count; ++i) {
+      const float v = load_f32(x[i]);
+      hits |= static_cast<int32_t>(v != v) | static_cast<int32_t>(v == kLowest);
+    }
+  } else {
+    for (int64_t i = 0; i < count; ++i) {
+      const float v = load_f32(x[i]);
+      hits |= static_cast<int32_t>(v != v);
+    }
   }
-  return found;
+  return hits != 0;
 }
 
 template <typename T>
