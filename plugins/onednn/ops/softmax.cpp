@@ -86,17 +86,19 @@ bool harmonise(OpContext& ctx, TensorView* in, TensorView* out) {
 // it, or -inf everywhere (docs/ops.md: its output row is NaN, as PyTorch's). oneDNN's primitives
 // return finite numbers for such rows (0 and 1 for a row holding +inf), which would hide a
 // diverged model.
+// Integer reductions of the comparisons, so that GCC vectorises the loop (with bool ones it stayed
+// scalar).
 template <typename T>
 SY_VECTOR_CLONES bool row_has_no_softmax(const T* x, int64_t count, int64_t stride) {
   constexpr float kInf = std::numeric_limits<float>::infinity();
-  bool bad = false;
-  bool all_negative_infinite = true;
+  int32_t bad = 0;
+  int32_t all_negative_infinite = 1;
   for (int64_t i = 0; i < count; ++i) {
     const float v = load_f32(x[i * stride]);
-    bad |= !(v < kInf);  // NaN or +inf
-    all_negative_infinite &= v == -kInf;
+    bad |= static_cast<int32_t>(!(v < kInf));  // NaN or +inf
+    all_negative_infinite &= static_cast<int32_t>(v == -kInf);
   }
-  return bad || all_negative_infinite;
+  return bad != 0 || all_negative_infinite != 0;
 }
 
 // Writes NaN over every row of `y` (along `axis`) whose row of `x` has no softmax. x and y have
