@@ -9,6 +9,15 @@
 // (CMakeLists.txt), so no clone fuses a multiply and an add that the others round twice, and
 // vectorising only reorders independent elements (reductions that would reorder a sum keep their
 // own explicit order).
+//
+// A clone is not proof of vectorisation: GCC leaves a loop scalar when a store may alias what it
+// reads (a functor's members through a reference, many output pointers) or when it reduces into a
+// bool. To list the AVX-512 clones without one vector instruction (the libm-bound exp/log/tanh
+// spans and the f16 strided spans are expected there):
+//   L=build/lib/switchyard/libswitchyard-onednn.so
+//   nm -S -C $L | grep 'arch_x86_64_v4]$' | while read a sz t name; do
+//     objdump -d --start-address=0x$a --stop-address=$((0x$a + 0x$sz)) $L | grep -q '[yz]mm' ||
+//       echo "$name"; done
 #pragma once
 
 #define SY_VECTOR_CLONES \
