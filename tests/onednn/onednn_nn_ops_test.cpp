@@ -1,6 +1,8 @@
 // Reductions, softmax, cross-entropy, convolution, pooling and layer normalisation on the onednn
 // plugin against the reference, including strided inputs, every float dtype and sizes large
 // enough for the threaded paths.
+#include <limits>
+
 #include "onednn/onednn_test_support.h"
 #include "switchyard/ops.h"
 #include "switchyard/tensor.h"
@@ -186,9 +188,10 @@ TEST_CASE("onednn convolution forward and backward match the reference", "[onedn
   }
 }
 
-// EfficientNet-B0's block on channels-last activations, at sizes where onednn's SiLU pass, its
-// per-channel scale and its narrow-row global average pool split over both threads (from 65536
-// elements a thread): a 1x1 and a depthwise convolution with SILU, the pool, and the scale.
+// EfficientNet-B0's and ResNet's blocks on channels-last activations, at sizes where onednn's
+// activation pass, its per-channel scale and its narrow-row global average pool split over both
+// threads (from 65536 elements a thread): a 1x1 and a depthwise convolution with SILU, a 1x1
+// convolution whose residual (holding a NaN) is added in the ReLU's pass, the pool, and the scale.
 TEST_CASE(
     "onednn squeeze-excitation pieces on channels-last activations match the reference, threaded",
     "[onednn][conv][reduce][elementwise]") {
@@ -197,21 +200,28 @@ TEST_CASE(
   };
   const Shape x_shape = {1, 24, 61, 59};  // 86k elements in, 144k out of the 1x1 layer
   const Shape y_shape = {1, 40, 61, 59};
-  // x [1, C, 61, 59] channels-last -> y [1, 40, 61, 59] with SILU; w [40, C / groups, k, k].
-  const auto check_silu_conv = [&](const Shape& x, int64_t kernel, int groups, uint64_t seed) {
+  // x [1, C, 61, 59] channels-last -> y [1, 40, 61, 59]; w [40, C / groups, k, k].
+  const auto check_fused_conv = [&](const Shape& x, int64_t kernel, int groups, uint64_t seed,
+                                    uint32_t activation, const HostTensor* residual) {
+    std::vector<HostTensor> inputs = {
+        channels_last(random(SY_DTYPE_F32, x, seed, -3.0, 3.0)),
+        random(SY_DTYPE_F32, {40, x[1] / groups, kernel, kernel}, seed + 1),
+        random(SY_DTYPE_F32, {40}, seed + 2)};
+    if (residual != nullptr) inputs.push_back(*residual);
     OpCase conv = conformance::make_op_case(
-        SY_OP_CONV2D_FUSED,
-        {channels_last(random(SY_DTYPE_F32, x, seed, -3.0, 3.0)),
-         random(SY_DTYPE_F32, {40, x[1] / groups, kernel, kernel}, seed + 1),
-         random(SY_DTYPE_F32, {40}, seed + 2)},
-        {channels_last(conformance::zeros(SY_DTYPE_F32, y_shape))});
+        SY_OP_CONV2D_FUSED, inputs, {channels_last(conformance::zeros(SY_DTYPE_F32, y_shape))});
     conv.params.conv2d_fused.conv.conv = conv_params(1, static_cast<int>(kernel / 2), 1, true);
     conv.params.conv2d_fused.conv.groups = groups;
-    conv.params.conv2d_fused.activation = SY_ACTIVATION_SILU;
-    check_against_reference(conv, SY_DTYPE_F32);
+    conv.params.conv2d_fused.activation = activation;
+    conv.params.conv2d_fused.has_residual = residual != nullptr ? 1u : 0u;
+    check_against_reference(conv, SY_DTYPE_F32);  // NaN must land where the reference has it
   };
-  check_silu_conv(x_shape, 1, 1, 1);   // the expanding 1x1 layer
-  check_silu_conv(y_shape, 3, 40, 4);  // the depthwise 3x3 layer
+  check_fused_conv(x_shape, 1, 1, 1, SY_ACTIVATION_SILU, nullptr);   // the expanding 1x1 layer
+  check_fused_conv(y_shape, 3, 40, 4, SY_ACTIVATION_SILU, nullptr);  // the depthwise 3x3 layer
+  HostTensor residual = random(SY_DTYPE_F32, y_shape, 10, -3.0, 3.0);
+  residual.storage[12345] = std::numeric_limits<double>::quiet_NaN();
+  residual = channels_last(residual);
+  check_fused_conv(y_shape, 1, 1, 11, SY_ACTIVATION_RELU, &residual);
 
   const HostTensor activations = channels_last(random(SY_DTYPE_F32, y_shape, 7));
   OpCase pool = conformance::make_op_case(SY_OP_REDUCE_MEAN, {activations},

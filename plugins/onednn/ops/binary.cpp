@@ -14,7 +14,6 @@ namespace sy_onednn {
 namespace {
 
 constexpr int64_t kMinElementsPerThread = kMinMemoryBoundElements;
-constexpr int64_t kLongRow = 512;  // floats an inner loop should span (try_rows_f32)
 
 template <typename Fn>
 void with_binary_functor(uint32_t op, Fn&& fn) {
@@ -117,7 +116,8 @@ bool try_rows_f32(OpContext& ctx, const TensorView& a, const TensorView& b, cons
   // copied `group` times into scratch so that one inner loop spans `group` rows, and the vectorised
   // loop's per-row costs (alias checks, prologue, tail) come once a group. [1, 32, 112, 112] took
   // 100 us a call on one Zen 4 core, one loop per 32-float row.
-  const int64_t group = cols < kLongRow ? std::min(rows, (kLongRow + cols - 1) / cols) : 1;
+  const int64_t group =
+      cols < kLongRowFloats ? std::min(rows, (kLongRowFloats + cols - 1) / cols) : 1;
   if (group > 1) {
     const float* row = dense[0] ? pb : pa;
     float* repeated = static_cast<float*>(ctx.scratch(sizeof(float) * group * cols));

@@ -234,14 +234,11 @@ int activation_threads(const OpContext& ctx, int64_t count) {
   return ctx.threads_for(count, kMinRowElements);
 }
 
-// RELU, CLIP or SILU over `view` in place (own_activation).
+// RELU, CLIP or SILU in place over `view`, one dense span: the primitive's dst (own_activation).
 void activation_pass(const OpContext& ctx, const TensorView& view, int threads) {
   const sy_conv2d_fused_params& f = ctx.params.conv2d_fused;
   if (f.activation == SY_ACTIVATION_SILU) {  // f32
-    if (view.is_contiguous() || view.is_channels_last()) {
-      return silu_in_place(view.as<float>(), view.numel(), threads);
-    }
-    return run_unary_kernel<float>(view, view, threads, fn::Silu{});
+    return silu_in_place(view.as<float>(), view.numel(), threads);
   }
   const auto run = [&](auto type_tag) {
     using T = decltype(type_tag);
@@ -448,13 +445,11 @@ void conv_forward(OpContext& ctx) {
     apply_conv_epilogue(static_cast<float*>(dst), residual.as<float>(), y.numel(),
                         ctx.params.conv2d_fused, activation_threads(ctx, y.numel()));
   } else if (!plain && own_activation(ctx, x.dtype)) {
-    TensorView view = y;  // dst is y as laid out, or a dense scratch span in the primitive's layout
-    if (dst != y.data) {
-      const int64_t count =
-          static_cast<int64_t>(entry->fourth.internal.get_size()) / sy_dtype_size(y.dtype);
-      view = make_dense_view(dst, y.dtype, 1, &count);
-    }
-    activation_pass(ctx, view, activation_threads(ctx, view.numel()));
+    // dst is dense in the primitive's layout, whether it is y itself (which then has that layout)
+    // or scratch: the activation runs over the whole span, padding included.
+    const int64_t count =
+        static_cast<int64_t>(entry->fourth.internal.get_size()) / sy_dtype_size(y.dtype);
+    activation_pass(ctx, make_dense_view(dst, y.dtype, 1, &count), activation_threads(ctx, count));
   }
   if (fused && plain) {  // dst is dense NCHW f32 here
     const TensorView r = has_residual ? dense_copy(ctx, residual, SY_DTYPE_F32) : TensorView();

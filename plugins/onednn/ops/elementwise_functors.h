@@ -26,10 +26,6 @@ struct Gelu {
 struct Sigmoid {
   float operator()(float x) const { return 1.0f / (1.0f + std::exp(-x)); }
 };
-// CONV2D_FUSED's SILU on a strided output (silu_kernel.h does the dense ones).
-struct Silu {
-  float operator()(float x) const { return x / (1.0f + std::exp(-x)); }
-};
 struct Tanh {
   float operator()(float x) const { return std::tanh(x); }
 };

@@ -147,12 +147,9 @@ bool span_has(OpContext& ctx, const TensorView& view, bool lowest_too) {
   const int64_t count = view.numel();
   const int used = std::min(ctx.threads_for(count), 64);
   bool found[64] = {};
-  parallel_ranges(used, used, [&](int64_t first, int64_t last) {
-    for (int64_t t = first; t < last; ++t) {
-      const int64_t begin = count * t / used, end = count * (t + 1) / used;
-      found[t] =
-          any_nan_or_lowest(reinterpret_cast<const T*>(view.data) + begin, end - begin, lowest_too);
-    }
+  parallel_parts(count, used, [&](int64_t t, int64_t begin, int64_t end) {
+    found[t] =
+        any_nan_or_lowest(reinterpret_cast<const T*>(view.data) + begin, end - begin, lowest_too);
   });
   return std::any_of(found, found + used, [](bool f) { return f; });
 }

@@ -150,28 +150,23 @@ SY_VECTOR_CLONES void add_rows_f32(double* sums, float* partial, const char* row
 }
 
 // Sums of `width` columns over `depth` rows that lie back to back from `base` (f32), for rows
-// narrower than kLongRow floats: a channels-last global average pool of 32 to 144 channels over
+// narrower than kLongRowFloats: a channels-last global average pool of 32 to 144 channels over
 // 3136 to 12544 pixels (EfficientNet-B0), which took 100 us for [1, 32, 112, 112] on one Zen 4
 // core with one 32-float inner loop per row. Here `group` rows are read as one row of
-// group * width columns, so add_rows_f32's inner loop spans kLongRow floats; threads split the
-// rows, not the columns; the column groups and the threads' double sums are then added in a fixed
-// order (the result does not depend on timing).
-constexpr int64_t kLongRow = 512;
+// group * width columns, so add_rows_f32's inner loop spans kLongRowFloats floats; threads split
+// the rows, not the columns; the column groups and the threads' double sums are then added in a
+// fixed order (the result does not depend on timing).
 void sum_narrow_rows_f32(const char* base, int64_t depth, int64_t width, int threads,
                          double* totals) {
-  const int64_t group = std::max<int64_t>(1, std::min(depth, (kLongRow + width - 1) / width));
+  const int64_t group = std::max<int64_t>(1, std::min(depth, (kLongRowFloats + width - 1) / width));
   const int64_t wide = group * width;
   const int64_t groups = depth / group;
   const auto row_bytes = static_cast<int64_t>(sizeof(float)) * wide;
   std::vector<double> sums(static_cast<size_t>(threads * wide), 0.0);
   std::vector<float> partial(static_cast<size_t>(threads * wide), 0.0f);
-  parallel_ranges(threads, threads, [&](int64_t first_thread, int64_t end_thread) {
-    for (int64_t t = first_thread; t < end_thread; ++t) {
-      const int64_t first = groups * t / threads;
-      const int64_t last = groups * (t + 1) / threads;
-      add_rows_f32(sums.data() + t * wide, partial.data() + t * wide, base + first * row_bytes,
-                   row_bytes, last - first, wide);
-    }
+  parallel_parts(groups, threads, [&](int64_t t, int64_t first, int64_t last) {
+    add_rows_f32(sums.data() + t * wide, partial.data() + t * wide, base + first * row_bytes,
+                 row_bytes, last - first, wide);
   });
   std::fill(totals, totals + width, 0.0);
   for (int64_t i = 0; i < threads * group; ++i) {
@@ -208,7 +203,7 @@ bool try_reduce_rows(OpContext& ctx, const ReduceSplit& split) {
     }
     float* batch_result = result + batch * width;
     if constexpr (std::is_same_v<T, float>) {
-      if (!max && width < kLongRow && depth >= 64 && inner.rank == 1 &&
+      if (!max && width < kLongRowFloats && depth >= 64 && inner.rank == 1 &&
           inner.byte_strides[0][0] == width * static_cast<int64_t>(sizeof(float))) {
         // Threads from kMinRowElements, as binary.cpp's per-channel scales: the pool runs
         // between convolutions whose threads are awake (EfficientNet-B0's [1, 32, 112, 112]:

@@ -19,7 +19,8 @@ namespace {
 // 0.55 ns an element a core inside the convolutions of EfficientNet-B0.
 __attribute__((target("avx512f"))) __m512 silu16(__m512 x) {
   const __m512 one = _mm512_set1_ps(1.0f);
-  // t = -x clamped to [-87, 88] (exp(t) stays a normal float; NaN is caught by the final blend).
+  // t = -x clamped to [-87, 88], where exp(t) stays a normal float (a NaN x becomes a bound here;
+  // the final x * s is NaN again).
   __m512 t = _mm512_sub_ps(_mm512_setzero_ps(), x);
   t = _mm512_min_ps(_mm512_max_ps(t, _mm512_set1_ps(-87.0f)), _mm512_set1_ps(88.0f));
   // t = k ln2 + r, |r| <= ln2 / 2 (ln2 split in two so that k * hi is exact).
@@ -37,7 +38,7 @@ __attribute__((target("avx512f"))) __m512 silu16(__m512 x) {
   const __m512 d = _mm512_add_ps(one, _mm512_scalef_ps(p, k));  // 1 + exp(-x), in [1, 1.7e38]
   __m512 s = _mm512_rcp14_ps(d);                                // 1 / d to 2^-14
   s = _mm512_mul_ps(s, _mm512_fnmadd_ps(d, s, _mm512_set1_ps(2.0f)));  // one Newton step
-  return _mm512_mul_ps(x, s);  // NaN x: the clamps made t a bound, but x * s is NaN
+  return _mm512_mul_ps(x, s);
 }
 
 __attribute__((target("avx512f"))) void silu_avx512(float* y, int64_t count) {

@@ -160,6 +160,21 @@ void parallel_ranges(int64_t count, int threads, Fn&& fn) {
   }
 }
 
+// Calls fn(part, begin, end) for `parts` contiguous parts of [0, count), part p covering
+// [count * p / parts, count * (p + 1) / parts), one thread a part: a part's result can go to slot
+// `part` and the slots be combined afterwards in a fixed order, whatever the timing.
+template <typename Fn>
+void parallel_parts(int64_t count, int parts, Fn&& fn) {
+  parallel_ranges(parts, parts, [&](int64_t first, int64_t last) {
+    for (int64_t p = first; p < last; ++p) fn(p, count * p / parts, count * (p + 1) / parts);
+  });
+}
+
+// How many floats an inner loop should span for its per-loop costs (alias checks, a vector
+// prologue and tail) to stop mattering: rows shorter than this are read several at a time
+// (binary.cpp's per-channel scales, reduce.cpp's narrow-row sums).
+constexpr int64_t kLongRowFloats = 512;
+
 // `in` read as a tensor of shape [shape] under numpy broadcasting (aligned on the right, size-1
 // axes read with stride 0). Returns false when the shapes are incompatible.
 bool broadcast_view(const TensorView& in, const int64_t* shape, int rank, TensorView* out);
