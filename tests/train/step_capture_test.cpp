@@ -139,15 +139,16 @@ const std::string kGru = digits(", sample_shape: [8, 8]") +
                          "optimizer: {type: adam, lr: 0.01}\n"
                          "train: {epochs: 2, batch_size: 300}\n";
 
-// cuda (on a GPU machine: tools/gpu-check's capture-cuda step) runs deterministic, so that its
-// float atomics cannot make the eager and the replayed run differ on their own.
+// onednn and cuda (on a GPU machine: tools/gpu-check's capture-cuda step) run deterministic, so
+// that nothing but the replay can make the two runs differ: cuda's float atomics, and onednn's
+// adaptive threads, which drop an op to one thread while the machine is busy (CI runs tests side by
+// side) and so change a split summation's order between the eager and the replayed run.
 std::vector<std::shared_ptr<Device>> devices_under_test() {
   std::vector<std::shared_ptr<Device>> devices = {reference_device()};
-  for (const std::string backend : {"onednn", "vulkan"}) {
-    if (auto device = optional_device(backend)) devices.push_back(device);
-  }
-  if (auto device = optional_device("cuda", {{"deterministic", "true"}})) {
-    devices.push_back(device);
+  for (const std::string backend : {"onednn", "vulkan", "cuda"}) {
+    if (auto device = optional_device(backend, {{"deterministic", "true"}})) {
+      devices.push_back(device);
+    }
   }
   return devices;
 }
