@@ -214,6 +214,10 @@ TEST_CASE(
     conv.params.conv2d_fused.conv.groups = groups;
     conv.params.conv2d_fused.activation = activation;
     conv.params.conv2d_fused.has_residual = residual != nullptr ? 1u : 0u;
+    if (activation == SY_ACTIVATION_CLIP) {
+      conv.params.conv2d_fused.low = -1.0f;
+      conv.params.conv2d_fused.high = 1.0f;
+    }
     check_against_reference(conv, SY_DTYPE_F32);  // NaN must land where the reference has it
   };
   check_fused_conv(x_shape, 1, 1, 1, SY_ACTIVATION_SILU, nullptr);   // the expanding 1x1 layer
@@ -222,6 +226,21 @@ TEST_CASE(
   residual.storage[12345] = std::numeric_limits<double>::quiet_NaN();
   residual = channels_last(residual);
   check_fused_conv(y_shape, 1, 1, 11, SY_ACTIVATION_RELU, &residual);
+  // The depthwise kernel's epilogue adds the residual (NaN kept through CLIP), its rows split over
+  // the threads; then a 7x7 image of 1152 channels, whose 7 rows it splits by (channels, row).
+  check_fused_conv(y_shape, 3, 40, 12, SY_ACTIVATION_CLIP, &residual);
+  {
+    const Shape small = {1, 1152, 7, 7};
+    OpCase conv = conformance::make_op_case(
+        SY_OP_CONV2D_FUSED,
+        {channels_last(random(SY_DTYPE_F32, small, 13, -3.0, 3.0)),
+         random(SY_DTYPE_F32, {1152, 1, 5, 5}, 14), random(SY_DTYPE_F32, {1152}, 15)},
+        {channels_last(conformance::zeros(SY_DTYPE_F32, small))});
+    conv.params.conv2d_fused.conv.conv = conv_params(1, 2, 1, true);
+    conv.params.conv2d_fused.conv.groups = 1152;
+    conv.params.conv2d_fused.activation = SY_ACTIVATION_SILU;
+    check_against_reference(conv, SY_DTYPE_F32);
+  }
 
   const HostTensor activations = channels_last(random(SY_DTYPE_F32, y_shape, 7));
   OpCase pool = conformance::make_op_case(SY_OP_REDUCE_MEAN, {activations},

@@ -49,6 +49,20 @@ const ConvSpec kGroupedSpecs[] = {
     {"multiplier2/2x3/asymmetric_stride_pad/bias", 2, 3, 6, 9, 6, 2, 3, 2, 1, 0, 1, 1, 1, true,
      false, 3},
     {"depthwise/3x3/pad1/channels_last/bias", 2, 6, 6, 5, 6, 3, 3, 1, 1, 1, 1, 1, 1, true, true, 6},
+    // Channels-last f32 depthwise runs onednn's own kernel (depthwise_kernel.h): 40 channels (two
+    // 16-wide blocks and a tail of 8); 22 and 21 columns (interior runs of 8 + 8 + 4 pixels, and
+    // 8 + 8 + 1 + 1 + 1, between the padded edges); stride 2 with a 5x5 kernel; dilation; a kernel
+    // wider than the image (edges only).
+    {"depthwise/3x3/pad1/channels_last/40x9x22/bias", 2, 40, 9, 22, 40, 3, 3, 1, 1, 1, 1, 1, 1,
+     true, true, 40},
+    {"depthwise/3x3/pad1/channels_last/24x7x21", 1, 24, 7, 21, 24, 3, 3, 1, 1, 1, 1, 1, 1, false,
+     true, 24},
+    {"depthwise/5x5/stride2/pad2/channels_last/bias", 2, 20, 13, 19, 20, 5, 5, 2, 2, 2, 2, 1, 1,
+     true, true, 20},
+    {"depthwise/3x3/dilation2/pad2/channels_last/bias", 1, 17, 10, 12, 17, 3, 3, 1, 1, 2, 2, 2, 2,
+     true, true, 17},
+    {"depthwise/5x5/pad2/channels_last/3x3_image", 2, 18, 3, 3, 18, 5, 5, 1, 1, 2, 2, 1, 1, true,
+     true, 18},
     // 1-D convolution as the importer runs it: H = 1, a 1 x K kernel.
     {"depthwise/1d/1x5/pad2/bias", 2, 6, 1, 17, 6, 1, 5, 1, 1, 0, 2, 1, 1, true, false, 6},
 };
@@ -166,6 +180,21 @@ const FusedSpec kFusedSpecs[] = {
      {"", 2, 5, 6, 7, 6, 3, 3, 1, 1, 1, 1, 1, 1, true, true},
      3,
      true},
+    // Channels-last depthwise: onednn's own kernel, the residual and activation in its epilogue.
+    {"CLIP0-6/depthwise/3x3/pad1/channels_last/bias",
+     {"", 2, 40, 9, 22, 40, 3, 3, 1, 1, 1, 1, 1, 1, true, true, 40},
+     2,
+     false,
+     0.0f,
+     6.0f},
+    {"residual/RELU/depthwise/3x3/stride2/pad1/channels_last",
+     {"", 2, 24, 11, 18, 24, 3, 3, 2, 2, 1, 1, 1, 1, false, true, 24},
+     1,
+     true},
+    {"SILU/depthwise/5x5/stride2/pad2/channels_last/bias",
+     {"", 1, 36, 17, 17, 36, 5, 5, 2, 2, 2, 2, 1, 1, true, true, 36},
+     3,
+     false},
     {"residual_nchw/RELU/3x3/pad1/channels_last/bias",
      {"", 2, 5, 6, 7, 6, 3, 3, 1, 1, 1, 1, 1, 1, true, true},
      1,

@@ -1,0 +1,425 @@
+// The depthwise kernel (depthwise_kernel.h). A 3x3 layer does 9 multiply-adds per output value and
+// reads each input value for 9 outputs, so the kernel is bound by loads and FMA latency unless
+// registers carry the reuse:
+// - pixels_reusing (3x3 and 5x5, stride 1 or 2, dilation 1): a run of 8 (or 4, 2, 1) output
+//   pixels along a row loads each input vector of a tap row once for all the FMAs that use it, 8
+//   accumulators in flight. One thread of a 2-core Zen 4 then reaches 40-60% of its FMA peak
+//   (25-30% with a load per FMA; GCC folded loads held in a variable into each FMA again until
+//   the asm barrier in pixels_reusing kept them in registers).
+// - pixels and edge_pixel: any other kernel width, stride or dilation.
+// - The runs that touch the padding load zeros there (masked loads) instead of taking a slow
+//   per-tap path: a 7x7 image has 2 edge pixels of 7 in every row.
+// Work is split over threads by output rows, as the convolution after it splits its pixels (the
+// next layer then reads what its own core wrote); within a thread, channel groups sized to L1.
+#include "ops/depthwise_kernel.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "ops/silu16.h"
+#include "ops/strided_loop.h"
+#include "switchyard/plugin_abi.h"
+
+namespace sy_onednn {
+namespace {
+
+constexpr int64_t kLanes = 16;
+
+// Floor division for a possibly negative numerator and a positive denominator.
+int64_t floor_div(int64_t a, int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+// What one output row needs: its input rows' starts (the valid kh taps only) and their weights,
+// where the output and residual rows start.
+struct Row {
+  const float* x_rows[16];  // x_rows[t]: the input row of the t-th valid tap row
+  const float* w_rows[16];  // that tap row's weights: [KW][C]
+  int64_t taps = 0;         // valid kh taps
+  float* y = nullptr;
+  const float* r = nullptr;  // residual row, or null
+};
+
+// The activation after the residual, NaN kept: vmaxps/vminps return their second operand when
+// either is NaN, and v is always the second operand here (as the scalar `v < low ? low : v`).
+struct Epilogue {
+  uint32_t activation;
+  __m512 low, high;
+};
+
+__attribute__((target("avx512f"))) inline __m512 finish(const Epilogue& e, __m512 v) {
+  switch (e.activation) {
+    case SY_ACTIVATION_RELU:
+      return _mm512_max_ps(_mm512_setzero_ps(), v);
+    case SY_ACTIVATION_CLIP:
+      return _mm512_min_ps(e.high, _mm512_max_ps(e.low, v));
+    case SY_ACTIVATION_SILU:
+      return silu16(v);
+    default:
+      return v;
+  }
+}
+
+// 16 channels under mask m: unmasked loads and stores where the mask is full (masked stores cost
+// more on some CPUs, Zen 4 among them).
+template <bool Full>
+__attribute__((target("avx512f"))) inline __m512 load(__mmask16 m, const float* at) {
+  return Full ? _mm512_loadu_ps(at) : _mm512_maskz_loadu_ps(m, at);
+}
+
+template <bool Full>
+__attribute__((target("avx512f"))) inline void store(__mmask16 m, float* at, __m512 v) {
+  if (Full) {
+    _mm512_storeu_ps(at, v);
+  } else {
+    _mm512_mask_storeu_ps(at, m, v);
+  }
+}
+
+// R adjacent output pixels (ow0 .. ow0 + R - 1) times B channel blocks (c, c + 16, ...): R x B
+// independent accumulators, so that the FMAs' latency overlaps, and each weight vector loaded once
+// for the R pixels. The taps kw in [kw_first, kw_last) fall inside the input row for every pixel
+// here; KW > 0 fixes that range to [0, KW) at compile time. !Full: one block under mask m.
+template <int R, int B, int KW, bool Full>
+__attribute__((target("avx512f"))) inline void pixels(const DepthwiseProblem& p, const Row& row,
+                                                      int64_t c, __mmask16 m, const Epilogue& e,
+                                                      int64_t ow0, int64_t kw_first,
+                                                      int64_t kw_last) {
+  static_assert(Full || B == 1, "a masked run covers one block");
+  if (KW > 0) kw_first = 0, kw_last = KW;
+  __m512 acc[R][B];
+#pragma GCC unroll 4
+  for (int b = 0; b < B; ++b) {
+    const __m512 bias =
+        p.bias != nullptr ? load<Full>(m, p.bias + c + b * kLanes) : _mm512_setzero_ps();
+#pragma GCC unroll 8
+    for (int j = 0; j < R; ++j) acc[j][b] = bias;
+  }
+  const int64_t step = p.stride_w * p.x_w;
+  const int64_t tap_step = p.dilation_w * p.x_w;
+  const int64_t first = (ow0 * p.stride_w - p.pad_w) * p.x_w + c;
+  for (int64_t t = 0; t < row.taps; ++t) {
+    const float* xr = row.x_rows[t] + first;
+    const float* wr = row.w_rows[t] + c;
+#pragma GCC unroll 5
+    for (int64_t kw = kw_first; kw < kw_last; ++kw) {
+      const float* xk = xr + kw * tap_step;
+#pragma GCC unroll 4
+      for (int b = 0; b < B; ++b) {
+        const __m512 wv = load<Full>(m, wr + kw * p.c + b * kLanes);
+#pragma GCC unroll 8
+        for (int j = 0; j < R; ++j) {
+          acc[j][b] = _mm512_fmadd_ps(load<Full>(m, xk + j * step + b * kLanes), wv, acc[j][b]);
+        }
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int j = 0; j < R; ++j) {
+#pragma GCC unroll 4
+    for (int b = 0; b < B; ++b) {
+      const int64_t at = (ow0 + j) * p.y_w + c + b * kLanes;
+      __m512 v = acc[j][b];
+      if (row.r != nullptr) {
+        v = _mm512_add_ps(v, load<Full>(m, row.r + (ow0 + j) * p.r_w + c + b * kLanes));
+      }
+      store<Full>(m, row.y + at, finish(e, v));
+    }
+  }
+}
+
+// R adjacent output pixels (ow0 .. ow0 + R - 1) times B channel blocks (c, c + 16, ...) at
+// compile-time stride S, kernel width KW and dilation 1: each tap row's (R - 1) * S + KW input
+// vectors of a block are loaded once and each serves up to KW accumulators, instead of one load
+// per FMA (0.54 loads an FMA at R = 8, S = 1, KW = 3, against 1.1 in `pixels`).
+//
+// Masked: a run that reaches into the padding, or the channel tail (mask m, B = 1). An input
+// vector outside the row is zero (an empty load mask: nothing is read), and its FMAs add 0 * w:
+// zero padding taken literally, as an im2col convolution computes it. That is `pixels`' sum
+// (which skips those taps) for every finite weight; an infinite or NaN weight makes the padded
+// taps NaN here.
+template <int R, int B, int S, int KW, bool Masked>
+__attribute__((target("avx512f"))) inline void pixels_reusing(const DepthwiseProblem& p,
+                                                              const Row& row, int64_t c,
+                                                              __mmask16 m, const Epilogue& e,
+                                                              int64_t ow0) {
+  constexpr int kInputs = (R - 1) * S + KW;
+  const int64_t first_iw = ow0 * S - p.pad_w;
+  __mmask16 valid[kInputs];
+  const float* at[kInputs];  // a valid address for every input (column 0 where outside)
+#pragma GCC unroll 16
+  for (int i = 0; i < kInputs; ++i) {
+    const int64_t iw = first_iw + i;
+    const bool inside = iw >= 0 && iw < p.w;
+    valid[i] = Masked && !inside ? 0 : m;
+    at[i] = reinterpret_cast<const float*>(static_cast<intptr_t>(inside ? iw * p.x_w : 0));
+  }
+  __m512 acc[R][B];
+#pragma GCC unroll 4
+  for (int b = 0; b < B; ++b) {
+    const __m512 bias =
+        p.bias != nullptr ? load<!Masked>(m, p.bias + c + b * kLanes) : _mm512_setzero_ps();
+#pragma GCC unroll 8
+    for (int j = 0; j < R; ++j) acc[j][b] = bias;
+  }
+  for (int64_t t = 0; t < row.taps; ++t) {
+#pragma GCC unroll 4
+    for (int b = 0; b < B; ++b) {
+      const float* xr = row.x_rows[t] + c + b * kLanes;
+      const float* wr = row.w_rows[t] + c + b * kLanes;
+      __m512 xv[kInputs];
+      if (Masked) {
+#pragma GCC unroll 16
+        for (int i = 0; i < kInputs; ++i) {
+          xv[i] = _mm512_maskz_loadu_ps(valid[i], xr + reinterpret_cast<intptr_t>(at[i]));
+          asm("" : "+v"(xv[i]));
+        }
+      } else {
+        const float* next = xr + first_iw * p.x_w;
+#pragma GCC unroll 16
+        for (int i = 0; i < kInputs; ++i) {
+          xv[i] = _mm512_loadu_ps(next);
+          next += p.x_w;
+          // In a register from here on: GCC would otherwise fold the load into each of the KW
+          // FMAs that use it, loading it KW times.
+          asm("" : "+v"(xv[i]));
+        }
+      }
+#pragma GCC unroll 5
+      for (int kw = 0; kw < KW; ++kw) {
+        const __m512 wv = load<!Masked>(m, wr + kw * p.c);
+#pragma GCC unroll 8
+        for (int j = 0; j < R; ++j) acc[j][b] = _mm512_fmadd_ps(xv[j * S + kw], wv, acc[j][b]);
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int j = 0; j < R; ++j) {
+#pragma GCC unroll 4
+    for (int b = 0; b < B; ++b) {
+      const int64_t channel = c + b * kLanes;
+      __m512 v = acc[j][b];
+      if (row.r != nullptr) {
+        v = _mm512_add_ps(v, load<!Masked>(m, row.r + (ow0 + j) * p.r_w + channel));
+      }
+      store<!Masked>(m, row.y + (ow0 + j) * p.y_w + channel, finish(e, v));
+    }
+  }
+}
+
+// Pixels [ow0, ow0 + R) of channels [c_first, c_last) (see pixels_reusing): B blocks at a time,
+// so that a run has 4 to 8 accumulators, then single blocks; the channel tail under its mask.
+// Edge: some of the run's inputs fall in the padding.
+template <int R, int S, int KW, bool Edge>
+__attribute__((target("avx512f"))) inline void reusing_run(const DepthwiseProblem& p,
+                                                           const Row& row, int64_t c_first,
+                                                           int64_t c_last, const Epilogue& e,
+                                                           int64_t ow0) {
+  constexpr int B = R >= 8 ? 1 : R >= 4 ? 2 : 4;
+  int64_t c = c_first;
+  for (; c + B * kLanes <= c_last; c += B * kLanes) {
+    pixels_reusing<R, B, S, KW, Edge>(p, row, c, 0xFFFF, e, ow0);
+  }
+  for (; c + kLanes <= c_last; c += kLanes) {
+    pixels_reusing<R, 1, S, KW, Edge>(p, row, c, 0xFFFF, e, ow0);
+  }
+  if (c < c_last) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (c_last - c)) - 1u);
+    pixels_reusing<R, 1, S, KW, true>(p, row, c, m, e, ow0);
+  }
+}
+
+// A whole output row of channels [c_first, c_last) at stride S, width KW, dilation 1: runs of 8
+// (S = 1) or 4 pixels, then 2 and 1; runs inside [ow_lo, ow_hi) read no padding.
+template <int S, int KW>
+__attribute__((target("avx512f"))) void reusing_row(const DepthwiseProblem& p, const Row& row,
+                                                    int64_t c_first, int64_t c_last,
+                                                    const Epilogue& e, int64_t ow_lo,
+                                                    int64_t ow_hi) {
+  constexpr int kLong = S == 1 ? 8 : 4;
+  int64_t ow = 0;
+  const auto inside = [&](int64_t first, int64_t count) {
+    return first >= ow_lo && first + count <= ow_hi;
+  };
+  for (; ow + kLong <= p.ow; ow += kLong) {
+    if (inside(ow, kLong)) {
+      reusing_run<kLong, S, KW, false>(p, row, c_first, c_last, e, ow);
+    } else {
+      reusing_run<kLong, S, KW, true>(p, row, c_first, c_last, e, ow);
+    }
+  }
+  if (kLong > 4 && ow + 4 <= p.ow) {
+    if (inside(ow, 4)) {
+      reusing_run<4, S, KW, false>(p, row, c_first, c_last, e, ow);
+    } else {
+      reusing_run<4, S, KW, true>(p, row, c_first, c_last, e, ow);
+    }
+    ow += 4;
+  }
+  if (ow + 2 <= p.ow) {
+    if (inside(ow, 2)) {
+      reusing_run<2, S, KW, false>(p, row, c_first, c_last, e, ow);
+    } else {
+      reusing_run<2, S, KW, true>(p, row, c_first, c_last, e, ow);
+    }
+    ow += 2;
+  }
+  if (ow < p.ow) {
+    if (inside(ow, 1)) {
+      reusing_run<1, S, KW, false>(p, row, c_first, c_last, e, ow);
+    } else {
+      reusing_run<1, S, KW, true>(p, row, c_first, c_last, e, ow);
+    }
+  }
+}
+
+// Pixels [ow0, ow0 + R) of channels [c_first, c_last): the channels inner, so that the loads walk
+// each pixel's channels in order; blocks in pairs (R = 4) or fours (R = 1) where there are that
+// many, for 8 or 4 accumulators.
+template <int R, int KW>
+__attribute__((target("avx512f"))) inline void pixel_run(const DepthwiseProblem& p, const Row& row,
+                                                         int64_t c_first, int64_t c_last,
+                                                         const Epilogue& e, int64_t ow0,
+                                                         int64_t kw_first, int64_t kw_last) {
+  constexpr int kWide = R == 1 ? 4 : 2;
+  int64_t c = c_first;
+  for (; c + kWide * kLanes <= c_last; c += kWide * kLanes) {
+    pixels<R, kWide, KW, true>(p, row, c, 0xFFFF, e, ow0, kw_first, kw_last);
+  }
+  for (; c + kLanes <= c_last; c += kLanes) {
+    pixels<R, 1, KW, true>(p, row, c, 0xFFFF, e, ow0, kw_first, kw_last);
+  }
+  if (c < c_last) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (c_last - c)) - 1u);
+    pixels<R, 1, KW, false>(p, row, c, m, e, ow0, kw_first, kw_last);
+  }
+}
+
+// One output pixel near the row's ends: only its kw taps inside the row.
+__attribute__((target("avx512f"))) void edge_pixel(const DepthwiseProblem& p, const Row& row,
+                                                   int64_t c_first, int64_t c_last,
+                                                   const Epilogue& e, int64_t ow) {
+  // 0 <= ow * sw - pw + kw * dw <= W - 1
+  const int64_t left = ow * p.stride_w - p.pad_w;
+  const int64_t kw_first = std::max<int64_t>(0, -floor_div(left, p.dilation_w));
+  const int64_t kw_last = std::min<int64_t>(p.kw, floor_div(p.w - 1 - left, p.dilation_w) + 1);
+  pixel_run<1, 0>(p, row, c_first, c_last, e, ow, kw_first, std::max(kw_first, kw_last));
+}
+
+// Output row `r` (n * OH + oh), channels [c_first, c_last).
+template <int KW>
+__attribute__((target("avx512f"))) void row_range(const DepthwiseProblem& p, int64_t r,
+                                                  int64_t c_first, int64_t c_last,
+                                                  const Epilogue& e, int64_t ow_lo, int64_t ow_hi) {
+  const int64_t n = r / p.oh;
+  const int64_t oh = r % p.oh;
+  Row row;
+  const float* xn = p.x + n * p.x_n;
+  for (int64_t kh = 0; kh < p.kh; ++kh) {
+    const int64_t ih = oh * p.stride_h - p.pad_h + kh * p.dilation_h;
+    if (ih < 0 || ih >= p.h) continue;
+    row.x_rows[row.taps] = xn + ih * p.x_h;
+    row.w_rows[row.taps] = p.weights + kh * p.kw * p.c;
+    ++row.taps;
+  }
+  row.y = p.y + n * p.y_n + oh * p.y_h;
+  if (p.residual != nullptr) row.r = p.residual + n * p.r_n + oh * p.r_h;
+  if constexpr (KW > 0) {
+    if (p.dilation_w == 1 && p.stride_w == 1) {
+      return reusing_row<1, KW>(p, row, c_first, c_last, e, ow_lo, ow_hi);
+    }
+    if (p.dilation_w == 1 && p.stride_w == 2) {
+      return reusing_row<2, KW>(p, row, c_first, c_last, e, ow_lo, ow_hi);
+    }
+  }
+  int64_t ow = 0;
+  for (; ow < ow_lo; ++ow) edge_pixel(p, row, c_first, c_last, e, ow);
+  for (; ow + 4 <= ow_hi; ow += 4) pixel_run<4, KW>(p, row, c_first, c_last, e, ow, 0, p.kw);
+  for (; ow < ow_hi; ++ow) pixel_run<1, KW>(p, row, c_first, c_last, e, ow, 0, p.kw);
+  for (; ow < p.ow; ++ow) edge_pixel(p, row, c_first, c_last, e, ow);
+}
+
+// The channels a work item covers, in 16s. Each input vector serves up to KH x KW output vectors,
+// and the next output row, which the same thread computes next, reads KH - 1 of the item's KH
+// input rows again: at stride 1 as many channels (16 to 64) as keep those rows within 32 KiB (L1).
+// All of them up to 64 (whole pixels: contiguous rows that stream), and 64 at stride 2, where an
+// input row serves fewer outputs. Two threads on a 2-core Zen 4, Clip: [32, 112, 112] 100-145 ->
+// 70-73 us with all 32 channels; [96, 112, 112] at stride 2 128-241 (16 or 32 KiB) -> 101-113
+// with 64; [144, 56, 56] 100-104 with 48 channels, 137 with 64.
+int64_t group_channels(const DepthwiseProblem& p) {
+  const int64_t all = (p.c + kLanes - 1) / kLanes * kLanes;
+  if (all <= 64) return all;
+  if (p.stride_h >= 2) return 64;
+  constexpr int64_t kL1 = 32 * 1024;
+  const int64_t fit = kL1 / std::max<int64_t>(1, p.kh * p.w * 4) / kLanes * kLanes;
+  return std::clamp<int64_t>(fit, kLanes, 64);
+}
+
+// Output rows [r0, r1) (of N * OH) for the channel groups [g0, g1), each group over all those rows
+// before the next, so that consecutive rows of a group share input rows in L1.
+__attribute__((target("avx512f"))) void depthwise_avx512(const DepthwiseProblem& p, int64_t r0,
+                                                         int64_t r1, int64_t g0, int64_t g1) {
+  const int64_t group = group_channels(p);
+  const Epilogue e{p.activation, _mm512_set1_ps(p.low), _mm512_set1_ps(p.high)};
+  // Output columns whose kw taps all fall inside the input row: ow * sw - pw >= 0 and
+  // ow * sw - pw + (KW - 1) * dw <= W - 1.
+  const int64_t ow_lo = std::min(p.ow, (p.pad_w + p.stride_w - 1) / p.stride_w);
+  const int64_t ow_hi = std::clamp(
+      floor_div(p.w - 1 + p.pad_w - (p.kw - 1) * p.dilation_w, p.stride_w) + 1, ow_lo, p.ow);
+  for (int64_t g = g0; g < g1; ++g) {
+    const int64_t c_first = g * group;
+    const int64_t c_last = std::min(p.c, c_first + group);
+    for (int64_t r = r0; r < r1; ++r) {
+      if (p.kw == 3) {
+        row_range<3>(p, r, c_first, c_last, e, ow_lo, ow_hi);
+      } else if (p.kw == 5) {
+        row_range<5>(p, r, c_first, c_last, e, ow_lo, ow_hi);
+      } else {
+        row_range<0>(p, r, c_first, c_last, e, ow_lo, ow_hi);
+      }
+    }
+  }
+}
+
+const bool kHasAvx512 = __builtin_cpu_supports("avx512f");
+
+}  // namespace
+
+bool depthwise_kernel_available() {
+  return kHasAvx512;
+}
+
+void depthwise_nhwc_f32(const DepthwiseProblem& p, int threads) {
+  const int64_t rows = p.n * p.oh;
+  const int64_t group = group_channels(p);
+  const int64_t groups = (p.c + group - 1) / group;
+  // The threads split the output rows, all channels each, as oneDNN's convolutions split the
+  // pixels: the 1x1 convolution that follows then finds its rows in the cache of the core that
+  // wrote them, and no thread gets more channels than another (split by channel groups, 96
+  // channels went 64 to one thread and 32 to the other). With fewer rows than a few per thread
+  // (7x7 images), (group, row) items instead, so that the threads' shares stay even.
+  if (threads <= 1 || rows >= 4 * threads || rows % threads == 0) {
+    return parallel_ranges(rows, threads, [&](int64_t first, int64_t last) {
+      depthwise_avx512(p, first, last, 0, groups);
+    });
+  }
+  parallel_ranges(rows * groups, threads, [&](int64_t first, int64_t last) {
+    for (int64_t item = first; item < last; ++item) {
+      const int64_t g = item / rows, r = item % rows;
+      depthwise_avx512(p, r, r + 1, g, g + 1);
+    }
+  });
+}
+
+void depthwise_weights_hwc(const float* w, const int64_t* strides, int64_t c, int64_t kh,
+                           int64_t kw, float* out) {
+  for (int64_t i = 0; i < kh; ++i) {
+    for (int64_t j = 0; j < kw; ++j) {
+      for (int64_t ch = 0; ch < c; ++ch) {
+        out[(i * kw + j) * c + ch] = w[ch * strides[0] + i * strides[2] + j * strides[3]];
+      }
+    }
+  }
+}
+
+}  // namespace sy_onednn
