@@ -227,7 +227,7 @@ TEST_CASE(
   residual = channels_last(residual);
   check_fused_conv(y_shape, 1, 1, 11, SY_ACTIVATION_RELU, &residual);
   // The depthwise kernel's epilogue adds the residual (NaN kept through CLIP), its rows split over
-  // the threads; then a 7x7 image of 1152 channels, whose 7 rows it splits by (channels, row).
+  // the threads; then a 7x7 image of 1152 channels, 4 rows on one thread and 3 on the other.
   check_fused_conv(y_shape, 3, 40, 12, SY_ACTIVATION_CLIP, &residual);
   {
     const Shape small = {1, 1152, 7, 7};
