@@ -1,6 +1,8 @@
 // Reductions, softmax, cross-entropy, convolution, pooling and layer normalisation on the onednn
 // plugin against the reference, including strided inputs, every float dtype and sizes large
 // enough for the threaded paths.
+#include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "onednn/onednn_test_support.h"
@@ -526,4 +528,77 @@ TEST_CASE("onednn keeps a constant matmul weight packed until its buffer is rele
     CHECK(allocated_bytes(*device) > with_weight);
   }
   CHECK(allocated_bytes(*device) == base);
+}
+
+TEST_CASE("onednn runs ReLU and Clip as post-ops only where no output can be NaN",
+          "[onednn][conv]") {
+  // With constant weights, finite x and no possible overflow, CONV2D_FUSED applies RELU/CLIP as
+  // oneDNN's post-op (conv.cpp's activation_as_post_op), which maps NaN to 0 or `low`; so every
+  // input that can make a NaN must send the call back to the NaN-keeping pass.
+  using namespace switchyard;
+  const std::shared_ptr<Device> device =
+      value_or_throw(onednn_test::make_onednn({{"threads", "2"}}));
+  const auto nan = std::numeric_limits<float>::quiet_NaN();
+  Conv2dOptions fresh;
+  fresh.pad_h = fresh.pad_w = 1;
+  Conv2dOptions constant = fresh;
+  constant.constant_weight = true;
+  const Tensor w = rand_uniform(Shape({24, 8, 3, 3}), -1.0, 1.0, 3, 0, device);
+  const Tensor bias = rand_uniform(Shape({24}), -1.0, 1.0, 4, 0, device);
+  // NaN where the two results differ in NaN-ness; the number of values that differ otherwise.
+  const auto compare = [](const Tensor& a, const Tensor& b, int64_t* nan_mismatches,
+                          int64_t* value_mismatches) {
+    const std::vector<float> x = a.to_host_float(), y = b.to_host_float();
+    *nan_mismatches = *value_mismatches = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (std::isnan(x[i]) != std::isnan(y[i])) {
+        ++*nan_mismatches;
+      } else if (!std::isnan(x[i]) && x[i] != y[i]) {
+        ++*value_mismatches;
+      }
+    }
+  };
+  for (const auto activation : {ConvEpilogue::Activation::kRelu, ConvEpilogue::Activation::kClip}) {
+    ConvEpilogue epilogue;
+    epilogue.activation = activation;
+    epilogue.low = -0.5f;
+    epilogue.high = 0.5f;
+    std::vector<float> values =
+        rand_uniform(Shape({2, 8, 10, 11}), -2.0, 2.0, 5, 0, device).to_host_float();
+    const auto run = [&](const std::vector<float>& v, const Tensor& weight) {
+      const Tensor x = to_channels_last(Tensor::from_host(v, Shape({2, 8, 10, 11}), device));
+      Tensor kept = conv2d_fused(x, weight, bias, constant, epilogue);
+      Tensor again = conv2d_fused(x, weight, bias, constant, epilogue);  // the kept sums
+      Tensor pass = conv2d_fused(x, weight, bias, fresh, epilogue);      // always our pass
+      int64_t nans = 0, others = 0;
+      compare(kept, pass, &nans, &others);
+      CHECK(nans == 0);
+      CHECK(others == 0);
+      compare(again, pass, &nans, &others);
+      CHECK(nans == 0);
+      CHECK(others == 0);
+      return pass;
+    };
+    run(values, w);  // finite: the post-op, the same values as the pass
+    // A NaN input: NaN in the outputs whose window holds it, which the post-op would clip.
+    values[123] = nan;
+    const std::vector<float> with_nan = run(values, w).to_host_float();
+    CHECK(std::count_if(with_nan.begin(), with_nan.end(), [](float v) { return std::isnan(v); }) >
+          0);
+    // +inf and -inf in two channels of one pixel: where the two weights have one sign, their
+    // products meet in a sum as +inf + -inf (NaN there).
+    values[123] = std::numeric_limits<float>::infinity();
+    values[123 + 110] = -std::numeric_limits<float>::infinity();
+    const std::vector<float> with_inf = run(values, w).to_host_float();
+    CHECK(std::count_if(with_inf.begin(), with_inf.end(), [](float v) { return std::isnan(v); }) >
+          0);
+    values[123 + 110] = 0.25f;
+    // Finite but huge: 3e38 through weights of 2 overflows. The guard must decline (whether a NaN
+    // then appears depends on how the kernel splits its sums: one FMA accumulator stays at inf).
+    values[123] = 3e38f;
+    std::vector<float> doubled = w.to_host_float();
+    for (float& v : doubled) v *= 2.0f;
+    run(values, Tensor::from_host(doubled, Shape({24, 8, 3, 3}), device));
+    values[123] = 0.5f;
+  }
 }
