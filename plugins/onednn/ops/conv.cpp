@@ -296,7 +296,7 @@ bool activation_as_post_op(OpContext& ctx, const ConvGeometry& g, const TensorVi
   const uint32_t a = ctx.params.conv2d_fused.activation;
   const TensorView& w = ctx.in[1];
   if ((a != SY_ACTIVATION_RELU && a != SY_ACTIVATION_CLIP) || x.dtype != SY_DTYPE_F32 ||
-      w.dtype != SY_DTYPE_F32 || ctx.constant_buffer[1] == 0 ||
+      w.dtype != SY_DTYPE_F32 || ctx.constant_buffer[1] == 0 || !dnnl_describable(w) ||
       !(x.is_contiguous() || x.is_channels_last())) {
     return false;
   }
