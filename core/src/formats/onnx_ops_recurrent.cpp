@@ -102,6 +102,14 @@ void device_recurrent(NodeContext& c, bool lstm) {
   if (c.host(1) == nullptr || c.host(2) == nullptr || (c.has(3) && c.host(3) == nullptr)) {
     c.fail("W, R and B must be constants");
   }
+  // An integer W, R or B (a hostile file) has its values in HostTensor::i and none in f, which
+  // pack_weights reads: the fuzzer found the read past an empty vector.
+  for (size_t k = 1; k <= 3; ++k) {
+    if (c.has(k) && (!c.host(k)->is_float() ||
+                     static_cast<int64_t>(c.host(k)->f.size()) != c.host(k)->numel())) {
+      c.fail(std::string(k == 1 ? "W" : k == 2 ? "R" : "B") + " must be a float tensor");
+    }
+  }
   const Tensor x = dev_float(c, 0).contiguous();  // [T, B, I]
   if (x.rank() != 3) c.fail("X must be [seq, batch, input], got " + x.shape().to_string());
   const int64_t steps = x.dim(0), batch = x.dim(1), input = x.dim(2);
