@@ -207,109 +207,95 @@ __attribute__((target("avx512f"))) inline void pixels_reusing(const DepthwisePro
   }
 }
 
-// Pixels [ow0, ow0 + R) of channels [c_first, c_last) (see pixels_reusing): B blocks at a time,
-// so that a run has 4 to 8 accumulators, then single blocks; the channel tail under its mask.
-// Edge: some of the run's inputs fall in the padding.
+// Pixels [ow0, ow0 + R) of every channel (see pixels_reusing): B blocks at a time, so that a run
+// has 4 to 8 accumulators, then single blocks; the channel tail under its mask. Edge: the run
+// reaches into the padding.
 template <int R, int S, int KW, bool Edge>
 __attribute__((target("avx512f"))) inline void reusing_run(const DepthwiseProblem& p,
-                                                           const Row& row, int64_t c_first,
-                                                           int64_t c_last, const Epilogue& e,
+                                                           const Row& row, const Epilogue& e,
                                                            int64_t ow0) {
   constexpr int B = R >= 8 ? 1 : R >= 4 ? 2 : 4;
-  int64_t c = c_first;
-  for (; c + B * kLanes <= c_last; c += B * kLanes) {
+  int64_t c = 0;
+  for (; c + B * kLanes <= p.c; c += B * kLanes) {
     pixels_reusing<R, B, S, KW, Edge>(p, row, c, 0xFFFF, e, ow0);
   }
-  for (; c + kLanes <= c_last; c += kLanes) {
+  for (; c + kLanes <= p.c; c += kLanes) {
     pixels_reusing<R, 1, S, KW, Edge>(p, row, c, 0xFFFF, e, ow0);
   }
-  if (c < c_last) {
-    const __mmask16 m = static_cast<__mmask16>((1u << (c_last - c)) - 1u);
+  if (c < p.c) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (p.c - c)) - 1u);
     pixels_reusing<R, 1, S, KW, true>(p, row, c, m, e, ow0);
   }
 }
 
-// A whole output row of channels [c_first, c_last) at stride S, width KW, dilation 1: runs of 8
-// (S = 1) or 4 pixels, then 2 and 1; runs inside [ow_lo, ow_hi) read no padding.
+// The run of R pixels from ow0: without masks where it lies inside [ow_lo, ow_hi), the output
+// columns whose taps read no padding.
+template <int R, int S, int KW>
+__attribute__((target("avx512f"))) inline void reusing_run_at(const DepthwiseProblem& p,
+                                                              const Row& row, const Epilogue& e,
+                                                              int64_t ow0, int64_t ow_lo,
+                                                              int64_t ow_hi) {
+  if (ow0 >= ow_lo && ow0 + R <= ow_hi) {
+    reusing_run<R, S, KW, false>(p, row, e, ow0);
+  } else {
+    reusing_run<R, S, KW, true>(p, row, e, ow0);
+  }
+}
+
+// A whole output row at stride S, width KW, dilation 1: runs of 8 (S = 1) or 4 pixels, then one
+// each of 4, 2 and 1 for what is left.
 template <int S, int KW>
 __attribute__((target("avx512f"))) void reusing_row(const DepthwiseProblem& p, const Row& row,
-                                                    int64_t c_first, int64_t c_last,
                                                     const Epilogue& e, int64_t ow_lo,
                                                     int64_t ow_hi) {
   constexpr int kLong = S == 1 ? 8 : 4;
   int64_t ow = 0;
-  const auto inside = [&](int64_t first, int64_t count) {
-    return first >= ow_lo && first + count <= ow_hi;
-  };
-  for (; ow + kLong <= p.ow; ow += kLong) {
-    if (inside(ow, kLong)) {
-      reusing_run<kLong, S, KW, false>(p, row, c_first, c_last, e, ow);
-    } else {
-      reusing_run<kLong, S, KW, true>(p, row, c_first, c_last, e, ow);
-    }
-  }
+  for (; ow + kLong <= p.ow; ow += kLong) reusing_run_at<kLong, S, KW>(p, row, e, ow, ow_lo, ow_hi);
   if (kLong > 4 && ow + 4 <= p.ow) {
-    if (inside(ow, 4)) {
-      reusing_run<4, S, KW, false>(p, row, c_first, c_last, e, ow);
-    } else {
-      reusing_run<4, S, KW, true>(p, row, c_first, c_last, e, ow);
-    }
+    reusing_run_at<4, S, KW>(p, row, e, ow, ow_lo, ow_hi);
     ow += 4;
   }
   if (ow + 2 <= p.ow) {
-    if (inside(ow, 2)) {
-      reusing_run<2, S, KW, false>(p, row, c_first, c_last, e, ow);
-    } else {
-      reusing_run<2, S, KW, true>(p, row, c_first, c_last, e, ow);
-    }
+    reusing_run_at<2, S, KW>(p, row, e, ow, ow_lo, ow_hi);
     ow += 2;
   }
-  if (ow < p.ow) {
-    if (inside(ow, 1)) {
-      reusing_run<1, S, KW, false>(p, row, c_first, c_last, e, ow);
-    } else {
-      reusing_run<1, S, KW, true>(p, row, c_first, c_last, e, ow);
-    }
-  }
+  if (ow < p.ow) reusing_run_at<1, S, KW>(p, row, e, ow, ow_lo, ow_hi);
 }
 
-// Pixels [ow0, ow0 + R) of channels [c_first, c_last): the channels inner, so that the loads walk
-// each pixel's channels in order; blocks in pairs (R = 4) or fours (R = 1) where there are that
-// many, for 8 or 4 accumulators.
+// Pixels [ow0, ow0 + R) of every channel: the channels inner, so that the loads walk each pixel's
+// channels in order; blocks in pairs (R = 4) or fours (R = 1) where there are that many, for 8 or 4
+// accumulators.
 template <int R, int KW>
 __attribute__((target("avx512f"))) inline void pixel_run(const DepthwiseProblem& p, const Row& row,
-                                                         int64_t c_first, int64_t c_last,
                                                          const Epilogue& e, int64_t ow0,
                                                          int64_t kw_first, int64_t kw_last) {
   constexpr int kWide = R == 1 ? 4 : 2;
-  int64_t c = c_first;
-  for (; c + kWide * kLanes <= c_last; c += kWide * kLanes) {
+  int64_t c = 0;
+  for (; c + kWide * kLanes <= p.c; c += kWide * kLanes) {
     pixels<R, kWide, KW, true>(p, row, c, 0xFFFF, e, ow0, kw_first, kw_last);
   }
-  for (; c + kLanes <= c_last; c += kLanes) {
+  for (; c + kLanes <= p.c; c += kLanes) {
     pixels<R, 1, KW, true>(p, row, c, 0xFFFF, e, ow0, kw_first, kw_last);
   }
-  if (c < c_last) {
-    const __mmask16 m = static_cast<__mmask16>((1u << (c_last - c)) - 1u);
+  if (c < p.c) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (p.c - c)) - 1u);
     pixels<R, 1, KW, false>(p, row, c, m, e, ow0, kw_first, kw_last);
   }
 }
 
 // One output pixel near the row's ends: only its kw taps inside the row.
 __attribute__((target("avx512f"))) void edge_pixel(const DepthwiseProblem& p, const Row& row,
-                                                   int64_t c_first, int64_t c_last,
                                                    const Epilogue& e, int64_t ow) {
   // 0 <= ow * sw - pw + kw * dw <= W - 1
   const int64_t left = ow * p.stride_w - p.pad_w;
   const int64_t kw_first = std::max<int64_t>(0, -floor_div(left, p.dilation_w));
   const int64_t kw_last = std::min<int64_t>(p.kw, floor_div(p.w - 1 - left, p.dilation_w) + 1);
-  pixel_run<1, 0>(p, row, c_first, c_last, e, ow, kw_first, std::max(kw_first, kw_last));
+  pixel_run<1, 0>(p, row, e, ow, kw_first, std::max(kw_first, kw_last));
 }
 
-// Output row `r` (n * OH + oh), channels [c_first, c_last).
+// Output row `r` (n * OH + oh), every channel.
 template <int KW>
 __attribute__((target("avx512f"))) void row_range(const DepthwiseProblem& p, int64_t r,
-                                                  int64_t c_first, int64_t c_last,
                                                   const Epilogue& e, int64_t ow_lo, int64_t ow_hi) {
   const int64_t n = r / p.oh;
   const int64_t oh = r % p.oh;
@@ -326,17 +312,17 @@ __attribute__((target("avx512f"))) void row_range(const DepthwiseProblem& p, int
   if (p.residual != nullptr) row.r = p.residual + n * p.r_n + oh * p.r_h;
   if constexpr (KW > 0) {
     if (p.dilation_w == 1 && p.stride_w == 1) {
-      return reusing_row<1, KW>(p, row, c_first, c_last, e, ow_lo, ow_hi);
+      return reusing_row<1, KW>(p, row, e, ow_lo, ow_hi);
     }
     if (p.dilation_w == 1 && p.stride_w == 2) {
-      return reusing_row<2, KW>(p, row, c_first, c_last, e, ow_lo, ow_hi);
+      return reusing_row<2, KW>(p, row, e, ow_lo, ow_hi);
     }
   }
   int64_t ow = 0;
-  for (; ow < ow_lo; ++ow) edge_pixel(p, row, c_first, c_last, e, ow);
-  for (; ow + 4 <= ow_hi; ow += 4) pixel_run<4, KW>(p, row, c_first, c_last, e, ow, 0, p.kw);
-  for (; ow < ow_hi; ++ow) pixel_run<1, KW>(p, row, c_first, c_last, e, ow, 0, p.kw);
-  for (; ow < p.ow; ++ow) edge_pixel(p, row, c_first, c_last, e, ow);
+  for (; ow < ow_lo; ++ow) edge_pixel(p, row, e, ow);
+  for (; ow + 4 <= ow_hi; ow += 4) pixel_run<4, KW>(p, row, e, ow, 0, p.kw);
+  for (; ow < ow_hi; ++ow) pixel_run<1, KW>(p, row, e, ow, 0, p.kw);
+  for (; ow < p.ow; ++ow) edge_pixel(p, row, e, ow);
 }
 
 // Output rows [r0, r1) (of N * OH), all channels of each before the next row: a row's input rows
@@ -355,11 +341,11 @@ __attribute__((target("avx512f"))) void depthwise_avx512(const DepthwiseProblem&
       floor_div(p.w - 1 + p.pad_w - (p.kw - 1) * p.dilation_w, p.stride_w) + 1, ow_lo, p.ow);
   for (int64_t r = r0; r < r1; ++r) {
     if (p.kw == 3) {
-      row_range<3>(p, r, 0, p.c, e, ow_lo, ow_hi);
+      row_range<3>(p, r, e, ow_lo, ow_hi);
     } else if (p.kw == 5) {
-      row_range<5>(p, r, 0, p.c, e, ow_lo, ow_hi);
+      row_range<5>(p, r, e, ow_lo, ow_hi);
     } else {
-      row_range<0>(p, r, 0, p.c, e, ow_lo, ow_hi);
+      row_range<0>(p, r, e, ow_lo, ow_hi);
     }
   }
 }
