@@ -20,5 +20,15 @@
 //       echo "$name"; done
 #pragma once
 
+// Under ThreadSanitizer (tools/test --tsan) the clones' ifunc resolvers run while the plugin is
+// being relocated, before the instrumentation they call into can run: dlopen crashed (a jump to an
+// unrelocated address). That build keeps one baseline copy of each loop; the bits are the same.
+#if defined(__SANITIZE_THREAD__)
+#define SY_VECTOR_CLONES
+#define SY_F16_CLONES
+#else
 #define SY_VECTOR_CLONES \
   __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+// f16 conversions: F16C (x86-64-v3) or the baseline.
+#define SY_F16_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#endif
