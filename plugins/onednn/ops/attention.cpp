@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -163,6 +164,32 @@ void dropout_row(const Problem& pr, int64_t b, int64_t h, int64_t i, float* fact
                   static_cast<float>(1.0 / (1.0 - pr.p.dropout_p)), factors);
 }
 
+// The largest of s[0, count) that is not NaN (-inf when there is none), as `v > m ? v : m` over
+// the row gives it. GCC leaves a max reduction over floats scalar without -ffinite-math-only (a
+// NaN would make the order matter), and an unrolled 16-lane version stayed 16 scalar maxss.
+// Sixteen lanes in one GCC vector (a zmm register in the AVX-512 clone, four xmm in the baseline)
+// compare and select in one instruction each: with the two ways on alternate calls of one `bench
+// model` run (BERT, batch 1, 240 calls each, 2-core Zen 4, 2 threads), a
+// scaled_dot_product_attention call took 401-405 us against 444 at the fastest, 482-538 against
+// 528-572 at the median. Any order gives the same maximum, so the bits do not change.
+constexpr int64_t kMaxLanes = 16;
+typedef float MaxLanes __attribute__((vector_size(kMaxLanes * sizeof(float))));
+
+inline float row_max(const float* s, int64_t count) {
+  MaxLanes lanes;
+  for (int64_t l = 0; l < kMaxLanes; ++l) lanes[l] = kNegInf;
+  int64_t j = 0;
+  for (; j + kMaxLanes <= count; j += kMaxLanes) {
+    MaxLanes v;
+    std::memcpy(&v, s + j, sizeof v);
+    lanes = v > lanes ? v : lanes;
+  }
+  float m = kNegInf;
+  for (; j < count; ++j) m = s[j] > m ? s[j] : m;
+  for (int64_t l = 0; l < kMaxLanes; ++l) m = lanes[l] > m ? lanes[l] : m;
+  return m;
+}
+
 // One row of scores in place: s * scale + mask over the first `visible` keys, -inf (so 0) beyond
 // them (the causal limit), then softmax. Returns the row's log-sum-exp, or -inf for a row with
 // no key to attend, whose scores are then all 0 (the caller writes its NaN). Compiled for
@@ -176,8 +203,7 @@ SY_VECTOR_CLONES float normalise_row(float* s, int64_t keys, int64_t visible, fl
   } else if (scale != 1.0f) {
     for (int64_t j = 0; j < visible; ++j) s[j] *= scale;
   }
-  float m = kNegInf;
-  for (int64_t j = 0; j < visible; ++j) m = s[j] > m ? s[j] : m;
+  const float m = row_max(s, visible);
   if (m == kNegInf) {
     for (int64_t j = 0; j < keys; ++j) s[j] = 0.0f;
     return kNegInf;
