@@ -5,10 +5,12 @@
 // the primitive would need four conversions around a memory-bound pass; these loops do the
 // definition directly, per row, with double row sums and OpenMP over rows.
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "ops/ops.h"
 #include "ops/strided_loop.h"
+#include "ops/vector_clones.h"
 
 namespace sy_onednn {
 namespace {
@@ -64,6 +66,38 @@ double lane_sum(int64_t n, const Term& term) {
   return total;
 }
 
+// One row of `width` elements: mean and rstd (double sums), then y = (x - mean) rstd gamma + beta.
+template <typename T>
+inline void forward_row(const T* in, T* out, const float* gamma, const float* beta, int64_t width,
+                        double epsilon, float* mean_out, float* rstd_out) {
+  const double sum =
+      lane_sum(width, [in](int64_t i) { return static_cast<double>(load_f32(in[i])); });
+  const double mean = sum / static_cast<double>(width);
+  const double squares = lane_sum(width, [in, mean](int64_t i) {
+    const double centered = static_cast<double>(load_f32(in[i])) - mean;
+    return centered * centered;
+  });
+  const double rstd = 1.0 / std::sqrt(squares / static_cast<double>(width) + epsilon);
+  const float mean_f = static_cast<float>(mean);
+  const float rstd_f = static_cast<float>(rstd);
+  for (int64_t i = 0; i < width; ++i) {
+    out[i] = store_f32<T>((load_f32(in[i]) - mean_f) * rstd_f * gamma[i] + beta[i]);
+  }
+  *mean_out = mean_f;
+  *rstd_out = rstd_f;
+}
+
+// f32 rows compiled for AVX-512, AVX2 and the baseline (vector_clones.h): the plugin's baseline
+// build ran them in SSE2, two doubles a register. The lanes' order of summation is explicit
+// (lane_sum), so every clone gives the same bits. With the two on alternate calls of one `bench
+// model` run (BERT, batch 1, [128, 768] rows, 250 calls each, 2-core Zen 4, 2 threads), the
+// fastest call took 38-40 us against 52-54 in SSE2.
+SY_VECTOR_CLONES void forward_row_f32(const float* in, float* out, const float* gamma,
+                                      const float* beta, int64_t width, double epsilon,
+                                      float* mean_out, float* rstd_out) {
+  forward_row(in, out, gamma, beta, width, epsilon, mean_out, rstd_out);
+}
+
 template <typename T>
 void forward_rows(OpContext& ctx, const RowLayout& layout, const TensorView& x, const float* gamma,
                   const float* beta, const TensorView& y, float* mean_out, float* rstd_out) {
@@ -75,21 +109,11 @@ void forward_rows(OpContext& ctx, const RowLayout& layout, const TensorView& x, 
         for (int64_t r = first; r < last; ++r) {
           const T* in = x.as<T>() + r * width;
           T* out = y.as<T>() + r * width;
-          const double sum =
-              lane_sum(width, [in](int64_t i) { return static_cast<double>(load_f32(in[i])); });
-          const double mean = sum / static_cast<double>(width);
-          const double squares = lane_sum(width, [in, mean](int64_t i) {
-            const double centered = static_cast<double>(load_f32(in[i])) - mean;
-            return centered * centered;
-          });
-          const double rstd = 1.0 / std::sqrt(squares / static_cast<double>(width) + epsilon);
-          const float mean_f = static_cast<float>(mean);
-          const float rstd_f = static_cast<float>(rstd);
-          for (int64_t i = 0; i < width; ++i) {
-            out[i] = store_f32<T>((load_f32(in[i]) - mean_f) * rstd_f * gamma[i] + beta[i]);
+          if constexpr (std::is_same_v<T, float>) {
+            forward_row_f32(in, out, gamma, beta, width, epsilon, mean_out + r, rstd_out + r);
+          } else {
+            forward_row(in, out, gamma, beta, width, epsilon, mean_out + r, rstd_out + r);
           }
-          mean_out[r] = mean_f;
-          rstd_out[r] = rstd_f;
         }
       });
 }
