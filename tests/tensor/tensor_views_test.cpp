@@ -99,6 +99,40 @@ TEST_CASE("contiguous() materialises a permuted view with one copy", "[tensor]")
   check_values(flat, {1, 4, 2, 5, 3, 6});
 }
 
+TEST_CASE("reshape of a non-contiguous view is a view where its strides allow one", "[tensor]") {
+  // Rows of 6 values, of which a slice keeps 4 per row: [3, 4] with strides (6, 1).
+  std::vector<float> values(18);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i);
+  const Tensor base = tensor_of(values, {3, 6});
+  const Tensor slice = base.narrow(1, 1, 4);
+  REQUIRE_FALSE(slice.is_contiguous());
+  // Splitting the rows' axis stays inside each row: a view, as PyTorch's view() would give.
+  const Tensor split = slice.reshape({3, 2, 2});
+  CHECK(split.shares_storage_with(base));
+  CHECK(split.strides() == Shape{6, 2, 1});
+  check_values(split, {1, 2, 3, 4, 7, 8, 9, 10, 13, 14, 15, 16});
+  // Axes of extent 1 anywhere do not matter (the attention's [T, 1, E] slices).
+  const Tensor with_ones = slice.reshape({3, 1, 4}).reshape({1, 3, 2, 1, 2});
+  CHECK(with_ones.shares_storage_with(base));
+  check_values(with_ones, {1, 2, 3, 4, 7, 8, 9, 10, 13, 14, 15, 16});
+  // Merging the rows with each other needs a copy: the values are not equally spaced.
+  const Tensor merged = slice.reshape({12});
+  CHECK_FALSE(merged.shares_storage_with(base));
+  check_values(merged, {1, 2, 3, 4, 7, 8, 9, 10, 13, 14, 15, 16});
+  const Tensor regrouped = slice.reshape({2, 6});
+  CHECK_FALSE(regrouped.shares_storage_with(base));
+  check_values(regrouped, {1, 2, 3, 4, 7, 8, 9, 10, 13, 14, 15, 16});
+  // A transposed matrix splits along its (strided) rows without a copy, not across them.
+  const Tensor t = tensor_of({1, 2, 3, 4, 5, 6, 7, 8}, {2, 4}).t();  // [4, 2], strides (1, 4)
+  const Tensor t_split = t.reshape({2, 2, 2});
+  CHECK(t_split.strides() == Shape{2, 1, 4});
+  check_values(t_split, {1, 5, 2, 6, 3, 7, 4, 8});
+  // Gradients flow back through the view to the slice's elements only.
+  Tensor x = tensor_of(values, {3, 6}).set_requires_grad();
+  sum(x.narrow(1, 1, 4).reshape({3, 2, 2}) * 2.0).backward();
+  check_values(x.grad(), {0, 2, 2, 2, 2, 0, 0, 2, 2, 2, 2, 0, 0, 2, 2, 2, 2, 0});
+}
+
 TEST_CASE("expand, unsqueeze, squeeze and flatten", "[tensor]") {
   const Tensor row = tensor_of({1, 2, 3}, {3});
   const Tensor expanded = row.unsqueeze(0).expand({2, 3});

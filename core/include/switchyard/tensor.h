@@ -84,7 +84,8 @@ class Tensor {
   double item() const;
 
   // Views: share storage, no copy. reshape copies (via contiguous()) only when the strides do not
-  // allow a view. One extent of -1 is inferred.
+  // allow a view (PyTorch's rule, as its view(): axes may be split or merged only within runs of
+  // axes that are contiguous among themselves). One extent of -1 is inferred.
   Tensor reshape(const Shape& shape) const;
   Tensor flatten(int start_axis = 0, int end_axis = -1) const;
   Tensor permute(const std::vector<int>& axes) const;

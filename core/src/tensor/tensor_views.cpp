@@ -34,6 +34,40 @@ Shape infer_shape(const Shape& requested, int64_t numel, const Shape& from) {
   return shape;
 }
 
+// The strides under which `to` views the elements of a tensor of shape `from` and `strides` in
+// the same order, where there are any (PyTorch's rule): the axes of `from` fall into runs that
+// are contiguous among themselves (each axis' stride the next one's times its extent; axes of
+// extent 1 ignored), and every axis of `to` must lie within one run, so a reshape may split or
+// merge axes inside a run but not merge across two. For example a slice [128, 1, 768] of rows
+// 2304 apart views as [128, 12, 64] with strides (2304, 64, 1). False when there are none.
+bool view_strides(const Shape& from, const Shape& strides, const Shape& to, Shape* out) {
+  std::vector<int64_t> result(static_cast<size_t>(to.rank()), 1);
+  if (from.numel() == 0 || from.rank() == 0) return false;
+  int view_axis = to.rank() - 1;
+  int64_t chunk_stride = strides[from.rank() - 1];
+  int64_t from_count = 1, view_count = 1;
+  for (int axis = from.rank() - 1; axis >= 0; --axis) {
+    from_count *= from[axis];
+    const bool run_ends =
+        axis == 0 || (from[axis - 1] != 1 && strides[axis - 1] != from_count * chunk_stride);
+    if (!run_ends) continue;
+    while (view_axis >= 0 && (view_count < from_count || to[view_axis] == 1)) {
+      result[static_cast<size_t>(view_axis)] = view_count * chunk_stride;
+      view_count *= to[view_axis];
+      --view_axis;
+    }
+    if (view_count != from_count) return false;
+    if (axis > 0) {
+      chunk_stride = strides[axis - 1];
+      from_count = 1;
+      view_count = 1;
+    }
+  }
+  if (view_axis != -1) return false;
+  *out = Shape(result);
+  return true;
+}
+
 Tensor make_view(const Tensor& base, const Shape& shape, const Shape& strides, int64_t offset) {
   return Tensor(make_view_impl(*base.impl(), shape, strides, offset));
 }
@@ -51,8 +85,13 @@ Tensor Tensor::reshape(const Shape& requested) const {
   const TensorImpl& impl = checked_impl(*this, "reshape");
   const Shape shape = infer_shape(requested, impl.shape.numel(), impl.shape);
   if (shape == impl.shape) return *this;
-  if (!is_contiguous()) return contiguous().reshape(shape);
-  Tensor out = make_view(*this, shape, contiguous_strides(shape), impl.offset_elements);
+  Shape strides;
+  if (is_contiguous()) {
+    strides = contiguous_strides(shape);
+  } else if (!view_strides(impl.shape, impl.strides, shape, &strides)) {
+    return contiguous().reshape(shape);
+  }
+  Tensor out = make_view(*this, shape, strides, impl.offset_elements);
   record_reshape_like(out, "reshape", *this);
   return out;
 }
