@@ -127,6 +127,15 @@ TEST_CASE("reshape of a non-contiguous view is a view where its strides allow on
   const Tensor t_split = t.reshape({2, 2, 2});
   CHECK(t_split.strides() == Shape{2, 1, 4});
   check_values(t_split, {1, 5, 2, 6, 3, 7, 4, 8});
+  // A broadcast row (stride 0) keeps its stride 0 when its axes are split, and copies when they
+  // are merged with the row's own.
+  const Tensor rows = tensor_of({1, 2, 3}, {3}).unsqueeze(0).expand({4, 3});
+  const Tensor grouped = rows.reshape({2, 2, 3});
+  CHECK(grouped.strides() == Shape{0, 0, 1});
+  check_values(grouped, {1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3});
+  const Tensor flat_rows = rows.reshape({12});
+  CHECK(flat_rows.is_contiguous());
+  check_values(flat_rows, {1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3});
   // Gradients flow back through the view to the slice's elements only.
   Tensor x = tensor_of(values, {3, 6}).set_requires_grad();
   sum(x.narrow(1, 1, 4).reshape({3, 2, 2}) * 2.0).backward();
