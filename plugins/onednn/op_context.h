@@ -11,12 +11,19 @@
 
 namespace sy_onednn {
 
-// How much work each extra thread must get before an op runs in parallel. Waking an OpenMP worker
-// costs microseconds on an idle machine, and up to a scheduler time slice (milliseconds) on a
-// busy one, so only work of roughly 50-100 us or more per thread is split.
-constexpr int64_t kMinMemoryBoundElements = 262144;    // plain loops, ~0.25 ns per element
-constexpr int64_t kMinRowElements = 65536;             // softmax, pooling, norms: a few ns each
-constexpr int64_t kMinTranscendentalElements = 32768;  // libm exp/erf/log, Philox: ~3-5 ns
+// How much work each extra thread must get before an op runs in parallel: about 8-16 us of it
+// at in-cache speed. Inside a model the OpenMP workers are awake (the op before was a parallel
+// oneDNN primitive, and libgomp spins a while before it sleeps), so a split costs a microsecond
+// or two, and an op's inputs often come from L3 or the other core's cache (the product before
+// wrote half of them), where one thread streams far below the in-cache rate. BERT at batch 1
+// (2-core Zen 4, 2 threads, `bench model --profile`): its [128, 768] residual adds, layer norms
+// and head-merging copies took 36, 47 and 28 us a call on one thread, 25, 26 and 15 on two, and
+// on a host whose other tenants loaded memory 170, 163 and 137 on one thread. On a busy machine
+// adaptive_threads drops back to one thread (waking a descheduled worker costs a time slice).
+// Until 2026-11-29 they were 262144, 65536 and 32768 elements.
+constexpr int64_t kMinMemoryBoundElements = 32768;    // plain loops, ~0.25 ns per element
+constexpr int64_t kMinRowElements = 16384;            // softmax, pooling, norms: ~0.5-1 ns each
+constexpr int64_t kMinTranscendentalElements = 8192;  // libm exp/erf/log, Philox: ~3-5 ns
 // Matmul and convolution: oneDNN's kernels split even small products well, and a 2 MFLOP product
 // takes about 10 us per thread. 16 MFLOP kept every product of digits-mlp (64-256-256-10, batch
 // 64) on one thread; 2 MFLOP made its epoch 8.7 -> 7.6 ms on 2 quiet threads. On a busy machine

@@ -192,8 +192,9 @@ TEST_CASE("onednn convolution forward and backward match the reference", "[onedn
 
 // EfficientNet-B0's and ResNet's blocks on channels-last activations, at sizes where onednn's
 // activation pass, its per-channel scale and its narrow-row global average pool split over both
-// threads (from 65536 elements a thread): a 1x1 and a depthwise convolution with SILU, a 1x1
-// convolution whose residual (holding a NaN) is added in the ReLU's pass, the pool, and the scale.
+// threads (from kMinRowElements, op_context.h, a thread): a 1x1 and a depthwise convolution with
+// SILU, a 1x1 convolution whose residual (holding a NaN) is added in the ReLU's pass, the pool, and
+// the scale.
 TEST_CASE(
     "onednn squeeze-excitation pieces on channels-last activations match the reference, threaded",
     "[onednn][conv][reduce][elementwise]") {
