@@ -1,7 +1,7 @@
 // Capture and replay of ONNX models (switchyard/capture.h, docs/capture.md): a replayed run gives
 // the bits an eager run gives, on every backend, for every committed model; each input signature
-// is recorded on its second run and replayed from its third; what a replay cannot repeat keeps
-// the signature eager with the reason.
+// is recorded on its second run and replayed from its third, reading the new inputs where they
+// are; what a replay cannot repeat keeps the signature eager with the reason.
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -199,6 +199,79 @@ TEST_CASE("a replay takes patched parameters, and the recording pools its interm
     const CallPatch beyond{4, params};
     CHECK_THROWS_WITH(recording->replay(std::span(&beyond, 1)),
                       Catch::Contains("patch of call 4, but 4 calls were recorded"));
+  });
+}
+
+TEST_CASE("a replay reads a given input in place of the recorded one, or copies it",
+          "[onnx][capture]") {
+  on_every_backend([&](const std::shared_ptr<Device>& device) {
+    INFO(device->id());
+    const auto values = [](float shift) {
+      std::vector<float> v(1024);
+      for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % 13) + shift;
+      return v;
+    };
+    const auto on_device = [&](float shift) {
+      return Tensor::from_host(values(shift), Shape{32, 32}, device);
+    };
+    // d reads x through a view at an offset (rows 8-23), e reads all of x: exact in f32.
+    const auto expect = [&](const std::vector<float>& x) {
+      std::vector<float> d;
+      std::vector<float> e;
+      for (size_t i = 8 * 32; i < 24 * 32; ++i) d.push_back(x[i] * 2.0f + 1.0f);
+      for (const float v : x) e.push_back(v * 3.0f);
+      return std::pair{d, e};
+    };
+    Tensor x = on_device(0);
+    Tensor d;
+    Tensor e;
+    auto recording = OpRecording::record(device, [&] {
+      d = x.narrow(0, 8, 16) * 2.0 + 1.0;
+      e = x * 3.0;
+    });
+    REQUIRE(recording->replayable());
+    const bool native = recording->native();
+    const Tensor given = on_device(0.5f);
+    recording->replay_reading(std::span(&x, 1), std::span(&given, 1));
+    CHECK(std::pair{d.to_host_float(), e.to_host_float()} == expect(values(0.5f)));
+    // Op by op the calls read `given` itself and x keeps its values; a native graph names x's
+    // buffer, so `given` was copied into x.
+    CHECK(x.to_host_float() == values(native ? 0.5f : 0.0f));
+    // The calls name x again: a plain replay reads it.
+    x.copy_(on_device(2));
+    recording->replay();
+    CHECK(std::pair{d.to_host_float(), e.to_host_float()} == expect(values(2)));
+    // Another layout (a transposed view) cannot be read in place: copied, same results.
+    const Tensor transposed = on_device(3).transpose(0, 1);
+    REQUIRE_FALSE(transposed.is_contiguous());
+    recording->replay_reading(std::span(&x, 1), std::span(&transposed, 1));
+    const std::vector<float> transposed_values = transposed.to_host_float();
+    CHECK(std::pair{d.to_host_float(), e.to_host_float()} == expect(transposed_values));
+    CHECK(x.to_host_float() == transposed_values);
+    // A tensor the pass writes (e) cannot be read while the replay writes it: copied too.
+    const std::vector<float> e_values = e.to_host_float();
+    recording->replay_reading(std::span(&x, 1), std::span(&e, 1));
+    CHECK(std::pair{d.to_host_float(), e.to_host_float()} == expect(e_values));
+    CHECK(x.to_host_float() == e_values);
+    CHECK_THROWS_WITH(recording->replay_reading(std::span(&x, 1), std::span<const Tensor>()),
+                      Catch::Contains("1 recorded tensors but 0 given"));
+
+    // A pass that writes its input: the given values are copied in first, as replay() needs.
+    Tensor y = on_device(0);
+    Tensor f;
+    auto writes = OpRecording::record(device, [&] {
+      y.copy_(y * 2.0);
+      f = y + 1.0;
+    });
+    REQUIRE(writes->replayable());
+    const Tensor fresh = on_device(4);
+    writes->replay_reading(std::span(&y, 1), std::span(&fresh, 1));
+    std::vector<float> doubled = values(4);
+    for (float& v : doubled) v *= 2.0f;
+    CHECK(y.to_host_float() == doubled);
+    for (float& v : doubled) v += 1.0f;
+    CHECK(f.to_host_float() == doubled);
+    CHECK(fresh.to_host_float() == values(4));  // the caller's tensor is never written
   });
 }
 

@@ -28,6 +28,7 @@
 namespace switchyard {
 
 class Device;
+class Tensor;
 
 // predict.capture and train.capture: off runs every pass eagerly; on records a pass the second
 // time its input shapes are seen and replays it from the third; auto is what passes_captured and
@@ -89,6 +90,15 @@ class OpRecording {
   // native graph is updated in place where the plugin can (its graph_update entry); where it
   // cannot, the recording stops being native (native_note says why) and re-dispatches.
   void replay(std::span<const CallPatch> patches);
+  // replay(), with the calls reading given[k] wherever the pass read recorded[k] (a tensor the
+  // pass was recorded on, such as its input), so that a new input needs no copy into the recorded
+  // one first. Where that cannot be done for an input it is copied into recorded[k] instead, as
+  // a caller of replay() would: a native graph (it names its buffers once); a recorded[k] that is
+  // not contiguous; a recorded call that writes recorded[k]'s buffer or given[k]'s, reads past
+  // recorded[k], or marks it constant (SY_CALL_CONSTANT_WEIGHTS); a given tensor on another
+  // device or of another dtype, shape or strides. The calls name the recorded tensors again when
+  // this returns (or throws).
+  void replay_reading(std::span<const Tensor> recorded, std::span<const Tensor> given) const;
   bool native() const;
   // Why a replayable recording is not native ("the cuda plugin has no native capture"); "" when
   // it is.

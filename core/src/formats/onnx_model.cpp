@@ -593,8 +593,7 @@ std::vector<Tensor> run_captured(OnnxModel::Impl& m, Plan& plan,
   }
   c.last_used = ++m.runs;
   if (c.recording != nullptr) {
-    for (size_t k = 0; k < inputs.size(); ++k) c.inputs[k].copy_(inputs[k]);
-    c.recording->replay();
+    c.recording->replay_reading(c.inputs, inputs);  // reads `inputs` where it can, else copies
     m.capture_note = "replayed " + std::to_string(c.recording->op_count()) + " ops" +
                      (c.recording->native() ? " as one submission" : "");
     return clones(c.outputs);
@@ -605,7 +604,7 @@ std::vector<Tensor> run_captured(OnnxModel::Impl& m, Plan& plan,
     return run_plan(m, plan, inputs);
   }
   forget_least_recent_recording(m);
-  c.inputs = clones(inputs);  // the recording's own inputs, which later runs copy into
+  c.inputs = clones(inputs);  // recorded on; later runs read theirs instead (or copy into these)
   std::vector<Tensor> outputs;
   std::unique_ptr<OpRecording> recording =
       OpRecording::record(m.device, [&] { outputs = run_plan(m, plan, c.inputs); });

@@ -421,6 +421,111 @@ void OpRecording::replay() const {
   for (const sy_op_call& call : impl_->calls) dispatch_on_device(*impl_->device, call, false);
 }
 
+namespace {
+
+// The lowest and highest byte a desc's elements occupy, from the start of its buffer; false for
+// an empty tensor.
+bool byte_range(const sy_tensor_desc& desc, int64_t* first, int64_t* last) {
+  int64_t low = 0;
+  int64_t high = 0;
+  for (uint32_t d = 0; d < desc.rank; ++d) {
+    if (desc.shape[d] == 0) return false;
+    const int64_t reach = (desc.shape[d] - 1) * desc.strides[d];
+    (reach < 0 ? low : high) += reach;
+  }
+  const auto size = static_cast<int64_t>(dtype_size_bytes(static_cast<DType>(desc.dtype)));
+  *first = static_cast<int64_t>(desc.offset_bytes) + low * size;
+  *last = static_cast<int64_t>(desc.offset_bytes) + high * size + size - 1;
+  return true;
+}
+
+bool same_layout(const sy_tensor_desc& a, const sy_tensor_desc& b) {
+  if (a.dtype != b.dtype || a.rank != b.rank) return false;
+  for (uint32_t d = 0; d < a.rank; ++d) {
+    if (a.shape[d] != b.shape[d] || (a.shape[d] != 1 && a.strides[d] != b.strides[d])) return false;
+  }
+  return true;
+}
+
+// One input of one recorded call pointed at a caller's tensor for a replay, and what it named.
+struct Rebound {
+  sy_tensor_desc* desc;
+  sy_buffer buffer;
+  uint64_t offset_bytes;
+};
+
+void restore(std::vector<Rebound>& rebound, size_t from = 0) {
+  for (size_t i = from; i < rebound.size(); ++i) {
+    rebound[i].desc->buffer = rebound[i].buffer;
+    rebound[i].desc->offset_bytes = rebound[i].offset_bytes;
+  }
+  rebound.resize(from);
+}
+
+// Points every call's reads of `recorded` at `given` (same layout, so a view of one at an offset
+// is the same view of the other). False, with nothing changed, where a call writes recorded's
+// buffer or given's (a tensor the pass itself writes), reads outside recorded's bytes, or marks
+// it a constant weight.
+bool rebind(std::vector<sy_op_call>& calls, const sy_tensor_desc& recorded,
+            const sy_tensor_desc& given, std::vector<Rebound>& rebound) {
+  int64_t first = 0;
+  int64_t last = 0;
+  if (!byte_range(recorded, &first, &last)) return false;
+  const size_t mark = rebound.size();
+  for (sy_op_call& call : calls) {
+    for (uint32_t k = 0; k < call.num_outputs; ++k) {
+      if (call.outputs[k].buffer == recorded.buffer || call.outputs[k].buffer == given.buffer) {
+        restore(rebound, mark);
+        return false;
+      }
+    }
+    for (uint32_t k = 0; k < call.num_inputs; ++k) {
+      sy_tensor_desc& desc = call.inputs[k];
+      if (desc.buffer != recorded.buffer) continue;
+      int64_t low = 0;
+      int64_t high = 0;
+      const bool inside = !byte_range(desc, &low, &high) || (low >= first && high <= last);
+      if (!inside || (call.flags & SY_CALL_CONSTANT_WEIGHTS) != 0) {
+        restore(rebound, mark);
+        return false;
+      }
+      rebound.push_back({&desc, desc.buffer, desc.offset_bytes});
+      desc.buffer = given.buffer;
+      desc.offset_bytes = desc.offset_bytes - recorded.offset_bytes + given.offset_bytes;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+void OpRecording::replay_reading(std::span<const Tensor> recorded,
+                                 std::span<const Tensor> given) const {
+  if (recorded.size() != given.size()) {
+    throw_error(invalid_argument("OpRecording::replay_reading: " + std::to_string(recorded.size()) +
+                                 " recorded tensors but " + std::to_string(given.size()) +
+                                 " given"));
+  }
+  impl_->check_replayable();
+  std::vector<Rebound> rebound;
+  try {
+    for (size_t k = 0; k < recorded.size(); ++k) {
+      const sy_tensor_desc at = recorded[k].desc();
+      const sy_tensor_desc from = given[k].desc();
+      // Contiguous recorded: no gap inside its bytes where another tensor's elements could lie.
+      const bool rebindable = impl_->graph == nullptr && recorded[k].is_contiguous() &&
+                              given[k].device().get() == impl_->device.get() &&
+                              same_layout(at, from) && rebind(impl_->calls, at, from, rebound);
+      if (!rebindable) Tensor(recorded[k]).copy_(given[k]);
+    }
+    replay();
+  } catch (...) {
+    restore(rebound);
+    throw;
+  }
+  restore(rebound);
+}
+
 void OpRecording::replay(std::span<const CallPatch> patches) {
   impl_->check_replayable();  // before anything is patched
   for (const CallPatch& patch : patches) {
