@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "conformance/cases.h"
+#include "support/dtype_codec.h"
 #include "switchyard/plugin_support/philox.h"
 
 namespace switchyard::conformance {
@@ -15,43 +16,81 @@ namespace {
 
 enum class MaskKind { kNone, kFull, kPadding, kMatrix };
 
+// How q, k and v are stored: dense [B, H, T, D]; kStrided as [B, T, H, D] (the heads split from a
+// projection's output); kPacked as slots 0, 1 and 2 of [B, T, 3, H, D] (q, k and v split from
+// one fused in-projection's output, rows 3 H D apart, as an exported BERT's attention reads them).
+enum class Layout { kDense, kStrided, kPacked };
+
 struct AttentionSpec {
   const char* name;
   int64_t b, h, tq, tk, d, dv;
   bool causal;
   MaskKind mask;
   double dropout;
-  bool strided;
+  Layout layout;
 };
 
 const AttentionSpec kSpecs[] = {
-    {"1x1x1x1x1", 1, 1, 1, 1, 1, 1, false, MaskKind::kNone, 0.0, false},
-    {"2x3x5x7x4x6", 2, 3, 5, 7, 4, 6, false, MaskKind::kNone, 0.0, false},
-    {"2x2x9x9x8/causal", 2, 2, 9, 9, 8, 8, true, MaskKind::kNone, 0.0, false},
-    {"2x2x6x11x8/mask", 2, 2, 6, 11, 8, 8, false, MaskKind::kFull, 0.0, false},
-    {"3x2x7x10x16/padding", 3, 2, 7, 10, 16, 16, false, MaskKind::kPadding, 0.0, false},
-    {"2x4x16x16x8/causal/padding", 2, 4, 16, 16, 8, 8, true, MaskKind::kPadding, 0.0, false},
-    {"2x2x12x12x8/causal/matrix", 2, 2, 12, 12, 8, 8, true, MaskKind::kMatrix, 0.0, false},
-    {"2x2x24x40x32/causal/short-queries", 2, 2, 24, 40, 32, 32, true, MaskKind::kNone, 0.0, false},
-    {"1x2x33x70x64/strided", 1, 2, 33, 70, 64, 64, false, MaskKind::kPadding, 0.0, true},
-    {"2x2x8x12x8/dropout", 2, 2, 8, 12, 8, 8, false, MaskKind::kNone, 0.3, false},
-    {"2x2x16x16x16/causal/dropout", 2, 2, 16, 16, 16, 16, true, MaskKind::kNone, 0.1, false},
-    {"1x12x128x128x64", 1, 12, 128, 128, 64, 64, false, MaskKind::kNone, 0.0, false},
-    {"1x3x100x100x64/causal/strided", 1, 3, 100, 100, 64, 64, true, MaskKind::kNone, 0.0, true},
+    {"1x1x1x1x1", 1, 1, 1, 1, 1, 1, false, MaskKind::kNone, 0.0, Layout::kDense},
+    {"2x3x5x7x4x6", 2, 3, 5, 7, 4, 6, false, MaskKind::kNone, 0.0, Layout::kDense},
+    {"2x2x9x9x8/causal", 2, 2, 9, 9, 8, 8, true, MaskKind::kNone, 0.0, Layout::kDense},
+    {"2x2x6x11x8/mask", 2, 2, 6, 11, 8, 8, false, MaskKind::kFull, 0.0, Layout::kDense},
+    {"3x2x7x10x16/padding", 3, 2, 7, 10, 16, 16, false, MaskKind::kPadding, 0.0, Layout::kDense},
+    {"2x4x16x16x8/causal/padding", 2, 4, 16, 16, 8, 8, true, MaskKind::kPadding, 0.0,
+     Layout::kDense},
+    {"2x2x12x12x8/causal/matrix", 2, 2, 12, 12, 8, 8, true, MaskKind::kMatrix, 0.0, Layout::kDense},
+    {"2x2x24x40x32/causal/short-queries", 2, 2, 24, 40, 32, 32, true, MaskKind::kNone, 0.0,
+     Layout::kDense},
+    {"1x2x33x70x64/strided", 1, 2, 33, 70, 64, 64, false, MaskKind::kPadding, 0.0,
+     Layout::kStrided},
+    {"2x2x8x12x8/dropout", 2, 2, 8, 12, 8, 8, false, MaskKind::kNone, 0.3, Layout::kDense},
+    {"2x2x16x16x16/causal/dropout", 2, 2, 16, 16, 16, 16, true, MaskKind::kNone, 0.1,
+     Layout::kDense},
+    {"1x12x128x128x64", 1, 12, 128, 128, 64, 64, false, MaskKind::kNone, 0.0, Layout::kDense},
+    {"1x3x100x100x64/causal/strided", 1, 3, 100, 100, 64, 64, true, MaskKind::kNone, 0.0,
+     Layout::kStrided},
     // Over 8 MB of scores per batch entry: onednn's tiled path instead of its batched one.
-    {"1x2x1100x1000x8/padding", 1, 2, 1100, 1000, 8, 8, false, MaskKind::kPadding, 0.0, false},
+    {"1x2x1100x1000x8/padding", 1, 2, 1100, 1000, 8, 8, false, MaskKind::kPadding, 0.0,
+     Layout::kDense},
     {"1x2x1030x1030x8/causal/dropout/strided", 1, 2, 1030, 1030, 8, 8, true, MaskKind::kNone, 0.2,
-     true},
+     Layout::kStrided},
+    {"2x2x9x9x8/causal/packed", 2, 2, 9, 9, 8, 8, true, MaskKind::kNone, 0.0, Layout::kPacked},
+    {"2x3x20x20x16/padding/packed", 2, 3, 20, 20, 16, 16, false, MaskKind::kPadding, 0.0,
+     Layout::kPacked},
+    {"1x12x128x128x64/packed", 1, 12, 128, 128, 64, 64, false, MaskKind::kNone, 0.0,
+     Layout::kPacked},
 };
 
 constexpr uint64_t kSeed = 0x5eed5eed1234ull;
 constexpr uint64_t kOffset = 4096;
 
-// [B, H, T, D] logical, stored [B, T, H, D] when strided.
+// [B, H, T, D] logical, stored as spec.layout says (q in slot 0 of a packed row, k 1, v 2). The
+// packed storage's other slots hold junk that a correct op never reads.
 HostTensor heads_tensor(Generator& gen, sy_dtype dtype, const AttentionSpec& spec, int64_t t,
-                        int64_t d, double range) {
+                        int64_t d, double range, int64_t slot) {
   HostTensor dense = random_tensor(gen, dtype, {spec.b, spec.h, t, d}, -range, range);
-  return spec.strided ? permuted_layout(dense, {0, 2, 1, 3}) : dense;
+  switch (spec.layout) {
+    case Layout::kDense:
+      return dense;
+    case Layout::kStrided:
+      return permuted_layout(dense, {0, 2, 1, 3});
+    case Layout::kPacked:
+      break;
+  }
+  HostTensor view;
+  view.dtype = dtype;
+  view.shape = dense.shape;
+  const int64_t row = 3 * spec.h * d;
+  view.strides = {t * row, d, row, 1};
+  view.offset_elements = slot * spec.h * d;
+  view.storage.resize(static_cast<size_t>(spec.b * t * row));
+  for (double& value : view.storage) value = round_to_dtype(gen.uniform(-50.0, 50.0), dtype);
+  const std::vector<double> values = dense.logical_values();
+  const std::vector<int64_t> offsets = view.logical_offsets();
+  for (size_t i = 0; i < values.size(); ++i) {
+    view.storage[static_cast<size_t>(offsets[i])] = values[i];
+  }
+  return view;
 }
 
 HostTensor mask_tensor(Generator& gen, sy_dtype dtype, const AttentionSpec& spec) {
@@ -138,12 +177,12 @@ void host_forward(const AttentionSpec& spec, const sy_attention_params& p, const
 
 OpCase build_forward(Generator& gen, sy_dtype dtype, const AttentionSpec& spec, bool with_lse) {
   const double scale = 1.0 / std::sqrt(static_cast<double>(spec.d));
-  std::vector<HostTensor> inputs{heads_tensor(gen, dtype, spec, spec.tq, spec.d, 2.0),
-                                 heads_tensor(gen, dtype, spec, spec.tk, spec.d, 2.0),
-                                 heads_tensor(gen, dtype, spec, spec.tk, spec.dv, 1.0)};
+  std::vector<HostTensor> inputs{heads_tensor(gen, dtype, spec, spec.tq, spec.d, 2.0, 0),
+                                 heads_tensor(gen, dtype, spec, spec.tk, spec.d, 2.0, 1),
+                                 heads_tensor(gen, dtype, spec, spec.tk, spec.dv, 1.0, 2)};
   if (spec.mask != MaskKind::kNone) inputs.push_back(mask_tensor(gen, dtype, spec));
   HostTensor out = zeros(dtype, {spec.b, spec.h, spec.tq, spec.dv});
-  if (spec.strided) out = sliced_layout(out, 2, gen);
+  if (spec.layout != Layout::kDense) out = sliced_layout(out, 2, gen);
   std::vector<HostTensor> outputs{out};
   if (with_lse) outputs.push_back(zeros(SY_DTYPE_F32, {spec.b, spec.h, spec.tq}));
   OpCase op_case =
@@ -155,9 +194,9 @@ OpCase build_forward(Generator& gen, sy_dtype dtype, const AttentionSpec& spec, 
 OpCase build_backward(Generator& gen, sy_dtype dtype, const AttentionSpec& spec) {
   const double scale = 1.0 / std::sqrt(static_cast<double>(spec.d));
   const sy_attention_params p = attention_params(spec, scale);
-  const HostTensor q = heads_tensor(gen, dtype, spec, spec.tq, spec.d, 2.0);
-  const HostTensor k = heads_tensor(gen, dtype, spec, spec.tk, spec.d, 2.0);
-  const HostTensor v = heads_tensor(gen, dtype, spec, spec.tk, spec.dv, 1.0);
+  const HostTensor q = heads_tensor(gen, dtype, spec, spec.tq, spec.d, 2.0, 0);
+  const HostTensor k = heads_tensor(gen, dtype, spec, spec.tk, spec.d, 2.0, 1);
+  const HostTensor v = heads_tensor(gen, dtype, spec, spec.tk, spec.dv, 1.0, 2);
   const HostTensor mask = mask_tensor(gen, dtype, spec);
   const bool has_mask = spec.mask != MaskKind::kNone;
   std::vector<double> out, lse;
@@ -173,7 +212,7 @@ OpCase build_backward(Generator& gen, sy_dtype dtype, const AttentionSpec& spec)
   std::vector<HostTensor> outputs{zeros(dtype, {spec.b, spec.h, spec.tq, spec.d}),
                                   zeros(dtype, {spec.b, spec.h, spec.tk, spec.d}),
                                   zeros(dtype, {spec.b, spec.h, spec.tk, spec.dv})};
-  if (spec.strided) outputs[1] = sliced_layout(outputs[1], 1, gen);
+  if (spec.layout != Layout::kDense) outputs[1] = sliced_layout(outputs[1], 1, gen);
   OpCase op_case = make_op_case(SY_OP_SCALED_DOT_PRODUCT_ATTENTION_BACKWARD, std::move(inputs),
                                 std::move(outputs));
   op_case.params.attention = p;
@@ -196,7 +235,8 @@ void add_attention_cases(CaseTable& table) {
   // A mask that does not broadcast to the scores is refused by every backend.
   add_case(table, SY_OP_SCALED_DOT_PRODUCT_ATTENTION, SY_DTYPE_F32, "error/mask-shape",
            [](Generator& gen) {
-             const AttentionSpec spec{"", 1, 2, 3, 4, 8, 8, false, MaskKind::kNone, 0.0, false};
+             const AttentionSpec spec{
+                 "", 1, 2, 3, 4, 8, 8, false, MaskKind::kNone, 0.0, Layout::kDense};
              OpCase op_case = build_forward(gen, SY_DTYPE_F32, spec, false);
              op_case.inputs.push_back(random_tensor(gen, SY_DTYPE_F32, {1, 2, 3, 5}, -1.0, 1.0));
              op_case.params.attention.has_mask = 1;
