@@ -39,6 +39,13 @@ std::vector<Tensor> shifted(const std::vector<Tensor>& inputs, double shift, int
   return out;
 }
 
+// 1024 small integers i % period, plus `shift`: exact in f32 through the tests' few operations.
+std::vector<float> ramp(size_t period, float shift) {
+  std::vector<float> v(1024);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % period) + shift;
+  return v;
+}
+
 void check_same_bits(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
   REQUIRE(a.size() == b.size());
   for (size_t k = 0; k < a.size(); ++k) {
@@ -159,11 +166,7 @@ TEST_CASE("a replay takes patched parameters, and the recording pools its interm
           "[onnx][capture]") {
   on_every_backend([&](const std::shared_ptr<Device>& device) {
     INFO(device->id());
-    const auto values = [](float shift) {
-      std::vector<float> v(1024);
-      for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % 7) + shift;
-      return v;
-    };
+    const auto values = [](float shift) { return ramp(7, shift); };
     Tensor x = Tensor::from_host(values(0), Shape{1024}, device);
     Tensor d;
     // a = x * 2 (call 0), b = a + 1 (1), c = b * 3 (2), d = c - 1 (3): a and c never live at the
@@ -206,11 +209,7 @@ TEST_CASE("a replay reads a given input in place of the recorded one, or copies 
           "[onnx][capture]") {
   on_every_backend([&](const std::shared_ptr<Device>& device) {
     INFO(device->id());
-    const auto values = [](float shift) {
-      std::vector<float> v(1024);
-      for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % 13) + shift;
-      return v;
-    };
+    const auto values = [](float shift) { return ramp(13, shift); };
     const auto on_device = [&](float shift) {
       return Tensor::from_host(values(shift), Shape{32, 32}, device);
     };

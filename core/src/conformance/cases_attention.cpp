@@ -8,7 +8,6 @@
 #include <limits>
 
 #include "conformance/cases.h"
-#include "support/dtype_codec.h"
 #include "switchyard/plugin_support/philox.h"
 
 namespace switchyard::conformance {
@@ -77,20 +76,8 @@ HostTensor heads_tensor(Generator& gen, sy_dtype dtype, const AttentionSpec& spe
     case Layout::kPacked:
       break;
   }
-  HostTensor view;
-  view.dtype = dtype;
-  view.shape = dense.shape;
   const int64_t row = 3 * spec.h * d;
-  view.strides = {t * row, d, row, 1};
-  view.offset_elements = slot * spec.h * d;
-  view.storage.resize(static_cast<size_t>(spec.b * t * row));
-  for (double& value : view.storage) value = round_to_dtype(gen.uniform(-50.0, 50.0), dtype);
-  const std::vector<double> values = dense.logical_values();
-  const std::vector<int64_t> offsets = view.logical_offsets();
-  for (size_t i = 0; i < values.size(); ++i) {
-    view.storage[static_cast<size_t>(offsets[i])] = values[i];
-  }
-  return view;
+  return strided_layout(dense, {t * row, d, row, 1}, slot * spec.h * d, spec.b * t * row, gen);
 }
 
 HostTensor mask_tensor(Generator& gen, sy_dtype dtype, const AttentionSpec& spec) {

@@ -114,23 +114,29 @@ HostTensor permuted_layout(const HostTensor& dense, const std::vector<int>& stor
   return view;
 }
 
-HostTensor sliced_layout(const HostTensor& dense, int64_t pad, Generator& gen) {
-  std::vector<int64_t> padded_shape;
-  for (int64_t extent : dense.shape) padded_shape.push_back(extent + 2 * pad);
+HostTensor strided_layout(const HostTensor& dense, std::vector<int64_t> strides,
+                          int64_t offset_elements, int64_t storage_elements, Generator& gen) {
   HostTensor view;
   view.dtype = dense.dtype;
   view.shape = dense.shape;
-  view.strides = contiguous_strides(padded_shape);
-  view.offset_elements = 0;
-  for (int64_t stride : view.strides) view.offset_elements += pad * stride;
-  // The padding holds junk that a correct op never reads; it is the same on both devices.
-  view.storage.resize(static_cast<size_t>(shape_element_count(padded_shape)));
+  view.strides = std::move(strides);
+  view.offset_elements = offset_elements;
+  view.storage.resize(static_cast<size_t>(storage_elements));
   for (double& value : view.storage) value = round_to_dtype(gen.uniform(-50.0, 50.0), dense.dtype);
   const std::vector<double> values = dense.logical_values();
   const std::vector<int64_t> offsets = view.logical_offsets();
   for (size_t i = 0; i < values.size(); ++i)
     view.storage[static_cast<size_t>(offsets[i])] = values[i];
   return view;
+}
+
+HostTensor sliced_layout(const HostTensor& dense, int64_t pad, Generator& gen) {
+  std::vector<int64_t> padded_shape;
+  for (int64_t extent : dense.shape) padded_shape.push_back(extent + 2 * pad);
+  std::vector<int64_t> strides = contiguous_strides(padded_shape);
+  int64_t offset = 0;
+  for (int64_t stride : strides) offset += pad * stride;
+  return strided_layout(dense, std::move(strides), offset, shape_element_count(padded_shape), gen);
 }
 
 HostTensor broadcast_layout(const HostTensor& source, const std::vector<int64_t>& shape) {

@@ -49,6 +49,11 @@ HostTensor permuted_layout(const HostTensor& dense, const std::vector<int>& stor
 // The same logical values as `dense`, stored as a slice of a larger padded tensor: each dim has
 // `pad` extra elements around it and the view starts at offset [pad, pad, ...].
 HostTensor sliced_layout(const HostTensor& dense, int64_t pad, Generator& gen);
+// The same logical values as `dense`, at `strides` from `offset_elements` in a storage of
+// `storage_elements` whose other elements hold junk a correct op never reads (the same on every
+// device): any layout a view of a larger tensor can have.
+HostTensor strided_layout(const HostTensor& dense, std::vector<int64_t> strides,
+                          int64_t offset_elements, int64_t storage_elements, Generator& gen);
 // A view of shape `shape` over `source` (numpy alignment); source dims of size 1 get stride 0,
 // which the ABI allows on inputs.
 HostTensor broadcast_layout(const HostTensor& source, const std::vector<int64_t>& shape);

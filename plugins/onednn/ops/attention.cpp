@@ -172,44 +172,41 @@ void dropout_row(const Problem& pr, int64_t b, int64_t h, int64_t i, float* fact
 // model` run (BERT, batch 1, 240 calls each, 2-core Zen 4, 2 threads), a
 // scaled_dot_product_attention call took 401-405 us against 444 at the fastest, 482-538 against
 // 528-572 at the median. Any order gives the same maximum, so the bits do not change.
-constexpr int64_t kMaxLanes = 16;
-typedef float FloatLanes __attribute__((vector_size(kMaxLanes * sizeof(float))));
+constexpr int64_t kLanes = 16;
+typedef float FloatLanes __attribute__((vector_size(kLanes * sizeof(float))));
 
-inline float row_max(const float* s, int64_t count) {
+// s[0, count) folded into `init` by `op(accumulator&, value)` (on a FloatLanes and on a float
+// alike; by reference, since a 64-byte vector returned by value would change the ABI of the
+// baseline clone): lane l takes s[l], s[l + 16], ...; then the lanes in order, then the tail.
+// One order, so the same bits, in every clone.
+template <typename Op>
+inline float lane_fold(const float* s, int64_t count, float init, const Op& op) {
   FloatLanes lanes;
-  for (int64_t l = 0; l < kMaxLanes; ++l) lanes[l] = kNegInf;
+  for (int64_t l = 0; l < kLanes; ++l) lanes[l] = init;
   int64_t j = 0;
-  for (; j + kMaxLanes <= count; j += kMaxLanes) {
+  for (; j + kLanes <= count; j += kLanes) {
     FloatLanes v;
     std::memcpy(&v, s + j, sizeof v);
-    lanes = v > lanes ? v : lanes;
+    op(lanes, v);
   }
-  float m = kNegInf;
-  for (; j < count; ++j) m = s[j] > m ? s[j] : m;
-  for (int64_t l = 0; l < kMaxLanes; ++l) m = lanes[l] > m ? lanes[l] : m;
-  return m;
+  float result = init;
+  for (int64_t l = 0; l < kLanes; ++l) op(result, lanes[l]);
+  for (; j < count; ++j) op(result, s[j]);
+  return result;
 }
 
-// The sum of s[0, count) in sixteen lanes (lane l adds s[l], s[l + 16], ...), then the lanes in
-// order, then the tail: the same order, so the same bits, in every clone. A plain `sum += e` in
-// the exp loop is a float reduction GCC may not reorder: it vectorised the exps and then added
-// the sixteen lanes of each vector one after another, a chain of dependent adds (four cycles
-// each on Zen 4). With the two ways on alternate calls of one `bench model` run (BERT, batch
-// 1, 2-core Zen 4, 2 threads, 180 calls each, parity flipped in a second run): a
-// scaled_dot_product_attention call took 358-360 us against 396-399 at the median.
+inline float row_max(const float* s, int64_t count) {
+  return lane_fold(s, count, kNegInf, [](auto& m, const auto& v) { m = v > m ? v : m; });
+}
+
+// The sum of s[0, count). A plain `sum += e` in the exp loop is a float reduction GCC may not
+// reorder: it vectorised the exps and then added the sixteen lanes of each vector one after
+// another, a chain of dependent adds (four cycles each on Zen 4). With the two ways on alternate
+// calls of one `bench model` run (BERT, batch 1, 2-core Zen 4, 2 threads, 180 calls each, parity
+// flipped in a second run): a scaled_dot_product_attention call took 358-360 us against 396-399
+// at the median.
 inline float row_sum(const float* s, int64_t count) {
-  FloatLanes lanes;
-  for (int64_t l = 0; l < kMaxLanes; ++l) lanes[l] = 0.0f;
-  int64_t j = 0;
-  for (; j + kMaxLanes <= count; j += kMaxLanes) {
-    FloatLanes v;
-    std::memcpy(&v, s + j, sizeof v);
-    lanes += v;
-  }
-  float sum = 0.0f;
-  for (int64_t l = 0; l < kMaxLanes; ++l) sum += lanes[l];
-  for (; j < count; ++j) sum += s[j];
-  return sum;
+  return lane_fold(s, count, 0.0f, [](auto& total, const auto& v) { total += v; });
 }
 
 // One row of scores in place: s * scale + mask over the first `visible` keys, -inf (so 0) beyond
