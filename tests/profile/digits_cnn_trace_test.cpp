@@ -2,7 +2,8 @@
 // backend of this build (onednn where built, else reference): the trace is what Perfetto's JSON
 // importer takes (strict JSON, the fields every event needs, complete events properly nested on
 // each track), every op event says what ran where, and the per-op totals within the trainer's
-// compute spans account for their time to within 10%.
+// compute spans account for the steps' time (the median step's ops cover at least 80% of it, with
+// no hole longer than 5% of it, and every op kind the network runs is recorded in every step).
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "backend_support.h"
@@ -33,14 +35,16 @@ bool is_shape_text(const std::string& text) {
   return text.find_first_not_of("0123456789, ", 1) == text.size() - 1;
 }
 
+// Trace times are written with 3 decimals, so an end may be off by up to 0.002 us.
+constexpr double kRounding = 0.002;
+
 // Complete events on one track must nest (Perfetto drops or flags slices that overlap without
-// one containing the other). Times are written with 3 decimals, so ends may be off by 0.001 us.
+// one containing the other).
 void check_nesting(std::vector<const Json*> events) {
   std::sort(events.begin(), events.end(), [](const Json* a, const Json* b) {
     const double ta = a->at("ts").get<double>(), tb = b->at("ts").get<double>();
     return ta != tb ? ta < tb : a->at("dur").get<double>() > b->at("dur").get<double>();
   });
-  constexpr double kRounding = 0.002;
   std::vector<double> open_ends;
   for (const Json* e : events) {
     const double begin = e->at("ts").get<double>();
@@ -125,13 +129,22 @@ TEST_CASE("a digits-cnn run's trace is valid and its op totals cover its compute
   // Compute time: the trainer's train_step spans (batch upload, forward, loss, backward, optimizer
   // step) plus its evaluate spans (the test split's forward passes). Everything else the run does
   // (reading and splitting the data, building the model, progress output) is set-up or I/O, not
-  // compute. The ops recorded inside those spans must account for their time: leaving ops out of
-  // the trace shows up as a shortfall, recording one twice as an excess. The ops outside them
-  // (weight initialisation, the epoch's loss read-back) are counted apart: they are set-up, and on
-  // a loaded machine their first calls (oneDNN building its primitives) once came to 10% of the
-  // compute time on their own, which failed a bound on the whole run's per-op total.
-  double compute_us = 0;
+  // compute, and the ops outside those spans (weight initialisation, the epoch's loss read-back)
+  // are set-up too. Within the spans, an op recorded twice would make the ops' total exceed the
+  // span (checked on the whole run), and an op left out of the trace leaves a hole.
+  //
+  // The holes are judged step by step, on the median step, not on the run's total: the first step
+  // builds every oneDNN primitive (tens of ms, nearly all inside ops) and a step the scheduler
+  // pre-empts between two ops gets one long gap, and either can move the run's total by more than
+  // an op kind is worth. In a steady step here (AMD EPYC, 2 threads) 51 ops take ~1.1 ms and the
+  // host's own work between them (dispatch, autograd's bookkeeping, the trace's own record) about
+  // 1.7 us an op: ~0.93 covered, no gap above 14 us. A loaded CI host (ctest -j 2 beside the CLI
+  // tests) has measured 0.87-0.895 on the whole run: a bound on the median step's cover of 0.80,
+  // plus the largest gap of the median step at most 5% of its length (the smallest op kind the
+  // trace could lose there, conv2d_backward_data, is ~13% of a step), plus every op kind a step of
+  // this network runs.
   std::vector<std::pair<double, double>> compute_intervals;
+  double compute_us = 0;
   for (const char* name : {"train_step", "evaluate"}) {
     for (const Json* span : spans[name]) {
       compute_us += span->at("dur").get<double>();
@@ -139,24 +152,61 @@ TEST_CASE("a digits-cnn run's trace is valid and its op totals cover its compute
                                      span->at("ts").get<double>() + span->at("dur").get<double>());
     }
   }
+  std::sort(ops.begin(), ops.end(), [](const Json* a, const Json* b) {
+    return a->at("ts").get<double>() < b->at("ts").get<double>();
+  });
   double op_total_us = 0;
   for (const auto& [name, total] : op_totals_us) op_total_us += total;
-  double inside_us = 0;  // op time within the compute spans, which can never exceed them
-  for (const Json* op : ops) {
-    const double begin = op->at("ts").get<double>();
-    const double end = begin + op->at("dur").get<double>();
-    for (const auto& [span_begin, span_end] : compute_intervals) {
-      if (begin >= span_begin - 0.002 && end <= span_end + 0.002) {
-        inside_us += op->at("dur").get<double>();
-        break;
-      }
+  struct Cover {
+    double fraction;     // op time inside the span over the span's length
+    double largest_gap;  // the longest stretch of the span without an op, over its length
+  };
+  double inside_us = 0;            // op time within the compute spans, which can never exceed them
+  std::vector<Cover> step_covers;  // train_steps after the first
+  for (size_t s = 0; s < compute_intervals.size(); ++s) {
+    const auto [span_begin, span_end] = compute_intervals[s];
+    double covered = 0, largest_gap = 0, last_end = span_begin;
+    std::set<std::string> kinds;
+    for (const Json* op : ops) {
+      const double begin = op->at("ts").get<double>();
+      const double end = begin + op->at("dur").get<double>();
+      if (begin < span_begin - kRounding || end > span_end + kRounding) continue;
+      covered += end - begin;
+      largest_gap = std::max(largest_gap, begin - last_end);
+      last_end = std::max(last_end, end);
+      kinds.insert(op->at("name").get<std::string>());
     }
+    largest_gap = std::max(largest_gap, span_end - last_end);
+    inside_us += covered;
+    const bool train_step = s < spans["train_step"].size();
+    if (!train_step) continue;
+    // conv2d, relu, max_pool2d, dropout's mask, linear, the loss, their gradients, SGD.
+    for (const char* kind : {"conv2d", "conv2d_backward_weight", "conv2d_backward_data", "relu",
+                             "relu_backward", "max_pool2d", "max_pool2d_backward", "random_uniform",
+                             "matmul", "cross_entropy", "cross_entropy_backward", "sgd_update"}) {
+      INFO("train_step " << s << " records " << kind);
+      CHECK(kinds.count(kind) == 1);
+    }
+    const double length = span_end - span_begin;
+    if (s > 0) step_covers.push_back({covered / length, largest_gap / length});
   }
-  const double ratio = inside_us / compute_us;
+  const auto median = [](std::vector<double> values) {
+    std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+    return values[values.size() / 2];
+  };
+  std::vector<double> fractions, gaps;
+  for (const Cover& cover : step_covers) {
+    fractions.push_back(cover.fraction);
+    gaps.push_back(cover.largest_gap);
+  }
+  const double median_cover = median(fractions), median_gap = median(gaps);
   INFO("per-op total " << op_total_us / 1e3 << " ms, within the compute spans " << inside_us / 1e3
-                       << " ms, compute " << compute_us / 1e3 << " ms, ratio " << ratio);
+                       << " ms, compute " << compute_us / 1e3 << " ms (" << inside_us / compute_us
+                       << "); median step after the first: covered " << median_cover
+                       << ", largest gap " << median_gap << " of the step");
   CHECK(inside_us <= compute_us);
-  CHECK(ratio >= 0.90);
+  CHECK(median_cover >= 0.80);
+  CHECK(median_gap <= 0.05);
 
   // The summary the run printed is the same set of ops: "total  <calls>  <host ms> ...".
   const size_t total_at = run.output.find("\ntotal ");
