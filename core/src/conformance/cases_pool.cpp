@@ -24,6 +24,7 @@ const PoolSpec kPoolSpecs[] = {
     {"3x3/stride1/pad1", 1, 2, 5, 6, 3, 3, 1, 1, 1, 1, false},
     {"2x3/stride2x1/pad0x1", 2, 2, 6, 7, 2, 3, 2, 1, 0, 1, false},
     {"3x3/stride3/ragged_edge", 1, 3, 8, 7, 3, 3, 3, 3, 0, 0, false},
+    {"2x2/stride3/gaps", 2, 2, 8, 7, 2, 2, 3, 3, 0, 0, false},
     {"2x2/stride2/channels_last", 2, 3, 4, 6, 2, 2, 2, 2, 0, 0, true},
     {"3x3/stride2/pad1/channels_last", 2, 5, 7, 6, 3, 3, 2, 2, 1, 1, true},
 };

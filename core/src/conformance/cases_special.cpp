@@ -131,28 +131,47 @@ void add_softmax(CaseTable& table) {
   }
 }
 
-// A 2x2 pooling of stride 2 over one 4x4 image.
-void add_pool(CaseTable& table, sy_op op, const std::vector<double>& image) {
+// A pooling over one 4x4 image: 2x2 windows of stride 2, or (overlapping) 3x3 windows of stride 2
+// with padding 1; both give a 2x2 output.
+void add_pool(CaseTable& table, sy_op op, const std::vector<double>& image,
+              bool overlapping = false) {
   for (sy_dtype dtype : kFloatDtypes) {
-    add_case(table, op, dtype, "special_values", [op, dtype, image](Generator&) {
+    const char* variant = overlapping ? "special_values/3x3/stride2/pad1" : "special_values";
+    add_case(table, op, dtype, variant, [op, dtype, image, overlapping](Generator&) {
       const HostTensor x = values_tensor(dtype, {1, 1, 4, 4}, image);
-      OpCase op_case = make_op_case(op, {x}, {zeros(dtype, {1, 1, 2, 2})});
+      // The backward sends each window's gradient to its first maximum, a NaN counting as one.
+      OpCase op_case =
+          op == SY_OP_MAX_POOL2D_BACKWARD
+              ? make_op_case(op, {values_tensor(dtype, {1, 1, 2, 2}, {0.5, -1.5, 2.0, 3.0}), x},
+                             {zeros(dtype, x.shape)})
+              : make_op_case(op, {x}, {zeros(dtype, {1, 1, 2, 2})});
       sy_pool2d_params& p = op_case.params.pool2d;
-      p.kernel_h = p.kernel_w = 2;
+      p.kernel_h = p.kernel_w = overlapping ? 3 : 2;
       p.stride_h = p.stride_w = 2;
+      p.pad_h = p.pad_w = overlapping ? 1 : 0;
+      // Overlapping windows add into one element in an order docs/ops.md leaves open.
+      if (overlapping && op == SY_OP_MAX_POOL2D_BACKWARD)
+        op_case.tolerance = default_tolerance(SY_OP_AVG_POOL2D_BACKWARD, dtype);
       return op_case;
     });
   }
 }
 
-// The two poolings' windows. MAX_POOL2D: one with a NaN, one with -inf among numbers, one of
-// -inf only, one with +inf. AVG_POOL2D: a NaN, +inf alone, +inf with -inf (NaN), numbers.
+// The two poolings' windows. MAX_POOL2D and its backward: one with two NaNs (the first gets the
+// gradient), one with -inf among numbers, one of -inf only (its first element gets it), one with
+// +inf; and the same image under overlapping, padded windows (NaN reaching three of them).
+// AVG_POOL2D: a NaN, +inf alone, +inf with -inf (NaN), numbers.
 void add_pools(CaseTable& table) {
-  add_pool(table, SY_OP_MAX_POOL2D,
-           {1.0, kNan, -kInf, 2.0,    //
-            -1.0, 0.5, -kInf, -kInf,  //
-            -kInf, -kInf, 3.0, kInf,  //
-            -kInf, -kInf, -2.0, 1.0});
+  for (sy_op op : {SY_OP_MAX_POOL2D, SY_OP_MAX_POOL2D_BACKWARD}) {
+    for (bool overlapping : {false, true}) {
+      add_pool(table, op,
+               {1.0, kNan, -kInf, 2.0,     //
+                -1.0, kNan, -kInf, -kInf,  //
+                -kInf, -kInf, 3.0, kInf,   //
+                -kInf, -kInf, -2.0, 1.0},
+               overlapping);
+    }
+  }
   add_pool(table, SY_OP_AVG_POOL2D,
            {1.0, kNan, kInf, 2.0,   //
             -1.0, 0.5, -1.0, -3.0,  //

@@ -3,11 +3,13 @@
 // the forward ops, channels-last x and y as they are (SY_CAP_CHANNELS_LAST).
 //
 // The ABI's max-pool backward gets x, not the forward's argmax, so it re-runs the forward in
-// training mode to get oneDNN's workspace (the argmax positions) and then runs the backward.
+// training mode to get oneDNN's workspace (the argmax positions) and then runs the backward; an x
+// holding a NaN goes through max_pool_backward_exact instead.
 // Symmetric padding: oneDNN's right padding equals the left one and its shape rule floors like
 // ours. f16 runs through f32 scratch tensors.
 #include <algorithm>
 #include <limits>
+#include <vector>
 
 #include "dnnl_util.h"
 #include "dtype.h"
@@ -188,6 +190,54 @@ void fix_max_pool(OpContext& ctx, const TensorView& x, const TensorView& y, cons
   }
 }
 
+// MAX_POOL2D_BACKWARD when x holds a NaN. oneDNN's workspace records the largest number of each
+// window and passes over NaN, so its backward sent the gradient of a window holding a NaN to a
+// number, where docs/ops.md (as PyTorch) sends it to the first NaN. x is checked in a vectorised
+// pass (as the forward's y), and only then is grad_x computed here, plane by plane: each window's
+// first maximum in row-major order (a NaN counting as one, the first NaN winning), the windows'
+// gradients added in row-major window order, in f32 (as the reference), any kernel, stride and
+// padding.
+template <typename T>
+void max_pool_backward_exact(OpContext& ctx, const TensorView& grad_y, const TensorView& x,
+                             const TensorView& grad_x, const PoolGeometry& g) {
+  const auto& p = ctx.params.pool2d;
+  const int64_t planes = g.n * g.c, in_plane = g.h * g.w, out_plane = g.oh * g.ow;
+  const T* gy = reinterpret_cast<const T*>(grad_y.data);
+  const T* xs = reinterpret_cast<const T*>(x.data);
+  T* gx = reinterpret_cast<T*>(grad_x.data);
+  const int threads = ctx.threads_for(planes * in_plane, kMinRowElements);
+  ctx.use_threads(threads);
+  parallel_parts(planes, threads, [&](int64_t, int64_t begin, int64_t end) {
+    std::vector<float> sums(static_cast<size_t>(in_plane));
+    for (int64_t q = begin; q < end; ++q) {
+      const T* plane = xs + q * in_plane;
+      std::fill(sums.begin(), sums.end(), 0.0f);
+      for (int64_t oy = 0; oy < g.oh; ++oy) {
+        const int64_t r0 = std::max<int64_t>(0, oy * p.stride_h - p.pad_h);
+        const int64_t r1 = std::min<int64_t>(g.h, oy * p.stride_h - p.pad_h + p.kernel_h);
+        for (int64_t ox = 0; ox < g.ow; ++ox) {
+          const int64_t c0 = std::max<int64_t>(0, ox * p.stride_w - p.pad_w);
+          const int64_t c1 = std::min<int64_t>(g.w, ox * p.stride_w - p.pad_w + p.kernel_w);
+          int64_t at = r0 * g.w + c0;
+          float best = load_f32(plane[at]);
+          for (int64_t r = r0; r < r1 && best == best; ++r) {
+            for (int64_t c = c0; c < c1; ++c) {
+              const float v = load_f32(plane[r * g.w + c]);
+              if (v != v || v > best) {
+                best = v;
+                at = r * g.w + c;
+                if (v != v) break;
+              }
+            }
+          }
+          sums[static_cast<size_t>(at)] += load_f32(gy[q * out_plane + oy * g.ow + ox]);
+        }
+      }
+      for (int64_t i = 0; i < in_plane; ++i) gx[q * in_plane + i] = store_f32<T>(sums[i]);
+    }
+  });
+}
+
 void pool_forward(OpContext& ctx) {
   const TensorView& y = ctx.out[0];
   const PoolGeometry g = check_geometry(ctx, ctx.in[0], y);
@@ -222,6 +272,16 @@ void pool_backward(OpContext& ctx) {
   void* workspace = nullptr;
   if (max) {
     TensorView x = dense_copy(ctx, ctx.in[1], ctx.in[1].dtype);
+    if (grad_y.dtype == SY_DTYPE_BF16 ? span_has<bf16_t>(ctx, x, false)
+                                      : span_has<float>(ctx, x, false)) {
+      if (grad_y.dtype == SY_DTYPE_BF16) {
+        max_pool_backward_exact<bf16_t>(ctx, grad_y, x, target, g);
+      } else {
+        max_pool_backward_exact<float>(ctx, grad_y, x, target, g);
+      }
+      if (target.data != grad_x.data) copy_view(target, grad_x, ctx.threads_for(grad_x.numel()));
+      return;
+    }
     void* y = ctx.scratch(entry->dst.get_size());
     workspace = ctx.scratch(entry->workspace.get_size());
     execute_primitive(ctx, entry->forward, entry->forward_scratchpad,
