@@ -23,12 +23,14 @@ namespace sy_onednn {
 // Until 2026-11-29 they were 262144, 65536 and 32768 elements.
 constexpr int64_t kMinMemoryBoundElements = 32768;    // plain loops, ~0.25 ns per element
 constexpr int64_t kMinRowElements = 16384;            // softmax, pooling, norms: ~0.5-1 ns each
-constexpr int64_t kMinTranscendentalElements = 8192;  // libm exp/erf/log, Philox: ~3-5 ns
-// Matmul and convolution: oneDNN's kernels split even small products well, and a 2 MFLOP product
-// takes about 10 us per thread. 16 MFLOP kept every product of digits-mlp (64-256-256-10, batch
-// 64) on one thread; 2 MFLOP made its epoch 8.7 -> 7.6 ms on 2 quiet threads. On a busy machine
-// adaptive_threads drops back to one thread.
-constexpr int64_t kMinFlops = int64_t{2} << 20;
+constexpr int64_t kMinTranscendentalElements = 8192;  // libm exp/erf/log, Philox: ~1-5 ns
+// Matmul and convolution: oneDNN's kernels split even small products well. 16 MFLOP kept every
+// product of digits-mlp (64-256-256-10, batch 64) on one thread; 2 MFLOP made its epoch 8.7 -> 7.6
+// ms on 2 quiet threads; 1 MFLOP (2026-11-29, session 10) splits its two 2.1 MFLOP products too
+// (the first layer and its weight gradient, K or M = 64): 26.2 -> 16.9 and 24.7 -> 15.5 us a call,
+// medians of a 10-epoch profile, in a quiet phase of the host; in a loaded one both took ~23 us
+// either way. On a busy machine adaptive_threads drops back to one thread.
+constexpr int64_t kMinFlops = int64_t{1} << 20;
 
 // "MATMUL", "ADD", ... as in docs/ops.md.
 const char* op_name(uint32_t op);
