@@ -25,6 +25,10 @@ const PoolSpec kPoolSpecs[] = {
     {"2x3/stride2x1/pad0x1", 2, 2, 6, 7, 2, 3, 2, 1, 0, 1, false},
     {"3x3/stride3/ragged_edge", 1, 3, 8, 7, 3, 3, 3, 3, 0, 0, false},
     {"2x2/stride3/gaps", 2, 2, 8, 7, 2, 2, 3, 3, 0, 0, false},
+    // A row and a column in no window, and rows as wide as some backends' vector kernels take
+    // (onednn: 14 columns and more).
+    {"2x2/stride2/odd_edges", 1, 2, 7, 17, 2, 2, 2, 2, 0, 0, false},
+    {"2x2/stride2/wide_rows", 1, 2, 4, 62, 2, 2, 2, 2, 0, 0, false},
     {"2x2/stride2/channels_last", 2, 3, 4, 6, 2, 2, 2, 2, 0, 0, true},
     {"3x3/stride2/pad1/channels_last", 2, 5, 7, 6, 3, 3, 2, 2, 1, 1, true},
 };
@@ -93,6 +97,10 @@ void add_pool_op(CaseTable& table, sy_op op, sy_dtype dtype) {
   if (!avg) {
     add_case(table, op, dtype, "2x2/stride2/ties_first_max", [op, dtype](Generator& gen) {
       return build_pool(gen, op, dtype, kPoolSpecs[0], false, true);
+    });
+    // Rows as wide as some backends' vector kernels take (onednn: 14 columns and more).
+    add_case(table, op, dtype, "2x2/stride2/wide_rows/ties_first_max", [op, dtype](Generator& gen) {
+      return build_pool(gen, op, dtype, {"", 1, 2, 4, 34, 2, 2, 2, 2, 0, 0, false}, false, true);
     });
   }
 }

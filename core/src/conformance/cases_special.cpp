@@ -131,20 +131,36 @@ void add_softmax(CaseTable& table) {
   }
 }
 
-// A pooling over one 4x4 image: 2x2 windows of stride 2, or (overlapping) 3x3 windows of stride 2
-// with padding 1; both give a 2x2 output.
+enum class PoolWindows {
+  kTiled,        // 2x2 windows of stride 2 over the 4x4 image: a 2x2 output
+  kOverlapping,  // 3x3 windows of stride 2 with padding 1 over it: a 2x2 output too
+  kWide,         // 2x2 windows of stride 2 over the image repeated 4 times across (4x16): 2x8, as
+                 // wide as the rows some backends pool with a vector kernel (onednn from 14)
+};
+
+// A pooling over one 4x4 image (given row by row), or four copies of it side by side.
 void add_pool(CaseTable& table, sy_op op, const std::vector<double>& image,
-              bool overlapping = false) {
+              PoolWindows windows = PoolWindows::kTiled) {
+  const bool overlapping = windows == PoolWindows::kOverlapping;
+  const int64_t copies = windows == PoolWindows::kWide ? 4 : 1;
+  std::vector<double> values;
+  for (size_t row = 0; row < 4; ++row) {
+    for (int64_t copy = 0; copy < copies; ++copy)
+      values.insert(values.end(), image.begin() + 4 * row, image.begin() + 4 * row + 4);
+  }
+  const char* variant = overlapping  ? "special_values/3x3/stride2/pad1"
+                        : copies > 1 ? "special_values/wide_rows"
+                                     : "special_values";
   for (sy_dtype dtype : kFloatDtypes) {
-    const char* variant = overlapping ? "special_values/3x3/stride2/pad1" : "special_values";
-    add_case(table, op, dtype, variant, [op, dtype, image, overlapping](Generator&) {
-      const HostTensor x = values_tensor(dtype, {1, 1, 4, 4}, image);
+    add_case(table, op, dtype, variant, [op, dtype, values, overlapping, copies](Generator&) {
+      const HostTensor x = values_tensor(dtype, {1, 1, 4, 4 * copies}, values);
+      const std::vector<int64_t> y_shape = {1, 1, 2, 2 * copies};
       // The backward sends each window's gradient to its first maximum, a NaN counting as one.
       OpCase op_case =
           op == SY_OP_MAX_POOL2D_BACKWARD
-              ? make_op_case(op, {values_tensor(dtype, {1, 1, 2, 2}, {0.5, -1.5, 2.0, 3.0}), x},
+              ? make_op_case(op, {values_tensor(dtype, y_shape, {0.5, -1.5, 2.0, 3.0, -0.25}), x},
                              {zeros(dtype, x.shape)})
-              : make_op_case(op, {x}, {zeros(dtype, {1, 1, 2, 2})});
+              : make_op_case(op, {x}, {zeros(dtype, y_shape)});
       sy_pool2d_params& p = op_case.params.pool2d;
       p.kernel_h = p.kernel_w = overlapping ? 3 : 2;
       p.stride_h = p.stride_w = 2;
@@ -159,17 +175,18 @@ void add_pool(CaseTable& table, sy_op op, const std::vector<double>& image,
 
 // The two poolings' windows. MAX_POOL2D and its backward: one with two NaNs (the first gets the
 // gradient), one with -inf among numbers, one of -inf only (its first element gets it), one with
-// +inf; and the same image under overlapping, padded windows (NaN reaching three of them).
-// AVG_POOL2D: a NaN, +inf alone, +inf with -inf (NaN), numbers.
+// +inf; and the same image under overlapping, padded windows (NaN reaching three of them), and
+// four copies of it side by side. AVG_POOL2D: a NaN, +inf alone, +inf with -inf (NaN), numbers.
 void add_pools(CaseTable& table) {
   for (sy_op op : {SY_OP_MAX_POOL2D, SY_OP_MAX_POOL2D_BACKWARD}) {
-    for (bool overlapping : {false, true}) {
+    for (PoolWindows windows :
+         {PoolWindows::kTiled, PoolWindows::kOverlapping, PoolWindows::kWide}) {
       add_pool(table, op,
                {1.0, kNan, -kInf, 2.0,     //
                 -1.0, kNan, -kInf, -kInf,  //
                 -kInf, -kInf, 3.0, kInf,   //
                 -kInf, -kInf, -2.0, 1.0},
-               overlapping);
+               windows);
     }
   }
   add_pool(table, SY_OP_AVG_POOL2D,

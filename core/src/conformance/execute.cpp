@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -42,6 +43,24 @@ Result<HostTensor> download(Device& device, const Placed& placed, const HostTens
   return result;
 }
 
+// An output as the op receives it: the case's contents outside the view (the comparison checks
+// that they stay), and inside it NaN (integer outputs: -1, an index no op returns), except for
+// SCATTER_ADD, which accumulates into its output. Every other op overwrites its outputs
+// (docs/ops.md), so an element it leaves unwritten shows up as a NaN or a wrong integer where the
+// reference has a number, instead of passing as the zero the case was built with.
+HostTensor poisoned(const OpCase& op_case, const HostTensor& output) {
+  if (op_case.op == SY_OP_SCATTER_ADD) return output;
+  const bool integer = output.dtype == SY_DTYPE_I32 || output.dtype == SY_DTYPE_I64;
+  const double poison = integer ? -1.0 : std::numeric_limits<double>::quiet_NaN();
+  HostTensor result = output;
+  // Cases that test a view past its storage (the op must refuse it) keep what lies beyond.
+  for (int64_t at : output.logical_offsets()) {
+    if (at >= 0 && static_cast<size_t>(at) < result.storage.size())
+      result.storage[static_cast<size_t>(at)] = poison;
+  }
+  return result;
+}
+
 }  // namespace
 
 Result<std::vector<HostTensor>> execute_case(Device& device, const OpCase& op_case) {
@@ -62,7 +81,7 @@ Result<std::vector<HostTensor>> execute_case(Device& device, const OpCase& op_ca
     inputs.push_back(std::move(placed));
   }
   for (size_t i = 0; i < op_case.outputs.size(); ++i) {
-    SY_ASSIGN_OR_RETURN(Placed placed, place(device, op_case.outputs[i]));
+    SY_ASSIGN_OR_RETURN(Placed placed, place(device, poisoned(op_case, op_case.outputs[i])));
     call.outputs[i] = placed.desc;
     outputs.push_back(std::move(placed));
   }

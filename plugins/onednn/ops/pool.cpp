@@ -4,7 +4,8 @@
 //
 // The ABI's max-pool backward gets x, not the forward's argmax, so it re-runs the forward in
 // training mode to get oneDNN's workspace (the argmax positions) and then runs the backward; an x
-// holding a NaN goes through max_pool_backward_exact instead.
+// holding a NaN goes through max_pool_backward_exact instead. 2x2 max pools of stride 2 run
+// ops/max_pool_kernel.h instead of oneDNN where they can (direct_pool).
 // Symmetric padding: oneDNN's right padding equals the left one and its shape rule floors like
 // ours. f16 runs through f32 scratch tensors.
 #include <algorithm>
@@ -13,6 +14,7 @@
 
 #include "dnnl_util.h"
 #include "dtype.h"
+#include "ops/max_pool_kernel.h"
 #include "ops/ops.h"
 #include "ops/strided_loop.h"
 #include "ops/vector_clones.h"
@@ -238,10 +240,40 @@ void max_pool_backward_exact(OpContext& ctx, const TensorView& grad_y, const Ten
   });
 }
 
+// 2x2 max pools of stride 2 without padding, f32 NCHW, on an AVX-512 CPU, with rows of at least 14
+// columns: ops/max_pool_kernel.h. oneDNN 2.6 pools NCHW through blocked copies of its own, and its
+// backward first re-runs the forward in training mode for the argmax workspace. Per call, one
+// thread of a 2-core Zen 4, medians of 200 (oneDNN -> kernel, forward / backward, us):
+// [64, 32, 14, 14] 120 -> 96 / 255 -> 165; [64, 32, 16, 16] 153 -> 103 / 326 -> 185;
+// [32, 64, 28, 28] 1020-1100 -> 277-291 / 1840-1940 -> 443-459. Narrower rows fill too few of the
+// kernel's 16 lanes: digits-cnn's [64, 32, 8, 8] 42 -> 54 / 87 -> 90-97 and [64, 64, 4, 4] 30 -> 54
+// / 73 -> 105, so they stay on oneDNN.
+bool direct_pool(const OpContext& ctx, const TensorView& x, const TensorView& y) {
+  const auto& p = ctx.params.pool2d;
+  return is_max(ctx.op) && x.dtype == SY_DTYPE_F32 && p.kernel_h == 2 && p.kernel_w == 2 &&
+         p.stride_h == 2 && p.stride_w == 2 && p.pad_h == 0 && p.pad_w == 0 && x.rank == 4 &&
+         x.shape[3] >= 14 && max_pool_kernel_available() &&
+         // channels-last operands keep oneDNN's nhwc path (one channel is both layouts at once)
+         (x.is_contiguous() || !(x.is_channels_last() && y.is_channels_last()));
+}
+
+MaxPool2x2 pool_2x2(const PoolGeometry& g) {
+  return {g.n * g.c, g.h, g.w, g.oh, g.ow};
+}
+
 void pool_forward(OpContext& ctx) {
   const TensorView& y = ctx.out[0];
   const PoolGeometry g = check_geometry(ctx, ctx.in[0], y);
   if (y.numel() == 0) return;
+  if (direct_pool(ctx, ctx.in[0], y)) {
+    const TensorView x = dense_copy(ctx, ctx.in[0], ctx.in[0].dtype);
+    const TensorView target = dense_target(ctx, y);
+    const int threads = ctx.threads_for(x.numel(), kMinRowElements);
+    ctx.use_threads(threads);
+    max_pool_2x2_f32(pool_2x2(g), x.as<float>(), target.as<float>(), threads);
+    if (target.data != y.data) copy_view(target, y, ctx.threads_for(y.numel()));
+    return;
+  }
   const bool nhwc = ctx.in[0].is_channels_last() && y.is_channels_last() &&
                     dnnl_describable(ctx.in[0]) && dnnl_describable(y);
   TensorView x = nhwc ? ctx.in[0] : dense_copy(ctx, ctx.in[0], ctx.in[0].dtype);
@@ -268,6 +300,15 @@ void pool_backward(OpContext& ctx) {
   if (max) ctx.require_same_shape(ctx.in[1], "x", grad_x, "grad_x");
   TensorView grad_y = dense_copy(ctx, ctx.in[0], ctx.in[0].dtype);
   TensorView target = dense_target(ctx, grad_x);
+  if (direct_pool(ctx, ctx.in[1], grad_y)) {
+    const TensorView x = dense_copy(ctx, ctx.in[1], ctx.in[1].dtype);
+    const int threads = ctx.threads_for(x.numel(), kMinRowElements);
+    ctx.use_threads(threads);
+    max_pool_2x2_backward_f32(pool_2x2(g), grad_y.as<float>(), x.as<float>(), target.as<float>(),
+                              threads);
+    if (target.data != grad_x.data) copy_view(target, grad_x, ctx.threads_for(grad_x.numel()));
+    return;
+  }
   auto entry = get_entry(ctx, g, grad_y.dtype, true);
   void* workspace = nullptr;
   if (max) {
