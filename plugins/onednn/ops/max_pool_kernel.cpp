@@ -65,8 +65,8 @@ __attribute__((target("avx512f"))) inline Window load_windows(const float* top, 
   return {evens(t0, t1), odds(t0, t1), evens(b0, b1), odds(b0, b1)};
 }
 
-__attribute__((target("avx512f"))) void forward_rows(const MaxPool2x2& p, const float* x,
-                                                     float* y, int64_t first, int64_t last) {
+__attribute__((target("avx512f"))) void forward_rows(const MaxPool2x2& p, const float* x, float* y,
+                                                     int64_t first, int64_t last) {
   int64_t plane = first / p.oh, row = first % p.oh;  // r = plane * oh + row, counted up
   for (int64_t r = first; r < last; ++r, row = row + 1 == p.oh ? 0 : row + 1, plane += row == 0) {
     const float* top = x + (plane * p.h + 2 * row) * p.w;
@@ -89,12 +89,13 @@ __attribute__((target("avx512f"))) inline void store_pairs(float* row, __m512 ev
   const __m512i high =
       _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
   _mm512_mask_storeu_ps(row, m.in_lo, _mm512_permutex2var_ps(even, low, odd));
-  if (m.in_hi != 0) _mm512_mask_storeu_ps(row + 16, m.in_hi, _mm512_permutex2var_ps(even, high, odd));
+  if (m.in_hi != 0)
+    _mm512_mask_storeu_ps(row + 16, m.in_hi, _mm512_permutex2var_ps(even, high, odd));
 }
 
 __attribute__((target("avx512f"))) void backward_rows(const MaxPool2x2& p, const float* grad_y,
-                                                      const float* x, float* grad_x,
-                                                      int64_t first, int64_t last) {
+                                                      const float* x, float* grad_x, int64_t first,
+                                                      int64_t last) {
   int64_t plane = first / p.oh, row = first % p.oh;
   for (int64_t r = first; r < last; ++r, row = row + 1 == p.oh ? 0 : row + 1, plane += row == 0) {
     const int64_t offset = (plane * p.h + 2 * row) * p.w;

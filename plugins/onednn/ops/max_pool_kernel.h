@@ -15,7 +15,7 @@
 namespace sy_onednn {
 
 struct MaxPool2x2 {
-  int64_t planes = 0;  // N * C
+  int64_t planes = 0;                    // N * C
   int64_t h = 0, w = 0, oh = 0, ow = 0;  // oh = h / 2, ow = w / 2
 };
 
