@@ -42,6 +42,11 @@ uint64_t meminfo_bytes(const std::string& key) {
 
 }  // namespace
 
+bool cpu_has_avx512f() {
+  static const bool has = __builtin_cpu_supports("avx512f");
+  return has;
+}
+
 CpuInfo read_cpu_info() {
   CpuInfo info;
   info.model_name = cpuinfo_field("model name");

@@ -15,6 +15,9 @@ struct CpuInfo {
 };
 
 CpuInfo read_cpu_info();
+// Whether this CPU has AVX-512F: the plugin's own AVX-512 kernels (depthwise, 2x2 max pool, SiLU,
+// Philox) run only then, each with a fallback. Checked once.
+bool cpu_has_avx512f();
 // oneDNN's name for the ISA its kernels use here, e.g. "avx512_core_bf16".
 const char* effective_isa_name();
 // "oneDNN 2.6.3"

@@ -157,12 +157,10 @@ TEST_CASE("a digits-cnn run's trace is valid and its op totals cover its compute
   });
   double op_total_us = 0;
   for (const auto& [name, total] : op_totals_us) op_total_us += total;
-  struct Cover {
-    double fraction;     // op time inside the span over the span's length
-    double largest_gap;  // the longest stretch of the span without an op, over its length
-  };
-  double inside_us = 0;            // op time within the compute spans, which can never exceed them
-  std::vector<Cover> step_covers;  // train_steps after the first
+  double inside_us = 0;  // op time within the compute spans, which can never exceed them
+  // Per train_step after the first, over its length: the op time inside it, and its longest
+  // stretch without an op.
+  std::vector<double> fractions, gaps;
   for (size_t s = 0; s < compute_intervals.size(); ++s) {
     const auto [span_begin, span_end] = compute_intervals[s];
     double covered = 0, largest_gap = 0, last_end = span_begin;
@@ -188,17 +186,15 @@ TEST_CASE("a digits-cnn run's trace is valid and its op totals cover its compute
       CHECK(kinds.count(kind) == 1);
     }
     const double length = span_end - span_begin;
-    if (s > 0) step_covers.push_back({covered / length, largest_gap / length});
+    if (s > 0) {
+      fractions.push_back(covered / length);
+      gaps.push_back(largest_gap / length);
+    }
   }
   const auto median = [](std::vector<double> values) {
     std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
     return values[values.size() / 2];
   };
-  std::vector<double> fractions, gaps;
-  for (const Cover& cover : step_covers) {
-    fractions.push_back(cover.fraction);
-    gaps.push_back(cover.largest_gap);
-  }
   const double median_cover = median(fractions), median_gap = median(gaps);
   INFO("per-op total " << op_total_us / 1e3 << " ms, within the compute spans " << inside_us / 1e3
                        << " ms, compute " << compute_us / 1e3 << " ms (" << inside_us / compute_us

@@ -33,6 +33,9 @@ const PoolSpec kPoolSpecs[] = {
     {"3x3/stride2/pad1/channels_last", 2, 5, 7, 6, 3, 3, 2, 2, 1, 1, true},
 };
 
+// Ties (values -1, 0, 1) over rows of 34 columns: 17 outputs a row, a 16-output chunk and one of 1.
+const PoolSpec kWideTies = {"2x2/stride2/wide_rows", 1, 2, 4, 34, 2, 2, 2, 2, 0, 0, false};
+
 sy_pool2d_params pool_params(const PoolSpec& spec, bool count_include_pad) {
   sy_pool2d_params params{};
   params.kernel_h = spec.kernel_h;
@@ -100,7 +103,7 @@ void add_pool_op(CaseTable& table, sy_op op, sy_dtype dtype) {
     });
     // Rows as wide as some backends' vector kernels take (onednn: 14 columns and more).
     add_case(table, op, dtype, "2x2/stride2/wide_rows/ties_first_max", [op, dtype](Generator& gen) {
-      return build_pool(gen, op, dtype, {"", 1, 2, 4, 34, 2, 2, 2, 2, 0, 0, false}, false, true);
+      return build_pool(gen, op, dtype, kWideTies, false, true);
     });
   }
 }

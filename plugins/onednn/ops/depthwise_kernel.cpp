@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "cpu_info.h"
 #include "ops/silu16.h"
 #include "ops/strided_loop.h"
 #include "switchyard/plugin_abi.h"
@@ -350,12 +351,10 @@ __attribute__((target("avx512f"))) void depthwise_avx512(const DepthwiseProblem&
   }
 }
 
-const bool kHasAvx512 = __builtin_cpu_supports("avx512f");
-
 }  // namespace
 
 bool depthwise_kernel_available() {
-  return kHasAvx512;
+  return cpu_has_avx512f();
 }
 
 void depthwise_nhwc_f32(const DepthwiseProblem& p, int threads) {

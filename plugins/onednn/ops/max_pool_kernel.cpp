@@ -65,19 +65,47 @@ __attribute__((target("avx512f"))) inline Window load_windows(const float* top, 
   return {evens(t0, t1), odds(t0, t1), evens(b0, b1), odds(b0, b1)};
 }
 
+// The first maximum of 16 windows: which of a and b, which of c and d, and whether the bottom
+// one wins, with its value.
+struct FirstMax {
+  __mmask16 right_top, right_bottom, bottom;
+  __m512 value;
+};
+
+__attribute__((target("avx512f"))) inline FirstMax first_max(const Window& v) {
+  FirstMax f;
+  f.right_top = takes_over(v.b, v.a);
+  f.right_bottom = takes_over(v.d, v.c);
+  const __m512 upper = _mm512_mask_blend_ps(f.right_top, v.a, v.b);
+  const __m512 lower = _mm512_mask_blend_ps(f.right_bottom, v.c, v.d);
+  f.bottom = takes_over(lower, upper);
+  f.value = _mm512_mask_blend_ps(f.bottom, upper, lower);
+  return f;
+}
+
+// Where row pair r = plane * oh + row (the output row) is, counted up from the first one rather
+// than divided out for every row pair.
+struct RowPair {
+  const MaxPool2x2& p;
+  int64_t plane, row;
+
+  RowPair(const MaxPool2x2& pool, int64_t r) : p(pool), plane(r / pool.oh), row(r % pool.oh) {}
+  int64_t offset() const { return (plane * p.h + 2 * row) * p.w; }  // of its top input row
+  void next() {
+    if (++row == p.oh) row = 0, ++plane;
+  }
+};
+
 __attribute__((target("avx512f"))) void forward_rows(const MaxPool2x2& p, const float* x, float* y,
                                                      int64_t first, int64_t last) {
-  int64_t plane = first / p.oh, row = first % p.oh;  // r = plane * oh + row, counted up
-  for (int64_t r = first; r < last; ++r, row = row + 1 == p.oh ? 0 : row + 1, plane += row == 0) {
-    const float* top = x + (plane * p.h + 2 * row) * p.w;
+  RowPair at(p, first);
+  for (int64_t r = first; r < last; ++r, at.next()) {
+    const float* top = x + at.offset();
     float* out = y + r * p.ow;
     for (int64_t j = 0; j < p.ow; j += 16) {
       const ChunkMasks m = chunk_masks(std::min<int64_t>(16, p.ow - j));
-      const Window v = load_windows(top + 2 * j, top + p.w + 2 * j, m);
-      const __m512 upper = _mm512_mask_blend_ps(takes_over(v.b, v.a), v.a, v.b);
-      const __m512 lower = _mm512_mask_blend_ps(takes_over(v.d, v.c), v.c, v.d);
-      _mm512_mask_storeu_ps(out + j, m.out,
-                            _mm512_mask_blend_ps(takes_over(lower, upper), upper, lower));
+      const FirstMax f = first_max(load_windows(top + 2 * j, top + p.w + 2 * j, m));
+      _mm512_mask_storeu_ps(out + j, m.out, f.value);
     }
   }
 }
@@ -96,45 +124,33 @@ __attribute__((target("avx512f"))) inline void store_pairs(float* row, __m512 ev
 __attribute__((target("avx512f"))) void backward_rows(const MaxPool2x2& p, const float* grad_y,
                                                       const float* x, float* grad_x, int64_t first,
                                                       int64_t last) {
-  int64_t plane = first / p.oh, row = first % p.oh;
-  for (int64_t r = first; r < last; ++r, row = row + 1 == p.oh ? 0 : row + 1, plane += row == 0) {
-    const int64_t offset = (plane * p.h + 2 * row) * p.w;
-    const float* top = x + offset;
-    float* grad_top = grad_x + offset;
+  const auto lanes = [](int bits) { return static_cast<__mmask16>(bits); };
+  RowPair at(p, first);
+  for (int64_t r = first; r < last; ++r, at.next()) {
+    const float* top = x + at.offset();
+    float* grad_top = grad_x + at.offset();
     const float* g_row = grad_y + r * p.ow;
     for (int64_t j = 0; j < p.ow; j += 16) {
-      const int64_t count = std::min<int64_t>(16, p.ow - j);
-      const ChunkMasks m = chunk_masks(count);
-      const Window v = load_windows(top + 2 * j, top + p.w + 2 * j, m);
-      const __mmask16 right_top = takes_over(v.b, v.a);
-      const __mmask16 right_bottom = takes_over(v.d, v.c);
-      const __m512 upper = _mm512_mask_blend_ps(right_top, v.a, v.b);
-      const __m512 lower = _mm512_mask_blend_ps(right_bottom, v.c, v.d);
-      const __mmask16 bottom = takes_over(lower, upper);
+      const ChunkMasks m = chunk_masks(std::min<int64_t>(16, p.ow - j));
+      const FirstMax f = first_max(load_windows(top + 2 * j, top + p.w + 2 * j, m));
       const __m512 g = _mm512_maskz_loadu_ps(m.out, g_row + j);
-      const auto lanes = [](int bits) { return static_cast<__mmask16>(bits); };
-      store_pairs(grad_top + 2 * j, _mm512_maskz_mov_ps(lanes(~bottom & ~right_top), g),
-                  _mm512_maskz_mov_ps(lanes(~bottom & right_top), g), m);
-      store_pairs(grad_top + p.w + 2 * j, _mm512_maskz_mov_ps(lanes(bottom & ~right_bottom), g),
-                  _mm512_maskz_mov_ps(lanes(bottom & right_bottom), g), m);
+      store_pairs(grad_top + 2 * j, _mm512_maskz_mov_ps(lanes(~f.bottom & ~f.right_top), g),
+                  _mm512_maskz_mov_ps(lanes(~f.bottom & f.right_top), g), m);
+      store_pairs(grad_top + p.w + 2 * j, _mm512_maskz_mov_ps(lanes(f.bottom & ~f.right_bottom), g),
+                  _mm512_maskz_mov_ps(lanes(f.bottom & f.right_bottom), g), m);
     }
     if (p.w % 2 != 0) {  // the last column is in no window
       grad_top[p.w - 1] = 0.0f;
       grad_top[2 * p.w - 1] = 0.0f;
     }
-    if (p.h % 2 != 0 && row == p.oh - 1) {  // nor is an odd plane's last row
-      std::fill(grad_x + (plane * p.h + p.h - 1) * p.w, grad_x + (plane + 1) * p.h * p.w, 0.0f);
+    if (p.h % 2 != 0 && at.row == p.oh - 1) {  // nor is an odd plane's last row
+      std::fill(grad_x + (at.plane * p.h + p.h - 1) * p.w, grad_x + (at.plane + 1) * p.h * p.w,
+                0.0f);
     }
   }
 }
 
-const bool kHasAvx512 = __builtin_cpu_supports("avx512f");
-
 }  // namespace
-
-bool max_pool_kernel_available() {
-  return kHasAvx512;
-}
 
 void max_pool_2x2_f32(const MaxPool2x2& p, const float* x, float* y, int threads) {
   parallel_ranges(p.planes * p.oh, threads,

@@ -19,8 +19,7 @@ struct MaxPool2x2 {
   int64_t h = 0, w = 0, oh = 0, ow = 0;  // oh = h / 2, ow = w / 2
 };
 
-// Whether this CPU runs the kernels (AVX-512F).
-bool max_pool_kernel_available();
+// Both need AVX-512F (cpu_has_avx512f()).
 
 // y[plane, i, j] = max of x's 2x2 window at (2i, 2j). x: [planes, h, w], y: [planes, oh, ow],
 // both dense.

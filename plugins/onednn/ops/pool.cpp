@@ -4,7 +4,7 @@
 //
 // The ABI's max-pool backward gets x, not the forward's argmax, so it re-runs the forward in
 // training mode to get oneDNN's workspace (the argmax positions) and then runs the backward; an x
-// holding a NaN goes through max_pool_backward_exact instead. 2x2 max pools of stride 2 run
+// holding a NaN goes through max_pool_backward_if_nan instead. 2x2 max pools of stride 2 run
 // ops/max_pool_kernel.h instead of oneDNN where they can (direct_pool).
 // Symmetric padding: oneDNN's right padding equals the left one and its shape rule floors like
 // ours. f16 runs through f32 scratch tensors.
@@ -12,6 +12,7 @@
 #include <limits>
 #include <vector>
 
+#include "cpu_info.h"
 #include "dnnl_util.h"
 #include "dtype.h"
 #include "ops/max_pool_kernel.h"
@@ -158,6 +159,33 @@ bool span_has(OpContext& ctx, const TensorView& view, bool lowest_too) {
   return std::any_of(found, found + used, [](bool f) { return f; });
 }
 
+// The first maximum of window (oy, ox) in row-major order, a NaN counting as one (the first NaN
+// wins; docs/ops.md): its row and column in x and its value. value_at(r, c) reads x there.
+struct WindowMax {
+  int64_t r, c;
+  float value;
+};
+
+template <typename ValueAt>
+WindowMax window_first_max(const sy_pool2d_params& p, const PoolGeometry& g, int64_t oy, int64_t ox,
+                           const ValueAt& value_at) {
+  const int64_t r0 = std::max<int64_t>(0, oy * p.stride_h - p.pad_h);
+  const int64_t r1 = std::min<int64_t>(g.h, oy * p.stride_h - p.pad_h + p.kernel_h);
+  const int64_t c0 = std::max<int64_t>(0, ox * p.stride_w - p.pad_w);
+  const int64_t c1 = std::min<int64_t>(g.w, ox * p.stride_w - p.pad_w + p.kernel_w);
+  WindowMax best{r0, c0, value_at(r0, c0)};
+  for (int64_t r = r0; r < r1 && best.value == best.value; ++r) {
+    for (int64_t c = c0; c < c1; ++c) {
+      const float v = value_at(r, c);
+      if (v != v || v > best.value) {
+        best = {r, c, v};
+        if (v != v) break;
+      }
+    }
+  }
+  return best;
+}
+
 // MAX_POOL2D: a window holding a NaN gives NaN, and one of -inf only gives -inf (docs/ops.md, as
 // PyTorch), where oneDNN's maximum passes over NaN and starts from the most negative finite value
 // (f32: -3.4e38 for a window of -inf), which would hide a diverged model. x (dense NCHW, or
@@ -167,77 +195,55 @@ bool span_has(OpContext& ctx, const TensorView& view, bool lowest_too) {
 template <typename T>
 void fix_max_pool(OpContext& ctx, const TensorView& x, const TensorView& y, const PoolGeometry& g) {
   if (!span_has<T>(ctx, x, false) && !span_has<T>(ctx, y, true)) return;
-  const auto& p = ctx.params.pool2d;
-  constexpr float kInf = std::numeric_limits<float>::infinity();
   for (int64_t n = 0; n < g.n; ++n) {
     for (int64_t c = 0; c < g.c; ++c) {
+      const auto value_at = [&](int64_t r, int64_t col) {
+        const int64_t at[4] = {n, c, r, col};
+        return load_f32(*reinterpret_cast<const T*>(x.element(at)));
+      };
       for (int64_t oy = 0; oy < g.oh; ++oy) {
         for (int64_t ox = 0; ox < g.ow; ++ox) {
-          float best = -kInf;
-          for (int64_t i = oy * p.stride_h - p.pad_h; i < oy * p.stride_h - p.pad_h + p.kernel_h;
-               ++i) {
-            for (int64_t j = ox * p.stride_w - p.pad_w; j < ox * p.stride_w - p.pad_w + p.kernel_w;
-                 ++j) {
-              if (i < 0 || i >= g.h || j < 0 || j >= g.w || best != best) continue;
-              const int64_t at[4] = {n, c, i, j};
-              const float v = load_f32(*reinterpret_cast<const T*>(x.element(at)));
-              best = (v != v || v > best) ? v : best;
-            }
-          }
           const int64_t out[4] = {n, c, oy, ox};
-          *reinterpret_cast<T*>(y.element(out)) = store_f32<T>(best);
+          *reinterpret_cast<T*>(y.element(out)) =
+              store_f32<T>(window_first_max(ctx.params.pool2d, g, oy, ox, value_at).value);
         }
       }
     }
   }
 }
 
-// MAX_POOL2D_BACKWARD when x holds a NaN. oneDNN's workspace records the largest number of each
+// MAX_POOL2D_BACKWARD when x holds a NaN: oneDNN's workspace records the largest number of each
 // window and passes over NaN, so its backward sent the gradient of a window holding a NaN to a
-// number, where docs/ops.md (as PyTorch) sends it to the first NaN. x is checked in a vectorised
-// pass (as the forward's y), and only then is grad_x computed here, plane by plane: each window's
-// first maximum in row-major order (a NaN counting as one, the first NaN winning), the windows'
-// gradients added in row-major window order, in f32 (as the reference), any kernel, stride and
-// padding.
+// number, where docs/ops.md (as PyTorch) sends it to the first NaN. x (dense) is checked in a
+// vectorised pass, as the forward's y is; only when it holds a NaN is grad_x (dense) computed here,
+// plane by plane, and true returned: each window's gradient added at its first maximum, in
+// row-major window order, in f32 (as the reference), for any kernel, stride and padding.
 template <typename T>
-void max_pool_backward_exact(OpContext& ctx, const TensorView& grad_y, const TensorView& x,
-                             const TensorView& grad_x, const PoolGeometry& g) {
-  const auto& p = ctx.params.pool2d;
+bool max_pool_backward_if_nan(OpContext& ctx, const TensorView& grad_y, const TensorView& x,
+                              const TensorView& grad_x, const PoolGeometry& g) {
+  if (!span_has<T>(ctx, x, false)) return false;
   const int64_t planes = g.n * g.c, in_plane = g.h * g.w, out_plane = g.oh * g.ow;
-  const T* gy = reinterpret_cast<const T*>(grad_y.data);
-  const T* xs = reinterpret_cast<const T*>(x.data);
-  T* gx = reinterpret_cast<T*>(grad_x.data);
+  const T* gy = grad_y.as<T>();
+  T* gx = grad_x.as<T>();
   const int threads = ctx.threads_for(planes * in_plane, kMinRowElements);
   ctx.use_threads(threads);
   parallel_parts(planes, threads, [&](int64_t, int64_t begin, int64_t end) {
     std::vector<float> sums(static_cast<size_t>(in_plane));
     for (int64_t q = begin; q < end; ++q) {
-      const T* plane = xs + q * in_plane;
+      const T* plane = x.as<T>() + q * in_plane;
+      const auto value_at = [&](int64_t r, int64_t c) { return load_f32(plane[r * g.w + c]); };
       std::fill(sums.begin(), sums.end(), 0.0f);
       for (int64_t oy = 0; oy < g.oh; ++oy) {
-        const int64_t r0 = std::max<int64_t>(0, oy * p.stride_h - p.pad_h);
-        const int64_t r1 = std::min<int64_t>(g.h, oy * p.stride_h - p.pad_h + p.kernel_h);
         for (int64_t ox = 0; ox < g.ow; ++ox) {
-          const int64_t c0 = std::max<int64_t>(0, ox * p.stride_w - p.pad_w);
-          const int64_t c1 = std::min<int64_t>(g.w, ox * p.stride_w - p.pad_w + p.kernel_w);
-          int64_t at = r0 * g.w + c0;
-          float best = load_f32(plane[at]);
-          for (int64_t r = r0; r < r1 && best == best; ++r) {
-            for (int64_t c = c0; c < c1; ++c) {
-              const float v = load_f32(plane[r * g.w + c]);
-              if (v != v || v > best) {
-                best = v;
-                at = r * g.w + c;
-                if (v != v) break;
-              }
-            }
-          }
-          sums[static_cast<size_t>(at)] += load_f32(gy[q * out_plane + oy * g.ow + ox]);
+          const WindowMax best = window_first_max(ctx.params.pool2d, g, oy, ox, value_at);
+          sums[static_cast<size_t>(best.r * g.w + best.c)] +=
+              load_f32(gy[q * out_plane + oy * g.ow + ox]);
         }
       }
       for (int64_t i = 0; i < in_plane; ++i) gx[q * in_plane + i] = store_f32<T>(sums[i]);
     }
   });
+  return true;
 }
 
 // 2x2 max pools of stride 2 without padding, f32 NCHW, on an AVX-512 CPU, with rows of at least 14
@@ -252,7 +258,7 @@ bool direct_pool(const OpContext& ctx, const TensorView& x, const TensorView& y)
   const auto& p = ctx.params.pool2d;
   return is_max(ctx.op) && x.dtype == SY_DTYPE_F32 && p.kernel_h == 2 && p.kernel_w == 2 &&
          p.stride_h == 2 && p.stride_w == 2 && p.pad_h == 0 && p.pad_w == 0 && x.rank == 4 &&
-         x.shape[3] >= 14 && max_pool_kernel_available() &&
+         x.shape[3] >= 14 && cpu_has_avx512f() &&
          // channels-last operands keep oneDNN's nhwc path (one channel is both layouts at once)
          (x.is_contiguous() || !(x.is_channels_last() && y.is_channels_last()));
 }
@@ -265,31 +271,51 @@ void pool_forward(OpContext& ctx) {
   const TensorView& y = ctx.out[0];
   const PoolGeometry g = check_geometry(ctx, ctx.in[0], y);
   if (y.numel() == 0) return;
+  TensorView target;
   if (direct_pool(ctx, ctx.in[0], y)) {
     const TensorView x = dense_copy(ctx, ctx.in[0], ctx.in[0].dtype);
-    const TensorView target = dense_target(ctx, y);
+    target = dense_target(ctx, y);
     const int threads = ctx.threads_for(x.numel(), kMinRowElements);
     ctx.use_threads(threads);
     max_pool_2x2_f32(pool_2x2(g), x.as<float>(), target.as<float>(), threads);
-    if (target.data != y.data) copy_view(target, y, ctx.threads_for(y.numel()));
-    return;
-  }
-  const bool nhwc = ctx.in[0].is_channels_last() && y.is_channels_last() &&
-                    dnnl_describable(ctx.in[0]) && dnnl_describable(y);
-  TensorView x = nhwc ? ctx.in[0] : dense_copy(ctx, ctx.in[0], ctx.in[0].dtype);
-  TensorView target = nhwc ? y : dense_target(ctx, y);
-  auto entry = get_entry(ctx, g, x.dtype, false, nhwc);
-  execute_primitive(
-      ctx, entry->forward, entry->forward_scratchpad,
-      {{DNNL_ARG_SRC, &entry->src, x.data}, {DNNL_ARG_DST, &entry->dst, target.data}});
-  if (is_max(ctx.op)) {
-    if (x.dtype == SY_DTYPE_BF16) {
-      fix_max_pool<bf16_t>(ctx, x, target, g);
-    } else {
-      fix_max_pool<float>(ctx, x, target, g);
+  } else {
+    const bool nhwc = ctx.in[0].is_channels_last() && y.is_channels_last() &&
+                      dnnl_describable(ctx.in[0]) && dnnl_describable(y);
+    const TensorView x = nhwc ? ctx.in[0] : dense_copy(ctx, ctx.in[0], ctx.in[0].dtype);
+    target = nhwc ? y : dense_target(ctx, y);
+    auto entry = get_entry(ctx, g, x.dtype, false, nhwc);
+    execute_primitive(
+        ctx, entry->forward, entry->forward_scratchpad,
+        {{DNNL_ARG_SRC, &entry->src, x.data}, {DNNL_ARG_DST, &entry->dst, target.data}});
+    if (is_max(ctx.op)) {
+      if (x.dtype == SY_DTYPE_BF16) {
+        fix_max_pool<bf16_t>(ctx, x, target, g);
+      } else {
+        fix_max_pool<float>(ctx, x, target, g);
+      }
     }
   }
   if (target.data != y.data) copy_view(target, y, ctx.threads_for(y.numel()));
+}
+
+// oneDNN's backward into target (dense); for max pooling x (dense) runs the forward first, in
+// training mode, for the argmax workspace.
+void dnnl_pool_backward(OpContext& ctx, const PoolGeometry& g, const TensorView& grad_y,
+                        const TensorView* x, const TensorView& target) {
+  auto entry = get_entry(ctx, g, grad_y.dtype, true);
+  void* workspace = nullptr;
+  if (x != nullptr) {
+    void* y = ctx.scratch(entry->dst.get_size());
+    workspace = ctx.scratch(entry->workspace.get_size());
+    execute_primitive(ctx, entry->forward, entry->forward_scratchpad,
+                      {{DNNL_ARG_SRC, &entry->src, x->data},
+                       {DNNL_ARG_DST, &entry->dst, y},
+                       {DNNL_ARG_WORKSPACE, &entry->workspace, workspace}});
+  }
+  execute_primitive(ctx, entry->backward, entry->backward_scratchpad,
+                    {{DNNL_ARG_DIFF_DST, &entry->dst, grad_y.data},
+                     {DNNL_ARG_DIFF_SRC, &entry->src, target.data},
+                     {DNNL_ARG_WORKSPACE, &entry->workspace, workspace}});
 }
 
 void pool_backward(OpContext& ctx) {
@@ -298,42 +324,23 @@ void pool_backward(OpContext& ctx) {
   if (grad_x.numel() == 0) return;
   const bool max = is_max(ctx.op);
   if (max) ctx.require_same_shape(ctx.in[1], "x", grad_x, "grad_x");
-  TensorView grad_y = dense_copy(ctx, ctx.in[0], ctx.in[0].dtype);
-  TensorView target = dense_target(ctx, grad_x);
-  if (direct_pool(ctx, ctx.in[1], grad_y)) {
+  const TensorView grad_y = dense_copy(ctx, ctx.in[0], ctx.in[0].dtype);
+  const TensorView target = dense_target(ctx, grad_x);
+  if (!max) {
+    dnnl_pool_backward(ctx, g, grad_y, nullptr, target);
+  } else {
     const TensorView x = dense_copy(ctx, ctx.in[1], ctx.in[1].dtype);
-    const int threads = ctx.threads_for(x.numel(), kMinRowElements);
-    ctx.use_threads(threads);
-    max_pool_2x2_backward_f32(pool_2x2(g), grad_y.as<float>(), x.as<float>(), target.as<float>(),
-                              threads);
-    if (target.data != grad_x.data) copy_view(target, grad_x, ctx.threads_for(grad_x.numel()));
-    return;
-  }
-  auto entry = get_entry(ctx, g, grad_y.dtype, true);
-  void* workspace = nullptr;
-  if (max) {
-    TensorView x = dense_copy(ctx, ctx.in[1], ctx.in[1].dtype);
-    if (grad_y.dtype == SY_DTYPE_BF16 ? span_has<bf16_t>(ctx, x, false)
-                                      : span_has<float>(ctx, x, false)) {
-      if (grad_y.dtype == SY_DTYPE_BF16) {
-        max_pool_backward_exact<bf16_t>(ctx, grad_y, x, target, g);
-      } else {
-        max_pool_backward_exact<float>(ctx, grad_y, x, target, g);
-      }
-      if (target.data != grad_x.data) copy_view(target, grad_x, ctx.threads_for(grad_x.numel()));
-      return;
+    if (direct_pool(ctx, ctx.in[1], grad_y)) {
+      const int threads = ctx.threads_for(x.numel(), kMinRowElements);
+      ctx.use_threads(threads);
+      max_pool_2x2_backward_f32(pool_2x2(g), grad_y.as<float>(), x.as<float>(), target.as<float>(),
+                                threads);
+    } else if (!(x.dtype == SY_DTYPE_BF16
+                     ? max_pool_backward_if_nan<bf16_t>(ctx, grad_y, x, target, g)
+                     : max_pool_backward_if_nan<float>(ctx, grad_y, x, target, g))) {
+      dnnl_pool_backward(ctx, g, grad_y, &x, target);
     }
-    void* y = ctx.scratch(entry->dst.get_size());
-    workspace = ctx.scratch(entry->workspace.get_size());
-    execute_primitive(ctx, entry->forward, entry->forward_scratchpad,
-                      {{DNNL_ARG_SRC, &entry->src, x.data},
-                       {DNNL_ARG_DST, &entry->dst, y},
-                       {DNNL_ARG_WORKSPACE, &entry->workspace, workspace}});
   }
-  execute_primitive(ctx, entry->backward, entry->backward_scratchpad,
-                    {{DNNL_ARG_DIFF_DST, &entry->dst, grad_y.data},
-                     {DNNL_ARG_DIFF_SRC, &entry->src, target.data},
-                     {DNNL_ARG_WORKSPACE, &entry->workspace, workspace}});
   if (target.data != grad_x.data) copy_view(target, grad_x, ctx.threads_for(grad_x.numel()));
 }
 

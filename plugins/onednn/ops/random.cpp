@@ -8,6 +8,7 @@
 #include <cmath>
 #include <string>
 
+#include "cpu_info.h"
 #include "ops/ops.h"
 #include "ops/strided_loop.h"
 #include "ops/vector_clones.h"
@@ -59,8 +60,8 @@ __attribute__((target("avx512f"))) inline void mul_hi_lo(__m512i a, __m512i m, _
 
 __attribute__((target("avx512f"))) inline void philox_round(Lanes16& c, __m512i key0,
                                                             __m512i key1) {
-  const __m512i m0 = _mm512_set1_epi32(static_cast<int>(0xD2511F53u));
-  const __m512i m1 = _mm512_set1_epi32(static_cast<int>(0xCD9E8D57u));
+  const __m512i m0 = _mm512_set1_epi32(static_cast<int>(SY_PHILOX_M0));
+  const __m512i m1 = _mm512_set1_epi32(static_cast<int>(SY_PHILOX_M1));
   __m512i hi0, lo0, hi1, lo1;
   mul_hi_lo(c.w[0], m0, &hi0, &lo0);
   mul_hi_lo(c.w[2], m1, &hi1, &lo1);
@@ -97,8 +98,8 @@ __attribute__((target("avx512f"))) void philox_avx512(uint64_t first, uint64_t s
     const __m512i key1 = _mm512_set1_epi32(static_cast<int>(k1));
     philox_round(a, key0, key1);
     philox_round(b, key0, key1);
-    k0 += 0x9E3779B9u;
-    k1 += 0xBB67AE85u;
+    k0 += SY_PHILOX_W0;
+    k1 += SY_PHILOX_W1;
   }
   _mm512_storeu_si512(word0, a.w[0]);
   _mm512_storeu_si512(word0 + 16, b.w[0]);
@@ -106,10 +107,8 @@ __attribute__((target("avx512f"))) void philox_avx512(uint64_t first, uint64_t s
   _mm512_storeu_si512(word1 + 16, b.w[1]);
 }
 
-const bool kHasAvx512 = __builtin_cpu_supports("avx512f");
-
 void philox_block(uint64_t first, uint64_t seed, uint32_t* word0, uint32_t* word1) {
-  if (kHasAvx512) {
+  if (cpu_has_avx512f()) {
     philox_avx512(first, seed, word0, word1);
   } else {
     philox_block_vectorised(first, seed, word0, word1);

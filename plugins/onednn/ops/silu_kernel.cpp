@@ -1,5 +1,6 @@
 #include "ops/silu_kernel.h"
 
+#include "cpu_info.h"
 #include "ops/fast_math.h"
 #include "ops/silu16.h"
 #include "ops/strided_loop.h"
@@ -22,12 +23,10 @@ SY_VECTOR_CLONES void silu_portable(float* y, int64_t count) {
   for (int64_t i = 0; i < count; ++i) y[i] = y[i] * sigmoid_approx(y[i]);
 }
 
-const bool kHasAvx512 = __builtin_cpu_supports("avx512f");
-
 }  // namespace
 
 void silu_in_place(float* y, int64_t count) {
-  if (kHasAvx512) {
+  if (cpu_has_avx512f()) {
     silu_avx512(y, count);
   } else {
     silu_portable(y, count);

@@ -47,21 +47,27 @@ SY_HOST_DEVICE void sy_mul_hi_lo(uint32_t a, uint32_t b, uint32_t* hi, uint32_t*
 
 #endif
 
+/* The round's multipliers and the key's bumps (Weyl constants), for the vector versions too. */
+#define SY_PHILOX_M0 0xD2511F53u
+#define SY_PHILOX_M1 0xCD9E8D57u
+#define SY_PHILOX_W0 0x9E3779B9u
+#define SY_PHILOX_W1 0xBB67AE85u
+
 /* Ten rounds on `counter` with `key`; the key is bumped after each round. */
 SY_HOST_DEVICE SyPhiloxWords sy_philox4x32_10(SyPhiloxWords counter, SY_PHILOX_U32 key0,
                                               SY_PHILOX_U32 key1) {
   for (int round = 0; round < 10; ++round) {
     SY_PHILOX_U32 hi0, lo0, hi1, lo1;
-    SY_MUL_HI_LO(0xD2511F53u, counter.w[0], hi0, lo0);
-    SY_MUL_HI_LO(0xCD9E8D57u, counter.w[2], hi1, lo1);
+    SY_MUL_HI_LO(SY_PHILOX_M0, counter.w[0], hi0, lo0);
+    SY_MUL_HI_LO(SY_PHILOX_M1, counter.w[2], hi1, lo1);
     SyPhiloxWords next;
     next.w[0] = hi1 ^ counter.w[1] ^ key0;
     next.w[1] = lo1;
     next.w[2] = hi0 ^ counter.w[3] ^ key1;
     next.w[3] = lo0;
     counter = next;
-    key0 += 0x9E3779B9u;
-    key1 += 0xBB67AE85u;
+    key0 += SY_PHILOX_W0;
+    key1 += SY_PHILOX_W1;
   }
   return counter;
 }
