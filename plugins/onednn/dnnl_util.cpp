@@ -1,6 +1,7 @@
 #include "dnnl_util.h"
 
 #include <array>
+#include <cstring>
 #include <stdexcept>
 
 #include "device.h"
@@ -64,7 +65,8 @@ dnnl::primitive_attr primitive_attr(const OpContext& ctx) {
 }
 
 void execute_primitive(OpContext& ctx, const dnnl::primitive& primitive,
-                       const dnnl::memory::desc& scratchpad, std::initializer_list<DnnlArg> args) {
+                       const dnnl::memory::desc& scratchpad, std::initializer_list<DnnlArg> args,
+                       bool zero_scratchpad) {
   const dnnl::engine& engine = ctx.device.engine;
   MemoryObjects& memories = ctx.queue.memories;
   memories.trim();
@@ -77,8 +79,10 @@ void execute_primitive(OpContext& ctx, const dnnl::primitive& primitive,
   }
   const size_t scratch_bytes = scratchpad.get_size();
   if (scratch_bytes > 0) {
-    exec[count++] = {DNNL_ARG_SCRATCHPAD, memories.get(scratchpad, DNNL_ARG_SCRATCHPAD, engine,
-                                                       ctx.scratch(scratch_bytes))};
+    void* scratch = ctx.scratch(scratch_bytes);
+    if (zero_scratchpad) std::memset(scratch, 0, scratch_bytes);
+    exec[count++] = {DNNL_ARG_SCRATCHPAD,
+                     memories.get(scratchpad, DNNL_ARG_SCRATCHPAD, engine, scratch)};
   }
   dnnl::error::wrap_c_api(
       dnnl_primitive_execute(primitive.get(), ctx.queue.stream.get(), count, exec.data()),

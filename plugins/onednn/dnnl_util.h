@@ -37,9 +37,11 @@ struct DnnlArg {
 
 // Executes `primitive` on the queue's stream with the given arguments plus a scratchpad of
 // `scratchpad` from the workspace, and waits for it. Arguments with a null `data` are left out
-// (an optional argument such as a missing bias).
+// (an optional argument such as a missing bias). `zero_scratchpad` hands the primitive a zeroed
+// scratchpad, for the kernels that read parts of it they never wrote (see conv.cpp).
 void execute_primitive(OpContext& ctx, const dnnl::primitive& primitive,
-                       const dnnl::memory::desc& scratchpad, std::initializer_list<DnnlArg> args);
+                       const dnnl::memory::desc& scratchpad, std::initializer_list<DnnlArg> args,
+                       bool zero_scratchpad = false);
 
 }  // namespace sy_onednn
 

@@ -150,3 +150,25 @@ TEST_CASE("conformance --json carries the per-op summary and every case", "[cli]
   CHECK(summary[9].at("op").get<std::string>() == "relu (gradient)");
   CHECK(report.at("cases").size() == 32);
 }
+
+TEST_CASE("conformance --drawn: cases drawn from the seed, named for what they drew", "[cli]") {
+  const std::string command = cli() + " conformance --backend reference --no-gradients --json";
+  const auto result = run_command(command + " --drawn 2 --seed 5 --filter /drawn");
+  INFO(result.output);
+  REQUIRE(result.exit_code == 0);
+  const Json report = parse_json(result.output);
+  // 2 for each op of the drawn families (docs/ops.md, "Tolerances"): 32 ops.
+  CHECK(report["passed"] == 64);
+  CHECK(report["failed"] == 0);
+  for (const Json& c : report["cases"]) {
+    const std::string name = c["name"];
+    INFO(name);
+    CHECK(
+        (name.find("/drawn0/") != std::string::npos || name.find("/drawn1/") != std::string::npos));
+  }
+  const auto again = run_command(command + " --drawn 2 --seed 5 --filter /drawn");
+  CHECK(again.output == result.output);
+  const auto negative = run_command(command + " --drawn -1");
+  CHECK(negative.exit_code == 2);
+  CHECK(negative.output.find("--drawn -1: expected a number of cases >= 0") != std::string::npos);
+}

@@ -89,5 +89,57 @@ TEST_CASE("conformance: the filter selects cases by name", "[conformance]") {
   CHECK(conformance::run(*device, *device, options).cases.empty());
 }
 
+// Drawn cases (`conformance --drawn N`): every draw must lie inside its op's domain, so that the
+// reference runs it and agrees with itself; case i of an op must not depend on N.
+const conformance::Report& drawn_report(int count, uint64_t seed) {
+  static std::map<std::pair<int, uint64_t>, conformance::Report> reports;
+  auto found = reports.find({count, seed});
+  if (found == reports.end()) {
+    std::shared_ptr<Device> device = testing::reference_device();
+    conformance::Options options;
+    options.filter = "/drawn";
+    options.drawn = count;
+    options.seed = seed;
+    found =
+        reports.emplace(std::make_pair(count, seed), conformance::run(*device, *device, options))
+            .first;
+  }
+  return found->second;
+}
+
+TEST_CASE("conformance: drawn cases lie in their ops' domains and reproduce", "[conformance]") {
+  const conformance::Report& report = drawn_report(60, 7);
+  std::map<std::string, int> per_op;
+  std::set<std::string> names, dtypes;
+  for (const conformance::CaseResult& result : report.cases) {
+    INFO(result.name << ": " << conformance::outcome_name(result.outcome) << ": " << result.reason);
+    CHECK(result.outcome == conformance::Outcome::kPassed);
+    CHECK(names.insert(result.name).second);
+    CHECK(result.name.find("/drawn") != std::string::npos);
+    ++per_op[result.op];
+    dtypes.insert(result.dtype);
+  }
+  // Every op of the drawn families, 60 cases each, in all three float dtypes.
+  for (const char* op : {"matmul", "add", "cmp_eq", "reduce_sum", "reduce_max", "softmax",
+                         "log_softmax_backward", "conv2d", "conv2d_grouped_backward_weight",
+                         "conv2d_fused", "max_pool2d_backward", "avg_pool2d", "layer_norm_backward",
+                         "scaled_dot_product_attention", "scaled_dot_product_attention_backward"}) {
+    INFO(op);
+    CHECK(per_op[op] == 60);
+  }
+  CHECK(dtypes == std::set<std::string>{"f32", "f16", "bf16"});
+  // Fewer cases: the same first ones; another seed: other shapes.
+  const conformance::Report& fewer = drawn_report(10, 7);
+  for (const conformance::CaseResult& result : fewer.cases) {
+    INFO(result.name);
+    CHECK(names.count(result.name) == 1);
+  }
+  int shared = 0;
+  for (const conformance::CaseResult& result : drawn_report(10, 8).cases) {
+    shared += static_cast<int>(names.count(result.name));
+  }
+  CHECK(shared < static_cast<int>(fewer.cases.size()) / 4);
+}
+
 }  // namespace
 }  // namespace switchyard

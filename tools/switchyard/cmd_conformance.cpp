@@ -120,6 +120,11 @@ int conformance_command(const Args& args) {
       "json", "print JSON: totals, the per-op summary and every case")(
       "verbose,v", "print every case, not only the failed ones")(
       "no-gradients", "skip the finite-difference gradient checks")(
+      "drawn", po::value<int>()->default_value(0),
+      "also N cases per op with shapes, layouts and parameters drawn at random (named "
+      "<op>/<dtype>/drawn<i>/...; --filter drawn runs them alone)")(
+      "seed", po::value<uint64_t>()->default_value(1),
+      "the suite seed: every case's values, and what the drawn cases draw")(
       "large", "the large mode instead: ops at sizes that fill a GPU, checked on the host")(
       "large-matmul", po::value<int64_t>()->default_value(4096),
       "--large: M = N = K of the matmuls")(
@@ -157,6 +162,13 @@ int conformance_command(const Args& args) {
     }
     conformance::Options run_options;
     run_options.filter = values["filter"].as<std::string>();
+    run_options.seed = values["seed"].as<uint64_t>();
+    run_options.drawn = values["drawn"].as<int>();
+    if (run_options.drawn < 0) {
+      print_error(invalid_argument("--drawn " + std::to_string(run_options.drawn) +
+                                   ": expected a number of cases >= 0"));
+      return kExitUsage;
+    }
     report = conformance::run(**target, **reference, run_options);
     if (values.count("no-gradients") == 0) {
       append_gradient_checks(*target, run_options.filter, report);

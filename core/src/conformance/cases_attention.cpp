@@ -206,7 +206,61 @@ OpCase build_backward(Generator& gen, sy_dtype dtype, const AttentionSpec& spec)
   return op_case;
 }
 
+// A drawn attention: 1 to 3 batch entries of 1 to 4 heads, 1 to 48 queries and keys (one in ten
+// up to 200), head widths up to 64 (D and Dv differ a third of the time), causal, each mask kind,
+// dropout from 0.1 to 0.5, and each layout (packed only where D = Dv); no backward where every
+// query sees a single key.
+AttentionSpec draw_attention_spec(Generator& g, bool backward, std::string& text) {
+  AttentionSpec spec{};
+  spec.name = "";
+  spec.b = g.integer(1, 3);
+  spec.h = g.integer(1, 4);
+  const int64_t longest = chance(g, 0.1) ? 200 : 48;
+  spec.tq = draw_extent(g, longest);
+  spec.tk = chance(g, 0.5) ? spec.tq : draw_extent(g, longest);
+  spec.d = draw_extent(g, 64);
+  spec.dv = chance(g, 0.33) ? draw_extent(g, 64) : spec.d;
+  spec.causal = chance(g, 0.3);
+  // Where every query sees one key (Tk = 1, or one causal query) the softmax is 1 and its
+  // gradient, so grad_q and grad_k, is exactly 0 as a difference of equal terms: both sides give
+  // rounding noise that no relative tolerance can judge. The backward gets a second key or query.
+  if (backward && spec.tk == 1) spec.tk = 2;
+  if (backward && spec.causal && spec.tq == 1) spec.tq = 2;
+  spec.mask = static_cast<MaskKind>(g.integer(0, 3));
+  spec.dropout = chance(g, 0.2) ? g.uniform(0.1, 0.5) : 0.0;
+  spec.layout = static_cast<Layout>(g.integer(0, spec.d == spec.dv ? 2 : 1));
+  const char* const masks[] = {"", "/mask", "/padding", "/matrix"};
+  const char* const layouts[] = {"", "/strided", "/packed"};
+  text = join_extents({spec.b, spec.h, spec.tq, spec.tk, spec.d, spec.dv});
+  if (spec.causal) text += "/causal";
+  text += masks[static_cast<int>(spec.mask)];
+  if (spec.dropout > 0.0) text += "/dropout" + std::to_string(spec.dropout).substr(0, 5);
+  text += layouts[static_cast<int>(spec.layout)];
+  return spec;
+}
+
 }  // namespace
+
+void add_drawn_attention_cases(CaseTable& table, uint64_t seed, int count) {
+  for (sy_op op :
+       {SY_OP_SCALED_DOT_PRODUCT_ATTENTION, SY_OP_SCALED_DOT_PRODUCT_ATTENTION_BACKWARD}) {
+    for (int i = 0; i < count; ++i) {
+      Generator g = drawn_spec_generator(seed, op, i);
+      const sy_dtype dtype = draw_float_dtype(g);
+      std::string text;
+      const AttentionSpec spec =
+          draw_attention_spec(g, op == SY_OP_SCALED_DOT_PRODUCT_ATTENTION_BACKWARD, text);
+      const bool with_lse = op == SY_OP_SCALED_DOT_PRODUCT_ATTENTION && chance(g, 0.5);
+      if (with_lse) text += "/lse";
+      add_case(table, op, dtype, drawn_variant(i, text),
+               [op, dtype, spec, with_lse](Generator& gen) {
+                 return op == SY_OP_SCALED_DOT_PRODUCT_ATTENTION
+                            ? build_forward(gen, dtype, spec, with_lse)
+                            : build_backward(gen, dtype, spec);
+               });
+    }
+  }
+}
 
 void add_attention_cases(CaseTable& table) {
   for (sy_dtype dtype : kFloatDtypes) {

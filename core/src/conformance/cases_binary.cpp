@@ -121,7 +121,131 @@ constexpr FormVariant kForms[] = {
     {Form::kChannelsLastRows, "strided/channels_last_90x24_rows", false},
 };
 
+// A drawn call: an output of rank 0 to 4 (the last axis up to 40, the others up to 6); a and b
+// each take the output's shape with some axes 1 and some leading axes dropped; each operand dense,
+// stored in another axis order, inside a padded buffer, or expanded to the output's shape with
+// stride 0; the output dense or in a's axis order; or the scalar form.
+enum class DrawnLayout { kDense, kPermuted, kSliced, kExpanded };
+
+struct DrawnBinarySpec {
+  Shape out, a, b;
+  DrawnLayout layout_a = DrawnLayout::kDense, layout_b = DrawnLayout::kDense;
+  std::vector<int> order_a, order_b;
+  bool out_in_a_order = false;
+  bool scalar = false;
+};
+
+const char* layout_text(DrawnLayout layout) {
+  switch (layout) {
+    case DrawnLayout::kPermuted:
+      return "permuted";
+    case DrawnLayout::kSliced:
+      return "sliced";
+    case DrawnLayout::kExpanded:
+      return "expanded";
+    case DrawnLayout::kDense:
+      break;
+  }
+  return "dense";
+}
+
+Shape draw_operand_shape(Generator& g, const Shape& out) {
+  const auto dropped = static_cast<size_t>(g.integer(0, static_cast<int64_t>(out.size())) / 2);
+  Shape shape(out.begin() + static_cast<std::ptrdiff_t>(dropped), out.end());
+  for (int64_t& extent : shape) {
+    if (chance(g, 0.3)) extent = 1;
+  }
+  return shape;
+}
+
+DrawnLayout draw_operand_layout(Generator& g, const Shape& shape, const Shape& out,
+                                std::vector<int>& order) {
+  switch (g.integer(0, 4)) {
+    case 0:
+      order = draw_storage_order(g, shape.size());
+      return order.empty() ? DrawnLayout::kDense : DrawnLayout::kPermuted;
+    case 1:
+      return DrawnLayout::kSliced;
+    case 2:
+      return shape != out ? DrawnLayout::kExpanded : DrawnLayout::kDense;
+    default:
+      return DrawnLayout::kDense;
+  }
+}
+
+DrawnBinarySpec draw_binary_spec(Generator& g, std::string& text) {
+  DrawnBinarySpec spec;
+  const auto rank = static_cast<size_t>(g.integer(0, 4));
+  for (size_t i = 0; i < rank; ++i) {
+    spec.out.push_back(i + 1 == rank ? draw_extent(g, 40) : draw_extent(g, 6));
+  }
+  if (chance(g, 0.1)) {
+    spec.scalar = true;
+    spec.a = spec.out;
+    text = "out" + join_extents(spec.out) + "/use_scalar";
+    return spec;
+  }
+  spec.a = chance(g, 0.5) ? spec.out : draw_operand_shape(g, spec.out);
+  spec.b = draw_operand_shape(g, spec.out);
+  // The output is the broadcast of a and b, which may be smaller than the drawn shape.
+  spec.out = broadcast_shapes(spec.a, spec.b);
+  spec.layout_a = draw_operand_layout(g, spec.a, spec.out, spec.order_a);
+  spec.layout_b = draw_operand_layout(g, spec.b, spec.out, spec.order_b);
+  spec.out_in_a_order =
+      spec.layout_a == DrawnLayout::kPermuted && spec.a == spec.out && chance(g, 0.5);
+  text = "a" + join_extents(spec.a) + "/" + layout_text(spec.layout_a) + "/b" +
+         join_extents(spec.b) + "/" + layout_text(spec.layout_b);
+  if (spec.out_in_a_order) text += "/out_permuted";
+  return spec;
+}
+
+HostTensor drawn_operand(Generator& gen, const HostTensor& dense, DrawnLayout layout,
+                         const std::vector<int>& order, const Shape& out) {
+  switch (layout) {
+    case DrawnLayout::kPermuted:
+      return permuted_layout(dense, order);
+    case DrawnLayout::kSliced:
+      return sliced_layout(dense, 1, gen);
+    case DrawnLayout::kExpanded:
+      return broadcast_layout(dense, out);
+    case DrawnLayout::kDense:
+      break;
+  }
+  return dense;
+}
+
+OpCase build_drawn_binary(Generator& gen, sy_op op, sy_dtype dtype, const DrawnBinarySpec& spec) {
+  if (spec.scalar) {
+    OpCase op_case = make_op_case(op, {operand_a(gen, op, dtype, spec.a)}, {zeros(dtype, spec.a)});
+    op_case.params.binary.use_scalar = 1;
+    op_case.params.binary.scalar = scalar_for(op);
+    return op_case;
+  }
+  const HostTensor a =
+      drawn_operand(gen, operand_a(gen, op, dtype, spec.a), spec.layout_a, spec.order_a, spec.out);
+  const HostTensor b =
+      drawn_operand(gen, operand_b(gen, op, dtype, spec.b), spec.layout_b, spec.order_b, spec.out);
+  OpCase op_case = binary_case(op, a, b);
+  if (spec.out_in_a_order) op_case.outputs[0] = permuted_layout(op_case.outputs[0], spec.order_a);
+  return op_case;
+}
+
 }  // namespace
+
+void add_drawn_binary_cases(CaseTable& table, uint64_t seed, int count) {
+  for (int op_value = SY_OP_ADD; op_value <= SY_OP_CMP_EQ; ++op_value) {
+    const auto op = static_cast<sy_op>(op_value);
+    for (int i = 0; i < count; ++i) {
+      Generator g = drawn_spec_generator(seed, op, i);
+      const sy_dtype dtype = draw_float_dtype(g);
+      std::string text;
+      const DrawnBinarySpec spec = draw_binary_spec(g, text);
+      add_case(table, op, dtype, drawn_variant(i, text), [op, dtype, spec](Generator& gen) {
+        return build_drawn_binary(gen, op, dtype, spec);
+      });
+    }
+  }
+}
 
 void add_binary_cases(CaseTable& table) {
   for (int op_value = SY_OP_ADD; op_value <= SY_OP_CMP_EQ; ++op_value) {

@@ -3,6 +3,8 @@
 // backward ops with groups 1, 2, depthwise (groups = C) and a channel multiplier (O = 2C,
 // groups = C), with the same stride, padding and dilation variety; CONV2D_FUSED with each
 // activation, with and without a residual, on the blocked and the plain 1x1 paths of onednn.
+#include <algorithm>
+
 #include "conformance/cases.h"
 
 namespace switchyard::conformance {
@@ -35,6 +37,8 @@ const ConvSpec kConvSpecs[] = {
     {"1x1/30x28/channels_last", 1, 5, 30, 28, 7, 1, 1, 1, 1, 0, 0, 1, 1, false, true},
     // 1x1 images (squeeze-excitation's layers): onednn's dot-product path.
     {"1x1/pixel/bias", 3, 40, 1, 1, 24, 1, 1, 1, 1, 0, 0, 1, 1, true, false},
+    // Kernel rows and columns that read only padding: their weight gradients are 0.
+    {"4x4/stride2/pad2/one_column_image/bias", 3, 16, 9, 1, 3, 4, 4, 2, 2, 2, 2, 1, 1, true, false},
 };
 
 // CONV2D_GROUPED: groups 1 (the op must accept it), 2, depthwise and a channel multiplier.
@@ -65,6 +69,10 @@ const ConvSpec kGroupedSpecs[] = {
      true, 18},
     // 1-D convolution as the importer runs it: H = 1, a 1 x K kernel.
     {"depthwise/1d/1x5/pad2/bias", 2, 6, 1, 17, 6, 1, 5, 1, 1, 0, 2, 1, 1, true, false, 6},
+    // Kernel columns that read only padding (a 1-column image, padded by 3 for a 4-wide kernel):
+    // their weight gradients are 0 (onednn: oneDNN 2.6's bf16 kernel needs a zeroed scratchpad).
+    {"groups1/4x4/stride3x2/pad0x3/one_column_image", 2, 16, 8, 1, 5, 4, 4, 3, 2, 0, 3, 1, 1, false,
+     false, 1},
 };
 
 HostTensor activation(Generator& gen, sy_dtype dtype, const ConvSpec& spec, Shape shape) {
@@ -141,6 +149,12 @@ const FusedSpec kFusedSpecs[] = {
      6.0f},
     {"SILU/groups2/3x3/channels_last",
      {"", 2, 4, 8, 7, 6, 3, 3, 1, 1, 1, 1, 1, 1, false, true, 2},
+     3,
+     false},
+    // NCHW groups 2 (onednn: oneDNN 2.6 cannot build bf16 SILU as this gemm convolution's
+    // post-op, so SILU runs as a pass after it).
+    {"SILU/groups2/3x3/pad1/bias",
+     {"", 1, 8, 16, 15, 8, 3, 3, 1, 1, 1, 1, 1, 1, true, false, 2},
      3,
      false},
     // NCHW in and out: onednn runs the primitive on its blocked layout and SILU over that scratch
@@ -222,7 +236,97 @@ OpCase build_fused(Generator& gen, sy_dtype dtype, const FusedSpec& spec) {
   return op_case;
 }
 
+// A drawn convolution: 1 to 3 images of up to 24 x 24 pixels; kernels 1 to 5 a side, stride 1 to
+// 3, dilation 1 or 2, padding up to the dilated kernel's reach; groups 1, or (grouped ops) 2, 3 or
+// depthwise with a channel multiplier of 1 or 2; bias; channels-last activations.
+ConvSpec draw_conv_spec(Generator& g, bool grouped, std::string& text) {
+  ConvSpec spec{};
+  spec.name = "";
+  spec.n = g.integer(1, 3);
+  const int64_t kind = grouped ? g.integer(0, 3) : 0;  // 0: groups 1, 1: 2, 2: 3, 3: depthwise
+  if (kind == 3) {
+    spec.c = draw_extent(g, 48);
+    spec.groups = static_cast<int32_t>(spec.c);
+    spec.o = spec.c * g.integer(1, 2);
+  } else {
+    spec.groups = static_cast<int32_t>(kind + 1);
+    spec.c = spec.groups * (kind == 0 ? draw_extent(g, 16) : g.integer(1, 4));
+    spec.o = spec.groups * (kind == 0 ? draw_extent(g, 16) : g.integer(1, 4));
+  }
+  const bool square = chance(g, 0.5);
+  spec.kh = g.integer(1, 5);
+  spec.kw = square ? spec.kh : g.integer(1, 5);
+  spec.stride_h = chance(g, 0.5) ? 1 : static_cast<int32_t>(g.integer(1, 3));
+  spec.stride_w = square ? spec.stride_h : static_cast<int32_t>(g.integer(1, 3));
+  spec.dilation_h = chance(g, 0.8) ? 1 : 2;
+  spec.dilation_w = square ? spec.dilation_h : (chance(g, 0.8) ? 1 : 2);
+  spec.pad_h = static_cast<int32_t>(g.integer(0, spec.dilation_h * (spec.kh - 1)));
+  spec.pad_w =
+      square ? spec.pad_h : static_cast<int32_t>(g.integer(0, spec.dilation_w * (spec.kw - 1)));
+  // At least one output pixel.
+  spec.h = std::max(draw_extent(g, 24), spec.dilation_h * (spec.kh - 1) + 1 - 2 * spec.pad_h);
+  spec.w = std::max(draw_extent(g, 24), spec.dilation_w * (spec.kw - 1) + 1 - 2 * spec.pad_w);
+  spec.bias = chance(g, 0.5);
+  spec.channels_last = chance(g, 0.3);
+  text = "n" + std::to_string(spec.n) + "c" + std::to_string(spec.c) + "h" +
+         std::to_string(spec.h) + "w" + std::to_string(spec.w) + "o" + std::to_string(spec.o) +
+         "/k" + std::to_string(spec.kh) + "x" + std::to_string(spec.kw) + "/s" +
+         std::to_string(spec.stride_h) + "x" + std::to_string(spec.stride_w) + "/p" +
+         std::to_string(spec.pad_h) + "x" + std::to_string(spec.pad_w) + "/d" +
+         std::to_string(spec.dilation_h) + "x" + std::to_string(spec.dilation_w);
+  if (grouped) text += "/g" + std::to_string(spec.groups);
+  if (spec.bias) text += "/bias";
+  if (spec.channels_last) text += "/channels_last";
+  return spec;
+}
+
+// A drawn fused convolution: a grouped convolution as above, each activation (CLIP with bounds
+// [0, 6] or [-0.5, 0.5]), with a residual half of the time (dense NCHW beside channels-last
+// activations a third of those times).
+FusedSpec draw_fused_spec(Generator& g, std::string& text) {
+  FusedSpec spec{};
+  spec.name = "";
+  spec.conv = draw_conv_spec(g, true, text);
+  spec.activation = static_cast<uint32_t>(g.integer(0, 3));
+  if (spec.activation == SY_ACTIVATION_CLIP) {
+    const bool relu6 = chance(g, 0.5);
+    spec.low = relu6 ? 0.0f : -0.5f;
+    spec.high = relu6 ? 6.0f : 0.5f;
+  }
+  spec.residual = chance(g, 0.5);
+  spec.nchw_residual = spec.residual && spec.conv.channels_last && chance(g, 0.33);
+  const char* const activations[] = {"NONE", "RELU", "CLIP", "SILU"};
+  text += std::string("/") + activations[spec.activation];
+  if (spec.residual) text += spec.nchw_residual ? "/residual_nchw" : "/residual";
+  return spec;
+}
+
 }  // namespace
+
+void add_drawn_conv_cases(CaseTable& table, uint64_t seed, int count) {
+  for (int i = 0; i < count; ++i) {
+    Generator g = drawn_spec_generator(seed, SY_OP_CONV2D_FUSED, i);
+    const sy_dtype dtype = draw_float_dtype(g);
+    std::string text;
+    const FusedSpec spec = draw_fused_spec(g, text);
+    add_case(table, SY_OP_CONV2D_FUSED, dtype, drawn_variant(i, text),
+             [dtype, spec](Generator& gen) { return build_fused(gen, dtype, spec); });
+  }
+  for (sy_op op : {SY_OP_CONV2D, SY_OP_CONV2D_BACKWARD_DATA, SY_OP_CONV2D_BACKWARD_WEIGHT,
+                   SY_OP_CONV2D_GROUPED, SY_OP_CONV2D_GROUPED_BACKWARD_DATA,
+                   SY_OP_CONV2D_GROUPED_BACKWARD_WEIGHT}) {
+    const bool grouped = op == SY_OP_CONV2D_GROUPED || op == SY_OP_CONV2D_GROUPED_BACKWARD_DATA ||
+                         op == SY_OP_CONV2D_GROUPED_BACKWARD_WEIGHT;
+    for (int i = 0; i < count; ++i) {
+      Generator g = drawn_spec_generator(seed, op, i);
+      const sy_dtype dtype = draw_float_dtype(g);
+      std::string text;
+      const ConvSpec spec = draw_conv_spec(g, grouped, text);
+      add_case(table, op, dtype, drawn_variant(i, text),
+               [op, dtype, spec](Generator& gen) { return build_conv(gen, op, dtype, spec); });
+    }
+  }
+}
 
 void add_conv_cases(CaseTable& table) {
   for (sy_dtype dtype : kFloatDtypes) {

@@ -112,7 +112,73 @@ OpCase build_inner_mismatch(Generator& gen) {
   return op_case;
 }
 
+// A drawn product: M and N up to 96, K up to 160 (one K in ten from 1000 to 1100, a weight
+// gradient's); no batch, or one or two batch axes where either operand may broadcast an axis or B
+// may be one shared matrix; transposes; a bias of [N], [M, 1], [M, N], [1] or the output's shape;
+// A stored column-major, B inside a padded buffer.
+MatmulSpec draw_matmul_spec(Generator& g, std::string& text) {
+  const int64_t m = draw_extent(g, 96), n = draw_extent(g, 96);
+  const int64_t k = chance(g, 0.1) ? g.integer(1000, 1100) : draw_extent(g, 160);
+  MatmulSpec spec;
+  spec.transpose_a = chance(g, 0.5);
+  spec.transpose_b = chance(g, 0.5);
+  Shape batch_a, batch_b;
+  const auto batch_rank = static_cast<size_t>(g.integer(0, 2) == 0 ? 0 : g.integer(1, 2));
+  const bool shared_b = batch_rank > 0 && chance(g, 0.25);
+  for (size_t i = 0; i < batch_rank; ++i) {
+    const int64_t extent = g.integer(1, 4);
+    const int who = static_cast<int>(g.integer(0, 3));  // 0: A broadcasts, 1: B broadcasts
+    batch_a.push_back(who == 0 ? 1 : extent);
+    if (!shared_b) batch_b.push_back(who == 1 ? 1 : extent);
+  }
+  spec.a = batch_a;
+  spec.a.push_back(spec.transpose_a ? k : m);
+  spec.a.push_back(spec.transpose_a ? m : k);
+  spec.b = batch_b;
+  spec.b.push_back(spec.transpose_b ? n : k);
+  spec.b.push_back(spec.transpose_b ? k : n);
+  text = "a" + join_extents(spec.a) + "/b" + join_extents(spec.b);
+  if (spec.transpose_a) text += "/transpose_a";
+  if (spec.transpose_b) text += "/transpose_b";
+  if (chance(g, 0.4)) {
+    spec.bias_present = true;
+    switch (g.integer(0, 4)) {
+      case 0:
+        spec.bias = {n};
+        break;
+      case 1:
+        spec.bias = {m, 1};
+        break;
+      case 2:
+        spec.bias = {m, n};
+        break;
+      case 3:
+        spec.bias = {1};
+        break;
+      default:
+        spec.bias = matmul_out_shape(spec);
+        break;
+    }
+    text += "/bias" + join_extents(spec.bias);
+  }
+  spec.permute_a = chance(g, 0.2);
+  spec.slice_b = chance(g, 0.2);
+  if (spec.permute_a) text += "/permuted_a";
+  if (spec.slice_b) text += "/sliced_b";
+  return spec;
+}
+
 }  // namespace
+
+void add_drawn_matmul_cases(CaseTable& table, uint64_t seed, int count) {
+  for (int i = 0; i < count; ++i) {
+    Generator g = drawn_spec_generator(seed, SY_OP_MATMUL, i);
+    const sy_dtype dtype = draw_float_dtype(g);
+    std::string text;
+    const MatmulSpec spec = draw_matmul_spec(g, text);
+    add_spec(table, dtype, drawn_variant(i, text), spec);
+  }
+}
 
 void add_matmul_cases(CaseTable& table) {
   for (sy_dtype dtype : kFloatDtypes) {

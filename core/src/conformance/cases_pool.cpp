@@ -1,5 +1,7 @@
 // MAX_POOL2D, AVG_POOL2D and their backward ops: overlapping and non-overlapping windows, padding
 // with and without count_include_pad, ragged edges, ties, and channels-last inputs.
+#include <algorithm>
+
 #include "conformance/cases.h"
 
 namespace switchyard::conformance {
@@ -108,7 +110,68 @@ void add_pool_op(CaseTable& table, sy_op op, sy_dtype dtype) {
   }
 }
 
+// A drawn pool: 1 to 3 images of 1 to 5 channels (channels-last, F32 only: up to 24), up to 20
+// rows of up to 70 columns; a 2x2 window of stride 2 a third of the time (onednn's own kernel on
+// rows of 14 columns and more), otherwise windows 1 to 4 a side, stride 1 to 4, padding up to half
+// the window. Max pooling gets pairwise distinct values, or small integers (ties: the first
+// maximum wins) a quarter of the time and whenever distinct values would not be exact in F16 or
+// BF16 (over 256 elements).
+struct DrawnPool {
+  PoolSpec spec;
+  bool count_include_pad = false;
+  bool ties = false;
+};
+
+DrawnPool draw_pool(Generator& g, sy_op op, sy_dtype dtype, std::string& text) {
+  DrawnPool drawn;
+  PoolSpec& spec = drawn.spec;
+  spec.name = "";
+  spec.channels_last = dtype == SY_DTYPE_F32 && chance(g, 0.25);
+  spec.n = g.integer(1, 3);
+  spec.c = spec.channels_last ? draw_extent(g, 24) : g.integer(1, 5);
+  if (chance(g, 0.33)) {
+    spec.kernel_h = spec.kernel_w = spec.stride_h = spec.stride_w = 2;
+    spec.pad_h = spec.pad_w = 0;
+  } else {
+    spec.kernel_h = static_cast<int32_t>(g.integer(1, 4));
+    spec.kernel_w = static_cast<int32_t>(g.integer(1, 4));
+    spec.stride_h = static_cast<int32_t>(g.integer(1, 4));
+    spec.stride_w = static_cast<int32_t>(g.integer(1, 4));
+    spec.pad_h = static_cast<int32_t>(g.integer(0, spec.kernel_h / 2));
+    spec.pad_w = static_cast<int32_t>(g.integer(0, spec.kernel_w / 2));
+  }
+  spec.h = std::max(draw_extent(g, 20), spec.kernel_h - 2 * int64_t{spec.pad_h});
+  spec.w = std::max(draw_extent(g, 70), spec.kernel_w - 2 * int64_t{spec.pad_w});
+  const bool avg = op == SY_OP_AVG_POOL2D || op == SY_OP_AVG_POOL2D_BACKWARD;
+  drawn.count_include_pad = avg && spec.padded() && chance(g, 0.5);
+  const bool exact_distinct = dtype == SY_DTYPE_F32 || spec.n * spec.c * spec.h * spec.w <= 256;
+  drawn.ties = !avg && (!exact_distinct || chance(g, 0.25));
+  text = join_extents({spec.n, spec.c, spec.h, spec.w}) + "/k" + std::to_string(spec.kernel_h) +
+         "x" + std::to_string(spec.kernel_w) + "/s" + std::to_string(spec.stride_h) + "x" +
+         std::to_string(spec.stride_w) + "/p" + std::to_string(spec.pad_h) + "x" +
+         std::to_string(spec.pad_w);
+  if (spec.channels_last) text += "/channels_last";
+  if (drawn.count_include_pad) text += "/count_include_pad";
+  if (drawn.ties) text += "/ties_first_max";
+  return drawn;
+}
+
 }  // namespace
+
+void add_drawn_pool_cases(CaseTable& table, uint64_t seed, int count) {
+  for (sy_op op :
+       {SY_OP_MAX_POOL2D, SY_OP_MAX_POOL2D_BACKWARD, SY_OP_AVG_POOL2D, SY_OP_AVG_POOL2D_BACKWARD}) {
+    for (int i = 0; i < count; ++i) {
+      Generator g = drawn_spec_generator(seed, op, i);
+      const sy_dtype dtype = draw_float_dtype(g);
+      std::string text;
+      const DrawnPool drawn = draw_pool(g, op, dtype, text);
+      add_case(table, op, dtype, drawn_variant(i, text), [op, dtype, drawn](Generator& gen) {
+        return build_pool(gen, op, dtype, drawn.spec, drawn.count_include_pad, drawn.ties);
+      });
+    }
+  }
+}
 
 void add_pool_cases(CaseTable& table) {
   for (sy_op op :

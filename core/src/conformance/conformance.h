@@ -42,6 +42,9 @@ struct Report {
 struct Options {
   std::string filter;  // only cases whose name contains this text; empty = all
   uint64_t seed = 1;
+  // Drawn cases per op of the drawn families, after the fixed table (cases.h: drawn_cases); 0 =
+  // none. Their shapes and parameters come from `seed` too.
+  int drawn = 0;
 };
 
 // Runs every case. Never throws; a case that errors is a failed case with the status as reason.

@@ -1,6 +1,7 @@
 // conformance::run: builds each case, runs it on the target and the reference, and judges it.
 #include <algorithm>
 #include <exception>
+#include <iterator>
 #include <string>
 
 #include "conformance/cases.h"
@@ -158,6 +159,9 @@ Report run(Device& target, Device& reference, const Options& options) {
   CaseTable table;
   try {
     table = all_cases();
+    CaseTable drawn = drawn_cases(options.seed, options.drawn);
+    table.insert(table.end(), std::make_move_iterator(drawn.begin()),
+                 std::make_move_iterator(drawn.end()));
   } catch (const std::exception& error) {
     CaseResult broken;
     broken.name = "conformance/table";

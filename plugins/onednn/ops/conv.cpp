@@ -66,6 +66,7 @@ struct ConvEntry : CachedPrimitive {
   ArgLayout first, second, third, fourth;  // the arguments in the order each op lists them
   ArgLayout residual;                      // CONV2D_FUSED's residual into the dst's layout
   dnnl::memory::desc scratchpad;
+  bool silu_pass = false;  // bf16 SILU as activation_pass: oneDNN could not build its post-op
 };
 
 int64_t output_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t dilation) {
@@ -240,12 +241,14 @@ int activation_threads(const OpContext& ctx, int64_t count) {
 // RELU, CLIP or SILU in place over `view`, one dense span: the primitive's dst (own_activation).
 void activation_pass(const OpContext& ctx, const TensorView& view, int threads) {
   const sy_conv2d_fused_params& f = ctx.params.conv2d_fused;
-  if (f.activation == SY_ACTIVATION_SILU) {  // f32
+  if (f.activation == SY_ACTIVATION_SILU && view.dtype == SY_DTYPE_F32) {
     return silu_in_place(view.as<float>(), view.numel(), threads);
   }
   const auto run = [&](auto type_tag) {
     using T = decltype(type_tag);
-    if (f.activation == SY_ACTIVATION_RELU) {
+    if (f.activation == SY_ACTIVATION_SILU) {
+      run_unary_kernel<T>(view, view, threads, fn::Silu{});
+    } else if (f.activation == SY_ACTIVATION_RELU) {
       run_unary_kernel<T>(view, view, threads, fn::Relu{});
     } else {
       run_unary_kernel<T>(view, view, threads, fn::Clip{f.low, f.high});
@@ -259,19 +262,19 @@ void activation_pass(const OpContext& ctx, const TensorView& view, int threads) 
 }
 
 // CONV2D_FUSED's residual and activation as oneDNN post-ops: a sum (the residual, placed in dst
-// before the primitive runs), then SILU in bf16 as an eltwise op (the others follow the primitive
-// as activation_pass). The plain 1x1 path takes none: oneDNN's gemm:jit applies them in a slow
-// pass of its own (MobileNetV2's twelve such layers took 28 ms with Clip fused that way, against
-// 2 ms blocked), so apply_conv_epilogue follows it instead.
+// before the primitive runs), then SILU in bf16 as an eltwise op unless `silu_pass` (the others
+// follow the primitive as activation_pass). The plain 1x1 path takes none: oneDNN's gemm:jit
+// applies them in a slow pass of its own (MobileNetV2's twelve such layers took 28 ms with Clip
+// fused that way, against 2 ms blocked), so apply_conv_epilogue follows it instead.
 dnnl::primitive_attr fused_attr(const OpContext& ctx, uint32_t dtype, bool plain,
-                                bool activation_post_op) {
+                                bool activation_post_op, bool silu_pass = false) {
   dnnl::primitive_attr attr = primitive_attr(ctx);
   if (ctx.op != SY_OP_CONV2D_FUSED || plain) return attr;
   const sy_conv2d_fused_params& f = ctx.params.conv2d_fused;
   dnnl::post_ops ops;
   if (f.has_residual != 0) ops.append_sum(1.0f);
   // oneDNN's swish keeps NaN (the special-value conformance cases check it).
-  if (f.activation == SY_ACTIVATION_SILU && !own_activation(ctx, dtype)) {
+  if (f.activation == SY_ACTIVATION_SILU && !own_activation(ctx, dtype) && !silu_pass) {
     ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_swish, 1.0f, 0.0f);
   }
   if (activation_post_op && f.activation == SY_ACTIVATION_RELU) {
@@ -511,9 +514,25 @@ void conv_forward(OpContext& ctx) {
         dnnl::memory::desc bias_desc = has_bias ? dnnl_desc(bias) : dnnl::memory::desc();
         auto pd = forward_pd(ctx, g, x.dtype, has_bias ? &bias_desc : nullptr,
                              fused_attr(ctx, x.dtype, epilogue_pass, activation_post_op), layout);
+        try {
+          e->primitive = dnnl::convolution_forward(pd);
+        } catch (const dnnl::error&) {
+          // oneDNN 2.6 describes grouped bf16 convolutions with the SILU post-op on its gemm
+          // implementation and then fails to build that post-op's kernel (found by the drawn
+          // conformance cases: groups 2 and 3, any kernel). The primitive without it, and SILU as
+          // a pass of ours after it.
+          const bool silu_post_op = ctx.op == SY_OP_CONV2D_FUSED && !epilogue_pass &&
+                                    ctx.params.conv2d_fused.activation == SY_ACTIVATION_SILU &&
+                                    !own_activation(ctx, x.dtype);
+          if (!silu_post_op) throw;
+          e->silu_pass = true;
+          pd =
+              forward_pd(ctx, g, x.dtype, has_bias ? &bias_desc : nullptr,
+                         fused_attr(ctx, x.dtype, epilogue_pass, activation_post_op, true), layout);
+          e->primitive = dnnl::convolution_forward(pd);
+        }
         if (residual_in_dst)
           e->residual = make_input_layout(engine, dnnl_desc(residual), pd.dst_desc());
-        e->primitive = dnnl::convolution_forward(pd);
         e->first = make_input_layout(engine, dnnl_desc(x), pd.src_desc());
         e->second = make_input_layout(engine, dnnl_desc(w), pd.weights_desc());
         if (has_bias) e->third = make_input_layout(engine, bias_desc, bias_desc);
@@ -546,7 +565,7 @@ void conv_forward(OpContext& ctx) {
   if (residual_in_pass) {  // dst is y, or a dense channels-last scratch: the residual's layout
     apply_conv_epilogue(static_cast<float*>(dst), residual.as<float>(), y.numel(),
                         ctx.params.conv2d_fused, activation_threads(ctx, y.numel()));
-  } else if (!plain && !activation_post_op && own_activation(ctx, x.dtype)) {
+  } else if (!plain && !activation_post_op && (own_activation(ctx, x.dtype) || entry->silu_pass)) {
     // dst is dense in the primitive's layout, whether it is y itself (which then has that layout)
     // or scratch: the activation runs over the whole span, padding included.
     const int64_t count =
@@ -622,6 +641,32 @@ dnnl::convolution_backward_weights::primitive_desc backward_weights_pd(
           hint};
 }
 
+// Whether some weight tap along one axis reads only padding at every output position (a 4-wide
+// kernel over a 1-column image padded by 3): its gradient is 0.
+bool axis_has_padding_only_tap(int64_t in, int64_t out, int64_t kernel, int64_t stride,
+                               int64_t dilation, int64_t pad) {
+  for (int64_t k = 0; k < kernel; ++k) {
+    bool reads_data = false;
+    for (int64_t i = 0; i < out && !reads_data; ++i) {
+      const int64_t at = i * stride - pad + k * dilation;
+      reads_data = at >= 0 && at < in;
+    }
+    if (!reads_data) return true;
+  }
+  return false;
+}
+
+// oneDNN 2.6's bf16 backward-weights kernel (AVX-512) reads scratchpad it never wrote for such
+// taps: their gradients came out as whatever the workspace held before (found by the drawn
+// conformance cases: 2.9e38 or NaN where the answer is 0). Those geometries get a zeroed
+// scratchpad; F32, and F16 (run through F32), were right without it.
+bool needs_zeroed_scratchpad(const ConvGeometry& g, uint32_t dtype) {
+  return dtype == SY_DTYPE_BF16 &&
+         (axis_has_padding_only_tap(g.h, g.oh, g.kh, g.strides[0], g.dilates[0] + 1,
+                                    g.padding[0]) ||
+          axis_has_padding_only_tap(g.w, g.ow, g.kw, g.strides[1], g.dilates[1] + 1, g.padding[1]));
+}
+
 void conv_backward_weight(OpContext& ctx) {
   const bool has_bias = ctx.params.conv2d.has_bias != 0;
   TensorView grad_y = ctx.in[0];
@@ -667,7 +712,8 @@ void conv_backward_weight(OpContext& ctx) {
                     {{DNNL_ARG_DIFF_DST, &entry->first.internal, diff_dst},
                      {DNNL_ARG_SRC, &entry->second.internal, src},
                      {DNNL_ARG_DIFF_WEIGHTS, &entry->third.internal, diff_wei},
-                     {DNNL_ARG_DIFF_BIAS, &entry->fourth.internal, diff_bias}});
+                     {DNNL_ARG_DIFF_BIAS, &entry->fourth.internal, diff_bias}},
+                    needs_zeroed_scratchpad(g, x.dtype));
   finish_output(ctx, entry->third, diff_wei, grad_w.data);
   if (has_bias) finish_output(ctx, entry->fourth, diff_bias, ctx.out[1].data);
 }

@@ -26,6 +26,9 @@ struct Gelu {
 struct Sigmoid {
   float operator()(float x) const { return 1.0f / (1.0f + std::exp(-x)); }
 };
+struct Silu {  // CONV2D_FUSED's activation where no kernel of ours or oneDNN's takes it
+  float operator()(float x) const { return x / (1.0f + std::exp(-x)); }
+};
 struct Tanh {
   float operator()(float x) const { return std::tanh(x); }
 };

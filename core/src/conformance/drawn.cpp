@@ -1,0 +1,99 @@
+// Drawn conformance cases (cases.h): the shared helpers and the table of every family's draws.
+#include <algorithm>
+#include <numeric>
+
+#include "conformance/cases.h"
+#include "conformance/op_names.h"
+
+namespace switchyard::conformance {
+
+Generator drawn_spec_generator(uint64_t seed, sy_op op, int index) {
+  return Generator(
+      Generator::seed_for_case(seed, "drawn/" + op_label(op) + "/" + std::to_string(index)));
+}
+
+std::string drawn_variant(int index, const std::string& spec_text) {
+  return "drawn" + std::to_string(index) + "/" + spec_text;
+}
+
+bool chance(Generator& gen, double probability) {
+  return gen.uniform(0.0, 1.0) < probability;
+}
+
+sy_dtype draw_float_dtype(Generator& gen) {
+  switch (gen.integer(0, 3)) {
+    case 0:
+      return SY_DTYPE_F16;
+    case 1:
+      return SY_DTYPE_BF16;
+    default:
+      return SY_DTYPE_F32;
+  }
+}
+
+int64_t draw_extent(Generator& gen, int64_t high) {
+  high = std::max<int64_t>(high, 1);
+  switch (gen.integer(0, 2)) {
+    case 0:
+      return gen.integer(1, std::min<int64_t>(8, high));
+    case 1: {
+      if (high < 15) break;
+      const int64_t multiple = 16 * gen.integer(1, (high + 1) / 16);
+      return std::clamp<int64_t>(multiple + gen.integer(-1, 1), 1, high);
+    }
+    default:
+      break;
+  }
+  return gen.integer(1, high);
+}
+
+std::vector<int> draw_storage_order(Generator& gen, size_t rank) {
+  if (rank < 2) return {};
+  std::vector<int> order(rank);
+  std::iota(order.begin(), order.end(), 0);
+  while (std::is_sorted(order.begin(), order.end())) {
+    for (size_t i = rank; i > 1; --i) {
+      std::swap(order[i - 1],
+                order[static_cast<size_t>(gen.integer(0, static_cast<int64_t>(i) - 1))]);
+    }
+  }
+  return order;
+}
+
+std::string join_extents(const Shape& shape, char separator) {
+  if (shape.empty()) return "rank0";
+  std::string text;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) text += separator;
+    text += std::to_string(shape[i]);
+  }
+  return text;
+}
+
+double drawn_tolerance(sy_op op, sy_dtype dtype) {
+  const double limit = default_tolerance(op, dtype);
+  return dtype == SY_DTYPE_F32 && limit >= 1e-10 ? std::max(limit, 1e-8) : limit;
+}
+
+CaseTable drawn_cases(uint64_t seed, int count) {
+  CaseTable table;
+  if (count <= 0) return table;
+  add_drawn_matmul_cases(table, seed, count);
+  add_drawn_binary_cases(table, seed, count);
+  add_drawn_reduce_cases(table, seed, count);
+  add_drawn_softmax_cases(table, seed, count);
+  add_drawn_conv_cases(table, seed, count);
+  add_drawn_pool_cases(table, seed, count);
+  add_drawn_layer_norm_cases(table, seed, count);
+  add_drawn_attention_cases(table, seed, count);
+  for (CaseDef& def : table) {
+    def.build = [build = std::move(def.build), op = def.op, dtype = def.dtype](Generator& gen) {
+      OpCase op_case = build(gen);
+      if (op_case.tolerance < 0.0) op_case.tolerance = drawn_tolerance(op, dtype);
+      return op_case;
+    };
+  }
+  return table;
+}
+
+}  // namespace switchyard::conformance
