@@ -120,7 +120,8 @@ TEST_CASE("conformance: drawn cases lie in their ops' domains and reproduce", "[
     dtypes.insert(result.dtype);
   }
   // Every op of the drawn families, 60 cases each, in all three float dtypes.
-  for (const char* op : {"matmul", "add", "cmp_eq", "reduce_sum", "reduce_max", "softmax",
+  for (const char* op : {"matmul", "gelu", "tanh_backward", "add", "cmp_eq", "reduce_sum",
+                         "reduce_max", "softmax", "lstm_sequence", "gru_sequence_backward",
                          "log_softmax_backward", "conv2d", "conv2d_grouped_backward_weight",
                          "conv2d_fused", "max_pool2d_backward", "avg_pool2d", "layer_norm_backward",
                          "scaled_dot_product_attention", "scaled_dot_product_attention_backward"}) {

@@ -102,6 +102,10 @@ int64_t draw_extent(Generator& gen, int64_t high);
 // A random permutation of 0..rank-1 other than the identity when rank >= 2 (empty for rank < 2).
 std::vector<int> draw_storage_order(Generator& gen, size_t rank);
 std::string join_extents(const Shape& shape, char separator = 'x');  // "4x1x5"
+// A shape of `rank` axes (>= 1) holding 40,000 to 300,000 elements, its last axis up to 1024 as
+// draw_extent draws it: large enough that backends split the op between threads (onednn: from
+// 32,768 elements a thread for plain loops, 16,384 for rows).
+Shape draw_large_shape(Generator& gen, size_t rank);
 // The NMSE limit a drawn case is judged at: docs/ops.md's, except that the ops that accumulate
 // (limit 1e-10 in F32) get 1e-8 (1e-4 relative) in F32. A drawn shape can make an output one sum
 // of many terms that nearly cancel (the single pixel of a 4x4 convolution over a 4x4 image, a
@@ -114,6 +118,7 @@ double drawn_tolerance(sy_op op, sy_dtype dtype);
 
 // Each family's drawn cases, beside its fixed ones.
 void add_drawn_matmul_cases(CaseTable& table, uint64_t seed, int count);
+void add_drawn_unary_cases(CaseTable& table, uint64_t seed, int count);
 void add_drawn_binary_cases(CaseTable& table, uint64_t seed, int count);
 void add_drawn_reduce_cases(CaseTable& table, uint64_t seed, int count);
 void add_drawn_softmax_cases(CaseTable& table, uint64_t seed, int count);
@@ -121,5 +126,6 @@ void add_drawn_conv_cases(CaseTable& table, uint64_t seed, int count);
 void add_drawn_pool_cases(CaseTable& table, uint64_t seed, int count);
 void add_drawn_layer_norm_cases(CaseTable& table, uint64_t seed, int count);
 void add_drawn_attention_cases(CaseTable& table, uint64_t seed, int count);
+void add_drawn_rnn_sequence_cases(CaseTable& table, uint64_t seed, int count);
 
 }  // namespace switchyard::conformance

@@ -121,7 +121,8 @@ constexpr FormVariant kForms[] = {
     {Form::kChannelsLastRows, "strided/channels_last_90x24_rows", false},
 };
 
-// A drawn call: an output of rank 0 to 4 (the last axis up to 40, the others up to 6); a and b
+// A drawn call: an output of rank 0 to 4 (the last axis up to 40, the others up to 6), or one in
+// seven of 40,000 to 300,000 elements over 1 to 3 axes; a and b
 // each take the output's shape with some axes 1 and some leading axes dropped; each operand dense,
 // stored in another axis order, inside a padded buffer, or expanded to the output's shape with
 // stride 0; the output dense or in a's axis order; or the scalar form.
@@ -175,9 +176,13 @@ DrawnLayout draw_operand_layout(Generator& g, const Shape& shape, const Shape& o
 
 DrawnBinarySpec draw_binary_spec(Generator& g, std::string& text) {
   DrawnBinarySpec spec;
-  const auto rank = static_cast<size_t>(g.integer(0, 4));
-  for (size_t i = 0; i < rank; ++i) {
-    spec.out.push_back(i + 1 == rank ? draw_extent(g, 40) : draw_extent(g, 6));
+  if (chance(g, 0.15)) {
+    spec.out = draw_large_shape(g, static_cast<size_t>(g.integer(1, 3)));
+  } else {
+    const auto rank = static_cast<size_t>(g.integer(0, 4));
+    for (size_t i = 0; i < rank; ++i) {
+      spec.out.push_back(i + 1 == rank ? draw_extent(g, 40) : draw_extent(g, 6));
+    }
   }
   if (chance(g, 0.1)) {
     spec.scalar = true;

@@ -91,7 +91,8 @@ void add_variant(CaseTable& table, sy_op op, sy_dtype dtype, sy_dtype stats_dtyp
            });
 }
 
-// A drawn layer norm: rank 1 to 4 (the last axis up to 300, the others up to 6), 1 to all axes
+// A drawn layer norm: rank 1 to 4 (the last axis up to 300, the others up to 6; one in seven
+// 40,000 to 300,000 elements), 1 to all axes
 // normalized (rows of 1 element or of 8 and more), x and grad_y stored in another axis order a
 // third of the time, statistics in the data dtype a third of the time when it is not F32.
 LayerNormSpec draw_layer_norm_spec(Generator& g, std::string& text) {
@@ -101,6 +102,7 @@ LayerNormSpec draw_layer_norm_spec(Generator& g, std::string& text) {
   for (size_t i = 0; i < rank; ++i) {
     spec.shape.push_back(i + 1 == rank ? draw_extent(g, 300) : draw_extent(g, 6));
   }
+  if (chance(g, 0.15)) spec.shape = draw_large_shape(g, rank);
   spec.normalized_rank = static_cast<uint32_t>(g.integer(1, static_cast<int64_t>(rank)));
   // In short rows every grad_x is a difference of nearly equal terms (with 2 elements x_hat is
   // +-s and grad_x a multiple of 1 - s^2 = eps / (var + eps); with 3, NMSE 1.5e-8 was seen): the

@@ -74,7 +74,8 @@ OpCase build_softmax(Generator& gen, sy_op op, sy_dtype dtype, const SoftmaxSpec
   return op_case;
 }
 
-// A drawn softmax: rank 1 to 4 (the softmax axis up to 300, the others up to 7), any axis, the
+// A drawn softmax: rank 1 to 4 (the softmax axis up to 300, the others up to 7; one in seven
+// 40,000 to 300,000 elements), any axis, the
 // inputs stored in another axis order a third of the time; no backward along 2 elements.
 SoftmaxSpec draw_softmax_spec(Generator& g, bool backward, std::string& text) {
   SoftmaxSpec spec;
@@ -85,6 +86,7 @@ SoftmaxSpec draw_softmax_spec(Generator& g, bool backward, std::string& text) {
     spec.shape.push_back(static_cast<int>(i) == spec.axis ? draw_extent(g, 300)
                                                           : draw_extent(g, 7));
   }
+  if (chance(g, 0.15)) spec.shape = draw_large_shape(g, rank);
   // Along 2 elements the backward's results are both differences of nearly equal terms once one
   // probability nears 1 (dx_0 = y_0 y_1 (g_0 - g_1), formed as y_0 (g_0 - y_0 g_0 - y_1 g_1)):
   // rounding decides them, which no relative tolerance can judge. Such axes get a third element.

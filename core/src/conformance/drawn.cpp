@@ -60,6 +60,18 @@ std::vector<int> draw_storage_order(Generator& gen, size_t rank) {
   return order;
 }
 
+Shape draw_large_shape(Generator& gen, size_t rank) {
+  const int64_t total = gen.integer(40000, 300000);
+  Shape shape(std::max<size_t>(rank, 1), 1);
+  shape.back() = rank <= 1 ? total : draw_extent(gen, 1024);
+  int64_t rest = std::max<int64_t>(1, total / shape.back());
+  for (size_t i = 0; i + 1 < shape.size(); ++i) {
+    shape[i] = i + 2 == shape.size() ? rest : gen.integer(1, std::min<int64_t>(rest, 8));
+    rest = std::max<int64_t>(1, rest / shape[i]);
+  }
+  return shape;
+}
+
 std::string join_extents(const Shape& shape, char separator) {
   if (shape.empty()) return "rank0";
   std::string text;
@@ -79,6 +91,7 @@ CaseTable drawn_cases(uint64_t seed, int count) {
   CaseTable table;
   if (count <= 0) return table;
   add_drawn_matmul_cases(table, seed, count);
+  add_drawn_unary_cases(table, seed, count);
   add_drawn_binary_cases(table, seed, count);
   add_drawn_reduce_cases(table, seed, count);
   add_drawn_softmax_cases(table, seed, count);
@@ -86,6 +99,7 @@ CaseTable drawn_cases(uint64_t seed, int count) {
   add_drawn_pool_cases(table, seed, count);
   add_drawn_layer_norm_cases(table, seed, count);
   add_drawn_attention_cases(table, seed, count);
+  add_drawn_rnn_sequence_cases(table, seed, count);
   for (CaseDef& def : table) {
     def.build = [build = std::move(def.build), op = def.op, dtype = def.dtype](Generator& gen) {
       OpCase op_case = build(gen);

@@ -20,8 +20,11 @@ struct Clip {
     return clipped > high ? high : clipped;
   }
 };
+// Phi(x) as erfc(-x / sqrt 2) / 2, not (1 + erf(x / sqrt 2)) / 2: below x = -3 the sum cancels to
+// 1e-3 of its terms, and GELU came out 1.3e-4 off (relative) there (found by the drawn
+// conformance cases on single values).
 struct Gelu {
-  float operator()(float x) const { return 0.5f * x * (1.0f + std::erf(x * kSqrtHalf)); }
+  float operator()(float x) const { return 0.5f * x * std::erfc(-x * kSqrtHalf); }
 };
 struct Sigmoid {
   float operator()(float x) const { return 1.0f / (1.0f + std::exp(-x)); }
@@ -58,7 +61,7 @@ struct ReluBackward {
 };
 struct GeluBackward {
   float operator()(float g, float x) const {
-    float cdf = 0.5f * (1.0f + std::erf(x * kSqrtHalf));
+    float cdf = 0.5f * std::erfc(-x * kSqrtHalf);
     float pdf = std::exp(-0.5f * x * x) * kInvSqrt2Pi;
     return g * (cdf + x * pdf);
   }
