@@ -119,16 +119,35 @@ TEST_CASE("conformance: drawn cases lie in their ops' domains and reproduce", "[
     ++per_op[result.op];
     dtypes.insert(result.dtype);
   }
-  // Every op of the drawn families, 60 cases each, in all three float dtypes.
-  for (const char* op : {"matmul", "gelu", "tanh_backward", "add", "cmp_eq", "reduce_sum",
-                         "reduce_max", "softmax", "lstm_sequence", "gru_sequence_backward",
-                         "log_softmax_backward", "conv2d", "conv2d_grouped_backward_weight",
-                         "conv2d_fused", "max_pool2d_backward", "avg_pool2d", "layer_norm_backward",
-                         "scaled_dot_product_attention", "scaled_dot_product_attention_backward"}) {
+  // Every op of the drawn families, 60 cases each, in all three float dtypes (and COPY, GATHER
+  // and SCATTER_ADD in the integer ones).
+  for (const char* op : {"matmul",
+                         "gelu",
+                         "tanh_backward",
+                         "add",
+                         "cmp_eq",
+                         "reduce_sum",
+                         "reduce_max",
+                         "argmax",
+                         "softmax",
+                         "lstm_sequence",
+                         "gru_sequence_backward",
+                         "copy",
+                         "scatter_add",
+                         "cross_entropy_backward",
+                         "log_softmax_backward",
+                         "conv2d",
+                         "conv2d_grouped_backward_weight",
+                         "conv2d_fused",
+                         "max_pool2d_backward",
+                         "avg_pool2d",
+                         "layer_norm_backward",
+                         "scaled_dot_product_attention",
+                         "scaled_dot_product_attention_backward"}) {
     INFO(op);
     CHECK(per_op[op] == 60);
   }
-  CHECK(dtypes == std::set<std::string>{"f32", "f16", "bf16"});
+  CHECK(dtypes == std::set<std::string>{"f32", "f16", "bf16", "i32", "i64"});
   // Fewer cases: the same first ones; another seed: other shapes.
   const conformance::Report& fewer = drawn_report(10, 7);
   for (const conformance::CaseResult& result : fewer.cases) {

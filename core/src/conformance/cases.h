@@ -127,5 +127,8 @@ void add_drawn_pool_cases(CaseTable& table, uint64_t seed, int count);
 void add_drawn_layer_norm_cases(CaseTable& table, uint64_t seed, int count);
 void add_drawn_attention_cases(CaseTable& table, uint64_t seed, int count);
 void add_drawn_rnn_sequence_cases(CaseTable& table, uint64_t seed, int count);
+void add_drawn_copy_cases(CaseTable& table, uint64_t seed, int count);
+void add_drawn_index_cases(CaseTable& table, uint64_t seed, int count);
+void add_drawn_cross_entropy_cases(CaseTable& table, uint64_t seed, int count);
 
 }  // namespace switchyard::conformance

@@ -62,7 +62,73 @@ OpCase build_index_out_of_range(Generator& gen, sy_op op, double bad_index) {
   return op_case;
 }
 
+// A drawn GATHER or SCATTER_ADD: data of rank 1 to 4 (the last axis up to 40, the others up to
+// 6) in any data dtype, along any axis, 1 to twice the axis's length of I32 or I64 indices
+// (repeats included), the data tensor stored in another axis order a third of the time.
+struct DrawnIndexSpec {
+  Shape data;
+  int axis = 0;
+  int64_t length = 1;
+  sy_dtype index_dtype = SY_DTYPE_I64;
+  std::vector<int> order;
+};
+
+DrawnIndexSpec draw_index_spec(Generator& g, std::string& text) {
+  DrawnIndexSpec spec;
+  const auto rank = static_cast<size_t>(g.integer(1, 4));
+  for (size_t i = 0; i < rank; ++i) {
+    spec.data.push_back(i + 1 == rank ? draw_extent(g, 40) : draw_extent(g, 6));
+  }
+  spec.axis = static_cast<int>(g.integer(0, static_cast<int64_t>(rank) - 1));
+  spec.length = g.integer(1, 2 * spec.data[static_cast<size_t>(spec.axis)]);
+  spec.index_dtype = chance(g, 0.5) ? SY_DTYPE_I32 : SY_DTYPE_I64;
+  if (chance(g, 0.33)) spec.order = draw_storage_order(g, rank);
+  text = join_extents(spec.data) + "/axis" + std::to_string(spec.axis) + "/" +
+         std::to_string(spec.length) + "_indices_" + dtype_label(spec.index_dtype);
+  if (!spec.order.empty()) {
+    text += "/stored" + join_extents(Shape(spec.order.begin(), spec.order.end()), '_');
+  }
+  return spec;
+}
+
+OpCase build_drawn_index(Generator& gen, sy_op op, sy_dtype dtype, const DrawnIndexSpec& spec) {
+  const auto axis = static_cast<size_t>(spec.axis);
+  Shape selected = spec.data;
+  selected[axis] = spec.length;
+  HostTensor indices =
+      random_integers(gen, spec.index_dtype, {spec.length}, 0, spec.data[axis] - 1);
+  const auto stored = [&](HostTensor t) {
+    return spec.order.empty() ? t : permuted_layout(t, spec.order);
+  };
+  OpCase op_case;
+  if (op == SY_OP_GATHER) {
+    op_case = make_op_case(op, {stored(data_tensor(gen, dtype, spec.data)), indices},
+                           {zeros(dtype, selected)});
+  } else {
+    op_case = make_op_case(op, {stored(data_tensor(gen, dtype, selected)), indices},
+                           {data_tensor(gen, dtype, spec.data)});
+  }
+  op_case.params.index.axis = spec.axis;
+  return op_case;
+}
+
 }  // namespace
+
+void add_drawn_index_cases(CaseTable& table, uint64_t seed, int count) {
+  const sy_dtype data_dtypes[] = {SY_DTYPE_F32, SY_DTYPE_F16, SY_DTYPE_BF16, SY_DTYPE_I32,
+                                  SY_DTYPE_I64};
+  for (sy_op op : {SY_OP_GATHER, SY_OP_SCATTER_ADD}) {
+    for (int i = 0; i < count; ++i) {
+      Generator g = drawn_spec_generator(seed, op, i);
+      const sy_dtype dtype = data_dtypes[g.integer(0, 4)];
+      std::string text;
+      const DrawnIndexSpec spec = draw_index_spec(g, text);
+      add_case(table, op, dtype, drawn_variant(i, text), [op, dtype, spec](Generator& gen) {
+        return build_drawn_index(gen, op, dtype, spec);
+      });
+    }
+  }
+}
 
 void add_index_cases(CaseTable& table) {
   const sy_dtype data_dtypes[] = {SY_DTYPE_F32, SY_DTYPE_F16, SY_DTYPE_BF16, SY_DTYPE_I32,

@@ -70,11 +70,11 @@ const ArgmaxSpec kArgmaxSpecs[] = {
     {0, false, SY_DTYPE_I32, false, true},
 };
 
-OpCase build_argmax(Generator& gen, sy_dtype dtype, const ArgmaxSpec& spec) {
-  const Shape shape = {5, 7, 3};
+OpCase build_argmax(Generator& gen, sy_dtype dtype, const ArgmaxSpec& spec,
+                    const Shape& shape = {5, 7, 3}, const std::vector<int>& order = {1, 2, 0}) {
   HostTensor x = spec.ties ? random_integers(gen, dtype, shape, -1, 1)
                            : distinct_tensor(gen, dtype, shape, 0.125);
-  if (spec.permuted) x = permuted_layout(x, {1, 2, 0});
+  if (spec.permuted) x = permuted_layout(x, order);
   const uint32_t mask = 1u << spec.axis;
   OpCase op_case = make_op_case(
       SY_OP_ARGMAX, {x}, {zeros(spec.index_dtype, reduced_shape(shape, mask, spec.keep_dims))});
@@ -111,6 +111,37 @@ ReduceSpec draw_reduce_spec(Generator& g, sy_op op, std::string& text) {
   return spec;
 }
 
+// A drawn ARGMAX: rank 1 to 4 (the last axis up to 70, the others up to 9; one in seven 40,000
+// to 300,000 elements), any axis, I32 or I64 indices, keep_dims or not; small integers (ties: the
+// smallest index wins) half of the time and whenever distinct values would not be exact in F16 or
+// BF16 (over 256 elements); the input stored in another axis order a third of the time.
+struct DrawnArgmax {
+  ArgmaxSpec spec;
+  Shape shape;
+  std::vector<int> order;
+};
+
+DrawnArgmax draw_argmax(Generator& g, sy_dtype dtype, std::string& text) {
+  DrawnArgmax drawn;
+  const auto rank = static_cast<size_t>(g.integer(1, 4));
+  for (size_t i = 0; i < rank; ++i) {
+    drawn.shape.push_back(i + 1 == rank ? draw_extent(g, 70) : draw_extent(g, 9));
+  }
+  if (chance(g, 0.15)) drawn.shape = draw_large_shape(g, rank);
+  drawn.spec.axis = static_cast<int>(g.integer(0, static_cast<int64_t>(rank) - 1));
+  drawn.spec.keep_dims = chance(g, 0.5);
+  drawn.spec.index_dtype = chance(g, 0.5) ? SY_DTYPE_I32 : SY_DTYPE_I64;
+  const bool exact_distinct = dtype == SY_DTYPE_F32 || shape_element_count(drawn.shape) <= 256;
+  drawn.spec.ties = !exact_distinct || chance(g, 0.5);
+  if (chance(g, 0.33)) drawn.order = draw_storage_order(g, rank);
+  drawn.spec.permuted = !drawn.order.empty();
+  text = join_extents(drawn.shape) + "/" + argmax_variant(drawn.spec);
+  if (drawn.spec.permuted) {
+    text += "/stored" + join_extents(Shape(drawn.order.begin(), drawn.order.end()), '_');
+  }
+  return drawn;
+}
+
 }  // namespace
 
 void add_drawn_reduce_cases(CaseTable& table, uint64_t seed, int count) {
@@ -123,6 +154,15 @@ void add_drawn_reduce_cases(CaseTable& table, uint64_t seed, int count) {
       add_case(table, op, dtype, drawn_variant(i, text),
                [op, dtype, spec](Generator& gen) { return build_reduce(gen, op, dtype, spec); });
     }
+  }
+  for (int i = 0; i < count; ++i) {
+    Generator g = drawn_spec_generator(seed, SY_OP_ARGMAX, i);
+    const sy_dtype dtype = draw_float_dtype(g);
+    std::string text;
+    const DrawnArgmax drawn = draw_argmax(g, dtype, text);
+    add_case(table, SY_OP_ARGMAX, dtype, drawn_variant(i, text), [dtype, drawn](Generator& gen) {
+      return build_argmax(gen, dtype, drawn.spec, drawn.shape, drawn.order);
+    });
   }
 }
 
