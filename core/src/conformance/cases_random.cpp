@@ -31,6 +31,9 @@ const RandomSpec kSpecs[] = {
     {"offset_above_2^32", 7, 0x00000001fffffff0ull, 0.5, 0.25, {64}, RandomLayout::kContiguous},
     {"permuted_output", 3, 100, -1.0, 1.0, {10, 20}, RandomLayout::kPermutedOutput},
     {"sliced_output", 5, 0, 2.0, 4.0, {6, 7}, RandomLayout::kSlicedOutput},
+    // Enough normals that some have a large radius sqrt(-2 log u1) and a small z, where an angle
+    // 2 pi u2 rounded to f32 moves z past the element bound (onednn did, until 2026-11-29).
+    {"seed11/offset0/large", 11, 0, 0.25, 0.5, {1 << 19}, RandomLayout::kContiguous},
 };
 
 OpCase build_random(Generator& gen, sy_op op, sy_dtype dtype, const RandomSpec& spec) {
@@ -55,7 +58,74 @@ OpCase build_negative_deviation(Generator&) {
   return op_case;
 }
 
+// A drawn call: any seed; an offset near 0, near a multiple of 2^32, near 2^64 (the counter
+// wraps) or anywhere; rank 0 to 3 (the last axis up to 70, the others up to 9; one in five 40,000
+// to 300,000 elements, split between threads); the output dense, in another axis order or inside
+// a padded buffer; bounds (a mean and deviation) from the draw too.
+RandomSpec draw_random_spec(Generator& g, std::string& text, std::vector<int>& order) {
+  RandomSpec spec{};
+  spec.name = "";
+  spec.seed = g.next_u64();
+  switch (g.integer(0, 3)) {
+    case 0:
+      spec.offset = static_cast<uint64_t>(g.integer(0, 100));
+      break;
+    case 1:
+      spec.offset = (static_cast<uint64_t>(g.integer(1, 1000)) << 32) -
+                    static_cast<uint64_t>(g.integer(0, 64));
+      break;
+    case 2:
+      spec.offset = ~uint64_t{0} - static_cast<uint64_t>(g.integer(0, 200));
+      break;
+    default:
+      spec.offset = g.next_u64();
+      break;
+  }
+  spec.a = g.uniform(-3.0, 3.0);
+  spec.b = spec.a + g.uniform(0.0, 4.0);
+  if (chance(g, 0.2)) {
+    spec.shape = draw_large_shape(g, static_cast<size_t>(g.integer(1, 3)));
+  } else {
+    const auto rank = static_cast<size_t>(g.integer(0, 3));
+    for (size_t i = 0; i < rank; ++i) {
+      spec.shape.push_back(i + 1 == rank ? draw_extent(g, 70) : draw_extent(g, 9));
+    }
+  }
+  spec.layout = static_cast<RandomLayout>(g.integer(0, 2));
+  if (spec.layout == RandomLayout::kPermutedOutput) {
+    order = draw_storage_order(g, spec.shape.size());
+    if (order.empty()) spec.layout = RandomLayout::kContiguous;
+  }
+  const char* const layouts[] = {"", "/permuted_output", "/sliced_output"};
+  text = join_extents(spec.shape) + "/seed" + std::to_string(spec.seed) + "/offset" +
+         std::to_string(spec.offset) + layouts[static_cast<int>(spec.layout)];
+  return spec;
+}
+
 }  // namespace
+
+void add_drawn_random_cases(CaseTable& table, uint64_t seed, int count) {
+  for (sy_op op : {SY_OP_RANDOM_UNIFORM, SY_OP_RANDOM_NORMAL}) {
+    for (int i = 0; i < count; ++i) {
+      Generator g = drawn_spec_generator(seed, op, i);
+      const sy_dtype dtype = draw_float_dtype(g);
+      std::string text;
+      std::vector<int> order;
+      RandomSpec spec = draw_random_spec(g, text, order);
+      // RANDOM_NORMAL's b is the deviation: the drawn span.
+      if (op == SY_OP_RANDOM_NORMAL) spec.b -= spec.a;
+      add_case(table, op, dtype, drawn_variant(i, text), [op, dtype, spec, order](Generator& gen) {
+        RandomSpec dense = spec;  // build_random's own permutation is for rank 2 only
+        if (!order.empty()) dense.layout = RandomLayout::kContiguous;
+        OpCase op_case = build_random(gen, op, dtype, dense);
+        if (!order.empty()) {
+          op_case.outputs[0] = permuted_layout(zeros(dtype, spec.shape), order);
+        }
+        return op_case;
+      });
+    }
+  }
+}
 
 void add_random_cases(CaseTable& table) {
   add_case(table, SY_OP_RANDOM_NORMAL, SY_DTYPE_F32, "error/negative_deviation",

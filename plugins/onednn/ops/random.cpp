@@ -116,7 +116,7 @@ void philox_block(uint64_t first, uint64_t seed, uint32_t* word0, uint32_t* word
 }
 
 constexpr float kTwoToMinus24 = 5.9604644775390625e-08f;
-constexpr float kTwoPi = 6.28318530717958647692f;
+constexpr double kTwoPiDouble = 6.28318530717958647692;
 
 struct Uniform {
   float low, high;
@@ -133,7 +133,11 @@ struct Normal {
   float operator()(uint32_t word0, uint32_t word1) const {
     const float u1 = static_cast<float>((word0 >> 8) + 1) * kTwoToMinus24;
     const float u2 = static_cast<float>(word1 >> 8) * kTwoToMinus24;
-    const float z = std::sqrt(-2.0f * std::log(u1)) * std::cos(kTwoPi * u2);
+    // The angle in double: 2 pi u2 rounded to f32 is up to 2.4e-7 off, which moves z by up to
+    // 1.4e-6 where |z| is small and sqrt(-2 log u1) is not, past docs/ops.md's bound (found by
+    // the drawn conformance cases over 300,000 samples).
+    const auto c = static_cast<float>(std::cos(kTwoPiDouble * static_cast<double>(u2)));
+    const float z = std::sqrt(-2.0f * std::log(u1)) * c;
     return mean + stddev * z;
   }
 };
