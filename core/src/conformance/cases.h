@@ -102,6 +102,27 @@ int64_t draw_extent(Generator& gen, int64_t high);
 // A random permutation of 0..rank-1 other than the identity when rank >= 2 (empty for rank < 2).
 std::vector<int> draw_storage_order(Generator& gen, size_t rank);
 std::string join_extents(const Shape& shape, char separator = 'x');  // "4x1x5"
+// "/<label>2_0_1" for an axis order in a case name; "" for an empty order.
+std::string order_text(const std::string& label, const std::vector<int>& order);
+// `rank` extents from draw_extent: the last up to `last_high`, the others up to `other_high`.
+Shape draw_shape(Generator& gen, size_t rank, int64_t last_high, int64_t other_high);
+
+// How a drawn operand of some shape is stored: dense, in another axis order, inside a buffer
+// padded by 1 on every axis, or broadcast with stride 0 from its own `source` shape (the shape
+// with some axes 1).
+struct OperandLayout {
+  std::vector<int> order;  // empty: not permuted
+  bool sliced = false;
+  Shape source;  // empty: not broadcast
+};
+// One of the four, each a quarter of the time (dense where the one drawn does not apply, and
+// instead of a broadcast for an output: `may_broadcast` false), its name appended to `text` after
+// `role` ("/x_stored2_0_1", "/x_sliced", "/x_broadcast_from4x1").
+OperandLayout draw_operand_layout(Generator& gen, const Shape& shape, const std::string& role,
+                                  std::string& text, bool may_broadcast = true);
+// `dense` (of layout.source's shape when broadcast, else of `shape`) laid out as `layout` says.
+HostTensor lay_out_operand(Generator& gen, const HostTensor& dense, const OperandLayout& layout,
+                           const Shape& shape);
 // A shape of `rank` axes (>= 1) holding 40,000 to 300,000 elements, its last axis up to 1024 as
 // draw_extent draws it: large enough that backends split the op between threads (onednn: from
 // 32,768 elements a thread for plain loops, 16,384 for rows).

@@ -180,9 +180,7 @@ DrawnBinarySpec draw_binary_spec(Generator& g, std::string& text) {
     spec.out = draw_large_shape(g, static_cast<size_t>(g.integer(1, 3)));
   } else {
     const auto rank = static_cast<size_t>(g.integer(0, 4));
-    for (size_t i = 0; i < rank; ++i) {
-      spec.out.push_back(i + 1 == rank ? draw_extent(g, 40) : draw_extent(g, 6));
-    }
+    spec.out = draw_shape(g, rank, 40, 6);
   }
   if (chance(g, 0.1)) {
     spec.scalar = true;

@@ -152,13 +152,12 @@ void add_fill_cases(CaseTable& table) {
 
 // A drawn COPY: rank 0 to 5 (the last axis up to 40, the others up to 6; one in six 40,000 to
 // 300,000 elements), any source and destination dtype, the source dense, stored in another axis
-// order, inside a padded buffer or broadcast with stride 0, the destination dense, in another
-// axis order or inside a padded buffer.
+// order, inside a padded buffer or broadcast with stride 0 (OperandLayout), the destination dense,
+// in another axis order or inside a padded buffer.
 struct DrawnCopySpec {
   sy_dtype from = SY_DTYPE_F32;
-  Shape shape, source;  // source: the broadcast input's own shape (empty: not broadcast)
-  std::vector<int> in_order, out_order;
-  bool sliced_in = false, sliced_out = false;
+  Shape shape;
+  OperandLayout in, out;  // out never broadcast
 };
 
 DrawnCopySpec draw_copy_spec(Generator& g, std::string& text) {
@@ -167,59 +166,18 @@ DrawnCopySpec draw_copy_spec(Generator& g, std::string& text) {
   if (chance(g, 0.17)) {
     spec.shape = draw_large_shape(g, static_cast<size_t>(g.integer(1, 4)));
   } else {
-    const auto rank = static_cast<size_t>(g.integer(0, 5));
-    for (size_t i = 0; i < rank; ++i) {
-      spec.shape.push_back(i + 1 == rank ? draw_extent(g, 40) : draw_extent(g, 6));
-    }
+    spec.shape = draw_shape(g, static_cast<size_t>(g.integer(0, 5)), 40, 6);
   }
   text = "from_" + dtype_label(spec.from) + "/" + join_extents(spec.shape);
-  switch (g.integer(0, 3)) {
-    case 0:
-      spec.in_order = draw_storage_order(g, spec.shape.size());
-      if (!spec.in_order.empty()) {
-        text += "/in" + join_extents(Shape(spec.in_order.begin(), spec.in_order.end()), '_');
-      }
-      break;
-    case 1:
-      spec.sliced_in = true;
-      text += "/sliced_in";
-      break;
-    case 2:
-      if (spec.shape.empty()) break;
-      spec.source = spec.shape;
-      for (int64_t& extent : spec.source) {
-        if (chance(g, 0.5)) extent = 1;
-      }
-      text += "/broadcast_from" + join_extents(spec.source);
-      break;
-    default:
-      break;
-  }
-  switch (g.integer(0, 2)) {
-    case 0:
-      spec.out_order = draw_storage_order(g, spec.shape.size());
-      if (!spec.out_order.empty()) {
-        text += "/out" + join_extents(Shape(spec.out_order.begin(), spec.out_order.end()), '_');
-      }
-      break;
-    case 1:
-      spec.sliced_out = true;
-      text += "/sliced_out";
-      break;
-    default:
-      break;
-  }
+  spec.in = draw_operand_layout(g, spec.shape, "in", text);
+  spec.out = draw_operand_layout(g, spec.shape, "out", text, false);
   return spec;
 }
 
 OpCase build_drawn_copy(Generator& gen, sy_dtype to, const DrawnCopySpec& spec) {
-  HostTensor x = copy_source(gen, spec.from, to, spec.source.empty() ? spec.shape : spec.source);
-  if (!spec.source.empty()) x = broadcast_layout(x, spec.shape);
-  if (!spec.in_order.empty()) x = permuted_layout(x, spec.in_order);
-  if (spec.sliced_in) x = sliced_layout(x, 1, gen);
-  HostTensor out = zeros(to, spec.shape);
-  if (!spec.out_order.empty()) out = permuted_layout(out, spec.out_order);
-  if (spec.sliced_out) out = sliced_layout(out, 1, gen);
+  const Shape& source = spec.in.source.empty() ? spec.shape : spec.in.source;
+  HostTensor x = lay_out_operand(gen, copy_source(gen, spec.from, to, source), spec.in, spec.shape);
+  HostTensor out = lay_out_operand(gen, zeros(to, spec.shape), spec.out, spec.shape);
   return make_op_case(SY_OP_COPY, {x}, {out});
 }
 

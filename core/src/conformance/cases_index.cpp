@@ -76,18 +76,14 @@ struct DrawnIndexSpec {
 DrawnIndexSpec draw_index_spec(Generator& g, std::string& text) {
   DrawnIndexSpec spec;
   const auto rank = static_cast<size_t>(g.integer(1, 4));
-  for (size_t i = 0; i < rank; ++i) {
-    spec.data.push_back(i + 1 == rank ? draw_extent(g, 40) : draw_extent(g, 6));
-  }
+  spec.data = draw_shape(g, rank, 40, 6);
   spec.axis = static_cast<int>(g.integer(0, static_cast<int64_t>(rank) - 1));
   spec.length = g.integer(1, 2 * spec.data[static_cast<size_t>(spec.axis)]);
   spec.index_dtype = chance(g, 0.5) ? SY_DTYPE_I32 : SY_DTYPE_I64;
   if (chance(g, 0.33)) spec.order = draw_storage_order(g, rank);
   text = join_extents(spec.data) + "/axis" + std::to_string(spec.axis) + "/" +
          std::to_string(spec.length) + "_indices_" + dtype_label(spec.index_dtype);
-  if (!spec.order.empty()) {
-    text += "/stored" + join_extents(Shape(spec.order.begin(), spec.order.end()), '_');
-  }
+  text += order_text("stored", spec.order);
   return spec;
 }
 

@@ -99,9 +99,7 @@ LayerNormSpec draw_layer_norm_spec(Generator& g, std::string& text) {
   LayerNormSpec spec;
   spec.name = "";
   const auto rank = static_cast<size_t>(g.integer(1, 4));
-  for (size_t i = 0; i < rank; ++i) {
-    spec.shape.push_back(i + 1 == rank ? draw_extent(g, 300) : draw_extent(g, 6));
-  }
+  spec.shape = draw_shape(g, rank, 300, 6);
   if (chance(g, 0.15)) spec.shape = draw_large_shape(g, rank);
   spec.normalized_rank = static_cast<uint32_t>(g.integer(1, static_cast<int64_t>(rank)));
   // In short rows every grad_x is a difference of nearly equal terms (with 2 elements x_hat is
@@ -112,10 +110,7 @@ LayerNormSpec draw_layer_norm_spec(Generator& g, std::string& text) {
   if (row >= 2 && row < 8) spec.shape.back() *= (8 + row - 1) / row;
   if (chance(g, 0.33)) spec.storage_order = draw_storage_order(g, rank);
   text = join_extents(spec.shape) + "/rank" + std::to_string(spec.normalized_rank);
-  if (!spec.storage_order.empty()) {
-    text +=
-        "/stored" + join_extents(Shape(spec.storage_order.begin(), spec.storage_order.end()), '_');
-  }
+  text += order_text("stored", spec.storage_order);
   return spec;
 }
 

@@ -87,9 +87,7 @@ RandomSpec draw_random_spec(Generator& g, std::string& text, std::vector<int>& o
     spec.shape = draw_large_shape(g, static_cast<size_t>(g.integer(1, 3)));
   } else {
     const auto rank = static_cast<size_t>(g.integer(0, 3));
-    for (size_t i = 0; i < rank; ++i) {
-      spec.shape.push_back(i + 1 == rank ? draw_extent(g, 70) : draw_extent(g, 9));
-    }
+    spec.shape = draw_shape(g, rank, 70, 9);
   }
   spec.layout = static_cast<RandomLayout>(g.integer(0, 2));
   if (spec.layout == RandomLayout::kPermutedOutput) {

@@ -95,19 +95,14 @@ ReduceSpec draw_reduce_spec(Generator& g, sy_op op, std::string& text) {
   spec.name = "";
   spec.positive = op != SY_OP_REDUCE_MAX;
   const auto rank = static_cast<size_t>(g.integer(1, 4));
-  for (size_t i = 0; i < rank; ++i) {
-    spec.shape.push_back(i + 1 == rank ? draw_extent(g, 70) : draw_extent(g, 9));
-  }
+  spec.shape = draw_shape(g, rank, 70, 9);
   if (chance(g, 0.15)) spec.shape = draw_large_shape(g, rank);
   spec.axes_mask = static_cast<uint32_t>(g.integer(0, (int64_t{1} << rank) - 1));
   spec.keep_dims = chance(g, 0.5);
   if (chance(g, 0.33)) spec.storage_order = draw_storage_order(g, rank);
   text = join_extents(spec.shape) + "/axes_mask" + std::to_string(spec.axes_mask);
   if (spec.keep_dims) text += "/keep_dims";
-  if (!spec.storage_order.empty()) {
-    text +=
-        "/stored" + join_extents(Shape(spec.storage_order.begin(), spec.storage_order.end()), '_');
-  }
+  text += order_text("stored", spec.storage_order);
   return spec;
 }
 
@@ -124,9 +119,7 @@ struct DrawnArgmax {
 DrawnArgmax draw_argmax(Generator& g, sy_dtype dtype, std::string& text) {
   DrawnArgmax drawn;
   const auto rank = static_cast<size_t>(g.integer(1, 4));
-  for (size_t i = 0; i < rank; ++i) {
-    drawn.shape.push_back(i + 1 == rank ? draw_extent(g, 70) : draw_extent(g, 9));
-  }
+  drawn.shape = draw_shape(g, rank, 70, 9);
   if (chance(g, 0.15)) drawn.shape = draw_large_shape(g, rank);
   drawn.spec.axis = static_cast<int>(g.integer(0, static_cast<int64_t>(rank) - 1));
   drawn.spec.keep_dims = chance(g, 0.5);
@@ -137,7 +130,7 @@ DrawnArgmax draw_argmax(Generator& g, sy_dtype dtype, std::string& text) {
   drawn.spec.permuted = !drawn.order.empty();
   text = join_extents(drawn.shape) + "/" + argmax_variant(drawn.spec);
   if (drawn.spec.permuted) {
-    text += "/stored" + join_extents(Shape(drawn.order.begin(), drawn.order.end()), '_');
+    text += order_text("stored", drawn.order);
   }
   return drawn;
 }

@@ -94,10 +94,7 @@ SoftmaxSpec draw_softmax_spec(Generator& g, bool backward, std::string& text) {
   if (backward && extent == 2) extent = 3;
   if (chance(g, 0.33)) spec.storage_order = draw_storage_order(g, rank);
   text = join_extents(spec.shape) + "/axis" + std::to_string(spec.axis);
-  if (!spec.storage_order.empty()) {
-    text +=
-        "/stored" + join_extents(Shape(spec.storage_order.begin(), spec.storage_order.end()), '_');
-  }
+  text += order_text("stored", spec.storage_order);
   return spec;
 }
 

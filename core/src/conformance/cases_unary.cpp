@@ -102,9 +102,8 @@ constexpr LayoutVariant kLayouts[] = {
 // or inside a padded buffer.
 struct DrawnUnarySpec {
   Shape shape;
-  Shape source;  // the broadcast input's own shape (empty: not broadcast)
-  std::vector<int> order;
-  bool sliced_input = false, sliced_output = false;
+  OperandLayout input;  // x's, and a backward's grad_out's
+  bool sliced_output = false;
 };
 
 DrawnUnarySpec draw_unary_spec(Generator& g, std::string& text) {
@@ -112,47 +111,21 @@ DrawnUnarySpec draw_unary_spec(Generator& g, std::string& text) {
   if (chance(g, 0.2)) {
     spec.shape = draw_large_shape(g, static_cast<size_t>(g.integer(1, 3)));
   } else {
-    const auto rank = static_cast<size_t>(g.integer(0, 4));
-    for (size_t i = 0; i < rank; ++i) {
-      spec.shape.push_back(i + 1 == rank ? draw_extent(g, 40) : draw_extent(g, 6));
-    }
+    spec.shape = draw_shape(g, static_cast<size_t>(g.integer(0, 4)), 40, 6);
   }
   text = join_extents(spec.shape);
-  switch (g.integer(0, 4)) {
-    case 0:
-      spec.order = draw_storage_order(g, spec.shape.size());
-      if (!spec.order.empty()) {
-        text += "/stored" + join_extents(Shape(spec.order.begin(), spec.order.end()), '_');
-      }
-      break;
-    case 1:
-      spec.sliced_input = true;
-      text += "/sliced_input";
-      break;
-    case 2:
-      if (spec.shape.empty()) break;
-      spec.source = spec.shape;
-      for (int64_t& extent : spec.source) {
-        if (chance(g, 0.5)) extent = 1;
-      }
-      text += "/broadcast_from" + join_extents(spec.source);
-      break;
-    default:
-      break;
-  }
+  spec.input = draw_operand_layout(g, spec.shape, "in", text);
   spec.sliced_output = chance(g, 0.25);
-  if (spec.sliced_output) text += "/sliced_output";
+  if (spec.sliced_output) text += "/out_sliced";
   return spec;
 }
 
 HostTensor drawn_input(Generator& gen, sy_op op, sy_dtype dtype, const DrawnUnarySpec& spec,
                        bool values_of_op) {
-  const Shape& shape = spec.source.empty() ? spec.shape : spec.source;
+  const Shape& shape = spec.input.source.empty() ? spec.shape : spec.input.source;
   HostTensor x = values_of_op ? unary_input(gen, op, dtype, shape)
                               : random_tensor(gen, dtype, shape, -2.0, 2.0);
-  if (!spec.source.empty()) return broadcast_layout(x, spec.shape);
-  if (!spec.order.empty()) return permuted_layout(x, spec.order);
-  return spec.sliced_input ? sliced_layout(x, 1, gen) : x;
+  return lay_out_operand(gen, x, spec.input, spec.shape);
 }
 
 OpCase build_drawn_unary(Generator& gen, sy_op op, sy_dtype dtype, const DrawnUnarySpec& spec) {

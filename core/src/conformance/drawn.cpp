@@ -72,6 +72,52 @@ Shape draw_large_shape(Generator& gen, size_t rank) {
   return shape;
 }
 
+std::string order_text(const std::string& label, const std::vector<int>& order) {
+  if (order.empty()) return "";
+  return "/" + label + join_extents(Shape(order.begin(), order.end()), '_');
+}
+
+Shape draw_shape(Generator& gen, size_t rank, int64_t last_high, int64_t other_high) {
+  Shape shape;
+  for (size_t i = 0; i < rank; ++i) {
+    shape.push_back(draw_extent(gen, i + 1 == rank ? last_high : other_high));
+  }
+  return shape;
+}
+
+OperandLayout draw_operand_layout(Generator& gen, const Shape& shape, const std::string& role,
+                                  std::string& text, bool may_broadcast) {
+  OperandLayout layout;
+  switch (gen.integer(0, 3)) {
+    case 0:
+      layout.order = draw_storage_order(gen, shape.size());
+      text += order_text(role + "_stored", layout.order);
+      break;
+    case 1:
+      layout.sliced = true;
+      text += "/" + role + "_sliced";
+      break;
+    case 2:
+      if (shape.empty() || !may_broadcast) break;
+      layout.source = shape;
+      for (int64_t& extent : layout.source) {
+        if (chance(gen, 0.5)) extent = 1;
+      }
+      text += "/" + role + "_broadcast_from" + join_extents(layout.source);
+      break;
+    default:
+      break;
+  }
+  return layout;
+}
+
+HostTensor lay_out_operand(Generator& gen, const HostTensor& dense, const OperandLayout& layout,
+                           const Shape& shape) {
+  if (!layout.source.empty()) return broadcast_layout(dense, shape);
+  if (!layout.order.empty()) return permuted_layout(dense, layout.order);
+  return layout.sliced ? sliced_layout(dense, 1, gen) : dense;
+}
+
 std::string join_extents(const Shape& shape, char separator) {
   if (shape.empty()) return "rank0";
   std::string text;
