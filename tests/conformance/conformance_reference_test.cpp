@@ -136,6 +136,7 @@ TEST_CASE("conformance: drawn cases lie in their ops' domains and reproduce", "[
                          "scatter_add",
                          "cross_entropy_backward",
                          "random_normal",
+                         "adam_update",
                          "log_softmax_backward",
                          "conv2d",
                          "conv2d_grouped_backward_weight",

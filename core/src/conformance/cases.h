@@ -153,5 +153,6 @@ void add_drawn_copy_cases(CaseTable& table, uint64_t seed, int count);
 void add_drawn_index_cases(CaseTable& table, uint64_t seed, int count);
 void add_drawn_cross_entropy_cases(CaseTable& table, uint64_t seed, int count);
 void add_drawn_random_cases(CaseTable& table, uint64_t seed, int count);
+void add_drawn_optimizer_cases(CaseTable& table, uint64_t seed, int count);
 
 }  // namespace switchyard::conformance

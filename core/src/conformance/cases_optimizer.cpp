@@ -24,11 +24,11 @@ const SgdSpec kSgdSpecs[] = {
     {"nesterov/weight_decay0.05", 0.1, 0.5, 0.0, 0.05, true},
 };
 
-OpCase build_sgd(Generator& gen, sy_dtype dtype, const SgdSpec& spec) {
-  std::vector<HostTensor> inputs = {random_tensor(gen, dtype, kShape, -2.0, 2.0),
-                                    random_tensor(gen, dtype, kShape, -1.0, 1.0)};
+OpCase build_sgd(Generator& gen, sy_dtype dtype, const SgdSpec& spec, const Shape& shape = kShape) {
+  std::vector<HostTensor> inputs = {random_tensor(gen, dtype, shape, -2.0, 2.0),
+                                    random_tensor(gen, dtype, shape, -1.0, 1.0)};
   // A non-zero buffer stands for a later step.
-  if (spec.momentum != 0.0) inputs.push_back(random_tensor(gen, dtype, kShape, -0.5, 0.5));
+  if (spec.momentum != 0.0) inputs.push_back(random_tensor(gen, dtype, shape, -0.5, 0.5));
   OpCase op_case = make_op_case(SY_OP_SGD_UPDATE, inputs, {});
   op_case.updated_inputs = {0};
   if (spec.momentum != 0.0) op_case.updated_inputs.push_back(2);
@@ -55,13 +55,14 @@ const AdamSpec kAdamSpecs[] = {
     {"adamw/step500/weight_decay0.01", 3e-3, 0.8, 0.99, 1e-6, 0.01, true, 500},
 };
 
-OpCase build_adam(Generator& gen, sy_dtype dtype, const AdamSpec& spec) {
-  HostTensor param = random_tensor(gen, dtype, kShape, -2.0, 2.0);
-  HostTensor grad = random_tensor(gen, dtype, kShape, -1.0, 1.0);
+OpCase build_adam(Generator& gen, sy_dtype dtype, const AdamSpec& spec,
+                  const Shape& shape = kShape) {
+  HostTensor param = random_tensor(gen, dtype, shape, -2.0, 2.0);
+  HostTensor grad = random_tensor(gen, dtype, shape, -1.0, 1.0);
   // The caller zeroes m and v before step 1; later steps start from earlier moments.
   const bool first = spec.step == 1;
-  HostTensor m = first ? zeros(dtype, kShape) : random_tensor(gen, dtype, kShape, -0.1, 0.1);
-  HostTensor v = first ? zeros(dtype, kShape) : random_tensor(gen, dtype, kShape, 1e-3, 1e-2);
+  HostTensor m = first ? zeros(dtype, shape) : random_tensor(gen, dtype, shape, -0.1, 0.1);
+  HostTensor v = first ? zeros(dtype, shape) : random_tensor(gen, dtype, shape, 1e-3, 1e-2);
   OpCase op_case = make_op_case(SY_OP_ADAM_UPDATE, {param, grad, m, v}, {});
   op_case.updated_inputs = {0, 2, 3};
   sy_adam_params& params = op_case.params.adam;
@@ -75,7 +76,76 @@ OpCase build_adam(Generator& gen, sy_dtype dtype, const AdamSpec& spec) {
   return op_case;
 }
 
+// A drawn parameter tensor: rank 1 to 3 (the last axis up to 300, the others up to 8), or one in
+// four 40,000 to 300,000 elements (split between threads).
+Shape draw_parameter_shape(Generator& g) {
+  const auto rank = static_cast<size_t>(g.integer(1, 3));
+  return chance(g, 0.25) ? draw_large_shape(g, rank) : draw_shape(g, rank, 300, 8);
+}
+
+std::string number_text(double value) {
+  std::string text = std::to_string(value);
+  text.erase(text.find_last_not_of('0') + 1);
+  return text.back() == '.' ? text + "0" : text;
+}
+
+// A drawn SGD_UPDATE: learning rate, momentum (none a quarter of the time), dampening, weight
+// decay and nesterov (with momentum and no dampening, as PyTorch allows it) all drawn.
+SgdSpec draw_sgd_spec(Generator& g, std::string& text) {
+  SgdSpec spec{};
+  spec.name = "";
+  spec.lr = g.uniform(1e-3, 0.5);
+  spec.momentum = chance(g, 0.25) ? 0.0 : g.uniform(0.1, 0.99);
+  spec.dampening = chance(g, 0.5) ? 0.0 : g.uniform(0.0, 0.5);
+  spec.weight_decay = chance(g, 0.5) ? 0.0 : g.uniform(0.0, 0.1);
+  spec.nesterov = spec.momentum != 0.0 && spec.dampening == 0.0 && chance(g, 0.5);
+  text = "lr" + number_text(spec.lr) + "/momentum" + number_text(spec.momentum) + "/dampening" +
+         number_text(spec.dampening) + "/weight_decay" + number_text(spec.weight_decay) +
+         (spec.nesterov ? "/nesterov" : "");
+  return spec;
+}
+
+// A drawn ADAM_UPDATE: Adam or AdamW, step 1 to 10,000, betas, epsilon and weight decay drawn.
+AdamSpec draw_adam_spec(Generator& g, std::string& text) {
+  AdamSpec spec{};
+  spec.name = "";
+  spec.lr = g.uniform(1e-4, 1e-1);
+  spec.beta1 = g.uniform(0.5, 0.95);
+  spec.beta2 = g.uniform(0.9, 0.9999);
+  spec.epsilon = chance(g, 0.5) ? 1e-8 : 1e-6;
+  spec.weight_decay = chance(g, 0.5) ? 0.0 : g.uniform(0.0, 0.1);
+  spec.decoupled = chance(g, 0.5);
+  spec.step = chance(g, 0.25) ? 1 : g.integer(2, 10000);
+  text = std::string(spec.decoupled ? "adamw" : "adam") + "/step" + std::to_string(spec.step) +
+         "/lr" + number_text(spec.lr) + "/betas" + number_text(spec.beta1) + "_" +
+         number_text(spec.beta2) + "/weight_decay" + number_text(spec.weight_decay);
+  return spec;
+}
+
 }  // namespace
+
+void add_drawn_optimizer_cases(CaseTable& table, uint64_t seed, int count) {
+  for (int i = 0; i < count; ++i) {
+    Generator g = drawn_spec_generator(seed, SY_OP_SGD_UPDATE, i);
+    const sy_dtype dtype = draw_float_dtype(g);
+    const Shape shape = draw_parameter_shape(g);
+    std::string text = join_extents(shape) + "/";
+    std::string spec_text;
+    const SgdSpec spec = draw_sgd_spec(g, spec_text);
+    add_case(table, SY_OP_SGD_UPDATE, dtype, drawn_variant(i, text + spec_text),
+             [dtype, spec, shape](Generator& gen) { return build_sgd(gen, dtype, spec, shape); });
+  }
+  for (int i = 0; i < count; ++i) {
+    Generator g = drawn_spec_generator(seed, SY_OP_ADAM_UPDATE, i);
+    const sy_dtype dtype = draw_float_dtype(g);
+    const Shape shape = draw_parameter_shape(g);
+    std::string text = join_extents(shape) + "/";
+    std::string spec_text;
+    const AdamSpec spec = draw_adam_spec(g, spec_text);
+    add_case(table, SY_OP_ADAM_UPDATE, dtype, drawn_variant(i, text + spec_text),
+             [dtype, spec, shape](Generator& gen) { return build_adam(gen, dtype, spec, shape); });
+  }
+}
 
 void add_optimizer_cases(CaseTable& table) {
   for (sy_dtype dtype : kFloatDtypes) {

@@ -153,6 +153,7 @@ CaseTable drawn_cases(uint64_t seed, int count) {
   add_drawn_index_cases(table, seed, count);
   add_drawn_cross_entropy_cases(table, seed, count);
   add_drawn_random_cases(table, seed, count);
+  add_drawn_optimizer_cases(table, seed, count);
   for (CaseDef& def : table) {
     def.build = [build = std::move(def.build), op = def.op, dtype = def.dtype](Generator& gen) {
       OpCase op_case = build(gen);
