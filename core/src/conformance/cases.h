@@ -48,6 +48,9 @@ using CaseTable = std::vector<CaseDef>;
 
 // The three floating storage types every float op is tested in.
 inline constexpr sy_dtype kFloatDtypes[] = {SY_DTYPE_F32, SY_DTYPE_F16, SY_DTYPE_BF16};
+// Every dtype: the data dtypes of COPY, FILL, GATHER and SCATTER_ADD.
+inline constexpr sy_dtype kAllDtypes[] = {SY_DTYPE_F32, SY_DTYPE_F16, SY_DTYPE_BF16, SY_DTYPE_I32,
+                                          SY_DTYPE_I64};
 
 // Appends a case named "<op label>/<dtype label>/<variant>".
 void add_case(CaseTable& table, sy_op op, sy_dtype dtype, const std::string& variant,
@@ -137,6 +140,20 @@ Shape draw_large_shape(Generator& gen, size_t rank);
 // their limits, except RANDOM_NORMAL in F32 (1e-8): a few samples of a + b z can sum to near 0,
 // and its per-element bound judges every sample anyway.
 double drawn_tolerance(sy_op op, sy_dtype dtype);
+
+// The loop of one op's drawn cases: case i's generator (drawn_spec_generator) and dtype
+// (draw_float_dtype), then `draw(g, dtype, text)`, which draws the rest, appends what it drew to
+// `text` and returns the case's builder.
+template <typename Draw>
+void add_drawn_op(CaseTable& table, uint64_t seed, int count, sy_op op, const Draw& draw) {
+  for (int i = 0; i < count; ++i) {
+    Generator g = drawn_spec_generator(seed, op, i);
+    const sy_dtype dtype = draw_float_dtype(g);
+    std::string text;
+    std::function<OpCase(Generator&)> build = draw(g, dtype, text);
+    add_case(table, op, dtype, drawn_variant(i, text), std::move(build));
+  }
+}
 
 // Each family's drawn cases, beside its fixed ones.
 void add_drawn_matmul_cases(CaseTable& table, uint64_t seed, int count);

@@ -244,21 +244,16 @@ AttentionSpec draw_attention_spec(Generator& g, bool backward, std::string& text
 void add_drawn_attention_cases(CaseTable& table, uint64_t seed, int count) {
   for (sy_op op :
        {SY_OP_SCALED_DOT_PRODUCT_ATTENTION, SY_OP_SCALED_DOT_PRODUCT_ATTENTION_BACKWARD}) {
-    for (int i = 0; i < count; ++i) {
-      Generator g = drawn_spec_generator(seed, op, i);
-      const sy_dtype dtype = draw_float_dtype(g);
-      std::string text;
-      const AttentionSpec spec =
-          draw_attention_spec(g, op == SY_OP_SCALED_DOT_PRODUCT_ATTENTION_BACKWARD, text);
-      const bool with_lse = op == SY_OP_SCALED_DOT_PRODUCT_ATTENTION && chance(g, 0.5);
+    add_drawn_op(table, seed, count, op, [op](Generator& g, sy_dtype dtype, std::string& text) {
+      const bool forward = op == SY_OP_SCALED_DOT_PRODUCT_ATTENTION;
+      const AttentionSpec spec = draw_attention_spec(g, !forward, text);
+      const bool with_lse = forward && chance(g, 0.5);
       if (with_lse) text += "/lse";
-      add_case(table, op, dtype, drawn_variant(i, text),
-               [op, dtype, spec, with_lse](Generator& gen) {
-                 return op == SY_OP_SCALED_DOT_PRODUCT_ATTENTION
-                            ? build_forward(gen, dtype, spec, with_lse)
-                            : build_backward(gen, dtype, spec);
-               });
-    }
+      return [forward, dtype, spec, with_lse](Generator& gen) {
+        return forward ? build_forward(gen, dtype, spec, with_lse)
+                       : build_backward(gen, dtype, spec);
+      };
+    });
   }
 }
 

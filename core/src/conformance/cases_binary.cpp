@@ -238,15 +238,10 @@ OpCase build_drawn_binary(Generator& gen, sy_op op, sy_dtype dtype, const DrawnB
 void add_drawn_binary_cases(CaseTable& table, uint64_t seed, int count) {
   for (int op_value = SY_OP_ADD; op_value <= SY_OP_CMP_EQ; ++op_value) {
     const auto op = static_cast<sy_op>(op_value);
-    for (int i = 0; i < count; ++i) {
-      Generator g = drawn_spec_generator(seed, op, i);
-      const sy_dtype dtype = draw_float_dtype(g);
-      std::string text;
+    add_drawn_op(table, seed, count, op, [op](Generator& g, sy_dtype dtype, std::string& text) {
       const DrawnBinarySpec spec = draw_binary_spec(g, text);
-      add_case(table, op, dtype, drawn_variant(i, text), [op, dtype, spec](Generator& gen) {
-        return build_drawn_binary(gen, op, dtype, spec);
-      });
-    }
+      return [op, dtype, spec](Generator& gen) { return build_drawn_binary(gen, op, dtype, spec); };
+    });
   }
 }
 

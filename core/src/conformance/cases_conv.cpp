@@ -304,27 +304,21 @@ FusedSpec draw_fused_spec(Generator& g, std::string& text) {
 }  // namespace
 
 void add_drawn_conv_cases(CaseTable& table, uint64_t seed, int count) {
-  for (int i = 0; i < count; ++i) {
-    Generator g = drawn_spec_generator(seed, SY_OP_CONV2D_FUSED, i);
-    const sy_dtype dtype = draw_float_dtype(g);
-    std::string text;
-    const FusedSpec spec = draw_fused_spec(g, text);
-    add_case(table, SY_OP_CONV2D_FUSED, dtype, drawn_variant(i, text),
-             [dtype, spec](Generator& gen) { return build_fused(gen, dtype, spec); });
-  }
+  add_drawn_op(table, seed, count, SY_OP_CONV2D_FUSED,
+               [](Generator& g, sy_dtype dtype, std::string& text) {
+                 const FusedSpec spec = draw_fused_spec(g, text);
+                 return [dtype, spec](Generator& gen) { return build_fused(gen, dtype, spec); };
+               });
   for (sy_op op : {SY_OP_CONV2D, SY_OP_CONV2D_BACKWARD_DATA, SY_OP_CONV2D_BACKWARD_WEIGHT,
                    SY_OP_CONV2D_GROUPED, SY_OP_CONV2D_GROUPED_BACKWARD_DATA,
                    SY_OP_CONV2D_GROUPED_BACKWARD_WEIGHT}) {
     const bool grouped = op == SY_OP_CONV2D_GROUPED || op == SY_OP_CONV2D_GROUPED_BACKWARD_DATA ||
                          op == SY_OP_CONV2D_GROUPED_BACKWARD_WEIGHT;
-    for (int i = 0; i < count; ++i) {
-      Generator g = drawn_spec_generator(seed, op, i);
-      const sy_dtype dtype = draw_float_dtype(g);
-      std::string text;
-      const ConvSpec spec = draw_conv_spec(g, grouped, text);
-      add_case(table, op, dtype, drawn_variant(i, text),
-               [op, dtype, spec](Generator& gen) { return build_conv(gen, op, dtype, spec); });
-    }
+    add_drawn_op(
+        table, seed, count, op, [op, grouped](Generator& g, sy_dtype dtype, std::string& text) {
+          const ConvSpec spec = draw_conv_spec(g, grouped, text);
+          return [op, dtype, spec](Generator& gen) { return build_conv(gen, op, dtype, spec); };
+        });
   }
 }
 

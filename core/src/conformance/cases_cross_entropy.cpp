@@ -52,18 +52,16 @@ OpCase build_label_out_of_range(Generator& gen, sy_op op) {
 // classes (one in seven up to 3,000), I32 or I64 labels, mean or sum.
 void add_drawn_cross_entropy_cases(CaseTable& table, uint64_t seed, int count) {
   for (sy_op op : {SY_OP_CROSS_ENTROPY, SY_OP_CROSS_ENTROPY_BACKWARD}) {
-    for (int i = 0; i < count; ++i) {
-      Generator g = drawn_spec_generator(seed, op, i);
-      const sy_dtype dtype = draw_float_dtype(g);
+    add_drawn_op(table, seed, count, op, [op](Generator& g, sy_dtype dtype, std::string& text) {
       CrossEntropySpec spec{};
       spec.rows = draw_extent(g, chance(g, 0.15) ? 1000 : 300);
       spec.classes = draw_extent(g, chance(g, 0.15) ? 3000 : 200);
       spec.label_dtype = chance(g, 0.5) ? SY_DTYPE_I32 : SY_DTYPE_I64;
       spec.reduction = chance(g, 0.5) ? 1u : 0u;
-      add_case(
-          table, op, dtype, drawn_variant(i, cross_entropy_variant(spec)),
-          [op, dtype, spec](Generator& gen) { return build_cross_entropy(gen, op, dtype, spec); });
-    }
+      text = cross_entropy_variant(spec);
+      return
+          [op, dtype, spec](Generator& gen) { return build_cross_entropy(gen, op, dtype, spec); };
+    });
   }
 }
 

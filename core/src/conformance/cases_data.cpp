@@ -8,9 +8,6 @@
 namespace switchyard::conformance {
 namespace {
 
-constexpr sy_dtype kAllDtypes[] = {SY_DTYPE_F32, SY_DTYPE_F16, SY_DTYPE_BF16, SY_DTYPE_I32,
-                                   SY_DTYPE_I64};
-
 // Float sources: ordinary values, values below f16's normal range, and values beyond f16's
 // range (which become ±inf in an f16 tensor, as docs/ops.md requires).
 std::vector<double> float_source_values(Generator& gen, int64_t count) {

@@ -111,12 +111,10 @@ OpCase build_drawn_index(Generator& gen, sy_op op, sy_dtype dtype, const DrawnIn
 }  // namespace
 
 void add_drawn_index_cases(CaseTable& table, uint64_t seed, int count) {
-  const sy_dtype data_dtypes[] = {SY_DTYPE_F32, SY_DTYPE_F16, SY_DTYPE_BF16, SY_DTYPE_I32,
-                                  SY_DTYPE_I64};
   for (sy_op op : {SY_OP_GATHER, SY_OP_SCATTER_ADD}) {
     for (int i = 0; i < count; ++i) {
       Generator g = drawn_spec_generator(seed, op, i);
-      const sy_dtype dtype = data_dtypes[g.integer(0, 4)];
+      const sy_dtype dtype = kAllDtypes[g.integer(0, 4)];
       std::string text;
       const DrawnIndexSpec spec = draw_index_spec(g, text);
       add_case(table, op, dtype, drawn_variant(i, text), [op, dtype, spec](Generator& gen) {
@@ -127,10 +125,8 @@ void add_drawn_index_cases(CaseTable& table, uint64_t seed, int count) {
 }
 
 void add_index_cases(CaseTable& table) {
-  const sy_dtype data_dtypes[] = {SY_DTYPE_F32, SY_DTYPE_F16, SY_DTYPE_BF16, SY_DTYPE_I32,
-                                  SY_DTYPE_I64};
   for (sy_op op : {SY_OP_GATHER, SY_OP_SCATTER_ADD}) {
-    for (sy_dtype dtype : data_dtypes) {
+    for (sy_dtype dtype : kAllDtypes) {
       for (const IndexSpec& spec : kSpecs) {
         if (spec.permuted && dtype != SY_DTYPE_F32) continue;
         add_case(table, op, dtype, index_variant(spec),

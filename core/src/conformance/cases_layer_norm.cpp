@@ -118,18 +118,14 @@ LayerNormSpec draw_layer_norm_spec(Generator& g, std::string& text) {
 
 void add_drawn_layer_norm_cases(CaseTable& table, uint64_t seed, int count) {
   for (sy_op op : {SY_OP_LAYER_NORM, SY_OP_LAYER_NORM_BACKWARD}) {
-    for (int i = 0; i < count; ++i) {
-      Generator g = drawn_spec_generator(seed, op, i);
-      const sy_dtype dtype = draw_float_dtype(g);
-      std::string text;
+    add_drawn_op(table, seed, count, op, [op](Generator& g, sy_dtype dtype, std::string& text) {
       const LayerNormSpec spec = draw_layer_norm_spec(g, text);
       const sy_dtype stats_dtype = dtype != SY_DTYPE_F32 && chance(g, 0.33) ? dtype : SY_DTYPE_F32;
       if (stats_dtype != SY_DTYPE_F32) text += "/stats_in_data_dtype";
-      add_case(table, op, dtype, drawn_variant(i, text),
-               [op, dtype, stats_dtype, spec](Generator& gen) {
-                 return build_layer_norm(gen, op, dtype, stats_dtype, spec);
-               });
-    }
+      return [op, dtype, stats_dtype, spec](Generator& gen) {
+        return build_layer_norm(gen, op, dtype, stats_dtype, spec);
+      };
+    });
   }
 }
 

@@ -171,13 +171,11 @@ MatmulSpec draw_matmul_spec(Generator& g, std::string& text) {
 }  // namespace
 
 void add_drawn_matmul_cases(CaseTable& table, uint64_t seed, int count) {
-  for (int i = 0; i < count; ++i) {
-    Generator g = drawn_spec_generator(seed, SY_OP_MATMUL, i);
-    const sy_dtype dtype = draw_float_dtype(g);
-    std::string text;
-    const MatmulSpec spec = draw_matmul_spec(g, text);
-    add_spec(table, dtype, drawn_variant(i, text), spec);
-  }
+  add_drawn_op(table, seed, count, SY_OP_MATMUL,
+               [](Generator& g, sy_dtype dtype, std::string& text) {
+                 const MatmulSpec spec = draw_matmul_spec(g, text);
+                 return [dtype, spec](Generator& gen) { return build_matmul(gen, dtype, spec); };
+               });
 }
 
 void add_matmul_cases(CaseTable& table) {

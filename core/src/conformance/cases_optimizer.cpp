@@ -99,9 +99,9 @@ SgdSpec draw_sgd_spec(Generator& g, std::string& text) {
   spec.dampening = chance(g, 0.5) ? 0.0 : g.uniform(0.0, 0.5);
   spec.weight_decay = chance(g, 0.5) ? 0.0 : g.uniform(0.0, 0.1);
   spec.nesterov = spec.momentum != 0.0 && spec.dampening == 0.0 && chance(g, 0.5);
-  text = "lr" + number_text(spec.lr) + "/momentum" + number_text(spec.momentum) + "/dampening" +
-         number_text(spec.dampening) + "/weight_decay" + number_text(spec.weight_decay) +
-         (spec.nesterov ? "/nesterov" : "");
+  text += "lr" + number_text(spec.lr) + "/momentum" + number_text(spec.momentum) + "/dampening" +
+          number_text(spec.dampening) + "/weight_decay" + number_text(spec.weight_decay) +
+          (spec.nesterov ? "/nesterov" : "");
   return spec;
 }
 
@@ -116,35 +116,29 @@ AdamSpec draw_adam_spec(Generator& g, std::string& text) {
   spec.weight_decay = chance(g, 0.5) ? 0.0 : g.uniform(0.0, 0.1);
   spec.decoupled = chance(g, 0.5);
   spec.step = chance(g, 0.25) ? 1 : g.integer(2, 10000);
-  text = std::string(spec.decoupled ? "adamw" : "adam") + "/step" + std::to_string(spec.step) +
-         "/lr" + number_text(spec.lr) + "/betas" + number_text(spec.beta1) + "_" +
-         number_text(spec.beta2) + "/weight_decay" + number_text(spec.weight_decay);
+  text += std::string(spec.decoupled ? "adamw" : "adam") + "/step" + std::to_string(spec.step) +
+          "/lr" + number_text(spec.lr) + "/betas" + number_text(spec.beta1) + "_" +
+          number_text(spec.beta2) + "/weight_decay" + number_text(spec.weight_decay);
   return spec;
 }
 
 }  // namespace
 
 void add_drawn_optimizer_cases(CaseTable& table, uint64_t seed, int count) {
-  for (int i = 0; i < count; ++i) {
-    Generator g = drawn_spec_generator(seed, SY_OP_SGD_UPDATE, i);
-    const sy_dtype dtype = draw_float_dtype(g);
-    const Shape shape = draw_parameter_shape(g);
-    std::string text = join_extents(shape) + "/";
-    std::string spec_text;
-    const SgdSpec spec = draw_sgd_spec(g, spec_text);
-    add_case(table, SY_OP_SGD_UPDATE, dtype, drawn_variant(i, text + spec_text),
-             [dtype, spec, shape](Generator& gen) { return build_sgd(gen, dtype, spec, shape); });
-  }
-  for (int i = 0; i < count; ++i) {
-    Generator g = drawn_spec_generator(seed, SY_OP_ADAM_UPDATE, i);
-    const sy_dtype dtype = draw_float_dtype(g);
-    const Shape shape = draw_parameter_shape(g);
-    std::string text = join_extents(shape) + "/";
-    std::string spec_text;
-    const AdamSpec spec = draw_adam_spec(g, spec_text);
-    add_case(table, SY_OP_ADAM_UPDATE, dtype, drawn_variant(i, text + spec_text),
-             [dtype, spec, shape](Generator& gen) { return build_adam(gen, dtype, spec, shape); });
-  }
+  add_drawn_op(
+      table, seed, count, SY_OP_SGD_UPDATE, [](Generator& g, sy_dtype dtype, std::string& text) {
+        const Shape shape = draw_parameter_shape(g);
+        text = join_extents(shape) + "/";
+        const SgdSpec spec = draw_sgd_spec(g, text);
+        return [dtype, spec, shape](Generator& gen) { return build_sgd(gen, dtype, spec, shape); };
+      });
+  add_drawn_op(
+      table, seed, count, SY_OP_ADAM_UPDATE, [](Generator& g, sy_dtype dtype, std::string& text) {
+        const Shape shape = draw_parameter_shape(g);
+        text = join_extents(shape) + "/";
+        const AdamSpec spec = draw_adam_spec(g, text);
+        return [dtype, spec, shape](Generator& gen) { return build_adam(gen, dtype, spec, shape); };
+      });
 }
 
 void add_optimizer_cases(CaseTable& table) {

@@ -161,15 +161,12 @@ DrawnPool draw_pool(Generator& g, sy_op op, sy_dtype dtype, std::string& text) {
 void add_drawn_pool_cases(CaseTable& table, uint64_t seed, int count) {
   for (sy_op op :
        {SY_OP_MAX_POOL2D, SY_OP_MAX_POOL2D_BACKWARD, SY_OP_AVG_POOL2D, SY_OP_AVG_POOL2D_BACKWARD}) {
-    for (int i = 0; i < count; ++i) {
-      Generator g = drawn_spec_generator(seed, op, i);
-      const sy_dtype dtype = draw_float_dtype(g);
-      std::string text;
+    add_drawn_op(table, seed, count, op, [op](Generator& g, sy_dtype dtype, std::string& text) {
       const DrawnPool drawn = draw_pool(g, op, dtype, text);
-      add_case(table, op, dtype, drawn_variant(i, text), [op, dtype, drawn](Generator& gen) {
+      return [op, dtype, drawn](Generator& gen) {
         return build_pool(gen, op, dtype, drawn.spec, drawn.count_include_pad, drawn.ties);
-      });
-    }
+      };
+    });
   }
 }
 

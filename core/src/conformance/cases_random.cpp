@@ -16,6 +16,7 @@ struct RandomSpec {
   double b;
   Shape shape;
   RandomLayout layout;
+  std::vector<int> storage_order = {};  // kPermutedOutput: the output stored in this axis order
 };
 
 const RandomSpec kSpecs[] = {
@@ -29,7 +30,7 @@ const RandomSpec kSpecs[] = {
      {40},
      RandomLayout::kContiguous},
     {"offset_above_2^32", 7, 0x00000001fffffff0ull, 0.5, 0.25, {64}, RandomLayout::kContiguous},
-    {"permuted_output", 3, 100, -1.0, 1.0, {10, 20}, RandomLayout::kPermutedOutput},
+    {"permuted_output", 3, 100, -1.0, 1.0, {10, 20}, RandomLayout::kPermutedOutput, {1, 0}},
     {"sliced_output", 5, 0, 2.0, 4.0, {6, 7}, RandomLayout::kSlicedOutput},
     // Enough normals that some have a large radius sqrt(-2 log u1) and a small z, where an angle
     // 2 pi u2 rounded to f32 moves z past the element bound (onednn did, until 2026-11-29).
@@ -38,7 +39,7 @@ const RandomSpec kSpecs[] = {
 
 OpCase build_random(Generator& gen, sy_op op, sy_dtype dtype, const RandomSpec& spec) {
   HostTensor out = zeros(dtype, spec.shape);
-  if (spec.layout == RandomLayout::kPermutedOutput) out = permuted_layout(out, {1, 0});
+  if (spec.layout == RandomLayout::kPermutedOutput) out = permuted_layout(out, spec.storage_order);
   if (spec.layout == RandomLayout::kSlicedOutput) out = sliced_layout(out, 1, gen);
   OpCase op_case = make_op_case(op, {}, {out});
   op_case.params.random.seed = spec.seed;
@@ -62,7 +63,7 @@ OpCase build_negative_deviation(Generator&) {
 // wraps) or anywhere; rank 0 to 3 (the last axis up to 70, the others up to 9; one in five 40,000
 // to 300,000 elements, split between threads); the output dense, in another axis order or inside
 // a padded buffer; bounds (a mean and deviation) from the draw too.
-RandomSpec draw_random_spec(Generator& g, std::string& text, std::vector<int>& order) {
+RandomSpec draw_random_spec(Generator& g, std::string& text) {
   RandomSpec spec{};
   spec.name = "";
   spec.seed = g.next_u64();
@@ -91,8 +92,8 @@ RandomSpec draw_random_spec(Generator& g, std::string& text, std::vector<int>& o
   }
   spec.layout = static_cast<RandomLayout>(g.integer(0, 2));
   if (spec.layout == RandomLayout::kPermutedOutput) {
-    order = draw_storage_order(g, spec.shape.size());
-    if (order.empty()) spec.layout = RandomLayout::kContiguous;
+    spec.storage_order = draw_storage_order(g, spec.shape.size());
+    if (spec.storage_order.empty()) spec.layout = RandomLayout::kContiguous;
   }
   const char* const layouts[] = {"", "/permuted_output", "/sliced_output"};
   text = join_extents(spec.shape) + "/seed" + std::to_string(spec.seed) + "/offset" +
@@ -104,24 +105,12 @@ RandomSpec draw_random_spec(Generator& g, std::string& text, std::vector<int>& o
 
 void add_drawn_random_cases(CaseTable& table, uint64_t seed, int count) {
   for (sy_op op : {SY_OP_RANDOM_UNIFORM, SY_OP_RANDOM_NORMAL}) {
-    for (int i = 0; i < count; ++i) {
-      Generator g = drawn_spec_generator(seed, op, i);
-      const sy_dtype dtype = draw_float_dtype(g);
-      std::string text;
-      std::vector<int> order;
-      RandomSpec spec = draw_random_spec(g, text, order);
+    add_drawn_op(table, seed, count, op, [op](Generator& g, sy_dtype dtype, std::string& text) {
+      RandomSpec spec = draw_random_spec(g, text);
       // RANDOM_NORMAL's b is the deviation: the drawn span.
       if (op == SY_OP_RANDOM_NORMAL) spec.b -= spec.a;
-      add_case(table, op, dtype, drawn_variant(i, text), [op, dtype, spec, order](Generator& gen) {
-        RandomSpec dense = spec;  // build_random's own permutation is for rank 2 only
-        if (!order.empty()) dense.layout = RandomLayout::kContiguous;
-        OpCase op_case = build_random(gen, op, dtype, dense);
-        if (!order.empty()) {
-          op_case.outputs[0] = permuted_layout(zeros(dtype, spec.shape), order);
-        }
-        return op_case;
-      });
-    }
+      return [op, dtype, spec](Generator& gen) { return build_random(gen, op, dtype, spec); };
+    });
   }
 }
 

@@ -139,24 +139,18 @@ DrawnArgmax draw_argmax(Generator& g, sy_dtype dtype, std::string& text) {
 
 void add_drawn_reduce_cases(CaseTable& table, uint64_t seed, int count) {
   for (sy_op op : {SY_OP_REDUCE_SUM, SY_OP_REDUCE_MEAN, SY_OP_REDUCE_MAX}) {
-    for (int i = 0; i < count; ++i) {
-      Generator g = drawn_spec_generator(seed, op, i);
-      const sy_dtype dtype = draw_float_dtype(g);
-      std::string text;
+    add_drawn_op(table, seed, count, op, [op](Generator& g, sy_dtype dtype, std::string& text) {
       const ReduceSpec spec = draw_reduce_spec(g, op, text);
-      add_case(table, op, dtype, drawn_variant(i, text),
-               [op, dtype, spec](Generator& gen) { return build_reduce(gen, op, dtype, spec); });
-    }
-  }
-  for (int i = 0; i < count; ++i) {
-    Generator g = drawn_spec_generator(seed, SY_OP_ARGMAX, i);
-    const sy_dtype dtype = draw_float_dtype(g);
-    std::string text;
-    const DrawnArgmax drawn = draw_argmax(g, dtype, text);
-    add_case(table, SY_OP_ARGMAX, dtype, drawn_variant(i, text), [dtype, drawn](Generator& gen) {
-      return build_argmax(gen, dtype, drawn.spec, drawn.shape, drawn.order);
+      return [op, dtype, spec](Generator& gen) { return build_reduce(gen, op, dtype, spec); };
     });
   }
+  add_drawn_op(table, seed, count, SY_OP_ARGMAX,
+               [](Generator& g, sy_dtype dtype, std::string& text) {
+                 const DrawnArgmax drawn = draw_argmax(g, dtype, text);
+                 return [dtype, drawn](Generator& gen) {
+                   return build_argmax(gen, dtype, drawn.spec, drawn.shape, drawn.order);
+                 };
+               });
 }
 
 void add_reduce_cases(CaseTable& table) {

@@ -146,23 +146,20 @@ void add_drawn_rnn_sequence_cases(CaseTable& table, uint64_t seed, int count) {
     const bool lstm = op == SY_OP_LSTM_SEQUENCE || op == SY_OP_LSTM_SEQUENCE_BACKWARD;
     const bool backward = op == SY_OP_LSTM_SEQUENCE_BACKWARD || op == SY_OP_GRU_SEQUENCE_BACKWARD;
     const sy_op forward = lstm ? SY_OP_LSTM_SEQUENCE : SY_OP_GRU_SEQUENCE;
-    for (int i = 0; i < count; ++i) {
-      Generator g = drawn_spec_generator(seed, op, i);
-      const sy_dtype dtype = draw_float_dtype(g);
-      std::string text;
-      const SequenceSpec spec = draw_sequence_spec(g, text);
-      // The backward ops' cases: the forward writing ws (which only a plugin with the backward
-      // does) half of the time, the backward itself the other half.
-      const bool forward_ws = backward && chance(g, 0.5);
-      if (forward_ws) text = "forward_ws/" + text;
-      add_case(table, op, dtype, drawn_variant(i, text),
-               [forward, lstm, backward, forward_ws, dtype, spec](Generator& gen) {
-                 if (!backward || forward_ws) {
-                   return build_sequence(gen, forward, dtype, spec, forward_ws);
-                 }
-                 return build_backward(gen, lstm, dtype, spec);
-               });
-    }
+    add_drawn_op(table, seed, count, op,
+                 [forward, lstm, backward](Generator& g, sy_dtype dtype, std::string& text) {
+                   const SequenceSpec spec = draw_sequence_spec(g, text);
+                   // The backward ops' cases: the forward writing ws (which only a plugin with
+                   // the backward does) half of the time, the backward itself the other half.
+                   const bool forward_ws = backward && chance(g, 0.5);
+                   if (forward_ws) text = "forward_ws/" + text;
+                   return [forward, lstm, backward, forward_ws, dtype, spec](Generator& gen) {
+                     if (!backward || forward_ws) {
+                       return build_sequence(gen, forward, dtype, spec, forward_ws);
+                     }
+                     return build_backward(gen, lstm, dtype, spec);
+                   };
+                 });
   }
 }
 

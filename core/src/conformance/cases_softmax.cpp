@@ -103,15 +103,12 @@ SoftmaxSpec draw_softmax_spec(Generator& g, bool backward, std::string& text) {
 void add_drawn_softmax_cases(CaseTable& table, uint64_t seed, int count) {
   for (sy_op op :
        {SY_OP_SOFTMAX, SY_OP_LOG_SOFTMAX, SY_OP_SOFTMAX_BACKWARD, SY_OP_LOG_SOFTMAX_BACKWARD}) {
-    for (int i = 0; i < count; ++i) {
-      Generator g = drawn_spec_generator(seed, op, i);
-      const sy_dtype dtype = draw_float_dtype(g);
-      std::string text;
-      const bool backward = op == SY_OP_SOFTMAX_BACKWARD || op == SY_OP_LOG_SOFTMAX_BACKWARD;
-      const SoftmaxSpec spec = draw_softmax_spec(g, backward, text);
-      add_case(table, op, dtype, drawn_variant(i, text),
-               [op, dtype, spec](Generator& gen) { return build_softmax(gen, op, dtype, spec); });
-    }
+    const bool backward = op == SY_OP_SOFTMAX_BACKWARD || op == SY_OP_LOG_SOFTMAX_BACKWARD;
+    add_drawn_op(
+        table, seed, count, op, [op, backward](Generator& g, sy_dtype dtype, std::string& text) {
+          const SoftmaxSpec spec = draw_softmax_spec(g, backward, text);
+          return [op, dtype, spec](Generator& gen) { return build_softmax(gen, op, dtype, spec); };
+        });
   }
 }
 

@@ -266,6 +266,12 @@ void activation_pass(const OpContext& ctx, const TensorView& view, int threads) 
 // follow the primitive as activation_pass). The plain 1x1 path takes none: oneDNN's gemm:jit
 // applies them in a slow pass of its own (MobileNetV2's twelve such layers took 28 ms with Clip
 // fused that way, against 2 ms blocked), so apply_conv_epilogue follows it instead.
+// Whether fused_attr gives SILU to oneDNN as a post-op (bf16; not on the plain 1x1 path).
+bool silu_post_op(const OpContext& ctx, uint32_t dtype, bool plain) {
+  return ctx.op == SY_OP_CONV2D_FUSED && !plain &&
+         ctx.params.conv2d_fused.activation == SY_ACTIVATION_SILU && !own_activation(ctx, dtype);
+}
+
 dnnl::primitive_attr fused_attr(const OpContext& ctx, uint32_t dtype, bool plain,
                                 bool activation_post_op, bool silu_pass = false) {
   dnnl::primitive_attr attr = primitive_attr(ctx);
@@ -274,7 +280,7 @@ dnnl::primitive_attr fused_attr(const OpContext& ctx, uint32_t dtype, bool plain
   dnnl::post_ops ops;
   if (f.has_residual != 0) ops.append_sum(1.0f);
   // oneDNN's swish keeps NaN (the special-value conformance cases check it).
-  if (f.activation == SY_ACTIVATION_SILU && !own_activation(ctx, dtype) && !silu_pass) {
+  if (silu_post_op(ctx, dtype, plain) && !silu_pass) {
     ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_swish, 1.0f, 0.0f);
   }
   if (activation_post_op && f.activation == SY_ACTIVATION_RELU) {
@@ -521,10 +527,7 @@ void conv_forward(OpContext& ctx) {
           // implementation and then fails to build that post-op's kernel (found by the drawn
           // conformance cases: groups 2 and 3, any kernel). The primitive without it, and SILU as
           // a pass of ours after it.
-          const bool silu_post_op = ctx.op == SY_OP_CONV2D_FUSED && !epilogue_pass &&
-                                    ctx.params.conv2d_fused.activation == SY_ACTIVATION_SILU &&
-                                    !own_activation(ctx, x.dtype);
-          if (!silu_post_op) throw;
+          if (!silu_post_op(ctx, x.dtype, epilogue_pass)) throw;
           e->silu_pass = true;
           pd =
               forward_pd(ctx, g, x.dtype, has_bias ? &bias_desc : nullptr,
