@@ -7,12 +7,13 @@
 namespace sy {
 namespace {
 
+// GELU's CDF as erfc(-x / sqrt 2): 1 + erf(x / sqrt 2) cancels below x = -3 (docs/ops.md, GELU).
 __device__ __forceinline__ float gelu(float x) {
-  return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+  return 0.5f * x * erfcf(-x * 0.70710678118654752f);
 }
 
 __device__ __forceinline__ float gelu_derivative(float x) {
-  const float cdf = 0.5f * (1.0f + erff(x * 0.70710678118654752f));
+  const float cdf = 0.5f * erfcf(-x * 0.70710678118654752f);
   const float pdf = expf(-0.5f * x * x) * 0.39894228040143268f;
   return cdf + x * pdf;
 }
