@@ -116,9 +116,10 @@ std::vector<std::string> run_threads(const std::shared_ptr<Device>& device) {
   return found;
 }
 
-TEST_CASE("threads with a queue each release memory their queued ops still read, and each gets "
-          "the one-thread values",
-          "[threads][queues]") {
+TEST_CASE(
+    "threads with a queue each release memory their queued ops still read, and each gets "
+    "the one-thread values",
+    "[threads][queues]") {
   {
     INFO("reference");
     CHECK(run_threads(testing::test_device()) == std::vector<std::string>{});

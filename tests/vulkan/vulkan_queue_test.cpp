@@ -2,6 +2,7 @@
 // with the recorded work, several queues, and timestamp events.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -232,6 +233,67 @@ TEST_CASE("vulkan: a read while capturing spoils the capture, and the queue work
   for (const sy_op_call& call : double_plus_one(x)) throw_if_error(capture->dispatch(call));
   throw_if_error(capture->finish());
   CHECK(download(*device, x) == std::vector<double>{1, 3, 5});
+}
+
+namespace queue_reuse {
+
+sy_op_call unary_call(uint32_t op, const Buffer* from, const Buffer& to, int64_t count,
+                      double value = 0.0) {
+  sy_op_call call;
+  std::memset(&call, 0, sizeof(call));
+  call.op = op;
+  call.num_inputs = from != nullptr ? 1 : 0;
+  call.num_outputs = 1;
+  for (sy_tensor_desc* d : {&call.inputs[0], &call.outputs[0]}) {
+    d->dtype = SY_DTYPE_F32;
+    d->rank = 1;
+    d->shape[0] = count;
+    d->strides[0] = 1;
+  }
+  if (from != nullptr) call.inputs[0].buffer = from->handle();
+  call.outputs[0].buffer = to.handle();
+  if (op == SY_OP_FILL) call.params.fill.value = value;
+  return call;
+}
+
+}  // namespace queue_reuse
+
+// Memory released while work queued on one queue still reads it goes back to the pool at once and
+// may be handed to another queue, which knows nothing of that work (the ABI puts no order between
+// queues). The pool's next owner must not overwrite it before the queued work has read it: found
+// by hand (2026-11-29) on lavapipe, where the second queue's write ran first and the first queue's
+// copy read 2s.
+TEST_CASE(
+    "vulkan: memory released with work queued on one queue, and taken by another queue, "
+    "keeps its contents for that work",
+    "[vulkan]") {
+  std::shared_ptr<Device> device = vulkan_device(copy_path_options());
+  if (device == nullptr) return;
+  const bool overwrite_by_op = GENERATE(false, true);
+  CAPTURE(overwrite_by_op);
+  constexpr int64_t kCount = 4096;
+  constexpr uint64_t kBytes = kCount * sizeof(float);
+  Queue& first = device->default_queue();
+  std::shared_ptr<Queue> second = value_or_throw(device->create_queue());
+  const std::vector<float> ones(kCount, 1.0f), twos(kCount, 2.0f);
+  std::shared_ptr<Buffer> out = value_or_throw(device->allocate(kBytes));
+  std::shared_ptr<Buffer> source = value_or_throw(device->allocate(kBytes));
+  throw_if_error(first.write(*source, 0, ones.data(), kBytes));
+  throw_if_error(first.finish());  // the ones are in place on the device
+  throw_if_error(first.dispatch(queue_reuse::unary_call(SY_OP_COPY, source.get(), *out, kCount)));
+  source.reset();  // the copy above is queued, not run
+  std::shared_ptr<Buffer> reused = value_or_throw(device->allocate(kBytes));
+  if (overwrite_by_op) {
+    throw_if_error(
+        second->dispatch(queue_reuse::unary_call(SY_OP_FILL, nullptr, *reused, kCount, 2.0)));
+  } else {
+    throw_if_error(second->write(*reused, 0, twos.data(), kBytes));
+  }
+  throw_if_error(second->finish());
+  throw_if_error(first.finish());
+  std::vector<float> result(kCount);
+  throw_if_error(first.read(*out, 0, result.data(), kBytes));
+  CHECK(std::count(result.begin(), result.end(), 1.0f) == kCount);
 }
 
 }  // namespace

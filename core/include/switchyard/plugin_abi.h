@@ -550,6 +550,9 @@ typedef struct sy_plugin_functions {
 
   /* Buffers: device memory. Required. */
   sy_status (*buffer_allocate)(sy_device device, uint64_t size_bytes, sy_buffer* out_buffer);
+  /* The host may release a buffer that calls queued on some queue still use; they must still see
+   * its contents. Memory handed out again before that work ran is used on any queue only after
+   * it (docs/writing-a-backend.md, "Queues"). */
   void (*buffer_release)(sy_device device, sy_buffer buffer);
   /* Optional: a host pointer to the buffer's bytes, valid for its life, for host-memory devices.
    * Returns NULL when the memory is not host-addressable. */

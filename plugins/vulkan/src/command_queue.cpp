@@ -241,6 +241,7 @@ Status CommandQueue::dispatch(const Pipeline& pipeline, const void* params, size
     if (capturing_) {
       note_captured(tensors[i].block);
     } else {
+      SY_VK_RETURN_IF_ERROR(order_use_locked(*tensors[i].block, batch->serial));
       tensors[i].block->last_use_serial.store(batch->serial);
     }
   }
@@ -295,6 +296,7 @@ Status CommandQueue::write(DeviceBlock* dst, uint64_t dst_offset, const void* sr
   }
   Batch* batch = nullptr;
   SY_VK_RETURN_IF_ERROR(current_batch(&batch));
+  if (!capturing_) SY_VK_RETURN_IF_ERROR(order_use_locked(*dst, batch->serial));
   HostSlice slice;
   SY_VK_RETURN_IF_ERROR(batch->arena.allocate(size_bytes, 16, &slice));
   std::memcpy(slice.host, src, size_bytes);
@@ -330,6 +332,7 @@ Status CommandQueue::read_through_staging(DeviceBlock* src, uint64_t src_offset,
   }
   Batch* batch = nullptr;
   SY_VK_RETURN_IF_ERROR(current_batch(&batch));
+  SY_VK_RETURN_IF_ERROR(order_use_locked(*src, batch->serial));
   HostSlice slice;
   SY_VK_RETURN_IF_ERROR(batch->arena.allocate(size_bytes, 16, &slice));
   VkBufferCopy region{src_offset, slice.offset, size_bytes};
@@ -365,6 +368,19 @@ Status CommandQueue::submit_locked() {
   }
   in_flight_.push_back(std::move(recording_));
   return ok_status();
+}
+
+Status CommandQueue::submit_if_recording(uint64_t serial) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!recording_ || recording_->serial != serial) return ok_status();
+  return submit_locked();
+}
+
+Status CommandQueue::order_use_locked(const DeviceBlock& block, uint64_t own_serial) {
+  const uint64_t last = block.last_use_serial.load();
+  if (last == 0 || last == own_serial || device_.queue_count() < 2) return ok_status();
+  if (device_.serials().is_complete(last)) return ok_status();
+  return device_.submit_recording_batch(last, this);
 }
 
 Status CommandQueue::wait_locked(bool wait_all) {
@@ -534,6 +550,9 @@ Status CommandQueue::launch(Graph& graph) {
   std::unique_lock<std::mutex> graph_lock(graph.mutex);
   // The previous launch may still run, and the command buffer is submitted once at a time.
   SY_VK_RETURN_IF_ERROR(graph.retire(device_, /*wait=*/true));
+  for (const DeviceBlock* block : graph.blocks) {
+    SY_VK_RETURN_IF_ERROR(order_use_locked(*block, 0));
+  }
   graph.serial = device_.serials().begin();
   for (DeviceBlock* block : graph.blocks) block->last_use_serial.store(graph.serial);
   VkSubmitInfo submit{};

@@ -93,6 +93,8 @@ class CommandQueue {
   static CommandQueue& graph_owner(Graph& graph);
   // Waits for the graph's last launch and frees it; its capturing queue must still exist.
   static void destroy_graph(Graph* graph);
+  // Submits the batch this queue is recording if its serial is `serial` (see order_use_locked).
+  Status submit_if_recording(uint64_t serial);
 
  private:
   struct Batch;
@@ -105,6 +107,13 @@ class CommandQueue {
   void after_command(Batch& batch);
   Status submit_locked();
   Status wait_locked(bool wait_all);
+  // Before this queue records a command that touches `block` (in its batch `own_serial`, or in
+  // a graph launch: 0): where the block's last use is in a batch another queue is still recording
+  // (memory released there and handed out again here, or a buffer shared between queues), that
+  // batch is submitted first. Both batches go to the one VkQueue and every batch starts with a
+  // barrier, so the earlier work then runs first, whichever queue submits next; without this, the
+  // later queue's batch could overwrite the block before the earlier queue's queued work read it.
+  Status order_use_locked(const DeviceBlock& block, uint64_t own_serial);
   Status read_through_staging(DeviceBlock* src, uint64_t src_offset, void* dst,
                               uint64_t size_bytes);
   // Notes that the batch being captured names `block`.

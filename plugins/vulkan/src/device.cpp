@@ -248,11 +248,25 @@ Status VulkanDevice::submit(const VkSubmitInfo& info, VkFence fence) {
 void VulkanDevice::register_queue(CommandQueue* queue) {
   std::lock_guard<std::mutex> lock(queues_mutex_);
   queues_.insert(queue);
+  queue_count_.store(queues_.size(), std::memory_order_relaxed);
 }
 
 void VulkanDevice::unregister_queue(CommandQueue* queue) {
   std::lock_guard<std::mutex> lock(queues_mutex_);
   queues_.erase(queue);
+  queue_count_.store(queues_.size(), std::memory_order_relaxed);
+}
+
+Status VulkanDevice::submit_recording_batch(uint64_t serial, const CommandQueue* user) {
+  std::vector<CommandQueue*> others;
+  {
+    std::lock_guard<std::mutex> lock(queues_mutex_);
+    for (CommandQueue* queue : queues_) {
+      if (queue != user) others.push_back(queue);
+    }
+  }
+  for (CommandQueue* queue : others) SY_VK_RETURN_IF_ERROR(queue->submit_if_recording(serial));
+  return ok_status();
 }
 
 Status VulkanDevice::empty_cache() {

@@ -118,6 +118,10 @@ class VulkanDevice {
   }
   // Waits for every queue's work, then frees every cached block.
   Status empty_cache();
+  // Submits the batch with `serial` if a queue other than `user` is still recording it
+  // (CommandQueue::order_use_locked).
+  Status submit_recording_batch(uint64_t serial, const CommandQueue* user);
+  size_t queue_count() const { return queue_count_.load(std::memory_order_relaxed); }
 
   // With validation on: fails when the layer reported anything since `first_message` (a count
   // taken at the start of the plugin call).
@@ -154,6 +158,7 @@ class VulkanDevice {
   std::unique_ptr<PipelineCache> pipelines_;
   std::mutex queues_mutex_;
   std::set<CommandQueue*> queues_;
+  std::atomic<size_t> queue_count_{0};
 };
 
 // The total of the device-local heaps, the plugin's "memory_total_bytes".

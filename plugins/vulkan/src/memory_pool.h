@@ -48,7 +48,9 @@ class MemoryPool {
 
   Status allocate(uint64_t size_bytes, DeviceBlock** out);
   // Returns the block to the cache. The GPU may still be using it; it is only destroyed once
-  // idle (free_cached) or at pool destruction, after the device is idle.
+  // idle (free_cached) or at pool destruction, after the device is idle. Its next owner may use it
+  // at once on the same queue (the queue runs in order); a use on another queue first submits the
+  // batch of its last use (CommandQueue::order_use_locked).
   void release(DeviceBlock* block);
   // A captured graph names the block / no longer does (see DeviceBlock::graph_refs).
   void capture_ref(DeviceBlock* block);
