@@ -84,13 +84,14 @@ void add_special_value_cases(CaseTable& table);
 // Every case, in a stable order.
 CaseTable all_cases();
 
-// Drawn cases (`switchyard conformance --drawn N`, drawn.cpp): for each op of the families below,
-// N cases whose shapes, layouts, dtypes and parameters are drawn at random inside the op's domain
-// (docs/ops.md), where the fixed table holds a few chosen points. Sizes lean towards the edges of
-// vector widths (1 to 8, and next to multiples of 16), so that a backend's fast path and its tail
-// both meet them. Case i of an op is drawn from its own generator, seeded from the suite seed and
-// "drawn/<op>/<i>", and its name spells out what was drawn ("conv2d/f32/drawn7/n2c6...");
-// it is the same case whatever N is, and reruns alone with the same --seed and a --filter.
+// Drawn cases (`switchyard conformance --drawn N`, drawn.cpp): for each op of the op set (the
+// families below), N cases whose shapes, layouts, dtypes and parameters are drawn at random inside
+// the op's domain (docs/ops.md), where the fixed table holds a few chosen points. Sizes lean
+// towards the edges of vector widths (1 to 8, and next to multiples of 16), so that a backend's
+// fast path and its tail both meet them. Case i of an op is drawn from its own generator, seeded
+// from the suite seed and "drawn/<op>/<i>", and its name spells out what was drawn
+// ("conv2d/f32/drawn7/n2c6..."); it is the same case whatever N is, and reruns alone with the same
+// --seed and a --filter.
 CaseTable drawn_cases(uint64_t seed, int count);
 
 // Helpers for the families' draws (drawn.cpp).
@@ -166,10 +167,11 @@ void add_drawn_pool_cases(CaseTable& table, uint64_t seed, int count);
 void add_drawn_layer_norm_cases(CaseTable& table, uint64_t seed, int count);
 void add_drawn_attention_cases(CaseTable& table, uint64_t seed, int count);
 void add_drawn_rnn_sequence_cases(CaseTable& table, uint64_t seed, int count);
-void add_drawn_copy_cases(CaseTable& table, uint64_t seed, int count);
+void add_drawn_data_cases(CaseTable& table, uint64_t seed, int count);
 void add_drawn_index_cases(CaseTable& table, uint64_t seed, int count);
 void add_drawn_cross_entropy_cases(CaseTable& table, uint64_t seed, int count);
 void add_drawn_random_cases(CaseTable& table, uint64_t seed, int count);
 void add_drawn_optimizer_cases(CaseTable& table, uint64_t seed, int count);
+void add_drawn_lstm_cell_cases(CaseTable& table, uint64_t seed, int count);
 
 }  // namespace switchyard::conformance

@@ -1,6 +1,8 @@
 // COPY between every pair of dtypes (casts), strided copies (permute, transpose, slice, broadcast,
 // strided outputs), and FILL of every dtype including rounding, overflow and truncation.
 #include <cmath>
+#include <iomanip>
+#include <sstream>
 
 #include "conformance/cases.h"
 #include "support/dtype_codec.h"
@@ -178,9 +180,52 @@ OpCase build_drawn_copy(Generator& gen, sy_dtype to, const DrawnCopySpec& spec) 
   return make_op_case(SY_OP_COPY, {x}, {out});
 }
 
+// A drawn FILL: any dtype, a shape as COPY's, the output dense, in another axis order or inside a
+// padded buffer. Float values span 1e-8 to 1e6 in magnitude (f16's subnormals and overflow to inf
+// included), zero one time in ten; integer values are non-integral where truncation shows, within
+// I32's range, and for I64 up to 2^53 (exact in the double the parameter is).
+struct DrawnFillSpec {
+  Shape shape;
+  OperandLayout out;
+  double value = 0.0;
+};
+
+double draw_fill_value(Generator& g, sy_dtype dtype) {
+  const double sign = chance(g, 0.5) ? -1.0 : 1.0;
+  if (dtype == SY_DTYPE_I32 || dtype == SY_DTYPE_I64) {
+    if (chance(g, 0.5)) return sign * g.uniform(0.0, 1000.0);
+    const double high = dtype == SY_DTYPE_I32 ? 2147483647.0 : 9007199254740992.0;
+    return std::floor(sign * g.uniform(0.0, high)) + (chance(g, 0.5) ? 0.5 : 0.0);
+  }
+  if (chance(g, 0.1)) return 0.0;
+  return sign * std::pow(10.0, g.uniform(-8.0, 6.0));
+}
+
+DrawnFillSpec draw_fill_spec(Generator& g, sy_dtype dtype, std::string& text) {
+  DrawnFillSpec spec;
+  if (chance(g, 0.17)) {
+    spec.shape = draw_large_shape(g, static_cast<size_t>(g.integer(1, 4)));
+  } else {
+    spec.shape = draw_shape(g, static_cast<size_t>(g.integer(0, 5)), 40, 6);
+  }
+  spec.value = draw_fill_value(g, dtype);
+  std::ostringstream value;
+  value << std::setprecision(17) << spec.value;
+  text = join_extents(spec.shape) + "/value_" + value.str();
+  spec.out = draw_operand_layout(g, spec.shape, "out", text, false);
+  return spec;
+}
+
+OpCase build_drawn_fill(Generator& gen, sy_dtype dtype, const DrawnFillSpec& spec) {
+  HostTensor out = lay_out_operand(gen, zeros(dtype, spec.shape), spec.out, spec.shape);
+  OpCase op_case = make_op_case(SY_OP_FILL, {}, {out});
+  op_case.params.fill.value = spec.value;
+  return op_case;
+}
+
 }  // namespace
 
-void add_drawn_copy_cases(CaseTable& table, uint64_t seed, int count) {
+void add_drawn_data_cases(CaseTable& table, uint64_t seed, int count) {
   for (int i = 0; i < count; ++i) {
     Generator g = drawn_spec_generator(seed, SY_OP_COPY, i);
     const sy_dtype to = kAllDtypes[g.integer(0, 4)];  // the key dtype: the destination's
@@ -188,6 +233,14 @@ void add_drawn_copy_cases(CaseTable& table, uint64_t seed, int count) {
     const DrawnCopySpec spec = draw_copy_spec(g, text);
     add_case(table, SY_OP_COPY, to, drawn_variant(i, text),
              [to, spec](Generator& gen) { return build_drawn_copy(gen, to, spec); });
+  }
+  for (int i = 0; i < count; ++i) {
+    Generator g = drawn_spec_generator(seed, SY_OP_FILL, i);
+    const sy_dtype dtype = kAllDtypes[g.integer(0, 4)];
+    std::string text;
+    const DrawnFillSpec spec = draw_fill_spec(g, dtype, text);
+    add_case(table, SY_OP_FILL, dtype, drawn_variant(i, text),
+             [dtype, spec](Generator& gen) { return build_drawn_fill(gen, dtype, spec); });
   }
 }
 

@@ -1,7 +1,9 @@
 // LSTM_CELL and LSTM_CELL_BACKWARD: a few batch and hidden sizes (H = 1 up to 300, enough cells for
 // a CPU backend's threads), gates that reach the sigmoid's and tanh's flat tails, and strided views
 // of the gate-shaped inputs and of outputs (elements between them must stay as they were).
+#include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "conformance/cases.h"
 
@@ -60,7 +62,27 @@ OpCase build_cell(Generator& gen, sy_op op, sy_dtype dtype, const CellSpec& spec
                       {maybe_strided(zeros(dtype, gates), spec.strided, gen), zeros(dtype, state)});
 }
 
+// A drawn cell: batch up to 70 and hidden up to 300 as draw_extent draws them (one in seven with
+// 40,000 to 300,000 gate elements), the gate-shaped tensors strided a third of the time.
+CellSpec draw_cell_spec(Generator& g, std::string& text) {
+  CellSpec spec{"", draw_extent(g, 70), draw_extent(g, 300), chance(g, 0.33)};
+  if (chance(g, 0.15))
+    spec.batch = std::max<int64_t>(1, g.integer(40000, 300000) / (4 * spec.hidden));
+  text = std::to_string(spec.batch) + "x" + std::to_string(spec.hidden);
+  if (spec.strided) text += "/strided";
+  return spec;
+}
+
 }  // namespace
+
+void add_drawn_lstm_cell_cases(CaseTable& table, uint64_t seed, int count) {
+  for (sy_op op : {SY_OP_LSTM_CELL, SY_OP_LSTM_CELL_BACKWARD}) {
+    add_drawn_op(table, seed, count, op, [op](Generator& g, sy_dtype dtype, std::string& text) {
+      const CellSpec spec = draw_cell_spec(g, text);
+      return [op, dtype, spec](Generator& gen) { return build_cell(gen, op, dtype, spec); };
+    });
+  }
+}
 
 void add_lstm_cell_cases(CaseTable& table) {
   for (sy_op op : {SY_OP_LSTM_CELL, SY_OP_LSTM_CELL_BACKWARD}) {

@@ -42,7 +42,7 @@ struct Report {
 struct Options {
   std::string filter;  // only cases whose name contains this text; empty = all
   uint64_t seed = 1;
-  // Drawn cases per op of the drawn families, after the fixed table (cases.h: drawn_cases); 0 =
+  // Drawn cases per op, after the fixed table (cases.h: drawn_cases); 0 =
   // none. Their shapes and parameters come from `seed` too.
   int drawn = 0;
 };

@@ -149,11 +149,12 @@ CaseTable drawn_cases(uint64_t seed, int count) {
   add_drawn_layer_norm_cases(table, seed, count);
   add_drawn_attention_cases(table, seed, count);
   add_drawn_rnn_sequence_cases(table, seed, count);
-  add_drawn_copy_cases(table, seed, count);
+  add_drawn_data_cases(table, seed, count);
   add_drawn_index_cases(table, seed, count);
   add_drawn_cross_entropy_cases(table, seed, count);
   add_drawn_random_cases(table, seed, count);
   add_drawn_optimizer_cases(table, seed, count);
+  add_drawn_lstm_cell_cases(table, seed, count);
   for (CaseDef& def : table) {
     def.build = [build = std::move(def.build), op = def.op, dtype = def.dtype](Generator& gen) {
       OpCase op_case = build(gen);
