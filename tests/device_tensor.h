@@ -82,19 +82,40 @@ inline sy_op_params zero_params() {
   return params;
 }
 
-// Enqueues one op on the device's default queue (no wait).
-inline Status enqueue(Device& device, sy_op op, const std::vector<const DeviceTensor*>& inputs,
-                      const std::vector<const DeviceTensor*>& outputs,
-                      const sy_op_params& params = zero_params()) {
+// A dense rank-1 descriptor of `count` elements over the whole of `buffer`.
+inline sy_tensor_desc vector_desc(const Buffer& buffer, sy_dtype dtype, int64_t count) {
+  sy_tensor_desc desc{};
+  desc.buffer = buffer.handle();
+  desc.dtype = static_cast<uint32_t>(dtype);
+  desc.rank = 1;
+  desc.shape[0] = count;
+  desc.strides[0] = 1;
+  return desc;
+}
+
+// One op call (unused descriptors and reserved bytes zero).
+inline sy_op_call op_call(sy_op op, const std::vector<sy_tensor_desc>& inputs,
+                          const std::vector<sy_tensor_desc>& outputs,
+                          const sy_op_params& params = zero_params()) {
   sy_op_call call;
   std::memset(&call, 0, sizeof(call));
   call.op = static_cast<uint32_t>(op);
   call.num_inputs = static_cast<uint32_t>(inputs.size());
   call.num_outputs = static_cast<uint32_t>(outputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) call.inputs[i] = inputs[i]->desc;
-  for (size_t i = 0; i < outputs.size(); ++i) call.outputs[i] = outputs[i]->desc;
+  std::copy(inputs.begin(), inputs.end(), call.inputs);
+  std::copy(outputs.begin(), outputs.end(), call.outputs);
   call.params = params;
-  return device.default_queue().dispatch(call);
+  return call;
+}
+
+// Enqueues one op on the device's default queue (no wait).
+inline Status enqueue(Device& device, sy_op op, const std::vector<const DeviceTensor*>& inputs,
+                      const std::vector<const DeviceTensor*>& outputs,
+                      const sy_op_params& params = zero_params()) {
+  std::vector<sy_tensor_desc> in, out;
+  for (const DeviceTensor* tensor : inputs) in.push_back(tensor->desc);
+  for (const DeviceTensor* tensor : outputs) out.push_back(tensor->desc);
+  return device.default_queue().dispatch(op_call(op, in, out, params));
 }
 
 }  // namespace switchyard::testing

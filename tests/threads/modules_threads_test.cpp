@@ -9,7 +9,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "backend_support.h"
@@ -82,33 +81,18 @@ std::vector<Case> make_cases(const std::shared_ptr<Device>& device) {
 // recorded or not, and returns the first result of every call that differs from `expected`.
 std::vector<std::string> mismatches(Module& model, const Tensor& input,
                                     const std::vector<float>& expected, bool record_gradients) {
-  std::vector<std::string> problems(kThreads);
-  std::vector<std::thread> threads;
   const int calls = testing::thread_calls(50, 2);
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      try {
-        std::optional<NoGradGuard> no_grad;
-        if (!record_gradients) no_grad.emplace();
-        for (int call = 0; call < calls; ++call) {
-          const Tensor y = model(input);
-          if (y.to_host_float() != expected) {
-            problems[static_cast<size_t>(t)] =
-                "thread " + std::to_string(t) + " call " + std::to_string(call) + " differs";
-            return;
-          }
-        }
-      } catch (const std::exception& e) {
-        problems[static_cast<size_t>(t)] = "thread " + std::to_string(t) + ": " + e.what();
+  return testing::problems_on_threads(kThreads, [&](int t) -> std::string {
+    std::optional<NoGradGuard> no_grad;
+    if (!record_gradients) no_grad.emplace();
+    for (int call = 0; call < calls; ++call) {
+      const Tensor y = model(input);
+      if (y.to_host_float() != expected) {
+        return "thread " + std::to_string(t) + " call " + std::to_string(call) + " differs";
       }
-    });
-  }
-  for (std::thread& thread : threads) thread.join();
-  std::vector<std::string> found;
-  for (const std::string& p : problems) {
-    if (!p.empty()) found.push_back(p);
-  }
-  return found;
+    }
+    return "";
+  });
 }
 
 // The one-thread result with and without recording: onednn's LSTM and GRU run a training kernel

@@ -6,13 +6,12 @@
 // Every thread must get the values one thread gets, on every backend built here. Vulkan got this
 // wrong until 2026-11-29: the later queue's batch could run first and overwrite the block.
 #include <catch2/catch.hpp>
-#include <cstring>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "backend_support.h"
+#include "device_tensor.h"
 #include "switchyard/buffer.h"
 #include "switchyard/device.h"
 #include "switchyard/queue.h"
@@ -28,29 +27,17 @@ constexpr int kThreads = 4;
 // A few sizes only, so that blocks one thread releases are the size another thread asks for.
 constexpr int64_t kSizes[] = {256, 4096, 20000};
 
-sy_op_call elementwise(uint32_t op, const Buffer& in, const Buffer& out, int64_t count) {
-  sy_op_call call;
-  std::memset(&call, 0, sizeof(call));
-  call.op = op;
-  call.num_inputs = 1;
-  call.num_outputs = 1;
-  for (sy_tensor_desc* d : {&call.inputs[0], &call.outputs[0]}) {
-    d->dtype = SY_DTYPE_F32;
-    d->rank = 1;
-    d->shape[0] = count;
-    d->strides[0] = 1;
-  }
-  call.inputs[0].buffer = in.handle();
-  call.outputs[0].buffer = out.handle();
-  return call;
+sy_op_call unary(sy_op op, const Buffer& in, const Buffer& out, int64_t count,
+                 const sy_op_params& params = testing::zero_params()) {
+  return testing::op_call(op, {testing::vector_desc(in, SY_DTYPE_F32, count)},
+                          {testing::vector_desc(out, SY_DTYPE_F32, count)}, params);
 }
 
-sy_op_call with_scalar(uint32_t op, const Buffer& in, const Buffer& out, int64_t count,
-                       double scalar) {
-  sy_op_call call = elementwise(op, in, out, count);
-  call.params.binary.use_scalar = 1;
-  call.params.binary.scalar = scalar;
-  return call;
+sy_op_params scalar(double value) {
+  sy_op_params params = testing::zero_params();
+  params.binary.use_scalar = 1;
+  params.binary.scalar = value;
+  return params;
 }
 
 // One chain: x (thread- and call-dependent integers), 2x, 2x + 1, -(2x + 1), each step into a
@@ -66,13 +53,13 @@ std::string run_chain(Device& device, Queue& queue, int thread, int call) {
   std::shared_ptr<Buffer> input = value_or_throw(device.allocate(bytes));
   throw_if_error(queue.write(*input, 0, x.data(), bytes));
   std::shared_ptr<Buffer> doubled = value_or_throw(device.allocate(bytes));
-  throw_if_error(queue.dispatch(with_scalar(SY_OP_MUL, *input, *doubled, count, 2.0)));
+  throw_if_error(queue.dispatch(unary(SY_OP_MUL, *input, *doubled, count, scalar(2.0))));
   input.reset();
   std::shared_ptr<Buffer> plus_one = value_or_throw(device.allocate(bytes));
-  throw_if_error(queue.dispatch(with_scalar(SY_OP_ADD, *doubled, *plus_one, count, 1.0)));
+  throw_if_error(queue.dispatch(unary(SY_OP_ADD, *doubled, *plus_one, count, scalar(1.0))));
   doubled.reset();
   std::shared_ptr<Buffer> negated = value_or_throw(device.allocate(bytes));
-  throw_if_error(queue.dispatch(elementwise(SY_OP_NEG, *plus_one, *negated, count)));
+  throw_if_error(queue.dispatch(unary(SY_OP_NEG, *plus_one, *negated, count)));
   plus_one.reset();
   std::vector<float> result(static_cast<size_t>(count));
   throw_if_error(queue.read(*negated, 0, result.data(), bytes));
@@ -89,31 +76,15 @@ std::string run_chain(Device& device, Queue& queue, int thread, int call) {
 }
 
 std::vector<std::string> run_threads(const std::shared_ptr<Device>& device) {
-  std::vector<std::string> problems(kThreads);
-  std::vector<std::thread> threads;
   const int calls = testing::thread_calls(4, 4);
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      try {
-        std::shared_ptr<Queue> queue = value_or_throw(device->create_queue());
-        for (int call = 0; call < calls; ++call) {
-          std::string problem = run_chain(*device, *queue, t, call);
-          if (!problem.empty()) {
-            problems[static_cast<size_t>(t)] = problem;
-            return;
-          }
-        }
-      } catch (const std::exception& e) {
-        problems[static_cast<size_t>(t)] = "thread " + std::to_string(t) + ": " + e.what();
-      }
-    });
-  }
-  for (std::thread& thread : threads) thread.join();
-  std::vector<std::string> found;
-  for (const std::string& p : problems) {
-    if (!p.empty()) found.push_back(p);
-  }
-  return found;
+  return testing::problems_on_threads(kThreads, [&](int t) -> std::string {
+    std::shared_ptr<Queue> queue = value_or_throw(device->create_queue());
+    for (int call = 0; call < calls; ++call) {
+      std::string problem = run_chain(*device, *queue, t, call);
+      if (!problem.empty()) return problem;
+    }
+    return "";
+  });
 }
 
 TEST_CASE(

@@ -235,29 +235,6 @@ TEST_CASE("vulkan: a read while capturing spoils the capture, and the queue work
   CHECK(download(*device, x) == std::vector<double>{1, 3, 5});
 }
 
-namespace queue_reuse {
-
-sy_op_call unary_call(uint32_t op, const Buffer* from, const Buffer& to, int64_t count,
-                      double value = 0.0) {
-  sy_op_call call;
-  std::memset(&call, 0, sizeof(call));
-  call.op = op;
-  call.num_inputs = from != nullptr ? 1 : 0;
-  call.num_outputs = 1;
-  for (sy_tensor_desc* d : {&call.inputs[0], &call.outputs[0]}) {
-    d->dtype = SY_DTYPE_F32;
-    d->rank = 1;
-    d->shape[0] = count;
-    d->strides[0] = 1;
-  }
-  if (from != nullptr) call.inputs[0].buffer = from->handle();
-  call.outputs[0].buffer = to.handle();
-  if (op == SY_OP_FILL) call.params.fill.value = value;
-  return call;
-}
-
-}  // namespace queue_reuse
-
 // Memory released while work queued on one queue still reads it goes back to the pool at once and
 // may be handed to another queue, which knows nothing of that work (the ABI puts no order between
 // queues). The pool's next owner must not overwrite it before the queued work has read it: found
@@ -280,12 +257,16 @@ TEST_CASE(
   std::shared_ptr<Buffer> source = value_or_throw(device->allocate(kBytes));
   throw_if_error(first.write(*source, 0, ones.data(), kBytes));
   throw_if_error(first.finish());  // the ones are in place on the device
-  throw_if_error(first.dispatch(queue_reuse::unary_call(SY_OP_COPY, source.get(), *out, kCount)));
+  throw_if_error(first.dispatch(
+      testing::op_call(SY_OP_COPY, {testing::vector_desc(*source, SY_DTYPE_F32, kCount)},
+                       {testing::vector_desc(*out, SY_DTYPE_F32, kCount)})));
   source.reset();  // the copy above is queued, not run
   std::shared_ptr<Buffer> reused = value_or_throw(device->allocate(kBytes));
   if (overwrite_by_op) {
-    throw_if_error(
-        second->dispatch(queue_reuse::unary_call(SY_OP_FILL, nullptr, *reused, kCount, 2.0)));
+    sy_op_params fill = vulkan_test::zero_params();
+    fill.fill.value = 2.0;
+    throw_if_error(second->dispatch(testing::op_call(
+        SY_OP_FILL, {}, {testing::vector_desc(*reused, SY_DTYPE_F32, kCount)}, fill)));
   } else {
     throw_if_error(second->write(*reused, 0, twos.data(), kBytes));
   }
