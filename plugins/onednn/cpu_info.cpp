@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <oneapi/dnnl/dnnl.h>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -43,8 +44,19 @@ uint64_t meminfo_bytes(const std::string& key) {
 }  // namespace
 
 bool cpu_has_avx512f() {
-  static const bool has = __builtin_cpu_supports("avx512f");
+  // oneDNN's ISA, not only the CPU's: ONEDNN_MAX_CPU_ISA=AVX2 (or lower) then runs every kernel
+  // as a CPU without AVX-512 would, ours included, so that those paths can be tested here.
+  static const bool has =
+      __builtin_cpu_supports("avx512f") && std::strstr(effective_isa_name(), "avx512") != nullptr;
   return has;
+}
+
+bool onednn_legacy_sse() {
+  static const bool legacy = [] {
+    const std::string isa = effective_isa_name();
+    return isa == "sse41" || isa == "avx";
+  }();
+  return legacy;
 }
 
 CpuInfo read_cpu_info() {

@@ -172,3 +172,28 @@ TEST_CASE("conformance --drawn: cases drawn from the seed, named for what they d
   CHECK(negative.exit_code == 2);
   CHECK(negative.output.find("--drawn -1: expected a number of cases >= 0") != std::string::npos);
 }
+
+// A CPU without AVX-512 runs other code than this machine: oneDNN's AVX2 kernels, or below AVX2
+// its SSE4.1 ones, bf16 computed through f32 where oneDNN has no bf16 kernel, and the plugin's
+// fallbacks for its own AVX-512 kernels (depthwise, 2x2 max pool, SiLU, Philox, the transposed
+// sgemm path). ONEDNN_MAX_CPU_ISA caps oneDNN's ISA and, with it, the plugin's (cpu_info.h), so
+// those paths are checked here, on the fixed table and on drawn cases. The SSE4.1 kernels crashed
+// on a channels-last depthwise convolution with a residual until 2026-11-29 (conv.cpp,
+// legacy_sum).
+TEST_CASE("conformance on onednn with the ISA capped at AVX2 and at AVX: the paths of older CPUs",
+          "[cli]") {
+  if (switchyard::testing::optional_device("onednn") == nullptr) return;
+  for (const std::string isa : {"AVX2", "AVX"}) {
+    INFO("ONEDNN_MAX_CPU_ISA=" << isa);
+    const std::string capped = "ONEDNN_MAX_CPU_ISA=" + isa + " " + cli();
+    const auto devices = run_command(capped + " devices");
+    INFO(devices.output);
+    REQUIRE(devices.exit_code == 0);
+    CHECK(devices.output.find("ISA avx512") == std::string::npos);
+    const auto result =
+        run_command(capped + " conformance --backend onednn --drawn 10 --seed 3 --no-gradients");
+    INFO(result.output.substr(result.output.size() > 4000 ? result.output.size() - 4000 : 0));
+    CHECK(result.exit_code == 0);
+    CHECK(result.output.find(" 0 failed") != std::string::npos);
+  }
+}

@@ -216,6 +216,21 @@ const FusedSpec kFusedSpecs[] = {
      0.0f,
      0.0f,
      true},
+    // Channels-last depthwise over 6 and 7 channels with a residual: where onednn has no AVX-512
+    // (a CPU without it, or ONEDNN_MAX_CPU_ISA), oneDNN's depthwise kernel; its SSE4.1 one (ISA
+    // AVX and below) faulted in the sum post-op on pixels that are not 16 bytes apart (found by
+    // drawn cases, 2026-11-29; tests/cli runs this table with the ISA capped).
+    {"residual/depthwise/1x5/dilation2x1/6_channels/channels_last/bias",
+     {"", 3, 6, 16, 8, 6, 1, 5, 1, 1, 0, 1, 2, 1, true, true, 6},
+     0,
+     true},
+    {"residual_nchw/SILU/depthwise/5x1/pad3x0/7_channels/channels_last",
+     {"", 1, 7, 3, 18, 7, 5, 1, 1, 1, 3, 0, 1, 2, false, true, 7},
+     3,
+     true,
+     0.0f,
+     0.0f,
+     true},
 };
 
 OpCase build_fused(Generator& gen, sy_dtype dtype, const FusedSpec& spec) {

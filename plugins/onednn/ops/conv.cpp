@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "cpu_info.h"
 #include "dnnl_util.h"
 #include "ops/conv_epilogue.h"
 #include "ops/depthwise_kernel.h"
@@ -444,6 +445,21 @@ bool try_depthwise_kernel(OpContext& ctx, const ConvGeometry& g, const TensorVie
   return true;
 }
 
+// `view` (rank 4) as dense channels-last f32: itself where it is, else a copy in scratch.
+TensorView channels_last_f32(OpContext& ctx, const TensorView& view) {
+  if (view.dtype == SY_DTYPE_F32 && view.is_channels_last()) return view;
+  const int64_t nhwc[4] = {view.shape[0], view.shape[2], view.shape[3], view.shape[1]};
+  TensorView copy = ctx.scratch_view(SY_DTYPE_F32, 4, nhwc);
+  // The copy seen as NCHW: the same shape and strides as `view`'s logical axes.
+  const int64_t strides[4] = {copy.strides[0], copy.strides[3], copy.strides[1], copy.strides[2]};
+  for (int d = 0; d < 4; ++d) {
+    copy.shape[d] = view.shape[d];
+    copy.strides[d] = strides[d];
+  }
+  copy_view(view, copy, ctx.threads_for(view.numel()));
+  return copy;
+}
+
 void conv_forward(OpContext& ctx) {
   const bool fused = ctx.op == SY_OP_CONV2D_FUSED;
   const bool has_bias = ctx.params.conv2d.has_bias != 0;
@@ -501,9 +517,15 @@ void conv_forward(OpContext& ctx) {
   // added in the activation's pass (apply_conv_epilogue) rather than copied into y for oneDNN's
   // sum post-op, which read and wrote the output once more: ResNet-50's 13 such layers 565-620 ->
   // 520-532 us each (ONNX Runtime 483-494), about 1 ms of its 40 a pass.
-  const bool residual_in_pass = layout == ActivationLayout::kNhwc && has_residual &&
-                                x.dtype == SY_DTYPE_F32 && own_activation(ctx, x.dtype) &&
-                                residual.is_channels_last();
+  // Where oneDNN runs its SSE4.1 kernels (onednn_legacy_sse), its depthwise convolution's sum
+  // post-op reads dst at every pixel with a legacy-SSE memory operand, which faults when a pixel's
+  // C floats are not a multiple of 16 bytes (SIGSEGV for C = 6 and 7, channels-last; found by the
+  // drawn conformance cases under ONEDNN_MAX_CPU_ISA=AVX): there every channels-last f32 residual
+  // is added in our pass, from a channels-last copy where it is stored otherwise.
+  const bool legacy_sum = layout == ActivationLayout::kNhwc && has_residual && onednn_legacy_sse();
+  const bool residual_in_pass =
+      layout == ActivationLayout::kNhwc && has_residual && x.dtype == SY_DTYPE_F32 &&
+      ((own_activation(ctx, x.dtype) && residual.is_channels_last()) || legacy_sum);
   const bool epilogue_pass = plain || residual_in_pass;         // no post-ops: a pass of ours after
   const bool residual_in_dst = has_residual && !epilogue_pass;  // sum post-op reads dst
   std::shared_ptr<const void> sums_kept;
@@ -566,8 +588,8 @@ void conv_forward(OpContext& ctx) {
                      {DNNL_ARG_BIAS, &entry->third.internal, has_bias ? bias.data : nullptr},
                      {DNNL_ARG_DST, &entry->fourth.internal, dst}});
   if (residual_in_pass) {  // dst is y, or a dense channels-last scratch: the residual's layout
-    apply_conv_epilogue(static_cast<float*>(dst), residual.as<float>(), y.numel(),
-                        ctx.params.conv2d_fused, activation_threads(ctx, y.numel()));
+    apply_conv_epilogue(static_cast<float*>(dst), channels_last_f32(ctx, residual).as<float>(),
+                        y.numel(), ctx.params.conv2d_fused, activation_threads(ctx, y.numel()));
   } else if (!plain && !activation_post_op && (own_activation(ctx, x.dtype) || entry->silu_pass)) {
     // dst is dense in the primitive's layout, whether it is y itself (which then has that layout)
     // or scratch: the activation runs over the whole span, padding included.

@@ -44,11 +44,6 @@ struct MatmulShape {
 // gradients grad^T x) run best on oneDNN's sgemm reading `a` in place: the text RNN's
 // [6400, 1024]^T x [6400, 2000] took 122 ms there, against 129 for the matmul primitive reading it
 // in place and 137 + 2 for the row-major copy and product, on a 2-core Zen 4 (AVX-512).
-bool has_avx512() {
-  static const bool yes = std::strstr(effective_isa_name(), "avx512") != nullptr;
-  return yes;
-}
-
 // Whether sgemm can read the last two axes of `v` as one stored matrix: the axis
 // `unit_axis_from_end` from the end (1: the last, a row-major matrix; 2: the one before, a
 // column-major one) has unit stride, and the other's stride, returned in `ld`, is at least the
@@ -66,7 +61,7 @@ bool sgemm_layout(const TensorView& v, int unit_axis_from_end, int64_t* ld) {
 // whose `a` is column-major: the weight gradients above. Returns false where it does not apply.
 bool try_transposed_a_sgemm(OpContext& ctx, const TensorView& a, const TensorView& b,
                             const TensorView& out, const MatmulShape& s, int threads) {
-  if (!has_avx512() || s.batch != 1 || s.k < kTransposedAMinK || a.dtype != SY_DTYPE_F32 ||
+  if (!cpu_has_avx512f() || s.batch != 1 || s.k < kTransposedAMinK || a.dtype != SY_DTYPE_F32 ||
       b.dtype != SY_DTYPE_F32 || out.dtype != SY_DTYPE_F32 || ctx.params.matmul.has_bias) {
     return false;
   }
