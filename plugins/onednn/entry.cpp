@@ -56,7 +56,11 @@ sy_status device_properties(uint32_t index, sy_device_properties* props) {
     props->compute_units = cpu.cores;
     copy_text(props->details, sizeof(props->details),
               cat("ISA ", effective_isa_name(), "; ", cpu.cores, " cores; ",
-                  onednn_version_string(), " (OpenMP); f32 bf16 native, f16 computed in f32"));
+                  onednn_version_string(), " (OpenMP); ",
+                  // oneDNN 2.6's bf16 kernels need an AVX-512 ISA; below it bf16 goes through
+                  // f32 copies (README: Dtypes).
+                  cpu_has_avx512f() ? "f32 bf16 native, f16 computed in f32"
+                                    : "f32 native, bf16 and f16 computed in f32"));
   });
 }
 
