@@ -161,6 +161,7 @@ Status CommandQueue::current_batch(Batch** out) {
     begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
     SY_VK_CALL(device_.api().vkBeginCommandBuffer(recording_->cmd, &begin), "vkBeginCommandBuffer");
     recording_->serial = device_.serials().begin();
+    recording_serial_.store(recording_->serial, std::memory_order_relaxed);
     // Orders this batch after everything submitted to the queue before it.
     record_barrier(recording_->cmd, kWorkStages, kWorkAccess);
   }
@@ -351,6 +352,7 @@ Status CommandQueue::read_through_staging(DeviceBlock* src, uint64_t src_offset,
 
 Status CommandQueue::submit_locked() {
   if (capturing_ || !recording_) return ok_status();
+  recording_serial_.store(0, std::memory_order_relaxed);
   const VulkanApi& vk = device_.api();
   // Makes the batch's writes visible to host reads after the fence wait.
   record_barrier(recording_->cmd, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
@@ -379,7 +381,6 @@ Status CommandQueue::submit_if_recording(uint64_t serial) {
 Status CommandQueue::order_use_locked(const DeviceBlock& block, uint64_t own_serial) {
   const uint64_t last = block.last_use_serial.load();
   if (last == 0 || last == own_serial || device_.queue_count() < 2) return ok_status();
-  if (device_.serials().is_complete(last)) return ok_status();
   return device_.submit_recording_batch(last, this);
 }
 

@@ -8,6 +8,7 @@
 // all earlier ops on the queue, including those of earlier submissions.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -93,6 +94,9 @@ class CommandQueue {
   static CommandQueue& graph_owner(Graph& graph);
   // Waits for the graph's last launch and frees it; its capturing queue must still exist.
   static void destroy_graph(Graph* graph);
+  // The serial of the batch this queue is recording, 0 when none (read without the queue's lock,
+  // by other queues' order_use_locked).
+  uint64_t recording_serial() const { return recording_serial_.load(std::memory_order_relaxed); }
   // Submits the batch this queue is recording if its serial is `serial` (see order_use_locked).
   Status submit_if_recording(uint64_t serial);
 
@@ -140,6 +144,7 @@ class CommandQueue {
   std::mutex mutex_;
   VkCommandPool command_pool_ = VK_NULL_HANDLE;
   std::unique_ptr<Batch> recording_;
+  std::atomic<uint64_t> recording_serial_{0};  // recording_->serial, or 0
   std::deque<std::unique_ptr<Batch>> in_flight_;
   std::vector<std::unique_ptr<Batch>> spare_;
   std::unique_ptr<Batch> capturing_;  // the batch being captured, while capturing

@@ -258,15 +258,16 @@ void VulkanDevice::unregister_queue(CommandQueue* queue) {
 }
 
 Status VulkanDevice::submit_recording_batch(uint64_t serial, const CommandQueue* user) {
-  std::vector<CommandQueue*> others;
+  CommandQueue* owner = nullptr;
   {
     std::lock_guard<std::mutex> lock(queues_mutex_);
     for (CommandQueue* queue : queues_) {
-      if (queue != user) others.push_back(queue);
+      if (queue != user && queue->recording_serial() == serial) owner = queue;
     }
   }
-  for (CommandQueue* queue : others) SY_VK_RETURN_IF_ERROR(queue->submit_if_recording(serial));
-  return ok_status();
+  // The host makes one plugin call at a time for a device, so the owner is still there and still
+  // recording that batch (submit_if_recording checks again under its lock).
+  return owner != nullptr ? owner->submit_if_recording(serial) : ok_status();
 }
 
 Status VulkanDevice::empty_cache() {
