@@ -403,8 +403,14 @@ int64_t BroadcastIndex::operator()(int64_t k) const {
 }
 
 std::string shape_text(const std::vector<int64_t>& shape) {
+  // A damaged file can declare hundreds of axes: the message names the first few and the count
+  // (libFuzzer found a 3,343-character refusal, 2026-11-29).
+  constexpr size_t kShown = 12;
   std::string text = "[";
-  for (size_t k = 0; k < shape.size(); ++k) text += (k ? ", " : "") + std::to_string(shape[k]);
+  for (size_t k = 0; k < shape.size() && k < kShown; ++k) {
+    text += (k ? ", " : "") + std::to_string(shape[k]);
+  }
+  if (shape.size() > kShown) text += ", ... (" + std::to_string(shape.size()) + " axes)";
   return text + "]";
 }
 
