@@ -183,13 +183,23 @@ TEST_CASE("conformance --drawn: cases drawn from the seed, named for what they d
 TEST_CASE("conformance on onednn with the ISA capped at AVX2 and at AVX: the paths of older CPUs",
           "[cli]") {
   if (switchyard::testing::optional_device("onednn") == nullptr) return;
-  for (const std::string isa : {"AVX2", "AVX"}) {
+  struct Cap {
+    std::string isa;   // ONEDNN_MAX_CPU_ISA
+    std::string name;  // oneDNN's name for it, as `devices` prints it
+    bool supported;    // this CPU has it (else oneDNN runs a lower one)
+  };
+  for (const Cap& cap : {Cap{"AVX2", "avx2", __builtin_cpu_supports("avx2") != 0},
+                         Cap{"AVX", "avx", __builtin_cpu_supports("avx") != 0}}) {
+    const std::string& isa = cap.isa;
     INFO("ONEDNN_MAX_CPU_ISA=" << isa);
     const std::string capped = "ONEDNN_MAX_CPU_ISA=" + isa + " " + cli();
     const auto devices = run_command(capped + " devices");
     INFO(devices.output);
     REQUIRE(devices.exit_code == 0);
     CHECK(devices.output.find("ISA avx512") == std::string::npos);
+    if (cap.supported) CHECK(devices.output.find("ISA " + cap.name + ";") != std::string::npos);
+    // No AVX-512 ISA, so no oneDNN bf16 kernels: the details say so.
+    CHECK(devices.output.find("f32 native, bf16 and f16 computed in f32") != std::string::npos);
     const auto result =
         run_command(capped + " conformance --backend onednn --drawn 10 --seed 3 --no-gradients");
     INFO(result.output.substr(result.output.size() > 4000 ? result.output.size() - 4000 : 0));

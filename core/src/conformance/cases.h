@@ -100,6 +100,8 @@ std::string drawn_variant(int index, const std::string& spec_text);  // "drawn<i
 bool chance(Generator& gen, double probability);
 // F32 half of the time, F16 and BF16 a quarter each.
 sy_dtype draw_float_dtype(Generator& gen);
+// Any of kAllDtypes, each a fifth of the time (COPY, FILL, GATHER and SCATTER_ADD).
+sy_dtype draw_any_dtype(Generator& gen);
 // An extent in [1, high]: a third of draws in [1, 8], a third next to a multiple of 16 (16k - 1,
 // 16k, 16k + 1), a third uniform.
 int64_t draw_extent(Generator& gen, int64_t high);
@@ -143,13 +145,15 @@ Shape draw_large_shape(Generator& gen, size_t rank);
 double drawn_tolerance(sy_op op, sy_dtype dtype);
 
 // The loop of one op's drawn cases: case i's generator (drawn_spec_generator) and dtype
-// (draw_float_dtype), then `draw(g, dtype, text)`, which draws the rest, appends what it drew to
-// `text` and returns the case's builder.
+// (`draw_dtype`: draw_float_dtype, or draw_any_dtype for the ops that take integers too), then
+// `draw(g, dtype, text)`, which draws the rest, appends what it drew to `text` and returns the
+// case's builder.
 template <typename Draw>
-void add_drawn_op(CaseTable& table, uint64_t seed, int count, sy_op op, const Draw& draw) {
+void add_drawn_op(CaseTable& table, uint64_t seed, int count, sy_op op, const Draw& draw,
+                  sy_dtype (*draw_dtype)(Generator&) = draw_float_dtype) {
   for (int i = 0; i < count; ++i) {
     Generator g = drawn_spec_generator(seed, op, i);
-    const sy_dtype dtype = draw_float_dtype(g);
+    const sy_dtype dtype = draw_dtype(g);
     std::string text;
     std::function<OpCase(Generator&)> build = draw(g, dtype, text);
     add_case(table, op, dtype, drawn_variant(i, text), std::move(build));

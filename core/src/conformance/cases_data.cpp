@@ -161,7 +161,7 @@ struct DrawnCopySpec {
 
 DrawnCopySpec draw_copy_spec(Generator& g, std::string& text) {
   DrawnCopySpec spec;
-  spec.from = kAllDtypes[g.integer(0, 4)];
+  spec.from = draw_any_dtype(g);
   if (chance(g, 0.17)) {
     spec.shape = draw_large_shape(g, static_cast<size_t>(g.integer(1, 4)));
   } else {
@@ -226,22 +226,21 @@ OpCase build_drawn_fill(Generator& gen, sy_dtype dtype, const DrawnFillSpec& spe
 }  // namespace
 
 void add_drawn_data_cases(CaseTable& table, uint64_t seed, int count) {
-  for (int i = 0; i < count; ++i) {
-    Generator g = drawn_spec_generator(seed, SY_OP_COPY, i);
-    const sy_dtype to = kAllDtypes[g.integer(0, 4)];  // the key dtype: the destination's
-    std::string text;
-    const DrawnCopySpec spec = draw_copy_spec(g, text);
-    add_case(table, SY_OP_COPY, to, drawn_variant(i, text),
-             [to, spec](Generator& gen) { return build_drawn_copy(gen, to, spec); });
-  }
-  for (int i = 0; i < count; ++i) {
-    Generator g = drawn_spec_generator(seed, SY_OP_FILL, i);
-    const sy_dtype dtype = kAllDtypes[g.integer(0, 4)];
-    std::string text;
-    const DrawnFillSpec spec = draw_fill_spec(g, dtype, text);
-    add_case(table, SY_OP_FILL, dtype, drawn_variant(i, text),
-             [dtype, spec](Generator& gen) { return build_drawn_fill(gen, dtype, spec); });
-  }
+  // COPY's key dtype is the destination's.
+  add_drawn_op(
+      table, seed, count, SY_OP_COPY,
+      [](Generator& g, sy_dtype to, std::string& text) {
+        const DrawnCopySpec spec = draw_copy_spec(g, text);
+        return [to, spec](Generator& gen) { return build_drawn_copy(gen, to, spec); };
+      },
+      draw_any_dtype);
+  add_drawn_op(
+      table, seed, count, SY_OP_FILL,
+      [](Generator& g, sy_dtype dtype, std::string& text) {
+        const DrawnFillSpec spec = draw_fill_spec(g, dtype, text);
+        return [dtype, spec](Generator& gen) { return build_drawn_fill(gen, dtype, spec); };
+      },
+      draw_any_dtype);
 }
 
 void add_data_cases(CaseTable& table) {

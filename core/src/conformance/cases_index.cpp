@@ -112,15 +112,14 @@ OpCase build_drawn_index(Generator& gen, sy_op op, sy_dtype dtype, const DrawnIn
 
 void add_drawn_index_cases(CaseTable& table, uint64_t seed, int count) {
   for (sy_op op : {SY_OP_GATHER, SY_OP_SCATTER_ADD}) {
-    for (int i = 0; i < count; ++i) {
-      Generator g = drawn_spec_generator(seed, op, i);
-      const sy_dtype dtype = kAllDtypes[g.integer(0, 4)];
-      std::string text;
-      const DrawnIndexSpec spec = draw_index_spec(g, text);
-      add_case(table, op, dtype, drawn_variant(i, text), [op, dtype, spec](Generator& gen) {
-        return build_drawn_index(gen, op, dtype, spec);
-      });
-    }
+    add_drawn_op(
+        table, seed, count, op,
+        [op](Generator& g, sy_dtype dtype, std::string& text) {
+          const DrawnIndexSpec spec = draw_index_spec(g, text);
+          return
+              [op, dtype, spec](Generator& gen) { return build_drawn_index(gen, op, dtype, spec); };
+        },
+        draw_any_dtype);
   }
 }
 

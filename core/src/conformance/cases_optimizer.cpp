@@ -125,20 +125,20 @@ AdamSpec draw_adam_spec(Generator& g, std::string& text) {
 }  // namespace
 
 void add_drawn_optimizer_cases(CaseTable& table, uint64_t seed, int count) {
-  add_drawn_op(
-      table, seed, count, SY_OP_SGD_UPDATE, [](Generator& g, sy_dtype dtype, std::string& text) {
-        const Shape shape = draw_parameter_shape(g);
-        text = join_extents(shape) + "/";
-        const SgdSpec spec = draw_sgd_spec(g, text);
-        return [dtype, spec, shape](Generator& gen) { return build_sgd(gen, dtype, spec, shape); };
-      });
-  add_drawn_op(
-      table, seed, count, SY_OP_ADAM_UPDATE, [](Generator& g, sy_dtype dtype, std::string& text) {
-        const Shape shape = draw_parameter_shape(g);
-        text = join_extents(shape) + "/";
-        const AdamSpec spec = draw_adam_spec(g, text);
-        return [dtype, spec, shape](Generator& gen) { return build_adam(gen, dtype, spec, shape); };
-      });
+  // Both ops: a parameter shape, then the optimizer's own hyperparameters.
+  const auto add = [&](sy_op op, auto draw_spec, auto build) {
+    add_drawn_op(table, seed, count, op,
+                 [draw_spec, build](Generator& g, sy_dtype dtype, std::string& text) {
+                   const Shape shape = draw_parameter_shape(g);
+                   text = join_extents(shape) + "/";
+                   const auto spec = draw_spec(g, text);
+                   return [dtype, spec, shape, build](Generator& gen) {
+                     return build(gen, dtype, spec, shape);
+                   };
+                 });
+  };
+  add(SY_OP_SGD_UPDATE, draw_sgd_spec, build_sgd);
+  add(SY_OP_ADAM_UPDATE, draw_adam_spec, build_adam);
 }
 
 void add_optimizer_cases(CaseTable& table) {

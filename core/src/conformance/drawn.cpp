@@ -31,6 +31,10 @@ sy_dtype draw_float_dtype(Generator& gen) {
   }
 }
 
+sy_dtype draw_any_dtype(Generator& gen) {
+  return kAllDtypes[gen.integer(0, 4)];
+}
+
 int64_t draw_extent(Generator& gen, int64_t high) {
   high = std::max<int64_t>(high, 1);
   switch (gen.integer(0, 2)) {

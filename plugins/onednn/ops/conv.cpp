@@ -262,17 +262,17 @@ void activation_pass(const OpContext& ctx, const TensorView& view, int threads) 
   }
 }
 
-// CONV2D_FUSED's residual and activation as oneDNN post-ops: a sum (the residual, placed in dst
-// before the primitive runs), then SILU in bf16 as an eltwise op unless `silu_pass` (the others
-// follow the primitive as activation_pass). The plain 1x1 path takes none: oneDNN's gemm:jit
-// applies them in a slow pass of its own (MobileNetV2's twelve such layers took 28 ms with Clip
-// fused that way, against 2 ms blocked), so apply_conv_epilogue follows it instead.
 // Whether fused_attr gives SILU to oneDNN as a post-op (bf16; not on the plain 1x1 path).
 bool silu_post_op(const OpContext& ctx, uint32_t dtype, bool plain) {
   return ctx.op == SY_OP_CONV2D_FUSED && !plain &&
          ctx.params.conv2d_fused.activation == SY_ACTIVATION_SILU && !own_activation(ctx, dtype);
 }
 
+// CONV2D_FUSED's residual and activation as oneDNN post-ops: a sum (the residual, placed in dst
+// before the primitive runs), then SILU in bf16 as an eltwise op unless `silu_pass` (the others
+// follow the primitive as activation_pass). The plain 1x1 path takes none: oneDNN's gemm:jit
+// applies them in a slow pass of its own (MobileNetV2's twelve such layers took 28 ms with Clip
+// fused that way, against 2 ms blocked), so apply_conv_epilogue follows it instead.
 dnnl::primitive_attr fused_attr(const OpContext& ctx, uint32_t dtype, bool plain,
                                 bool activation_post_op, bool silu_pass = false) {
   dnnl::primitive_attr attr = primitive_attr(ctx);
@@ -522,10 +522,11 @@ void conv_forward(OpContext& ctx) {
   // C floats are not a multiple of 16 bytes (SIGSEGV for C = 6 and 7, channels-last; found by the
   // drawn conformance cases under ONEDNN_MAX_CPU_ISA=AVX): there every channels-last f32 residual
   // is added in our pass, from a channels-last copy where it is stored otherwise.
-  const bool legacy_sum = layout == ActivationLayout::kNhwc && has_residual && onednn_legacy_sse();
-  const bool residual_in_pass =
-      layout == ActivationLayout::kNhwc && has_residual && x.dtype == SY_DTYPE_F32 &&
-      ((own_activation(ctx, x.dtype) && residual.is_channels_last()) || legacy_sum);
+  const bool nhwc_f32_residual =
+      layout == ActivationLayout::kNhwc && has_residual && x.dtype == SY_DTYPE_F32;
+  const bool legacy_sum = nhwc_f32_residual && onednn_legacy_sse();
+  const bool residual_in_pass = legacy_sum || (nhwc_f32_residual && own_activation(ctx, x.dtype) &&
+                                               residual.is_channels_last());
   const bool epilogue_pass = plain || residual_in_pass;         // no post-ops: a pass of ours after
   const bool residual_in_dst = has_residual && !epilogue_pass;  // sum post-op reads dst
   std::shared_ptr<const void> sums_kept;

@@ -40,10 +40,6 @@ struct MatmulShape {
   int64_t batch = 1;
 };
 
-// On AVX-512 CPUs the same products (a transposed in memory, K >= kTransposedAMinK: the weight
-// gradients grad^T x) run best on oneDNN's sgemm reading `a` in place: the text RNN's
-// [6400, 1024]^T x [6400, 2000] took 122 ms there, against 129 for the matmul primitive reading it
-// in place and 137 + 2 for the row-major copy and product, on a 2-core Zen 4 (AVX-512).
 // Whether sgemm can read the last two axes of `v` as one stored matrix: the axis
 // `unit_axis_from_end` from the end (1: the last, a row-major matrix; 2: the one before, a
 // column-major one) has unit stride, and the other's stride, returned in `ld`, is at least the
@@ -57,6 +53,10 @@ bool sgemm_layout(const TensorView& v, int unit_axis_from_end, int64_t* ld) {
   return *ld >= v.shape[unit];
 }
 
+// On AVX-512 CPUs the same products (a transposed in memory, K >= kTransposedAMinK: the weight
+// gradients grad^T x) run best on oneDNN's sgemm reading `a` in place: the text RNN's
+// [6400, 1024]^T x [6400, 2000] took 122 ms there, against 129 for the matmul primitive reading it
+// in place and 137 + 2 for the row-major copy and product, on a 2-core Zen 4 (AVX-512).
 // out = a^T-in-memory x b as one sgemm, for f32 2-D products (size-1 batch axes) without bias
 // whose `a` is column-major: the weight gradients above. Returns false where it does not apply.
 bool try_transposed_a_sgemm(OpContext& ctx, const TensorView& a, const TensorView& b,
