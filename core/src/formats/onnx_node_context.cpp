@@ -120,6 +120,10 @@ void NodeContext::set_host(size_t k, HostTensor tensor, bool shape_only) {
 void NodeContext::set_device(size_t k, Tensor tensor, int32_t type) {
   if (!output_used(k)) return;
   Value& v = values_[static_cast<size_t>(node_.outputs[k])];
+  // An integer value computed in f32 (MaxPool of uint8, ReduceSum of int64) is kept as i64, as
+  // every integer value on the device is.
+  if (!is_float_type(type) && type != kBool && is_floating(tensor.dtype()))
+    tensor = tensor.to(DType::kI64);
   v.type = type;
   v.shape = tensor.shape().to_vector();
   v.host.reset();

@@ -190,6 +190,79 @@ Fn compare_device(int kind) {  // 0 eq, 1 gt, 2 lt, 3 ge, 4 le
   };
 }
 
+// Max and Min take one or more inputs, folded left to right with broadcasting; two inputs keep
+// the binary form (a host scalar side is applied without an upload).
+Fn variadic_host(double (*f)(double, double), int64_t (*fi)(int64_t, int64_t)) {
+  return [f, fi](NodeContext& c) {
+    if (!c.has(0)) c.fail("needs at least one input");
+    HostTensor result = c.host_values(0);
+    for (size_t k = 1; k < c.input_count(); ++k)
+      result = host_binary(c, result, c.host_values(k), f, fi);
+    c.set_host(0, std::move(result));
+  };
+}
+Fn variadic_device(Tensor (*both)(const Tensor&, const Tensor&),
+                   Tensor (*scalar)(const Tensor&, double)) {
+  return [both, scalar](NodeContext& c) {
+    if (!c.has(0)) c.fail("needs at least one input");
+    if (c.input_count() == 2) {
+      device_binary(c, both, scalar, true);
+      return;
+    }
+    Tensor result = dev_float(c, 0);
+    for (size_t k = 1; k < c.input_count(); ++k) result = both(result, dev_float(c, k));
+    c.set_device(0, result, c.type(0));
+  };
+}
+
+// Dropout runs as in inference: the output is the input and the mask, when asked for, all true.
+// training_mode true with a ratio above 0 would drop at random, which the importer does not do:
+// refused rather than run as the identity.
+Fn dropout(bool on_host) {
+  return [on_host](NodeContext& c) {
+    double ratio = 0.5, training = 0;
+    if (c.has(1) && !c.host_scalar(1, ratio)) ratio = -1;  // not known at load
+    if (ratio != 0 && c.has(2) && !c.host_scalar(2, training))
+      c.fail("training_mode must be a constant (or ratio a constant 0)");
+    if (training != 0 && ratio < 0) c.fail("ratio must be a constant");
+    if (training != 0 && ratio != 0) {
+      c.fail("training_mode true with ratio " + std::to_string(ratio) +
+             " drops at random; only inference is supported (training_mode false, or ratio 0)");
+    }
+    identity(c);
+    if (!c.output_used(1)) return;
+    if (on_host) {
+      check_host_size(c, c.shape(0));
+      HostTensor mask = HostTensor::zeros(kBool, c.shape(0));
+      std::fill(mask.i.begin(), mask.i.end(), 1);
+      c.set_host(1, std::move(mask));
+    } else {
+      c.set_device(1, ones(to_shape(c, c.shape(0)), c.model().device), kBool);
+    }
+  };
+}
+
+// Clip on host values (integers stay exact); min and max are inputs 1 and 2, each optional.
+void host_clip(NodeContext& c) {
+  HostTensor x = c.host_values(0);
+  for (size_t k = 1; k <= 2; ++k) {
+    if (!c.has(k)) continue;
+    const HostTensor& bound = c.host_values(k);
+    if (bound.numel() != 1) c.fail(std::string(k == 1 ? "min" : "max") + " must be a scalar");
+    for (int64_t e = 0; e < x.numel(); ++e) {
+      const auto u = static_cast<size_t>(e);
+      if (x.is_float()) {
+        const float b = static_cast<float>(bound.at(0));
+        x.f[u] = k == 1 ? (x.f[u] < b ? b : x.f[u]) : (x.f[u] > b ? b : x.f[u]);
+      } else {
+        const int64_t b = bound.int_at(0);
+        x.i[u] = k == 1 ? std::max(x.i[u], b) : std::min(x.i[u], b);
+      }
+    }
+  }
+  c.set_host(0, std::move(x));
+}
+
 // Every ONNX op switchyard runs, by name, with its host and device implementation.
 // Long: a table, one line an op; splitting it would only scatter the list.
 std::map<std::string, OpDef> make_table() {
@@ -201,7 +274,7 @@ std::map<std::string, OpDef> make_table() {
   both("Shape", host_shape, nullptr);
   both("Size", host_size, nullptr);
   both("Identity", identity, identity);
-  both("Dropout", identity, identity);
+  both("Dropout", dropout(true), dropout(false));
   both("Gather", host_gather, device_gather);
   both("Concat", host_concat, device_concat);
   both(
@@ -252,9 +325,9 @@ std::map<std::string, OpDef> make_table() {
   both("Expand", host_expand, [](NodeContext& c) {
     c.set_device(0, c.dev(0).expand(to_shape(c, expand_shape(c))), c.type(0));
   });
-  both("Where", host_where, device_where);
+  both("Where", host_where, device_where, true);  // integer branches stay exact on the host
   both("Cast", host_cast, device_cast);
-  both("Trilu", host_trilu, device_trilu);
+  both("Trilu", host_trilu, device_trilu, true);
   // Elementwise.
   both("Add", binary_host(d_add, i_add), device_binary_fn(t_add, s_add, true), true);
   both("Sub", binary_host(d_sub, i_sub), device_binary_fn(t_sub, s_sub, false), true);
@@ -269,8 +342,8 @@ std::map<std::string, OpDef> make_table() {
       },
       nullptr, true);
   both("Pow", binary_host(d_pow, nullptr), device_binary_fn(t_pow, s_pow, false), true);
-  both("Max", binary_host(d_max, i_max), device_binary_fn(t_max, s_max, true), true);
-  both("Min", binary_host(d_min, i_min), device_binary_fn(t_min, s_min, true), true);
+  both("Max", variadic_host(d_max, i_max), variadic_device(t_max, s_max), true);
+  both("Min", variadic_host(d_min, i_min), variadic_device(t_min, s_min), true);
   both("Equal", binary_host(d_eq, nullptr, kBool), compare_device(0), true);
   both("Greater", binary_host(d_gt, nullptr, kBool), compare_device(1), true);
   both("Less", binary_host(d_lt, nullptr, kBool), compare_device(2), true);
@@ -303,13 +376,16 @@ std::map<std::string, OpDef> make_table() {
         0, maximum(x, 0.0) + minimum(x, 0.0) * static_cast<double>(c.attr_float("alpha", 0.01F)),
         kFloat);
   });
-  both("Clip", nullptr, [](NodeContext& c) {
-    Tensor x = dev_float(c, 0);
-    double v = 0;
-    if (c.has(1)) x = c.host_scalar(1, v) ? maximum(x, v) : maximum(x, dev_float(c, 1));
-    if (c.has(2)) x = c.host_scalar(2, v) ? minimum(x, v) : minimum(x, dev_float(c, 2));
-    c.set_device(0, x, kFloat);
-  });
+  both(
+      "Clip", host_clip,
+      [](NodeContext& c) {
+        Tensor x = dev_float(c, 0);
+        double v = 0;
+        if (c.has(1)) x = c.host_scalar(1, v) ? maximum(x, v) : maximum(x, dev_float(c, 1));
+        if (c.has(2)) x = c.host_scalar(2, v) ? minimum(x, v) : minimum(x, dev_float(c, 2));
+        c.set_device(0, x, kFloat);
+      },
+      true);
   // Neural-network ops, on the device.
   both("MatMul", nullptr, device_matmul);
   both("switchyard.Linear", nullptr, device_linear);

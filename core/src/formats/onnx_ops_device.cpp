@@ -93,22 +93,6 @@ Tensor dev_float(NodeContext& c, size_t k) {
 }
 namespace {
 
-// Host values with +-inf replaced by +-FLT_MAX: Where composes c * x + (1 - c) * y, where an
-// infinite branch would give NaN (0 * inf); softmax treats -FLT_MAX as it treats -inf.
-Tensor finite_branch(NodeContext& c, size_t k) {
-  const HostTensor* h = c.host(k);
-  if (h == nullptr || !h->is_float()) return dev_float(c, k);
-  bool infinite = false;
-  for (const float v : h->f) infinite = infinite || std::isinf(v);
-  if (!infinite) return dev_float(c, k);
-  std::vector<float> values = h->f;
-  for (float& v : values) {
-    if (std::isinf(v))
-      v = v > 0 ? std::numeric_limits<float>::max() : -std::numeric_limits<float>::max();
-  }
-  return Tensor::from_host(values, to_shape(c, h->shape), c.model().device);
-}
-
 // An initializer as a product's weight: its bytes never change, so a backend may keep it in its
 // own layout (MatmulOptions::constant_weight).
 MatmulOptions weight_options(const NodeContext& c, size_t k) {
@@ -392,7 +376,7 @@ void device_pool(NodeContext& c, bool max) {
   }
   const Tensor x2 = as_2d(x, w.one_d);
   const Tensor y = max ? max_pool2d(x2, options) : avg_pool2d(x2, options);
-  c.set_device(0, from_2d(y, w.one_d), kFloat);
+  c.set_device(0, from_2d(y, w.one_d), max ? c.type(0) : kFloat);  // int8 and uint8: exact
 }
 
 void device_global_pool(NodeContext& c, bool max) {
@@ -405,7 +389,7 @@ void device_global_pool(NodeContext& c, bool max) {
 void device_pad(NodeContext& c) {
   const std::string mode = c.attr_string("mode", "constant");
   if (mode != "constant") c.fail("mode " + mode + " is not supported (constant)");
-  const Tensor x = dev_float(c, 0);
+  const Tensor x = c.dev(0);  // integers stay i64: only copies and fills
   const Ints pads = c.ints(1);
   double value = 0;
   if (c.has(2) && !c.host_scalar(2, value)) c.fail("constant_value must be a constant");
@@ -425,14 +409,14 @@ void device_pad(NodeContext& c) {
       Ints shape = y.shape().to_vector();
       shape[static_cast<size_t>(axis)] = n;
       check_size(c, shape);
-      return full(to_shape(c, shape), value, c.model().device);
+      return full(to_shape(c, shape), value, c.model().device, x.dtype());
     };
     if (before > 0) parts.push_back(block(before));
     parts.push_back(y);
     if (after > 0) parts.push_back(block(after));
     y = concat(parts, axis);
   }
-  c.set_device(0, y, kFloat);
+  c.set_device(0, y, c.type(0));
 }
 namespace {
 
@@ -498,7 +482,7 @@ void device_reduce(NodeContext& c, int kind) {  // 0 mean, 1 sum, 2 max
   Ints axes = kind == 1 ? axes_of(c, 1) : axes_of(c, 99);
   const bool keep = c.attr_int("keepdims", 1) != 0;
   if (axes.empty() && kind == 1 && c.attr_int("noop_with_empty_axes", 0) != 0) {
-    c.set_device(0, x, kFloat);
+    c.set_device(0, x, c.type(0));
     return;
   }
   std::vector<int> list;
@@ -506,7 +490,7 @@ void device_reduce(NodeContext& c, int kind) {  // 0 mean, 1 sum, 2 max
   const Tensor y = kind == 0   ? mean(x, list, keep)
                    : kind == 1 ? sum(x, list, keep)
                                : amax(x, list, keep);
-  c.set_device(0, y, kFloat);
+  c.set_device(0, y, c.type(0));  // integers in f32: exact below 2^24
 }
 
 void device_gather(NodeContext& c) {
@@ -529,6 +513,13 @@ void device_gather(NodeContext& c) {
     indices = c.dev(1);
     if (is_floating(indices.dtype())) c.fail("indices must be integers");
     indices = indices.reshape(Shape{indices.numel()});
+    // ONNX counts a negative index from the end (-extent <= index < 0). GATHER does not, and an
+    // asynchronous backend leaves an out-of-range index's elements unwritten, so they are moved
+    // into range here: in f32, exact for every index of an extent up to 2^24.
+    if (extent <= (int64_t{1} << 24)) {
+      const Tensor f = indices.to(DType::kF32);
+      indices = (f + greater(neg(f), 0.0) * static_cast<double>(extent)).to(indices.dtype());
+    }
   }
   Tensor y = index_select(data, axis, indices);
   Ints shape(c.shape(0).begin(), c.shape(0).begin() + axis);
@@ -569,22 +560,89 @@ void device_concat(NodeContext& c) {
   c.set_device(0, concat(parts, axis), c.type(0));
 }
 
+namespace {
+
+// True when input k is known on the host and holds no NaN or infinity.
+bool host_finite(NodeContext& c, size_t k) {
+  const HostTensor* h = c.host(k);
+  if (h == nullptr) return false;
+  if (!h->is_float()) return true;
+  return std::all_of(h->f.begin(), h->f.end(), [](float v) { return std::isfinite(v); });
+}
+
+// `t` broadcast to `shape` (leading axes added, extents of 1 repeated), flattened and contiguous.
+Tensor flat_broadcast(const NodeContext& c, const Tensor& t, const Ints& shape) {
+  Ints aligned(shape.size() - static_cast<size_t>(t.rank()), 1);
+  for (int a = 0; a < t.rank(); ++a) aligned.push_back(t.dim(a));
+  return reshaped(c, t, aligned)
+      .expand(to_shape(c, shape))
+      .contiguous()
+      .reshape(Shape{numel_of(shape)});
+}
+
+// Positions 0, 1, ..., n - 1 as f32 on the model's device, kept per node and length.
+Tensor positions(NodeContext& c, int64_t n) {
+  auto& slot = c.model().node_cache[{&c.node(), "where positions " + std::to_string(n)}];
+  if (slot == nullptr) {
+    std::vector<float> values(static_cast<size_t>(n));
+    std::iota(values.begin(), values.end(), 0.0F);
+    slot = std::make_shared<Tensor>(Tensor::from_host(values, Shape{n}, c.model().device));
+  }
+  return *std::static_pointer_cast<Tensor>(slot);
+}
+
+}  // namespace
+
+// Where without arithmetic on the branches: c * x + (1 - c) * y would turn a NaN or an infinity in
+// the branch not taken into NaN (0 * inf), which is what a guarded log or division (where(d != 0,
+// n / d, 0)) relies on not happening. The two branches, broadcast to the output, lie side by side
+// as [y, x] and GATHER takes element k from k + n * cond[k]. The positions are formed in f32,
+// exact below 2^24, so the output is taken in chunks of at most 2^23 elements. Integer branches
+// run on the host (the op table), so values above 2^24 stay exact. With both branches finite host
+// constants, the product form is exact and is kept.
 void device_where(NodeContext& c) {
   const Tensor cond = dev_float(c, 0);
-  const Tensor x = finite_branch(c, 1), y = finite_branch(c, 2);
-  c.set_device(0, cond * x + (1.0 - cond) * y, c.type(1));
+  if (host_finite(c, 1) && host_finite(c, 2)) {
+    const Tensor x = dev_float(c, 1), y = dev_float(c, 2);
+    c.set_device(0, cond * x + (1.0 - cond) * y, c.type(1));
+    return;
+  }
+  Result<Ints> shape = broadcast(c.shape(0), c.shape(1), "Where");
+  if (shape.ok()) shape = broadcast(*shape, c.shape(2), "Where");
+  if (!shape.ok()) c.fail(shape.status().message());
+  check_size(c, *shape);
+  const int64_t n = numel_of(*shape);
+  // Any nonzero condition picks x (a bool input given as floats may hold 2 or -1).
+  const Tensor pick = flat_broadcast(c, greater(abs(cond), 0.0), *shape);
+  const Tensor x = flat_broadcast(c, dev_float(c, 1), *shape);
+  const Tensor y = flat_broadcast(c, dev_float(c, 2), *shape);
+  constexpr int64_t kChunk = int64_t{1} << 23;
+  std::vector<Tensor> parts;
+  for (int64_t start = 0; start < n; start += kChunk) {
+    const int64_t len = std::min(kChunk, n - start);
+    const Tensor both = concat({y.narrow(0, start, len), x.narrow(0, start, len)}, 0);
+    const Tensor at =
+        (pick.narrow(0, start, len) * static_cast<double>(len) + positions(c, len)).to(DType::kI32);
+    parts.push_back(index_select(both, 0, at));
+  }
+  Tensor out = parts.empty() ? x : (parts.size() == 1 ? parts[0] : concat(parts, 0));
+  c.set_device(0, reshaped(c, out, *shape), c.type(1));
 }
 
 void device_cast(NodeContext& c) {
   const int32_t to = cast_target(c);
   const Tensor x = c.dev(0);
+  const Tensor f = is_floating(x.dtype()) ? x : x.to(DType::kF32);
   if (to == kBool) {
-    const Tensor f = is_floating(x.dtype()) ? x : x.to(DType::kF32);
     c.set_device(0, 1.0 - equal(f, zeros_like(f)), kBool);
+  } else if (to == kFloat16 || to == kBfloat16) {  // rounds as the type would hold it (COPY)
+    c.set_device(0, f.to(to == kFloat16 ? DType::kF16 : DType::kBF16).to(DType::kF32), kFloat);
   } else if (is_float_type(to)) {
-    c.set_device(0, is_floating(x.dtype()) ? x : x.to(DType::kF32), kFloat);
-  } else {
+    c.set_device(0, f, kFloat);
+  } else if (to == kInt64 || to == kUint64) {
     c.set_device(0, x.dtype() == DType::kI64 ? x : x.to(DType::kI64), to);
+  } else {
+    host_cast(c);  // a narrower integer type wraps (its low bits), as the host computes it
   }
 }
 
@@ -599,7 +657,7 @@ void device_trilu(NodeContext& c) {
     for (int64_t j = 0; j < cols; ++j)
       mask[static_cast<size_t>(i * cols + j)] = (upper ? j - i >= k : j - i <= k) ? 1.0F : 0.0F;
   }
-  c.set_device(0, x * Tensor::from_host(mask, Shape{rows, cols}, c.model().device), kFloat);
+  c.set_device(0, x * Tensor::from_host(mask, Shape{rows, cols}, c.model().device), c.type(0));
 }
 
 }  // namespace switchyard::onnx_detail

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "formats/onnx_ops_internal.h"
+#include "support/dtype_codec.h"  // f16 / bf16 rounding of Cast
 
 namespace switchyard::onnx_detail {
 
@@ -448,21 +449,57 @@ int32_t cast_target(NodeContext& c) {
   return to;
 }
 
+namespace {
+
+// An integer as ONNX's Cast leaves it in a narrower integer type: its low bits, two's complement
+// (numpy's astype). int64 and uint64 keep the value (uint64 is held as int64).
+int64_t wrap_integer(int64_t v, int32_t to) {
+  const auto u = static_cast<uint64_t>(v);
+  switch (to) {
+    case kInt8:
+      return static_cast<int8_t>(static_cast<uint8_t>(u));
+    case kUint8:
+      return static_cast<uint8_t>(u);
+    case kInt16:
+      return static_cast<int16_t>(static_cast<uint16_t>(u));
+    case kUint16:
+      return static_cast<uint16_t>(u);
+    case kInt32:
+      return static_cast<int32_t>(static_cast<uint32_t>(u));
+    case kUint32:
+      return static_cast<uint32_t>(u);
+    default:
+      return v;
+  }
+}
+
+// A value as the float type `to` holds it: float16 and bfloat16 round to nearest even (then
+// widen back to the f32 the importer computes in), float and double keep f32's rounding.
+float round_to_float_type(double v, int32_t to) {
+  const auto f = static_cast<float>(v);
+  if (to == kFloat16) return sy_support::f16_bits_to_f32(sy_support::f32_to_f16_bits(f));
+  if (to == kBfloat16) return sy_support::bf16_bits_to_f32(sy_support::f32_to_bf16_bits(f));
+  return f;
+}
+
+}  // namespace
+
 void host_cast(NodeContext& c) {
   const HostTensor& x = c.host_values(0);
   const int32_t to = cast_target(c);
   HostTensor out = HostTensor::zeros(to, x.shape);
   for (int64_t k = 0; k < x.numel(); ++k) {
     const double v = x.at(k);
+    const auto u = static_cast<size_t>(k);
     if (out.is_float())
-      out.f[static_cast<size_t>(k)] = static_cast<float>(v);
+      out.f[u] = round_to_float_type(x.is_float() ? v : static_cast<double>(x.i[u]), to);
     else if (to == kBool)
-      out.i[static_cast<size_t>(k)] = v != 0 ? 1 : 0;
+      out.i[u] = v != 0 ? 1 : 0;
     else if (!x.is_float())
-      out.i[static_cast<size_t>(k)] = x.i[static_cast<size_t>(k)];
-    else
-      out.i[static_cast<size_t>(k)] =
-          std::isfinite(v) && std::fabs(v) < 9.0e18 ? static_cast<int64_t>(v) : 0;
+      out.i[u] = wrap_integer(x.i[u], to);
+    else  // float to integer: toward zero; NaN, infinities and out-of-range values give 0
+      out.i[u] =
+          wrap_integer(std::isfinite(v) && std::fabs(v) < 9.0e18 ? static_cast<int64_t>(v) : 0, to);
   }
   c.set_host(0, std::move(out));
 }
