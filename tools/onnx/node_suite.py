@@ -191,8 +191,12 @@ def main():
     args = parser.parse_args()
     wanted = set(filter(None, args.ops.split(",")))
 
+    marker = os.path.join(args.out, ".switchyard-node-suite")
+    if os.path.isdir(args.out) and os.listdir(args.out) and not os.path.exists(marker):
+        sys.exit(f"node_suite.py: {args.out} holds other files; give an empty or new folder")
     shutil.rmtree(args.out, ignore_errors=True)
     os.makedirs(args.out)
+    open(marker, "w").close()
     written = converted = 0
     for case in collect_testcases(None):
         model = case.model
