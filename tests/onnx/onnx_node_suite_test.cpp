@@ -99,8 +99,8 @@ Verdict run_case(const std::filesystem::path& folder, const std::shared_ptr<Devi
 std::map<std::string, std::string> expected_verdicts(const std::filesystem::path& cases) {
   std::filesystem::path path = cases / "node_suite_expected.txt";
   if (!std::filesystem::exists(path)) {
-    path = std::filesystem::path(SWITCHYARD_SOURCE_DIR) / "tests" / "onnx" /
-           "node_suite_expected.txt";
+    path =
+        std::filesystem::path(SWITCHYARD_SOURCE_DIR) / "tests" / "onnx" / "node_suite_expected.txt";
   }
   std::ifstream file(path);
   REQUIRE(file);
