@@ -176,6 +176,28 @@ def extra_cases():
            model("max3", [node("Max", ["a", "b", "c"], ["y"])],
                  [("a", F, [3]), ("b", F, [3]), ("c", F, [3])], [("y", F, [3])]),
            [([a, b2, c3], [np.maximum(np.maximum(a, b2), c3)])])
+    # MaxPool padded explicitly: ceil_mode with a leading pad (a partial last window, PyTorch's
+    # rule) in 1-D, and a last window that would start in the trailing pad (refused).
+    def max_pool_1d(x, kernel, stride, before, after, ceil):
+        padded = np.concatenate([np.full(x.shape[:-1] + (before,), -np.inf, np.float32), x,
+                                 np.full(x.shape[:-1] + (after + kernel,), -np.inf, np.float32)],
+                                axis=-1)
+        span = x.shape[-1] + before + after - kernel
+        out = span // stride + 1 + (1 if ceil and span % stride else 0)
+        return np.stack([padded[..., i * stride:i * stride + kernel].max(axis=-1)
+                         for i in range(out)], axis=-1)
+
+    row = np.array([[[3, -1, 4, 1, -5, 9, 2, -6]]], dtype=np.float32)
+    yield ("sy_maxpool_1d_ceil_mode_with_pads",
+           model("maxpool_ceil", [node("MaxPool", ["x"], ["y"], kernel_shape=[3], strides=[2],
+                                       pads=[1, 1], ceil_mode=1)],
+                 [("x", F, [1, 1, 8])], [("y", F, [1, 1, 5])]),
+           [([row], [max_pool_1d(row, 3, 2, 1, 1, True)])])
+    yield ("sy_maxpool_ceil_window_in_trailing_pad_refused",
+           model("maxpool_ceil_pad", [node("MaxPool", ["x"], ["y"], kernel_shape=[2], strides=[2],
+                                           pads=[0, 1], ceil_mode=1)],
+                 [("x", F, [1, 1, 8])], [("y", F, [1, 1, 5])]),
+           [([row], [np.zeros((1, 1, 5), np.float32)])])
     # Dropout in training mode drops at random: refused, not run as the identity.
     yield ("sy_dropout_training_mode_refused",
            model("dropout_training", [node("Dropout", ["x", "ratio", "training"], ["y"])],

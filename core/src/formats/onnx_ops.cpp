@@ -215,6 +215,52 @@ Fn variadic_device(Tensor (*both)(const Tensor&, const Tensor&),
   };
 }
 
+// Sum and Mean: one or more inputs, added left to right with broadcasting (Mean then divides by
+// their count; integers truncate toward zero, as numpy's astype after the division).
+Fn sum_host(bool mean) {
+  return [mean](NodeContext& c) {
+    if (!c.has(0)) c.fail("needs at least one input");
+    HostTensor result = c.host_values(0);
+    for (size_t k = 1; k < c.input_count(); ++k)
+      result = host_binary(c, result, c.host_values(k), d_add, i_add);
+    if (mean) {
+      const double n = static_cast<double>(c.input_count());
+      result = host_unary(result, [n](double v) { return v / n; });
+    }
+    c.set_host(0, std::move(result));
+  };
+}
+Fn sum_device(bool mean) {
+  return [mean](NodeContext& c) {
+    if (!c.has(0)) c.fail("needs at least one input");
+    Tensor result = dev_float(c, 0);
+    for (size_t k = 1; k < c.input_count(); ++k) result = result + dev_float(c, k);
+    if (mean) result = result / static_cast<double>(c.input_count());
+    c.set_device(0, result, c.type(0));
+  };
+}
+
+// HardSigmoid max(0, min(1, alpha x + beta)) (defaults 0.2 and 0.5) and HardSwish, which is
+// x HardSigmoid(x) with alpha 1/6 and beta 1/2 (MobileNetV3's activations).
+double hard_sigmoid(double x, double alpha, double beta) {
+  return std::max(0.0, std::min(1.0, alpha * x + beta));
+}
+Fn hard_sigmoid_op(bool swish, bool on_host) {
+  return [swish, on_host](NodeContext& c) {
+    const double alpha = swish ? 1.0 / 6.0 : static_cast<double>(c.attr_float("alpha", 0.2F));
+    const double beta = swish ? 0.5 : static_cast<double>(c.attr_float("beta", 0.5F));
+    if (on_host) {
+      c.set_host(0, host_unary(c.host_values(0), [=](double x) {
+                   return (swish ? x : 1.0) * hard_sigmoid(x, alpha, beta);
+                 }));
+      return;
+    }
+    const Tensor x = dev_float(c, 0);
+    const Tensor gate = minimum(maximum(x * alpha + beta, 0.0), 1.0);
+    c.set_device(0, swish ? x * gate : gate, kFloat);
+  };
+}
+
 // Dropout runs as in inference: the output is the input and the mask, when asked for, all true.
 // training_mode true with a ratio above 0 would drop at random, which the importer does not do:
 // refused rather than run as the identity.
@@ -344,6 +390,8 @@ std::map<std::string, OpDef> make_table() {
   both("Pow", binary_host(d_pow, nullptr), device_binary_fn(t_pow, s_pow, false), true);
   both("Max", variadic_host(d_max, i_max), variadic_device(t_max, s_max), true);
   both("Min", variadic_host(d_min, i_min), variadic_device(t_min, s_min), true);
+  both("Sum", sum_host(false), sum_device(false), true);
+  both("Mean", sum_host(true), sum_device(true), true);
   both("Equal", binary_host(d_eq, nullptr, kBool), compare_device(0), true);
   both("Greater", binary_host(d_gt, nullptr, kBool), compare_device(1), true);
   both("Less", binary_host(d_lt, nullptr, kBool), compare_device(2), true);
@@ -367,6 +415,8 @@ std::map<std::string, OpDef> make_table() {
   both("Sigmoid", unary_host(d_sigmoid), unary_device(&switchyard::sigmoid));
   both("Tanh", unary_host(d_tanh), unary_device(&switchyard::tanh));
   both("Erf", unary_host(d_erf), unary_device(erf_composed));
+  both("HardSigmoid", hard_sigmoid_op(false, true), hard_sigmoid_op(false, false));
+  both("HardSwish", hard_sigmoid_op(true, true), hard_sigmoid_op(true, false));
   both("switchyard.Gelu", unary_host(d_gelu), unary_device(&switchyard::gelu));
   both("Floor", unary_host(d_floor), nullptr, true);
   both("Ceil", unary_host(d_ceil), nullptr, true);

@@ -224,12 +224,14 @@ void device_gemm(NodeContext& c) {
 namespace {
 
 // Spatial attributes of Conv and the pools, for 1-D or 2-D windows.
+// ph and pw pad both sides; ph_end and pw_end are the pads after, which differ from ph and pw
+// only where window_of was asked to allow that (MaxPool pads explicitly then).
 struct Window {
-  int kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
+  int kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1, ph_end = 0, pw_end = 0;
   bool one_d = false;
 };
 
-Window window_of(NodeContext& c, const Ints& x_shape, Ints kernel) {
+Window window_of(NodeContext& c, const Ints& x_shape, Ints kernel, bool asymmetric_ok = false) {
   Window w;
   const size_t spatial = x_shape.size() - 2;
   if (spatial != 1 && spatial != 2)
@@ -251,9 +253,12 @@ Window window_of(NodeContext& c, const Ints& x_shape, Ints kernel) {
       const int64_t in = x_shape[2 + k], out = (in + strides[k] - 1) / strides[k];
       const int64_t total =
           std::max<int64_t>((out - 1) * strides[k] + (kernel[k] - 1) * dilations[k] + 1 - in, 0);
-      if (total % 2 != 0)
+      if (total % 2 != 0 && !asymmetric_ok)
         c.fail("auto_pad " + auto_pad + " needs uneven padding here, which is not supported");
-      pads[k] = pads[k + spatial] = total / 2;
+      // The odd one goes at the end (SAME_UPPER) or at the start (SAME_LOWER).
+      const bool lower = auto_pad == "SAME_LOWER";
+      pads[k] = lower ? total - total / 2 : total / 2;
+      pads[k + spatial] = total - pads[k];
     }
   } else if (auto_pad != "NOTSET") {
     c.fail("auto_pad " + auto_pad + " is not supported");
@@ -262,20 +267,24 @@ Window window_of(NodeContext& c, const Ints& x_shape, Ints kernel) {
     c.fail("strides, dilations and pads do not fit the kernel");
   }
   for (size_t k = 0; k < spatial; ++k) {
-    if (pads[k] != pads[k + spatial])
+    if (pads[k] != pads[k + spatial] && !asymmetric_ok)
       c.fail("asymmetric pads " + shape_text(pads) + " are not supported");
     for (const int64_t v : {kernel[k], strides[k], dilations[k]}) {
       if (v < 1 || v > 1 << 20)
         c.fail("kernel_shape, strides and dilations must be between 1 and 2^20");
     }
-    if (pads[k] < 0 || pads[k] > 1 << 20) c.fail("pads must be between 0 and 2^20");
+    for (const int64_t pad : {pads[k], pads[k + spatial]}) {
+      if (pad < 0 || pad > 1 << 20) c.fail("pads must be between 0 and 2^20");
+    }
   }
   const auto at = [&](const Ints& v, size_t k) { return static_cast<int>(v[k]); };
   if (w.one_d) {
     w.kw = at(kernel, 0), w.sw = at(strides, 0), w.pw = at(pads, 0), w.dw = at(dilations, 0);
+    w.pw_end = at(pads, 1);
   } else {
     w.kh = at(kernel, 0), w.kw = at(kernel, 1), w.sh = at(strides, 0), w.sw = at(strides, 1);
     w.ph = at(pads, 0), w.pw = at(pads, 1), w.dh = at(dilations, 0), w.dw = at(dilations, 1);
+    w.ph_end = at(pads, 2), w.pw_end = at(pads, 3);
   }
   return w;
 }
@@ -350,31 +359,94 @@ void device_conv(NodeContext& c) {
   c.set_device(0, from_2d(y, w.one_d), kFloat);
 }
 
+namespace {
+
+// One spatial axis of a max pool padded explicitly: the pads before and after that make every
+// window whole, and the output length. ceil_mode counts a last partial window where it starts
+// inside the input or its leading pad (PyTorch's rule; a window starting in the trailing pad is
+// refused, since ONNX Runtime counts it and PyTorch does not). A window wholly in padding is
+// refused too: it has no element to take the maximum of.
+struct PoolAxis {
+  int64_t before = 0, after = 0, out = 0;
+};
+
+PoolAxis pool_axis(NodeContext& c, int64_t in, int kernel, int stride, int before, int after,
+                   bool ceil_mode) {
+  const int64_t span = in + before + after - kernel;
+  if (span < 0) c.fail("the window is larger than the padded input");
+  PoolAxis axis;
+  axis.out = span / stride + 1;
+  if (ceil_mode && span % stride != 0) {
+    if (axis.out * stride >= in + before)
+      c.fail("ceil_mode 1 with a last window starting in the padding is not supported");
+    ++axis.out;
+  }
+  if (kernel <= before || (axis.out - 1) * stride >= in + before)
+    c.fail("a window lies wholly in the padding");
+  axis.before = before;
+  axis.after = (axis.out - 1) * stride + kernel - in - before;  // may be below `after`: unused
+  return axis;
+}
+
+// MaxPool where MAX_POOL2D's symmetric padding of at most half the kernel does not say it:
+// asymmetric pads, larger pads or ceil_mode's partial windows. The input is padded with -inf (it
+// never wins) to exactly the windows' extent and pooled without padding.
+Tensor explicit_max_pool(NodeContext& c, const Tensor& x2, const Window& w) {
+  const bool ceil_mode = c.attr_int("ceil_mode", 0) != 0;
+  const PoolAxis rows = pool_axis(c, x2.dim(2), w.kh, w.sh, w.ph, w.ph_end, ceil_mode);
+  const PoolAxis cols = pool_axis(c, x2.dim(3), w.kw, w.sw, w.pw, w.pw_end, ceil_mode);
+  Tensor y = x2;
+  const double minus_inf = -std::numeric_limits<double>::infinity();
+  for (const auto& [axis, pads] : {std::pair<int, PoolAxis>{2, rows}, {3, cols}}) {
+    std::vector<Tensor> parts;
+    const auto block = [&](int64_t n) {
+      Ints shape = y.shape().to_vector();
+      shape[static_cast<size_t>(axis)] = n;
+      check_size(c, shape);
+      return full(to_shape(c, shape), minus_inf, c.model().device, y.dtype());
+    };
+    if (pads.before > 0) parts.push_back(block(pads.before));
+    parts.push_back(pads.after < 0 ? y.narrow(axis, 0, y.dim(axis) + pads.after) : y);
+    if (pads.after > 0) parts.push_back(block(pads.after));
+    if (parts.size() > 1 || pads.after < 0) y = parts.size() > 1 ? concat(parts, axis) : parts[0];
+  }
+  Pool2dOptions options;
+  options.kernel_h = w.kh, options.kernel_w = w.kw, options.stride_h = w.sh,
+  options.stride_w = w.sw;
+  return max_pool2d(y, options);
+}
+
+}  // namespace
+
 void device_pool(NodeContext& c, bool max) {
   if (c.output_used(1)) c.fail("the Indices output is not supported");
   const Tensor x = dev_float(c, 0);
-  const Window w = window_of(c, x.shape().to_vector(), {});
+  const Window w = window_of(c, x.shape().to_vector(), {}, max);
   if (w.dh != 1 || w.dw != 1) c.fail("dilations other than 1 are not supported");
   Pool2dOptions options;
   options.kernel_h = w.kh, options.kernel_w = w.kw, options.stride_h = w.sh,
   options.stride_w = w.sw;
   options.pad_h = w.ph, options.pad_w = w.pw;
   options.count_include_pad = c.attr_int("count_include_pad", 0) != 0;
-  if (c.attr_int("ceil_mode", 0) != 0) {
-    // Ceil mode changes the output only where a last partial window would start inside the input.
-    const Ints& s = c.shape(0);
-    const auto differs = [](int64_t in, int k, int st, int p) {
-      const int64_t span = in + 2 * p - k;
-      return span >= 0 && span % st != 0;
-    };
-    if ((!w.one_d && differs(s[2], w.kh, w.sh, w.ph)) || differs(s.back(), w.kw, w.sw, w.pw)) {
-      c.fail("ceil_mode 1 with a partial last window is not supported");
-    }
+  // Ceil mode changes the output only where a last partial window would start inside the input.
+  const Ints& s = c.shape(0);
+  const auto partial = [](int64_t in, int k, int st, int p) {
+    const int64_t span = in + 2 * p - k;
+    return span >= 0 && span % st != 0;
+  };
+  const bool ceil_partial =
+      c.attr_int("ceil_mode", 0) != 0 &&
+      ((!w.one_d && partial(s[2], w.kh, w.sh, w.ph)) || partial(s.back(), w.kw, w.sw, w.pw));
+  const Tensor x2 = as_2d(x, w.one_d);
+  if (max && (ceil_partial || w.ph != w.ph_end || w.pw != w.pw_end || 2 * w.ph > w.kh ||
+              2 * w.pw > w.kw)) {
+    c.set_device(0, from_2d(explicit_max_pool(c, x2, w), w.one_d), c.type(0));
+    return;
   }
+  if (ceil_partial) c.fail("ceil_mode 1 with a partial last window is not supported");
   if (!max && w.ph + w.pw > 0 && !options.count_include_pad) {
     c.fail("padding with count_include_pad 0 is not supported");
   }
-  const Tensor x2 = as_2d(x, w.one_d);
   const Tensor y = max ? max_pool2d(x2, options) : avg_pool2d(x2, options);
   c.set_device(0, from_2d(y, w.one_d), max ? c.type(0) : kFloat);  // int8 and uint8: exact
 }
