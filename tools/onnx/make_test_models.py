@@ -36,6 +36,10 @@ Models:
                         batch_first, post-norm) -> mean over time -> Linear 3
   transformer_mask      the same with src_key_padding_mask (bool [N,6], True = padding) as a
                         second input, and a mean over the unpadded steps
+  transformer_opset13   transformer2 exported at opset 13 (LayerNorm decomposed)
+  image_ops             [N,3,8,8] -> ReflectionPad, conv, GroupNorm, Hardswish, MaxPool ceil_mode,
+                        ConvTranspose, PReLU, bilinear Upsample, ReplicationPad, conv, PixelShuffle,
+                        InstanceNorm2d, Hardsigmoid -> [N,2,20,20]
 
 Run with Debian's /usr/bin/python3 (python3-torch, python3-onnx).
 """
@@ -165,6 +169,21 @@ def build_cnn():
     return model
 
 
+def build_image_ops():
+    """The image ops a generator or segmentation network exports (docs/onnx.md): reflection and
+    replication padding, GroupNorm (InstanceNormalization), HardSwish and HardSigmoid, a ceil-mode
+    max pool with padding, a transposed convolution, PReLU, bilinear upsampling, PixelShuffle
+    (DepthToSpace) and InstanceNorm2d."""
+    model = nn.Sequential(
+        nn.ReflectionPad2d(1), nn.Conv2d(3, 8, 3), nn.GroupNorm(2, 8), nn.Hardswish(),  # [N,8,8,8]
+        nn.MaxPool2d(3, stride=2, padding=1, ceil_mode=True),                          # -> 5x5
+        nn.ConvTranspose2d(8, 4, 4, stride=2, padding=1), nn.PReLU(4),                # -> 10x10
+        nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False),             # -> 20x20
+        nn.ReplicationPad2d((1, 0, 0, 1)), nn.Conv2d(4, 8, 3, stride=2),              # -> 10x10
+        nn.PixelShuffle(2), nn.InstanceNorm2d(2, affine=True), nn.Hardsigmoid())       # [N,2,20,20]
+    return decorrelate(model)
+
+
 def float_inputs(shape):
     def make(batch, generator):
         return [torch.randn((batch,) + shape, generator=generator)]
@@ -200,6 +219,7 @@ MODELS = {
     "transformer_mask": (7, MaskedTransformer, ["input", "src_key_padding_mask"], ["output"],
                          masked_sequence_inputs, None),
     "transformer_opset13": (8, SmallTransformer, ["input"], ["output"], float_inputs((6, 16)), None),
+    "image_ops": (9, build_image_ops, ["input"], ["output"], float_inputs((3, 8, 8)), None),
 }
 # Models exported at another opset than OPSET: the oldest one the importer takes, where LayerNorm
 # is decomposed (ReduceMean, Sub, Pow, Sqrt, Div) and Split takes its sizes as an input.
@@ -334,13 +354,18 @@ def rnn_gate_blocks(weight, order):
 
 def derived_parameters(model):
     """(label, array, state-dict keys) for the tensors the exporter derives from parameters: every
-    2-D parameter transposed (a Linear's weight as MatMul's right operand), and the W, R and B
+    2-D parameter transposed (a Linear's weight as MatMul's right operand), every 1-D one as
+    [C, 1] and [C, 1, 1] (GroupNorm's affine and PReLU's slope), and the W, R and B
     inputs of ONNX's LSTM and GRU, per layer, both directions stacked (PyTorch's gates i f g o
     become ONNX's i o f c; r z n become z r h; B is Wb then Rb)."""
     found = []
     for key, value in model.state_dict().items():
         if value.is_floating_point() and value.dim() == 2:
             found.append((key + " transposed", value.detach().numpy().T, {key}))
+        if value.is_floating_point() and value.dim() == 1:  # per channel: GroupNorm's, PReLU's
+            for shape in ((-1, 1), (-1, 1, 1)):
+                found.append((key + " as %s" % (shape,), value.detach().numpy().reshape(shape),
+                              {key}))
     for prefix, module in model.named_modules():
         if not isinstance(module, (nn.LSTM, nn.GRU)):
             continue

@@ -459,6 +459,12 @@ std::map<std::string, OpDef> make_table() {
   both("GlobalAveragePool", nullptr, [](NodeContext& c) { device_global_pool(c, false); });
   both("GlobalMaxPool", nullptr, [](NodeContext& c) { device_global_pool(c, true); });
   both("Pad", nullptr, device_pad);
+  both("Resize", nullptr, device_resize);
+  both("DepthToSpace", nullptr, [](NodeContext& c) { device_depth_to_space(c, true); });
+  both("SpaceToDepth", nullptr, [](NodeContext& c) { device_depth_to_space(c, false); });
+  both("InstanceNormalization", nullptr, device_instance_norm);
+  both("ConvTranspose", nullptr, device_conv_transpose);
+  both("PRelu", nullptr, device_prelu);
   both("BatchNormalization", nullptr, device_batch_norm);
   both("LayerNormalization", nullptr, device_layer_norm);
   both("ReduceMean", nullptr, [](NodeContext& c) { device_reduce(c, 0); });

@@ -458,38 +458,6 @@ void device_global_pool(NodeContext& c, bool max) {
   c.set_device(0, max ? amax(x, axes, true) : mean(x, axes, true), kFloat);
 }
 
-void device_pad(NodeContext& c) {
-  const std::string mode = c.attr_string("mode", "constant");
-  if (mode != "constant") c.fail("mode " + mode + " is not supported (constant)");
-  const Tensor x = c.dev(0);  // integers stay i64: only copies and fills
-  const Ints pads = c.ints(1);
-  double value = 0;
-  if (c.has(2) && !c.host_scalar(2, value)) c.fail("constant_value must be a constant");
-  Ints axes = c.has(3) ? c.ints(3) : Ints{};
-  if (axes.empty()) {
-    for (int a = 0; a < x.rank(); ++a) axes.push_back(a);
-  }
-  if (pads.size() != axes.size() * 2) c.fail("pads must have two values per axis");
-  Tensor y = x;
-  for (size_t k = 0; k < axes.size(); ++k) {
-    const int axis = normalize(c, axes[k], static_cast<size_t>(x.rank()));
-    const int64_t before = pads[k], after = pads[k + axes.size()];
-    if (before < 0 || after < 0) c.fail("negative pads are not supported");
-    if (before == 0 && after == 0) continue;
-    std::vector<Tensor> parts;
-    const auto block = [&](int64_t n) {
-      Ints shape = y.shape().to_vector();
-      shape[static_cast<size_t>(axis)] = n;
-      check_size(c, shape);
-      return full(to_shape(c, shape), value, c.model().device, x.dtype());
-    };
-    if (before > 0) parts.push_back(block(before));
-    parts.push_back(y);
-    if (after > 0) parts.push_back(block(after));
-    y = concat(parts, axis);
-  }
-  c.set_device(0, y, c.type(0));
-}
 namespace {
 
 struct AffineWeights {

@@ -151,7 +151,6 @@ void device_conv(NodeContext& c);
 
 void device_pool(NodeContext& c, bool max);
 void device_global_pool(NodeContext& c, bool max);
-void device_pad(NodeContext& c);
 void device_batch_norm(NodeContext& c);
 void device_layer_norm(NodeContext& c);
 
@@ -165,6 +164,15 @@ void device_concat(NodeContext& c);
 void device_where(NodeContext& c);
 void device_cast(NodeContext& c);
 void device_trilu(NodeContext& c);
+
+// ---- image-like ops (onnx_ops_spatial.cpp) ----------------------------------------------------
+
+void device_pad(NodeContext& c);  // constant, edge and reflect
+void device_resize(NodeContext& c);
+void device_depth_to_space(NodeContext& c, bool to_space);  // false: SpaceToDepth
+void device_instance_norm(NodeContext& c);
+void device_conv_transpose(NodeContext& c);
+void device_prelu(NodeContext& c);
 
 // ---- recurrent ops (onnx_ops_recurrent.cpp) ---------------------------------------------------
 

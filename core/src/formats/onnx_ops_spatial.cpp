@@ -1,0 +1,332 @@
+// ONNX ops that move or resample image-like tensors, composed of switchyard's op set
+// (formats/onnx_ops_internal.h): Pad in every mode, Resize (nearest and linear), DepthToSpace and
+// SpaceToDepth, InstanceNormalization, ConvTranspose and PRelu. Semantics are ONNX's at opsets
+// 13-17; what is not supported fails the node with a message naming it.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "formats/onnx_ops_internal.h"
+#include "switchyard/device.h"
+#include "switchyard/ops.h"
+#include "tensor/dispatch_internal.h"
+#include "tensor/op_helpers.h"
+
+namespace switchyard::onnx_detail {
+namespace {
+
+Tensor host_indices(NodeContext& c, const std::vector<int64_t>& picks) {
+  return Tensor::from_host(picks, Shape{static_cast<int64_t>(picks.size())}, c.model().device);
+}
+
+// `t` with its axis `axis` made n long and the others kept: the shape a padding block has.
+Shape with_extent(const NodeContext& c, const Tensor& t, int axis, int64_t n) {
+  Ints shape = t.shape().to_vector();
+  shape[static_cast<size_t>(axis)] = n;
+  check_size(c, shape);
+  return to_shape(c, shape);
+}
+
+// Where padded element i (0 <= i < before + n + after) of an axis of n comes from: the nearest edge
+// ("edge") or the input mirrored about its first and last elements ("reflect", numpy's, repeating
+// for pads longer than the axis).
+int64_t padded_source(int64_t i, int64_t before, int64_t n, bool reflect) {
+  int64_t j = i - before;
+  if (!reflect || n == 1) return std::clamp<int64_t>(j, 0, n - 1);
+  const int64_t period = 2 * (n - 1);
+  j %= period;
+  if (j < 0) j += period;
+  return j < n ? j : period - j;
+}
+
+}  // namespace
+
+// Pad: constant (a constant value), edge and reflect; a negative pad crops.
+void device_pad(NodeContext& c) {
+  const std::string mode = c.attr_string("mode", "constant");
+  if (mode != "constant" && mode != "edge" && mode != "reflect")
+    c.fail("mode " + mode + " is not supported (constant, edge, reflect)");
+  const Tensor x = c.dev(0);  // integers stay i64: only copies, fills and gathers
+  const Ints pads = c.ints(1);
+  double value = 0;
+  if (c.has(2) && !c.host_scalar(2, value)) c.fail("constant_value must be a constant");
+  Ints axes = c.has(3) ? c.ints(3) : Ints{};
+  if (axes.empty()) {
+    for (int a = 0; a < x.rank(); ++a) axes.push_back(a);
+  }
+  if (pads.size() != axes.size() * 2) c.fail("pads must have two values per axis");
+  Tensor y = x;
+  for (size_t k = 0; k < axes.size(); ++k) {
+    const int axis = normalize(c, axes[k], static_cast<size_t>(x.rank()));
+    int64_t before = pads[k], after = pads[k + axes.size()];
+    const int64_t n = y.dim(axis);
+    if (before < -n || after < -n || before + after < -n)
+      c.fail("the pads crop more than the axis");
+    if (before < 0) y = y.narrow(axis, -before, n + before), before = 0;
+    if (after < 0) y = y.narrow(axis, 0, y.dim(axis) + after), after = 0;
+    if (before == 0 && after == 0) continue;
+    const int64_t length = y.dim(axis);
+    if (mode != "constant") {
+      if (length == 0) c.fail("mode " + mode + " cannot pad an empty axis");
+      if (mode == "reflect" && (before >= length || after >= length) && length > 1) {
+        // numpy repeats the reflection; ONNX Runtime refuses: neither is assumed.
+        c.fail("reflect pads must be shorter than the axis (" + std::to_string(length) + ")");
+      }
+      std::vector<int64_t> picks(static_cast<size_t>(before + length + after));
+      for (size_t i = 0; i < picks.size(); ++i)
+        picks[i] = padded_source(static_cast<int64_t>(i), before, length, mode == "reflect");
+      check_size(c, with_extent(c, y, axis, static_cast<int64_t>(picks.size())).to_vector());
+      y = index_select(y, axis, host_indices(c, picks));
+      continue;
+    }
+    std::vector<Tensor> parts;
+    if (before > 0)
+      parts.push_back(full(with_extent(c, y, axis, before), value, c.model().device, x.dtype()));
+    parts.push_back(y);
+    if (after > 0)
+      parts.push_back(full(with_extent(c, y, axis, after), value, c.model().device, x.dtype()));
+    y = concat(parts, axis);
+  }
+  c.set_device(0, y, c.type(0));
+}
+
+// DepthToSpace (DCR or CRD) and SpaceToDepth on [N, C, H, W]: a reshape, a permutation and a copy.
+void device_depth_to_space(NodeContext& c, bool to_space) {
+  const Tensor x = c.dev(0);
+  if (x.rank() != 4) c.fail("the input must have rank 4");
+  const int64_t b = c.attr_int("blocksize", 0);
+  if (b < 1 || b > 1 << 16) c.fail("blocksize must be between 1 and 2^16");
+  const int64_t n = x.dim(0), ch = x.dim(1), h = x.dim(2), w = x.dim(3);
+  Tensor y;
+  if (to_space) {
+    if (ch % (b * b) != 0) c.fail("blocksize^2 does not divide the channels");
+    const bool crd = c.attr_string("mode", "DCR") == "CRD";
+    if (!crd && c.attr_string("mode", "DCR") != "DCR") c.fail("mode must be DCR or CRD");
+    const int64_t out_c = ch / (b * b);
+    y = crd ? reshaped(c, x, {n, out_c, b, b, h, w}).permute({0, 1, 4, 2, 5, 3})
+            : reshaped(c, x, {n, b, b, out_c, h, w}).permute({0, 3, 4, 1, 5, 2});
+    y = reshaped(c, y.contiguous(), {n, out_c, h * b, w * b});
+  } else {
+    if (h % b != 0 || w % b != 0) c.fail("blocksize does not divide the height and width");
+    y = reshaped(c, x, {n, ch, h / b, b, w / b, b}).permute({0, 3, 5, 1, 2, 4});
+    y = reshaped(c, y.contiguous(), {n, ch * b * b, h / b, w / b});
+  }
+  c.set_device(0, y, c.type(0));
+}
+
+// InstanceNormalization: each (sample, channel) normalised over its spatial extent (LAYER_NORM on
+// [N * C, spatial]), then scaled and shifted per channel.
+void device_instance_norm(NodeContext& c) {
+  const Tensor x = dev_float(c, 0);
+  if (x.rank() < 3) c.fail("the input needs rank 3 or more");
+  const int64_t n = x.dim(0), ch = x.dim(1), spatial = x.numel() / std::max<int64_t>(n * ch, 1);
+  const Tensor scale = dev_float(c, 1), bias = dev_float(c, 2);
+  if (scale.shape() != Shape{ch} || bias.shape() != Shape{ch})
+    c.fail("scale and B must be [" + std::to_string(ch) + "]");
+  const auto& device = c.model().device;
+  const Tensor flat = x.contiguous().reshape(Shape{n * ch, spatial});
+  const Tensor normed =
+      layer_norm(flat, ones(Shape{spatial}, device), zeros(Shape{spatial}, device), 1,
+                 static_cast<double>(c.attr_float("epsilon", 1e-5F)));
+  Ints per_channel(static_cast<size_t>(x.rank()) - 1, 1);
+  per_channel[0] = ch;
+  const Shape channel_shape = to_shape(c, per_channel);
+  c.set_device(
+      0, normed.reshape(x.shape()) * scale.reshape(channel_shape) + bias.reshape(channel_shape),
+      kFloat);
+}
+
+// ConvTranspose (1-D and 2-D): the gradient of a convolution with respect to its input, which is
+// what CONV2D_BACKWARD_DATA computes. The input plays the convolution's output gradient and W
+// [C_in, C_out / group, kH, kW] is that convolution's weight as it is. Symmetric pads;
+// output_padding (or an output_shape that implies one) below the stride.
+void device_conv_transpose(NodeContext& c) {
+  Tensor x = dev_float(c, 0), weight = dev_float(c, 1);
+  const Ints& ws = c.shape(1);
+  if (ws.size() < 3 || ws.size() > 4 || x.rank() != static_cast<int>(ws.size()))
+    c.fail("1-D and 2-D ConvTranspose are supported; input and weight ranks must match");
+  const bool one_d = ws.size() == 3;
+  if (c.attr_string("auto_pad", "NOTSET") != "NOTSET" &&
+      c.attr_string("auto_pad", "NOTSET") != "VALID")
+    c.fail("auto_pad " + c.attr_string("auto_pad", "") + " is not supported (NOTSET, VALID)");
+  const size_t spatial = ws.size() - 2;
+  const int64_t groups = c.attr_int("group", 1);
+  if (groups < 1 || x.dim(1) != ws[0] || ws[0] % groups != 0)
+    c.fail("group " + std::to_string(groups) + " does not fit input " +
+           shape_text(x.shape().to_vector()) + " and weight " + shape_text(ws));
+  const auto attr = [&](const char* name, int64_t fallback) {
+    Ints v = c.attr_ints(name);
+    if (v.empty()) v.assign(spatial, fallback);
+    if (v.size() != spatial) c.fail(std::string(name) + " must have one value per spatial axis");
+    return v;
+  };
+  const Ints strides = attr("strides", 1), dilations = attr("dilations", 1);
+  Ints output_padding = attr("output_padding", 0);
+  Ints pads = c.attr_ints("pads");
+  if (pads.empty() || c.attr_string("auto_pad", "NOTSET") == "VALID") pads.assign(spatial * 2, 0);
+  if (pads.size() != spatial * 2) c.fail("pads must have two values per spatial axis");
+  const Ints output_shape = c.attr_ints("output_shape");
+  Ints out(spatial);
+  for (size_t k = 0; k < spatial; ++k) {
+    const int64_t in = x.dim(static_cast<int>(2 + k)), kernel = ws[2 + k];
+    if (pads[k] != pads[k + spatial]) c.fail("asymmetric pads are not supported");
+    for (const int64_t v : {strides[k], dilations[k]}) {
+      if (v < 1 || v > 1 << 20) c.fail("strides and dilations must be between 1 and 2^20");
+    }
+    if (pads[k] < 0 || pads[k] > 1 << 20) c.fail("pads must be between 0 and 2^20");
+    const int64_t base = (in - 1) * strides[k] + (kernel - 1) * dilations[k] + 1 - 2 * pads[k];
+    if (!output_shape.empty()) {
+      const int64_t want = output_shape[output_shape.size() - spatial + k];
+      output_padding[k] = want - base;
+    }
+    if (output_padding[k] < 0 || output_padding[k] >= strides[k])
+      c.fail("output_padding must be at least 0 and below the stride");
+    out[k] = base + output_padding[k];
+    if (out[k] < 1) c.fail("the output would be empty");
+  }
+  if (one_d) {
+    x = x.unsqueeze(2);
+    weight = weight.unsqueeze(2);
+  }
+  const size_t w_axis = spatial - 1;
+  sy_op_params params{};
+  const auto i32 = [](int64_t v) { return static_cast<int32_t>(v); };  // checked above: <= 2^20
+  params.conv2d = {i32(one_d ? 1 : strides[0]),
+                   i32(strides[w_axis]),
+                   i32(one_d ? 0 : pads[0]),
+                   i32(pads[w_axis]),
+                   i32(one_d ? 1 : dilations[0]),
+                   i32(dilations[w_axis]),
+                   0u,
+                   0u};
+  if (groups != 1) params.conv2d_grouped.groups = static_cast<uint32_t>(groups);
+  const int64_t out_channels = ws[1] * groups;
+  Ints y_shape{x.dim(0), out_channels, one_d ? 1 : out[0], out[w_axis]};
+  check_size(c, y_shape);
+  Tensor y = empty_like_shape(x, to_shape(c, y_shape));
+  run_op(groups == 1 ? SY_OP_CONV2D_BACKWARD_DATA : SY_OP_CONV2D_GROUPED_BACKWARD_DATA, {x, weight},
+         {y}, params);
+  if (one_d) y = y.squeeze(2);
+  if (c.has(2)) {
+    Ints bias_shape(spatial + 1, 1);
+    bias_shape[0] = out_channels;
+    y = y + dev_float(c, 2).reshape(to_shape(c, bias_shape));
+  }
+  c.set_device(0, y, kFloat);
+}
+
+namespace {
+
+// Where output element i of an axis resized from `in` to `out` elements samples the input, as
+// Resize's coordinate_transformation_mode says (`scale` is the given scale, or out / in where
+// sizes were given).
+double resize_source(const NodeContext& c, const std::string& mode, int64_t i, int64_t in,
+                     int64_t out, double scale) {
+  const auto x = static_cast<double>(i);
+  if (mode == "half_pixel") return (x + 0.5) / scale - 0.5;
+  if (mode == "pytorch_half_pixel") return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+  if (mode == "align_corners")
+    return out == 1 ? 0.0 : x * static_cast<double>(in - 1) / static_cast<double>(out - 1);
+  if (mode == "asymmetric") return x / scale;
+  if (mode == "tf_half_pixel_for_nn") return (x + 0.5) / scale;
+  c.fail("coordinate_transformation_mode " + mode +
+         " is not supported (half_pixel, pytorch_half_pixel, align_corners, asymmetric, "
+         "tf_half_pixel_for_nn)");
+}
+
+int64_t nearest_index(const NodeContext& c, const std::string& mode, double x, int64_t in) {
+  double picked = 0;
+  if (mode == "round_prefer_floor")
+    picked = x == std::floor(x) + 0.5 ? std::floor(x) : std::round(x);
+  else if (mode == "round_prefer_ceil")
+    picked = std::round(x);  // halves away from zero: up for the coordinates >= -0.5 that matter
+  else if (mode == "floor")
+    picked = std::floor(x);
+  else if (mode == "ceil")
+    picked = std::ceil(x);
+  else
+    c.fail("nearest_mode " + mode + " is not supported");
+  return std::clamp<int64_t>(static_cast<int64_t>(picked), 0, in - 1);
+}
+
+}  // namespace
+
+// Resize, modes nearest and linear, axis by axis (linear on two axes is bilinear): each resized
+// axis gathers its source elements (INDEX_SELECT of host-computed positions) and, for linear,
+// blends the two neighbours with host-computed weights. Sizes or scales must be constants.
+void device_resize(NodeContext& c) {
+  const Tensor x = c.dev(0);
+  const std::string mode = c.attr_string("mode", "nearest");
+  if (mode != "nearest" && mode != "linear") c.fail("mode " + mode + " is not supported");
+  const std::string transform = c.attr_string("coordinate_transformation_mode", "half_pixel");
+  const std::string nearest = c.attr_string("nearest_mode", "round_prefer_floor");
+  const auto rank = static_cast<size_t>(x.rank());
+  std::vector<double> scales;
+  Ints sizes;
+  if (c.has(3) && numel_of(c.shape(3)) > 0) {
+    sizes = c.ints(3);
+  } else if (c.has(2) && numel_of(c.shape(2)) > 0) {
+    for (const float s : c.host_values(2).f) scales.push_back(static_cast<double>(s));
+  } else {
+    c.fail("needs scales or sizes");
+  }
+  if ((!sizes.empty() && sizes.size() != rank) || (!scales.empty() && scales.size() != rank))
+    c.fail("scales or sizes must have one value per axis");
+  Tensor y = mode == "linear" ? dev_float(c, 0) : x;
+  for (size_t a = 0; a < rank; ++a) {
+    const int axis = static_cast<int>(a);
+    const int64_t in = x.dim(axis);
+    double scale = 0;
+    int64_t out = 0;
+    if (!sizes.empty()) {
+      out = sizes[a];
+      scale = in > 0 ? static_cast<double>(out) / static_cast<double>(in) : 1.0;
+    } else {
+      scale = scales[a];
+      if (!(scale > 0) || !std::isfinite(scale)) c.fail("scales must be positive");
+      out = static_cast<int64_t>(std::floor(static_cast<double>(in) * scale));
+      // align_corners divides by the resized length less 1: ONNX's reference takes in * scale,
+      // others the whole output length. Only where they agree.
+      if (transform == "align_corners" &&
+          static_cast<double>(out) != static_cast<double>(in) * scale)
+        c.fail("align_corners with a scale whose output length is not whole is not supported");
+    }
+    if (out < 0 || out > int64_t{1} << 31) c.fail("an output extent is out of range");
+    if (out == in && scale == 1.0 && transform != "tf_half_pixel_for_nn") continue;  // identity
+    if (in == 0) c.fail("cannot resize an empty axis");
+    check_size(c, with_extent(c, y, axis, out).to_vector());
+    std::vector<int64_t> low(static_cast<size_t>(out)), high(low.size());
+    std::vector<float> weight(low.size());
+    for (int64_t i = 0; i < out; ++i) {
+      const double source = resize_source(c, transform, i, in, out, scale);
+      const auto u = static_cast<size_t>(i);
+      if (mode == "nearest") {
+        low[u] = nearest_index(c, nearest, source, in);
+        continue;
+      }
+      const double clamped = std::clamp(source, 0.0, static_cast<double>(in - 1));
+      low[u] = static_cast<int64_t>(std::floor(clamped));
+      high[u] = std::min(low[u] + 1, in - 1);
+      weight[u] = static_cast<float>(clamped - static_cast<double>(low[u]));
+    }
+    const Tensor first = index_select(y, axis, host_indices(c, low));
+    if (mode == "nearest") {
+      y = first;
+      continue;
+    }
+    Ints along(rank, 1);
+    along[a] = out;
+    const Tensor w = Tensor::from_host(weight, to_shape(c, along), c.model().device);
+    y = first * (1.0 - w) + index_select(y, axis, host_indices(c, high)) * w;
+  }
+  c.set_device(0, y, mode == "linear" ? kFloat : c.type(0));
+}
+
+// PRelu: max(x, 0) + slope * min(x, 0), the slope broadcast as ONNX says (one of the two terms is
+// 0, so each element is exactly x or slope * x).
+void device_prelu(NodeContext& c) {
+  const Tensor x = dev_float(c, 0), slope = dev_float(c, 1);
+  c.set_device(0, maximum(x, 0.0) + slope * minimum(x, 0.0), kFloat);
+}
+
+}  // namespace switchyard::onnx_detail
