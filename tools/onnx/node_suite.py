@@ -198,6 +198,18 @@ def extra_cases():
                                            pads=[0, 1], ceil_mode=1)],
                  [("x", F, [1, 1, 8])], [("y", F, [1, 1, 5])]),
            [([row], [np.zeros((1, 1, 5), np.float32)])])
+    # ReduceLogSumExp of rows holding -inf only, +inf, and large finite values.
+    rows = np.array([[-np.inf, -np.inf, -np.inf], [1.0, np.inf, 2.0], [100.0, 99.0, -50.0]],
+                    dtype=np.float32)
+    with np.errstate(all="ignore"):
+        big = np.max(rows, axis=1, keepdims=True)
+        lse = np.where(np.isfinite(big), np.log(np.sum(np.exp(rows - np.where(
+            np.isfinite(big), big, 0)), axis=1, keepdims=True)) + np.where(np.isfinite(big), big, 0),
+            big).astype(np.float32)
+    yield ("sy_reduce_log_sum_exp_infinite_rows",
+           model("lse", [node("ReduceLogSumExp", ["x"], ["y"], axes=[1])],
+                 [("x", F, [3, 3])], [("y", F, [3, 1])]),
+           [([rows], [lse])])
     # Dropout in training mode drops at random: refused, not run as the identity.
     yield ("sy_dropout_training_mode_refused",
            model("dropout_training", [node("Dropout", ["x", "ratio", "training"], ["y"])],

@@ -5,6 +5,7 @@
 // with a message naming the attribute and what is supported.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "formats/onnx_ops_internal.h"
 #include "switchyard/ops.h"
@@ -38,6 +39,9 @@ double d_relu(double x) {
 }
 double d_gelu(double x) {
   return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+}
+double d_sign(double x) {
+  return x > 0 ? 1.0 : (x < 0 ? -1.0 : x);  // 0, -0 and NaN as they are
 }
 double d_not(double x) {
   return x != 0 ? 0.0 : 1.0;
@@ -467,9 +471,52 @@ std::map<std::string, OpDef> make_table() {
   both("PRelu", nullptr, device_prelu);
   both("BatchNormalization", nullptr, device_batch_norm);
   both("LayerNormalization", nullptr, device_layer_norm);
-  both("ReduceMean", nullptr, [](NodeContext& c) { device_reduce(c, 0); });
-  both("ReduceSum", nullptr, [](NodeContext& c) { device_reduce(c, 1); });
-  both("ReduceMax", nullptr, [](NodeContext& c) { device_reduce(c, 2); });
+  const auto reduce = [](Reduction kind) {
+    return [kind](NodeContext& c) { device_reduce(c, kind); };
+  };
+  both("ReduceMean", nullptr, reduce(Reduction::kMean));
+  both("ReduceSum", nullptr, reduce(Reduction::kSum));
+  both("ReduceMax", nullptr, reduce(Reduction::kMax));
+  both("ReduceMin", nullptr, reduce(Reduction::kMin));
+  both("ReduceL1", nullptr, reduce(Reduction::kL1));
+  both("ReduceL2", nullptr, reduce(Reduction::kL2));
+  both("ReduceSumSquare", nullptr, reduce(Reduction::kSumSquare));
+  both("ReduceLogSum", nullptr, reduce(Reduction::kLogSum));
+  both("ReduceLogSumExp", nullptr, reduce(Reduction::kLogSumExp));
+  both("ArgMax", nullptr, [](NodeContext& c) { device_arg(c, true); });
+  both("ArgMin", nullptr, [](NodeContext& c) { device_arg(c, false); });
+  both("CumSum", host_cumsum, device_cumsum, true);  // integers: sequential and exact on the host
+  both("Tile", nullptr, [](NodeContext& c) {
+    // [a, b] repeated [r, s]: [1, a, 1, b] expanded to [r, a, s, b], copied, reshaped [r a, s b].
+    const Tensor x = c.dev(0);
+    const Ints repeats = c.ints(1);
+    if (repeats.size() != static_cast<size_t>(x.rank())) c.fail("repeats must have one per axis");
+    Ints spread, expanded, out;
+    for (int a = 0; a < x.rank(); ++a) {
+      const int64_t r = repeats[static_cast<size_t>(a)];
+      if (r < 0) c.fail("repeats must not be negative");
+      spread.insert(spread.end(), {1, x.dim(a)});
+      expanded.insert(expanded.end(), {r, x.dim(a)});
+      out.push_back(r * x.dim(a));
+    }
+    check_size(c, out);
+    c.set_device(
+        0, reshaped(c, reshaped(c, x, spread).expand(to_shape(c, expanded)).contiguous(), out),
+        c.type(0));
+  });
+  both("Sign", unary_host(d_sign), unary_device(&switchyard::sign), true);
+  both("IsNaN", nullptr, [](NodeContext& c) {
+    const Tensor x = dev_float(c, 0);
+    c.set_device(0, 1.0 - equal(x, x), kBool);
+  });
+  both("IsInf", nullptr, [](NodeContext& c) {
+    const Tensor x = dev_float(c, 0);
+    const double inf = std::numeric_limits<double>::infinity();
+    Tensor found = zeros_like(x);
+    if (c.attr_int("detect_positive", 1) != 0) found = found + equal(x, full_like(x, inf));
+    if (c.attr_int("detect_negative", 1) != 0) found = found + equal(x, full_like(x, -inf));
+    c.set_device(0, found, kBool);
+  });
   both("LSTM", nullptr, [](NodeContext& c) { device_recurrent(c, true); });
   both("GRU", nullptr, [](NodeContext& c) { device_recurrent(c, false); });
   return t;

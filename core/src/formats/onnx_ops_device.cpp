@@ -517,22 +517,6 @@ void device_layer_norm(NodeContext& c) {
                kFloat);
 }
 
-void device_reduce(NodeContext& c, int kind) {  // 0 mean, 1 sum, 2 max
-  const Tensor x = dev_float(c, 0);
-  Ints axes = kind == 1 ? axes_of(c, 1) : axes_of(c, 99);
-  const bool keep = c.attr_int("keepdims", 1) != 0;
-  if (axes.empty() && kind == 1 && c.attr_int("noop_with_empty_axes", 0) != 0) {
-    c.set_device(0, x, c.type(0));
-    return;
-  }
-  std::vector<int> list;
-  for (const int64_t a : axes) list.push_back(normalize(c, a, static_cast<size_t>(x.rank())));
-  const Tensor y = kind == 0   ? mean(x, list, keep)
-                   : kind == 1 ? sum(x, list, keep)
-                               : amax(x, list, keep);
-  c.set_device(0, y, c.type(0));  // integers in f32: exact below 2^24
-}
-
 void device_gather(NodeContext& c) {
   const Tensor data = c.dev(0);
   const int axis = normalize(c, c.attr_int("axis", 0), static_cast<size_t>(data.rank()));

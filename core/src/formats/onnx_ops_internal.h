@@ -154,9 +154,6 @@ void device_global_pool(NodeContext& c, bool max);
 void device_batch_norm(NodeContext& c);
 void device_layer_norm(NodeContext& c);
 
-// kind: 0 mean, 1 sum, 2 max.
-void device_reduce(NodeContext& c, int kind);
-
 void device_gather(NodeContext& c);
 void device_slice(NodeContext& c);
 void device_split(NodeContext& c);
@@ -164,6 +161,14 @@ void device_concat(NodeContext& c);
 void device_where(NodeContext& c);
 void device_cast(NodeContext& c);
 void device_trilu(NodeContext& c);
+
+// ---- reductions, ArgMax / ArgMin, CumSum (onnx_ops_reduce.cpp) --------------------------------
+
+enum class Reduction { kMean, kSum, kMax, kMin, kL1, kL2, kSumSquare, kLogSum, kLogSumExp };
+void device_reduce(NodeContext& c, Reduction kind);
+void device_arg(NodeContext& c, bool max);
+void host_cumsum(NodeContext& c);
+void device_cumsum(NodeContext& c);
 
 // ---- image-like ops (onnx_ops_spatial.cpp) ----------------------------------------------------
 
