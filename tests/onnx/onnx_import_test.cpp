@@ -726,3 +726,58 @@ TEST_CASE("attention runs as one scaled_dot_product_attention, as composed", "[o
     }
   });
 }
+
+TEST_CASE("Where over more than 2^23 elements takes each element from its branch, in chunks",
+          "[onnx][where]") {
+  // y = Where(d == 0, n, n / d): the branch not taken holds inf and NaN where d is 0, and
+  // neighbouring elements of n differ, so a position off by one shows. 3 x (2^22 + 5) elements
+  // run as two chunks of 2^23 and a short third (device_where's kChunk); one chunk of all of them
+  // would form positions above 2^24, which f32 rounds.
+  const int64_t rows = 3, cols = (int64_t{1} << 22) + 5, count = rows * cols;
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(17);
+  onnx::GraphProto& graph = *model.mutable_graph();
+  declare_value(*graph.add_input(), "n", onnx::TensorProto::FLOAT, {rows, cols});
+  declare_value(*graph.add_input(), "d", onnx::TensorProto::FLOAT, {rows, cols});
+  declare_value(*graph.add_output(), "y", onnx::TensorProto::FLOAT, {rows, cols});
+  auto* zero = graph.add_initializer();
+  zero->set_name("zero");
+  zero->set_data_type(onnx::TensorProto::FLOAT);
+  zero->add_float_data(0.0F);
+  const auto add_node = [&](const char* op, std::vector<std::string> in, const char* out) {
+    auto* node = graph.add_node();
+    node->set_op_type(op);
+    for (const auto& name : in) node->add_input(name);
+    node->add_output(out);
+  };
+  add_node("Equal", {"d", "zero"}, "c");
+  add_node("Div", {"n", "d"}, "q");
+  add_node("Where", {"c", "n", "q"}, "y");
+  TempDir dir;
+  write_model(dir / "where.onnx", model);
+
+  std::vector<float> n(static_cast<size_t>(count)), d(n.size()), expected(n.size());
+  for (int64_t k = 0; k < count; ++k) {
+    const auto u = static_cast<size_t>(k);
+    n[u] = static_cast<float>(k % 1000) - 500.0F;
+    d[u] = k % 3 == 0 ? 0.0F : static_cast<float>(k % 7) + 0.5F;
+    expected[u] = d[u] == 0.0F ? n[u] : n[u] / d[u];
+  }
+  on_every_backend([&](const std::shared_ptr<Device>& device) {
+    const std::vector<Tensor> y = OnnxModel::load(dir / "where.onnx", device)
+                                      ->run({Tensor::from_host(n, Shape{rows, cols}, device),
+                                             Tensor::from_host(d, Shape{rows, cols}, device)});
+    const std::vector<float> got = y.at(0).to_host_float();
+    REQUIRE(got.size() == expected.size());
+    int64_t wrong = 0, first = -1;
+    for (size_t k = 0; k < got.size(); ++k) {
+      if (got[k] != expected[k]) {
+        ++wrong;
+        if (first < 0) first = static_cast<int64_t>(k);
+      }
+    }
+    INFO(device->backend() << ": first wrong element " << first);
+    CHECK(wrong == 0);
+  });
+}

@@ -604,15 +604,16 @@ Tensor flat_broadcast(const NodeContext& c, const Tensor& t, const Ints& shape) 
       .reshape(Shape{numel_of(shape)});
 }
 
-// Positions 0, 1, ..., n - 1 as f32 on the model's device, kept per node and length.
+// Positions 0, 1, ..., n - 1 as f32 on the model's device: the longest asked for so far is kept
+// per node (at most 2^23 of them, 32 MiB) and a shorter run takes its start.
 Tensor positions(NodeContext& c, int64_t n) {
-  auto& slot = c.model().node_cache[{&c.node(), "where positions " + std::to_string(n)}];
-  if (slot == nullptr) {
+  auto& slot = c.model().node_cache[{&c.node(), "where positions"}];
+  if (slot == nullptr || std::static_pointer_cast<Tensor>(slot)->numel() < n) {
     std::vector<float> values(static_cast<size_t>(n));
     std::iota(values.begin(), values.end(), 0.0F);
     slot = std::make_shared<Tensor>(Tensor::from_host(values, Shape{n}, c.model().device));
   }
-  return *std::static_pointer_cast<Tensor>(slot);
+  return std::static_pointer_cast<Tensor>(slot)->narrow(0, 0, n);
 }
 
 }  // namespace

@@ -72,6 +72,8 @@ void device_pad(NodeContext& c) {
         // numpy repeats the reflection; ONNX Runtime refuses: neither is assumed.
         c.fail("reflect pads must be shorter than the axis (" + std::to_string(length) + ")");
       }
+      if (before + length + after > kMaxHostElements)
+        c.fail("a padded axis longer than 2^26 elements is not supported");
       std::vector<int64_t> picks(static_cast<size_t>(before + length + after));
       for (size_t i = 0; i < picks.size(); ++i)
         picks[i] = padded_source(static_cast<int64_t>(i), before, length, mode == "reflect");
@@ -258,6 +260,8 @@ void device_resize(NodeContext& c) {
   const Tensor x = c.dev(0);
   const std::string mode = c.attr_string("mode", "nearest");
   if (mode != "nearest" && mode != "linear") c.fail("mode " + mode + " is not supported");
+  if (mode == "linear" && !is_float_type(c.type(0)))
+    c.fail("linear on integers (its rounding back to the type) is not supported");
   const std::string transform = c.attr_string("coordinate_transformation_mode", "half_pixel");
   const std::string nearest = c.attr_string("nearest_mode", "round_prefer_floor");
   const auto rank = static_cast<size_t>(x.rank());
@@ -291,7 +295,7 @@ void device_resize(NodeContext& c) {
           static_cast<double>(out) != static_cast<double>(in) * scale)
         c.fail("align_corners with a scale whose output length is not whole is not supported");
     }
-    if (out < 0 || out > int64_t{1} << 31) c.fail("an output extent is out of range");
+    if (out < 0 || out > kMaxHostElements) c.fail("a resized axis must be 0 to 2^26 long");
     if (out == in && scale == 1.0 && transform != "tf_half_pixel_for_nn") continue;  // identity
     if (in == 0) c.fail("cannot resize an empty axis");
     check_size(c, with_extent(c, y, axis, out).to_vector());
