@@ -210,6 +210,12 @@ def extra_cases():
            model("lse", [node("ReduceLogSumExp", ["x"], ["y"], axes=[1])],
                  [("x", F, [3, 3])], [("y", F, [3, 1])]),
            [([rows], [lse])])
+    # Tile with a zero repeat: an empty axis.
+    grid = np.arange(6, dtype=np.float32).reshape(2, 3)
+    yield ("sy_tile_zero_and_two_repeats",
+           model("tile", [node("Tile", ["x", "r"], ["y"])], [("x", F, [2, 3])], [("y", F, [0, 6])],
+                 [const("r", np.array([0, 2], dtype=np.int64))]),
+           [([grid], [np.tile(grid, (0, 2))])])
     # Dropout in training mode drops at random: refused, not run as the identity.
     yield ("sy_dropout_training_mode_refused",
            model("dropout_training", [node("Dropout", ["x", "ratio", "training"], ["y"])],
