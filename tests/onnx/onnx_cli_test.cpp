@@ -301,3 +301,39 @@ TEST_CASE("bench model --check-input/--check-output compares the first output wi
   CHECK(alone.exit_code == 2);
   CHECK_THAT(alone.output, Catch::Contains("--check-input and --check-output go together"));
 }
+
+TEST_CASE("bench model --check-output compares an integer first output (ArgMax's indices)",
+          "[onnx][cli]") {
+  TempDir dir;
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(17);
+  onnx::GraphProto& graph = *model.mutable_graph();
+  declare_value(*graph.add_input(), "x", onnx::TensorProto::FLOAT, {-1, 5});
+  declare_value(*graph.add_output(), "y", onnx::TensorProto::INT64, {-1});
+  auto* node = graph.add_node();
+  node->set_op_type("ArgMax");
+  node->add_input("x");
+  node->add_output("y");
+  for (const auto& [name, value] : {std::pair{"axis", 1}, std::pair{"keepdims", 0}}) {
+    auto* attribute = node->add_attribute();
+    attribute->set_name(name);
+    attribute->set_type(onnx::AttributeProto::INT);
+    attribute->set_i(value);
+  }
+  write_model(dir / "argmax.onnx", model);
+  write_npy(dir / "x.npy", {0, 3, 1, 2, -1, 9, 4, 8, 7, 5}, {2, 5});
+  write_npy(dir / "y.npy", {1, 0}, {2});
+  write_npy(dir / "wrong.npy", {1, 2}, {2});
+  const std::string bench = kEnv + cli() + " bench model " + (dir / "argmax.onnx").string() +
+                            " --batch-size 2 --repetitions 1 --warmup 0 --json --check-input " +
+                            (dir / "x.npy").string() + " --check-output ";
+  const CommandResult good = run_command(bench + (dir / "y.npy").string());
+  INFO(good.output);
+  CHECK(good.exit_code == 0);
+  CHECK_THAT(good.output, Catch::Contains("\"mismatches\":0"));
+  const CommandResult bad = run_command(bench + (dir / "wrong.npy").string());
+  INFO(bad.output);
+  CHECK(bad.exit_code == 1);
+  CHECK_THAT(bad.output, Catch::Contains("\"mismatches\":1"));
+}

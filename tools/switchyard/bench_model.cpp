@@ -307,7 +307,13 @@ OutputCheck check_onnx_output(OnnxModel& model, const po::variables_map& values)
   const int runs = passes_captured(model.capture()) ? 3 : 1;
   std::vector<Tensor> outputs;
   for (int run = 0; run < runs; ++run) outputs = model.run({input});
-  const std::vector<float> ours = outputs.at(0).to_host_float();
+  // An integer output (ArgMax's indices, say) is compared as doubles too: exact below 2^53.
+  std::vector<double> ours;
+  if (is_floating(outputs.at(0).dtype())) {
+    for (const float v : outputs.at(0).to_host_float()) ours.push_back(v);
+  } else {
+    for (const int64_t v : outputs.at(0).to_host_int64()) ours.push_back(static_cast<double>(v));
+  }
   const Shape& got = outputs.at(0).shape();
   if (!std::equal(got.begin(), got.end(), expected.shape.begin(), expected.shape.end())) {
     throw_error(invalid_argument(check.output + ": shape " + Shape(expected.shape).to_string() +
@@ -316,7 +322,7 @@ OutputCheck check_onnx_output(OnnxModel& model, const po::variables_map& values)
   check.elements = static_cast<int64_t>(ours.size());
   for (size_t i = 0; i < ours.size(); ++i) {
     const double want = expected.values[i];
-    const double diff = std::abs(static_cast<double>(ours[i]) - want);
+    const double diff = std::abs(ours[i] - want);
     const bool ok = diff <= check.tolerance + check.tolerance * std::abs(want);
     if (!ok) {  // NaN on either side is a mismatch too
       if (check.mismatches++ == 0) check.first_mismatch = static_cast<int64_t>(i);
