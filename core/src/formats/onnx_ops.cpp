@@ -313,6 +313,40 @@ void host_clip(NodeContext& c) {
   c.set_host(0, std::move(x));
 }
 
+// Elementwise functions the op set has no op for, on host values in double (a device input is read
+// back: right, and slower; execution_summary says "host"). Their attributes are read per node.
+double d_softplus(double x) {
+  return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+}
+double d_softsign(double x) {
+  return std::isinf(x) ? (x > 0 ? 1.0 : -1.0) : x / (1.0 + std::fabs(x));
+}
+double d_round(double x) {
+  return std::nearbyint(x);  // halves to even, as ONNX (and numpy) round
+}
+Fn host_with_alpha(const char* attribute, float fallback, double (*f)(double, double)) {
+  return [attribute, fallback, f](NodeContext& c) {
+    const auto alpha = static_cast<double>(c.attr_float(attribute, fallback));
+    c.set_host(0, host_unary(c.host_values(0), [alpha, f](double x) { return f(x, alpha); }));
+  };
+}
+double d_elu(double x, double alpha) {
+  return x < 0 ? alpha * std::expm1(x) : x;
+}
+double d_celu(double x, double alpha) {
+  return std::max(0.0, x) + std::min(0.0, alpha * std::expm1(x / alpha));
+}
+double d_thresholded_relu(double x, double alpha) {
+  return x > alpha ? x : 0.0;
+}
+void host_selu(NodeContext& c) {
+  const auto alpha = static_cast<double>(c.attr_float("alpha", 1.67326319217681884765625F));
+  const auto gamma = static_cast<double>(c.attr_float("gamma", 1.05070102214813232421875F));
+  c.set_host(0, host_unary(c.host_values(0), [alpha, gamma](double x) {
+               return x > 0 ? gamma * x : gamma * alpha * std::expm1(x);
+             }));
+}
+
 // Every ONNX op switchyard runs, by name, with its host and device implementation.
 // Long: a table, one line an op; splitting it would only scatter the list.
 std::map<std::string, OpDef> make_table() {
@@ -422,6 +456,32 @@ std::map<std::string, OpDef> make_table() {
   both("HardSigmoid", hard_sigmoid_op(false, true), hard_sigmoid_op(false, false));
   both("HardSwish", hard_sigmoid_op(true, true), hard_sigmoid_op(true, false));
   both("switchyard.Gelu", unary_host(d_gelu), unary_device(&switchyard::gelu));
+  // On the host only (see host_with_alpha).
+  for (const auto& [name, f] :
+       std::initializer_list<std::pair<const char*, double (*)(double)>>{{"Sin", std::sin},
+                                                                         {"Cos", std::cos},
+                                                                         {"Tan", std::tan},
+                                                                         {"Asin", std::asin},
+                                                                         {"Acos", std::acos},
+                                                                         {"Atan", std::atan},
+                                                                         {"Sinh", std::sinh},
+                                                                         {"Cosh", std::cosh},
+                                                                         {"Asinh", std::asinh},
+                                                                         {"Acosh", std::acosh},
+                                                                         {"Atanh", std::atanh},
+                                                                         {"Softplus", d_softplus},
+                                                                         {"Softsign", d_softsign},
+                                                                         {"Round", d_round}}) {
+    both(name, unary_host(f), nullptr);
+  }
+  both("Elu", host_with_alpha("alpha", 1.0F, d_elu), nullptr);
+  both("Celu", host_with_alpha("alpha", 1.0F, d_celu), nullptr);
+  both("ThresholdedRelu", host_with_alpha("alpha", 1.0F, d_thresholded_relu), nullptr);
+  both("Selu", host_selu, nullptr);
+  both("TopK", host_top_k, nullptr);
+  both("GatherElements", host_gather_elements, nullptr);
+  both("NonZero", host_non_zero, nullptr);
+  both("OneHot", host_one_hot, nullptr);
   both("Floor", unary_host(d_floor), nullptr, true);
   both("Ceil", unary_host(d_ceil), nullptr, true);
   both("LeakyRelu", nullptr, [](NodeContext& c) {

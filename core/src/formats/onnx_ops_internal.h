@@ -162,6 +162,13 @@ void device_where(NodeContext& c);
 void device_cast(NodeContext& c);
 void device_trilu(NodeContext& c);
 
+// ---- ops by data-dependent indices, on the host (onnx_ops_host_index.cpp) ----------------------
+
+void host_top_k(NodeContext& c);
+void host_gather_elements(NodeContext& c);
+void host_non_zero(NodeContext& c);
+void host_one_hot(NodeContext& c);
+
 // ---- reductions, ArgMax / ArgMin, CumSum (onnx_ops_reduce.cpp) --------------------------------
 
 enum class Reduction { kMean, kSum, kMax, kMin, kL1, kL2, kSumSquare, kLogSum, kLogSumExp };

@@ -1,0 +1,169 @@
+// ONNX ops that pick or place elements by data-dependent indices, on host values
+// (formats/onnx_ops_internal.h): TopK, GatherElements, NonZero and OneHot. The op
+// set has no op for them; a device input is read back, so they are right and slower (the
+// execution summary says "host"). Semantics are ONNX's at opsets 13-17.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "formats/onnx_ops_internal.h"
+
+namespace switchyard::onnx_detail {
+namespace {
+
+// The row-major layout around one axis: `outer` blocks of `extent` x `inner` elements.
+struct AxisLayout {
+  int64_t outer = 1, extent = 1, inner = 1;
+};
+
+AxisLayout layout_of(const Ints& shape, int axis) {
+  AxisLayout l;
+  for (int a = 0; a < static_cast<int>(shape.size()); ++a) {
+    const int64_t d = shape[static_cast<size_t>(a)];
+    if (a < axis) l.outer *= d;
+    if (a == axis) l.extent = d;
+    if (a > axis) l.inner *= d;
+  }
+  return l;
+}
+
+// An index along an axis of `extent`, negative counted from the end; refused out of range.
+int64_t checked_index(const NodeContext& c, int64_t index, int64_t extent) {
+  if (index < -extent || index >= extent) {
+    c.fail("index " + std::to_string(index) + " is out of range for extent " +
+           std::to_string(extent));
+  }
+  return index < 0 ? index + extent : index;
+}
+
+}  // namespace
+
+// TopK: the k largest (or smallest) along `axis`, sorted, ties in index order. NaN is refused
+// (where it sorts is not agreed on).
+void host_top_k(NodeContext& c) {
+  const HostTensor& x = c.host_values(0);
+  const Ints k_values = c.ints(1);
+  if (k_values.size() != 1) c.fail("K must hold one value");
+  const int axis = normalize(c, c.attr_int("axis", -1), x.shape.size());
+  const bool largest = c.attr_int("largest", 1) != 0;
+  const AxisLayout l = layout_of(x.shape, axis);
+  const int64_t k = k_values[0];
+  if (k < 0 || k > l.extent) c.fail("K " + std::to_string(k) + " is outside [0, axis extent]");
+  Ints out_shape = x.shape;
+  out_shape[static_cast<size_t>(axis)] = k;
+  check_host_size(c, out_shape);
+  HostTensor values = HostTensor::zeros(x.type, out_shape), indices = HostTensor::zeros(kInt64, out_shape);
+  std::vector<int64_t> order(static_cast<size_t>(l.extent));
+  for (int64_t o = 0; o < l.outer; ++o) {
+    for (int64_t i = 0; i < l.inner; ++i) {
+      const auto at = [&](int64_t j) { return x.at((o * l.extent + j) * l.inner + i); };
+      for (int64_t j = 0; j < l.extent; ++j) {
+        if (std::isnan(at(j))) c.fail("TopK of NaN is not supported");
+      }
+      std::iota(order.begin(), order.end(), int64_t{0});
+      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+        return largest ? at(a) > at(b) : at(a) < at(b);
+      });
+      for (int64_t j = 0; j < k; ++j) {
+        const auto out = static_cast<size_t>((o * k + j) * l.inner + i);
+        const int64_t from = order[static_cast<size_t>(j)];
+        const int64_t source = (o * l.extent + from) * l.inner + i;
+        if (values.is_float())
+          values.f[out] = x.f[static_cast<size_t>(source)];
+        else
+          values.i[out] = x.i[static_cast<size_t>(source)];
+        indices.i[out] = from;
+      }
+    }
+  }
+  c.set_host(0, std::move(values));
+  c.set_host(1, std::move(indices));
+}
+
+// GatherElements: out[..., j, ...] = data[..., indices[..., j, ...], ...] along `axis`, indices
+// of the output's shape.
+void host_gather_elements(NodeContext& c) {
+  const HostTensor& data = c.host_values(0);
+  const HostTensor& index = c.host_values(1);
+  const int axis = normalize(c, c.attr_int("axis", 0), data.shape.size());
+  if (index.shape.size() != data.shape.size()) c.fail("indices must have data's rank");
+  HostTensor out = HostTensor::zeros(data.type, index.shape);
+  for (size_t a = 0; a < data.shape.size(); ++a) {
+    if (static_cast<int>(a) != axis && index.shape[a] > data.shape[a])
+      c.fail("indices are larger than data on axis " + std::to_string(a));
+  }
+  // Each element's coordinates in indices, the axis's replaced by its index, at data's strides.
+  for (int64_t e = 0; e < index.numel(); ++e) {
+    int64_t rest = e, source = 0, stride = 1;
+    for (int a = static_cast<int>(index.shape.size()) - 1; a >= 0; --a) {
+      const auto u = static_cast<size_t>(a);
+      int64_t coord = rest % index.shape[u];
+      rest /= index.shape[u];
+      if (a == axis) coord = checked_index(c, index.int_at(e), data.shape[u]);
+      source += coord * stride;
+      stride *= data.shape[u];
+    }
+    const auto ue = static_cast<size_t>(e);
+    if (out.is_float())
+      out.f[ue] = data.f[static_cast<size_t>(source)];
+    else
+      out.i[ue] = data.i[static_cast<size_t>(source)];
+  }
+  c.set_host(0, std::move(out));
+}
+
+// NonZero: the coordinates of the nonzero elements, [rank, count], in row-major order.
+void host_non_zero(NodeContext& c) {
+  const HostTensor& x = c.host_values(0);
+  std::vector<int64_t> hits;
+  for (int64_t e = 0; e < x.numel(); ++e) {
+    if (x.at(e) != 0) hits.push_back(e);
+  }
+  const auto rank = static_cast<int64_t>(x.shape.size());
+  const auto count = static_cast<int64_t>(hits.size());
+  HostTensor out = HostTensor::zeros(kInt64, {rank, count});
+  for (int64_t h = 0; h < count; ++h) {
+    int64_t rest = hits[static_cast<size_t>(h)];
+    for (int64_t a = rank - 1; a >= 0; --a) {
+      const int64_t extent = x.shape[static_cast<size_t>(a)];
+      out.i[static_cast<size_t>(a * count + h)] = rest % extent;
+      rest /= extent;
+    }
+  }
+  c.set_host(0, std::move(out));
+}
+
+// OneHot(indices, depth, values [off, on]): a new axis of `depth` holding on at each index
+// (negative counted from the end) and off elsewhere; an index outside [-depth, depth) gives a row
+// of off, as ONNX says.
+void host_one_hot(NodeContext& c) {
+  const HostTensor& index = c.host_values(0);
+  const Ints depth_values = c.ints(1);
+  const HostTensor& on_off = c.host_values(2);
+  if (depth_values.size() != 1 || depth_values[0] < 1) c.fail("depth must be one value >= 1");
+  if (on_off.numel() != 2) c.fail("values must hold [off, on]");
+  const int64_t depth = depth_values[0];
+  const int axis = normalize(c, c.attr_int("axis", -1), index.shape.size() + 1);
+  Ints shape = index.shape;
+  shape.insert(shape.begin() + axis, depth);
+  check_host_size(c, shape);
+  HostTensor out = HostTensor::zeros(on_off.type, shape);
+  const AxisLayout l = layout_of(shape, axis);
+  for (int64_t o = 0; o < l.outer; ++o) {
+    for (int64_t i = 0; i < l.inner; ++i) {
+      int64_t hot = index.int_at(o * l.inner + i);
+      if (hot < 0) hot += depth;
+      for (int64_t j = 0; j < depth; ++j) {
+        const auto u = static_cast<size_t>((o * depth + j) * l.inner + i);
+        const int64_t pick = j == hot ? 1 : 0;
+        if (out.is_float())
+          out.f[u] = on_off.f[static_cast<size_t>(pick)];
+        else
+          out.i[u] = on_off.i[static_cast<size_t>(pick)];
+      }
+    }
+  }
+  c.set_host(0, std::move(out));
+}
+
+}  // namespace switchyard::onnx_detail
