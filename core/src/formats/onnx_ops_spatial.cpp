@@ -15,6 +15,9 @@
 namespace switchyard::onnx_detail {
 namespace {
 
+// The longest axis whose source positions Pad and Resize list on the host (128 MiB of them).
+constexpr int64_t kMaxListedAxis = int64_t{1} << 24;
+
 Tensor host_indices(NodeContext& c, const std::vector<int64_t>& picks) {
   return Tensor::from_host(picks, Shape{static_cast<int64_t>(picks.size())}, c.model().device);
 }
@@ -72,8 +75,8 @@ void device_pad(NodeContext& c) {
         // numpy repeats the reflection; ONNX Runtime refuses: neither is assumed.
         c.fail("reflect pads must be shorter than the axis (" + std::to_string(length) + ")");
       }
-      if (before + length + after > kMaxHostElements)
-        c.fail("a padded axis longer than 2^26 elements is not supported");
+      if (before + length + after > kMaxListedAxis)
+        c.fail("a padded axis longer than 2^24 elements is not supported");
       std::vector<int64_t> picks(static_cast<size_t>(before + length + after));
       for (size_t i = 0; i < picks.size(); ++i)
         picks[i] = padded_source(static_cast<int64_t>(i), before, length, mode == "reflect");
@@ -295,7 +298,7 @@ void device_resize(NodeContext& c) {
           static_cast<double>(out) != static_cast<double>(in) * scale)
         c.fail("align_corners with a scale whose output length is not whole is not supported");
     }
-    if (out < 0 || out > kMaxHostElements) c.fail("a resized axis must be 0 to 2^26 long");
+    if (out < 0 || out > kMaxListedAxis) c.fail("a resized axis must be 0 to 2^24 long");
     if (out == in && scale == 1.0 && transform != "tf_half_pixel_for_nn") continue;  // identity
     if (in == 0) c.fail("cannot resize an empty axis");
     check_size(c, with_extent(c, y, axis, out).to_vector());
