@@ -480,6 +480,8 @@ std::map<std::string, OpDef> make_table() {
   both("Selu", host_selu, nullptr);
   both("TopK", host_top_k, nullptr);
   both("GatherElements", host_gather_elements, nullptr);
+  both("ScatterND", host_scatter_nd, nullptr);
+  both("ScatterElements", host_scatter_elements, nullptr);
   both("NonZero", host_non_zero, nullptr);
   both("OneHot", host_one_hot, nullptr);
   both("Floor", unary_host(d_floor), nullptr, true);

@@ -1,7 +1,7 @@
 // ONNX ops that pick or place elements by data-dependent indices, on host values
-// (formats/onnx_ops_internal.h): TopK, GatherElements, NonZero and OneHot. The op
-// set has no op for them; a device input is read back, so they are right and slower (the
-// execution summary says "host"). Semantics are ONNX's at opsets 13-17.
+// (formats/onnx_ops_internal.h): TopK, GatherElements, ScatterElements, ScatterND, NonZero and
+// OneHot. The op set has no op for them; a device input is read back, so they are right and
+// slower (the execution summary says "host"). Semantics are ONNX's at opsets 13-17.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -52,7 +52,8 @@ void host_top_k(NodeContext& c) {
   Ints out_shape = x.shape;
   out_shape[static_cast<size_t>(axis)] = k;
   check_host_size(c, out_shape);
-  HostTensor values = HostTensor::zeros(x.type, out_shape), indices = HostTensor::zeros(kInt64, out_shape);
+  HostTensor values = HostTensor::zeros(x.type, out_shape),
+             indices = HostTensor::zeros(kInt64, out_shape);
   std::vector<int64_t> order(static_cast<size_t>(l.extent));
   for (int64_t o = 0; o < l.outer; ++o) {
     for (int64_t i = 0; i < l.inner; ++i) {
@@ -108,6 +109,93 @@ void host_gather_elements(NodeContext& c) {
       out.f[ue] = data.f[static_cast<size_t>(source)];
     else
       out.i[ue] = data.i[static_cast<size_t>(source)];
+  }
+  c.set_host(0, std::move(out));
+}
+
+namespace {
+
+// ScatterND's and ScatterElements' reduction: none (the update replaces, the last of repeated
+// indices winning, as ONNX's reference does), add or mul.
+enum class Combine { kNone, kAdd, kMul };
+
+Combine combine_of(const NodeContext& c) {
+  const std::string reduction = c.attr_string("reduction", "none");
+  if (reduction == "none") return Combine::kNone;
+  if (reduction == "add") return Combine::kAdd;
+  if (reduction == "mul") return Combine::kMul;
+  c.fail("reduction " + reduction + " is not supported (none, add, mul)");
+}
+
+void combine_into(HostTensor& out, int64_t at, const HostTensor& updates, int64_t from,
+                  Combine how) {
+  const auto o = static_cast<size_t>(at), u = static_cast<size_t>(from);
+  if (out.is_float()) {
+    const float v = updates.is_float() ? updates.f[u] : static_cast<float>(updates.i[u]);
+    out.f[o] = how == Combine::kNone ? v : (how == Combine::kAdd ? out.f[o] + v : out.f[o] * v);
+  } else {
+    const int64_t v = updates.int_at(from);
+    const auto a = static_cast<uint64_t>(out.i[o]), b = static_cast<uint64_t>(v);
+    out.i[o] =
+        how == Combine::kNone ? v : static_cast<int64_t>(how == Combine::kAdd ? a + b : a * b);
+  }
+}
+
+}  // namespace
+
+// ScatterND: a copy of data with the slices that indices [..., k] name (negative counted from the
+// end) replaced by (or combined with) updates.
+void host_scatter_nd(NodeContext& c) {
+  HostTensor out = c.host_values(0);
+  const HostTensor& index = c.host_values(1);
+  const HostTensor& updates = c.host_values(2);
+  const Combine how = combine_of(c);
+  if (index.shape.empty()) c.fail("indices must have rank 1 or more");
+  const auto k = static_cast<size_t>(index.shape.back());
+  if (k < 1 || k > out.shape.size()) c.fail("indices' last extent must be 1 to data's rank");
+  int64_t slice = 1;
+  for (size_t a = k; a < out.shape.size(); ++a) slice *= out.shape[a];
+  const int64_t tuples = index.numel() / static_cast<int64_t>(k);
+  Ints want(index.shape.begin(), index.shape.end() - 1);
+  want.insert(want.end(), out.shape.begin() + static_cast<std::ptrdiff_t>(k), out.shape.end());
+  if (updates.shape != want) c.fail("updates must have shape " + shape_text(want));
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t base = 0;
+    for (size_t a = 0; a < k; ++a) {
+      const int64_t position = checked_index(
+          c, index.int_at(t * static_cast<int64_t>(k) + static_cast<int64_t>(a)), out.shape[a]);
+      base = base * out.shape[a] + position;
+    }
+    for (int64_t e = 0; e < slice; ++e)
+      combine_into(out, base * slice + e, updates, t * slice + e, how);
+  }
+  c.set_host(0, std::move(out));
+}
+
+// ScatterElements: out[..., indices[..., j, ...], ...] = updates[..., j, ...] along `axis`.
+void host_scatter_elements(NodeContext& c) {
+  HostTensor out = c.host_values(0);
+  const HostTensor& index = c.host_values(1);
+  const HostTensor& updates = c.host_values(2);
+  const Combine how = combine_of(c);
+  const int axis = normalize(c, c.attr_int("axis", 0), out.shape.size());
+  if (index.shape != updates.shape || index.shape.size() != out.shape.size())
+    c.fail("indices and updates must have one shape, of data's rank");
+  for (size_t a = 0; a < out.shape.size(); ++a) {
+    if (static_cast<int>(a) != axis && index.shape[a] > out.shape[a])
+      c.fail("indices are larger than data on axis " + std::to_string(a));
+  }
+  for (int64_t e = 0; e < index.numel(); ++e) {
+    int64_t rest = e, target = 0, stride = 1;
+    for (int a = static_cast<int>(index.shape.size()) - 1; a >= 0; --a) {
+      const auto u = static_cast<size_t>(a);
+      int64_t coord = rest % index.shape[u];
+      rest /= index.shape[u];
+      if (a == axis) coord = checked_index(c, index.int_at(e), out.shape[u]);
+      target += coord * stride;
+      stride *= out.shape[u];
+    }
+    combine_into(out, target, updates, e, how);
   }
   c.set_host(0, std::move(out));
 }

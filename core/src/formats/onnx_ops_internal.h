@@ -166,6 +166,8 @@ void device_trilu(NodeContext& c);
 
 void host_top_k(NodeContext& c);
 void host_gather_elements(NodeContext& c);
+void host_scatter_nd(NodeContext& c);
+void host_scatter_elements(NodeContext& c);
 void host_non_zero(NodeContext& c);
 void host_one_hot(NodeContext& c);
 
