@@ -251,7 +251,9 @@ int64_t nearest_index(const NodeContext& c, const std::string& mode, double x, i
     picked = std::ceil(x);
   else
     c.fail("nearest_mode " + mode + " is not supported");
-  return std::clamp<int64_t>(static_cast<int64_t>(picked), 0, in - 1);
+  // Clamped as a double first: a tiny scale puts the source far outside int64's range.
+  return static_cast<int64_t>(std::clamp(std::isnan(picked) ? 0.0 : picked, 0.0,
+                                         static_cast<double>(in - 1)));
 }
 
 }  // namespace
@@ -311,7 +313,8 @@ void device_resize(NodeContext& c) {
         low[u] = nearest_index(c, nearest, source, in);
         continue;
       }
-      const double clamped = std::clamp(source, 0.0, static_cast<double>(in - 1));
+      const double clamped =
+          std::isnan(source) ? 0.0 : std::clamp(source, 0.0, static_cast<double>(in - 1));
       low[u] = static_cast<int64_t>(std::floor(clamped));
       high[u] = std::min(low[u] + 1, in - 1);
       weight[u] = static_cast<float>(clamped - static_cast<double>(low[u]));
