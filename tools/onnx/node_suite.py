@@ -210,6 +210,24 @@ def extra_cases():
            model("lse", [node("ReduceLogSumExp", ["x"], ["y"], axes=[1])],
                  [("x", F, [3, 3])], [("y", F, [3, 1])]),
            [([rows], [lse])])
+    # AveragePool, ceil_mode with a partial last window and count_include_pad 1: the divisor
+    # counts the declared pads but not the ceil-mode extension beyond them (PyTorch's rule).
+    def avg_pool_1d_include_pad(x, kernel, stride, pad):
+        length = x.shape[-1]
+        span = length + 2 * pad - kernel
+        out = span // stride + 1 + (1 if span % stride else 0)
+        values = []
+        for i in range(out):
+            start, end = i * stride - pad, min(i * stride - pad + kernel, length + pad)
+            divisor = end - start
+            values.append(x[..., max(start, 0):min(end, length)].sum(axis=-1) / divisor)
+        return np.stack(values, axis=-1).astype(np.float32)
+
+    yield ("sy_averagepool_1d_ceil_mode_count_include_pad",
+           model("avgpool_ceil", [node("AveragePool", ["x"], ["y"], kernel_shape=[3], strides=[2],
+                                       pads=[1, 1], ceil_mode=1, count_include_pad=1)],
+                 [("x", F, [1, 1, 8])], [("y", F, [1, 1, 5])]),
+           [([row], [avg_pool_1d_include_pad(row, 3, 2, 1)])])
     # Tile with a zero repeat: an empty axis.
     grid = np.arange(6, dtype=np.float32).reshape(2, 3)
     yield ("sy_tile_zero_and_two_repeats",

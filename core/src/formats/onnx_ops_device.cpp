@@ -388,32 +388,61 @@ PoolAxis pool_axis(NodeContext& c, int64_t in, int kernel, int stride, int befor
   return axis;
 }
 
-// MaxPool where MAX_POOL2D's symmetric padding of at most half the kernel does not say it:
-// asymmetric pads, larger pads or ceil_mode's partial windows. The input is padded with -inf (it
-// never wins) to exactly the windows' extent and pooled without padding.
-Tensor explicit_max_pool(NodeContext& c, const Tensor& x2, const Window& w) {
+// `t` padded along `axis` by `before` and `after` elements of `value` (a negative `after` crops).
+Tensor padded_axis(NodeContext& c, const Tensor& t, int axis, int64_t before, int64_t after,
+                   double value) {
+  std::vector<Tensor> parts;
+  const auto block = [&](int64_t n) {
+    Ints shape = t.shape().to_vector();
+    shape[static_cast<size_t>(axis)] = n;
+    check_size(c, shape);
+    return full(to_shape(c, shape), value, c.model().device, t.dtype());
+  };
+  if (before > 0) parts.push_back(block(before));
+  parts.push_back(after < 0 ? t.narrow(axis, 0, t.dim(axis) + after) : t);
+  if (after > 0) parts.push_back(block(after));
+  return parts.size() > 1 ? concat(parts, axis) : parts[0];
+}
+
+// A pool where MAX_POOL2D's and AVG_POOL2D's symmetric padding of at most half the kernel does not
+// say it: asymmetric pads, larger pads, ceil_mode's partial windows, or an average that leaves
+// the padding out of its count. The input is padded explicitly to exactly the windows' extent
+// (with -inf for max, which never wins, and 0 for the average) and pooled without padding. An
+// average is then divided by the same average of a mask that is 1 where an element counts: the
+// input, and the declared pads with count_include_pad 1 (never the ceil-mode extension beyond
+// them, as PyTorch counts).
+Tensor explicit_pool(NodeContext& c, const Tensor& x2, const Window& w, bool max) {
   const bool ceil_mode = c.attr_int("ceil_mode", 0) != 0;
   const PoolAxis rows = pool_axis(c, x2.dim(2), w.kh, w.sh, w.ph, w.ph_end, ceil_mode);
   const PoolAxis cols = pool_axis(c, x2.dim(3), w.kw, w.sw, w.pw, w.pw_end, ceil_mode);
-  Tensor y = x2;
-  const double minus_inf = -std::numeric_limits<double>::infinity();
-  for (const auto& [axis, pads] : {std::pair<int, PoolAxis>{2, rows}, {3, cols}}) {
-    std::vector<Tensor> parts;
-    const auto block = [&](int64_t n) {
-      Ints shape = y.shape().to_vector();
-      shape[static_cast<size_t>(axis)] = n;
-      check_size(c, shape);
-      return full(to_shape(c, shape), minus_inf, c.model().device, y.dtype());
-    };
-    if (pads.before > 0) parts.push_back(block(pads.before));
-    parts.push_back(pads.after < 0 ? y.narrow(axis, 0, y.dim(axis) + pads.after) : y);
-    if (pads.after > 0) parts.push_back(block(pads.after));
-    if (parts.size() > 1 || pads.after < 0) y = parts.size() > 1 ? concat(parts, axis) : parts[0];
-  }
+  const double fill = max ? -std::numeric_limits<double>::infinity() : 0.0;
+  const Tensor y = padded_axis(c, padded_axis(c, x2, 2, rows.before, rows.after, fill), 3,
+                               cols.before, cols.after, fill);
   Pool2dOptions options;
   options.kernel_h = w.kh, options.kernel_w = w.kw, options.stride_h = w.sh,
   options.stride_w = w.sw;
-  return max_pool2d(y, options);
+  if (max) return max_pool2d(y, options);
+  const bool include_pad = c.attr_int("count_include_pad", 0) != 0;
+  const auto counted = [&](const PoolAxis& axis, int64_t in, int64_t declared_after) {
+    std::vector<float> line(static_cast<size_t>(axis.before + in + axis.after), 0.0F);
+    const int64_t first = include_pad ? 0 : axis.before;
+    const int64_t last = include_pad ? axis.before + in + declared_after : axis.before + in;
+    for (int64_t k = first; k < std::min<int64_t>(last, static_cast<int64_t>(line.size())); ++k)
+      line[static_cast<size_t>(k)] = 1.0F;
+    return line;
+  };
+  const std::vector<float> mask_rows = counted(rows, x2.dim(2), w.ph_end);
+  const std::vector<float> mask_cols = counted(cols, x2.dim(3), w.pw_end);
+  std::vector<float> mask(mask_rows.size() * mask_cols.size());
+  for (size_t r = 0; r < mask_rows.size(); ++r) {
+    for (size_t q = 0; q < mask_cols.size(); ++q)
+      mask[r * mask_cols.size() + q] = mask_rows[r] * mask_cols[q];
+  }
+  const Tensor ones_where_counted = Tensor::from_host(
+      mask,
+      Shape{1, 1, static_cast<int64_t>(mask_rows.size()), static_cast<int64_t>(mask_cols.size())},
+      c.model().device);
+  return avg_pool2d(y, options) / avg_pool2d(ones_where_counted, options);
 }
 
 }  // namespace
@@ -421,7 +450,7 @@ Tensor explicit_max_pool(NodeContext& c, const Tensor& x2, const Window& w) {
 void device_pool(NodeContext& c, bool max) {
   if (c.output_used(1)) c.fail("the Indices output is not supported");
   const Tensor x = dev_float(c, 0);
-  const Window w = window_of(c, x.shape().to_vector(), {}, max);
+  const Window w = window_of(c, x.shape().to_vector(), {}, true);
   if (w.dh != 1 || w.dw != 1) c.fail("dilations other than 1 are not supported");
   Pool2dOptions options;
   options.kernel_h = w.kh, options.kernel_w = w.kw, options.stride_h = w.sh,
@@ -438,14 +467,10 @@ void device_pool(NodeContext& c, bool max) {
       c.attr_int("ceil_mode", 0) != 0 &&
       ((!w.one_d && partial(s[2], w.kh, w.sh, w.ph)) || partial(s.back(), w.kw, w.sw, w.pw));
   const Tensor x2 = as_2d(x, w.one_d);
-  if (max && (ceil_partial || w.ph != w.ph_end || w.pw != w.pw_end || 2 * w.ph > w.kh ||
-              2 * w.pw > w.kw)) {
-    c.set_device(0, from_2d(explicit_max_pool(c, x2, w), w.one_d), c.type(0));
+  if (ceil_partial || w.ph != w.ph_end || w.pw != w.pw_end || 2 * w.ph > w.kh || 2 * w.pw > w.kw ||
+      (!max && w.ph + w.pw > 0 && !options.count_include_pad)) {
+    c.set_device(0, from_2d(explicit_pool(c, x2, w, max), w.one_d), max ? c.type(0) : kFloat);
     return;
-  }
-  if (ceil_partial) c.fail("ceil_mode 1 with a partial last window is not supported");
-  if (!max && w.ph + w.pw > 0 && !options.count_include_pad) {
-    c.fail("padding with count_include_pad 0 is not supported");
   }
   const Tensor y = max ? max_pool2d(x2, options) : avg_pool2d(x2, options);
   c.set_device(0, from_2d(y, w.one_d), max ? c.type(0) : kFloat);  // int8 and uint8: exact

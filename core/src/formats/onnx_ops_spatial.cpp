@@ -252,8 +252,8 @@ int64_t nearest_index(const NodeContext& c, const std::string& mode, double x, i
   else
     c.fail("nearest_mode " + mode + " is not supported");
   // Clamped as a double first: a tiny scale puts the source far outside int64's range.
-  return static_cast<int64_t>(std::clamp(std::isnan(picked) ? 0.0 : picked, 0.0,
-                                         static_cast<double>(in - 1)));
+  return static_cast<int64_t>(
+      std::clamp(std::isnan(picked) ? 0.0 : picked, 0.0, static_cast<double>(in - 1)));
 }
 
 }  // namespace
