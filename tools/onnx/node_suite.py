@@ -228,6 +228,22 @@ def extra_cases():
                                        pads=[1, 1], ceil_mode=1, count_include_pad=1)],
                  [("x", F, [1, 1, 8])], [("y", F, [1, 1, 5])]),
            [([row], [avg_pool_1d_include_pad(row, 3, 2, 1)])])
+    # A reverse GRU with linear_before_reset 0 (composed step by step), against ONNX's own GRU
+    # helper run forward over the time-reversed input.
+    from onnx.backend.test.case.node.gru import GRU_Helper
+    rng = np.random.default_rng(7)
+    hidden, width, steps, batch = 3, 4, 5, 2
+    gx = rng.standard_normal((steps, batch, width)).astype(np.float32)
+    gw = (0.5 * rng.standard_normal((1, 3 * hidden, width))).astype(np.float32)
+    gr = (0.5 * rng.standard_normal((1, 3 * hidden, hidden))).astype(np.float32)
+    gb = (0.5 * rng.standard_normal((1, 6 * hidden))).astype(np.float32)
+    forward, _ = GRU_Helper(X=gx[::-1].copy(), W=gw, R=gr, B=gb, linear_before_reset=0).step()
+    yield ("sy_gru_reverse_reset_before",
+           model("gru_reverse", [node("GRU", ["x", "w", "r", "b"], ["y"], hidden_size=hidden,
+                                      direction="reverse", linear_before_reset=0)],
+                 [("x", F, [steps, batch, width])], [("y", F, [steps, 1, batch, hidden])],
+                 [const("w", gw), const("r", gr), const("b", gb)]),
+           [([gx], [forward[::-1].astype(np.float32).copy()])])
     # Tile with a zero repeat: an empty axis.
     grid = np.arange(6, dtype=np.float32).reshape(2, 3)
     yield ("sy_tile_zero_and_two_repeats",
