@@ -36,6 +36,33 @@ int64_t checked_index(const NodeContext& c, int64_t index, int64_t extent) {
   return index < 0 ? index + extent : index;
 }
 
+// GatherElements' and ScatterElements' indices against data: one rank, and no larger on the axes
+// other than `axis`.
+void check_element_indices(const NodeContext& c, const Ints& index_shape, const Ints& data_shape,
+                           int axis) {
+  if (index_shape.size() != data_shape.size()) c.fail("indices must have data's rank");
+  for (size_t a = 0; a < data_shape.size(); ++a) {
+    if (static_cast<int>(a) != axis && index_shape[a] > data_shape[a])
+      c.fail("indices are larger than data on axis " + std::to_string(a));
+  }
+}
+
+// Where element e of indices points in data: e's coordinates, the axis's replaced by the index it
+// holds, at data's strides.
+int64_t element_target(const NodeContext& c, const HostTensor& index, int64_t e,
+                       const Ints& data_shape, int axis) {
+  int64_t rest = e, target = 0, stride = 1;
+  for (int a = static_cast<int>(index.shape.size()) - 1; a >= 0; --a) {
+    const auto u = static_cast<size_t>(a);
+    int64_t coord = rest % index.shape[u];
+    rest /= index.shape[u];
+    if (a == axis) coord = checked_index(c, index.int_at(e), data_shape[u]);
+    target += coord * stride;
+    stride *= data_shape[u];
+  }
+  return target;
+}
+
 }  // namespace
 
 // TopK: the k largest (or smallest) along `axis`, sorted, ties in index order. NaN is refused
@@ -87,23 +114,10 @@ void host_gather_elements(NodeContext& c) {
   const HostTensor& data = c.host_values(0);
   const HostTensor& index = c.host_values(1);
   const int axis = normalize(c, c.attr_int("axis", 0), data.shape.size());
-  if (index.shape.size() != data.shape.size()) c.fail("indices must have data's rank");
+  check_element_indices(c, index.shape, data.shape, axis);
   HostTensor out = HostTensor::zeros(data.type, index.shape);
-  for (size_t a = 0; a < data.shape.size(); ++a) {
-    if (static_cast<int>(a) != axis && index.shape[a] > data.shape[a])
-      c.fail("indices are larger than data on axis " + std::to_string(a));
-  }
-  // Each element's coordinates in indices, the axis's replaced by its index, at data's strides.
   for (int64_t e = 0; e < index.numel(); ++e) {
-    int64_t rest = e, source = 0, stride = 1;
-    for (int a = static_cast<int>(index.shape.size()) - 1; a >= 0; --a) {
-      const auto u = static_cast<size_t>(a);
-      int64_t coord = rest % index.shape[u];
-      rest /= index.shape[u];
-      if (a == axis) coord = checked_index(c, index.int_at(e), data.shape[u]);
-      source += coord * stride;
-      stride *= data.shape[u];
-    }
+    const int64_t source = element_target(c, index, e, data.shape, axis);
     const auto ue = static_cast<size_t>(e);
     if (out.is_float())
       out.f[ue] = data.f[static_cast<size_t>(source)];
@@ -179,24 +193,10 @@ void host_scatter_elements(NodeContext& c) {
   const HostTensor& updates = c.host_values(2);
   const Combine how = combine_of(c);
   const int axis = normalize(c, c.attr_int("axis", 0), out.shape.size());
-  if (index.shape != updates.shape || index.shape.size() != out.shape.size())
-    c.fail("indices and updates must have one shape, of data's rank");
-  for (size_t a = 0; a < out.shape.size(); ++a) {
-    if (static_cast<int>(a) != axis && index.shape[a] > out.shape[a])
-      c.fail("indices are larger than data on axis " + std::to_string(a));
-  }
-  for (int64_t e = 0; e < index.numel(); ++e) {
-    int64_t rest = e, target = 0, stride = 1;
-    for (int a = static_cast<int>(index.shape.size()) - 1; a >= 0; --a) {
-      const auto u = static_cast<size_t>(a);
-      int64_t coord = rest % index.shape[u];
-      rest /= index.shape[u];
-      if (a == axis) coord = checked_index(c, index.int_at(e), out.shape[u]);
-      target += coord * stride;
-      stride *= out.shape[u];
-    }
-    combine_into(out, target, updates, e, how);
-  }
+  if (index.shape != updates.shape) c.fail("indices and updates must have one shape");
+  check_element_indices(c, index.shape, out.shape, axis);
+  for (int64_t e = 0; e < index.numel(); ++e)
+    combine_into(out, element_target(c, index, e, out.shape, axis), updates, e, how);
   c.set_host(0, std::move(out));
 }
 
