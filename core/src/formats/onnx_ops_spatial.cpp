@@ -4,6 +4,7 @@
 // 13-17; what is not supported fails the node with a message naming it.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "formats/onnx_ops_internal.h"
@@ -256,17 +257,65 @@ int64_t nearest_index(const NodeContext& c, const std::string& mode, double x, i
       std::clamp(std::isnan(picked) ? 0.0 : picked, 0.0, static_cast<double>(in - 1)));
 }
 
+// Keys' cubic convolution weight of a tap `distance` away, with coefficient a (ONNX's
+// cubic_coeff_a: -0.75 by default, PyTorch's bicubic; -0.5 for TensorFlow's).
+double cubic_weight(double distance, double a) {
+  const double d = std::fabs(distance);
+  if (d <= 1) return ((a + 2) * d - (a + 3)) * d * d + 1;
+  if (d < 2) return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
+  return 0;
+}
+
+// One axis resized by cubic convolution: four taps around each source position, indices clamped
+// to the axis (its edge repeated), or with exclude_outside the outside taps dropped and the
+// weights renormalised.
+Tensor cubic_axis(NodeContext& c, const Tensor& y, int axis, int64_t in, int64_t out,
+                  const std::function<double(int64_t)>& source_of, double a, bool exclude_outside) {
+  Ints along(static_cast<size_t>(y.rank()), 1);
+  along[static_cast<size_t>(axis)] = out;
+  std::vector<std::vector<int64_t>> taps(4, std::vector<int64_t>(static_cast<size_t>(out)));
+  std::vector<std::vector<float>> weights(4, std::vector<float>(static_cast<size_t>(out)));
+  for (int64_t i = 0; i < out; ++i) {
+    const double source = source_of(i);
+    const double base = std::floor(std::isfinite(source) ? source : 0.0);
+    const double t = (std::isfinite(source) ? source : 0.0) - base;
+    double w[4], total = 0;
+    for (int k = 0; k < 4; ++k) {
+      const double position = base - 1 + k;
+      w[k] = cubic_weight(t - (k - 1), a);
+      if (exclude_outside && (position < 0 || position > static_cast<double>(in - 1))) w[k] = 0;
+      total += w[k];
+      taps[static_cast<size_t>(k)][static_cast<size_t>(i)] =
+          static_cast<int64_t>(std::clamp(position, 0.0, static_cast<double>(in - 1)));
+    }
+    for (int k = 0; k < 4; ++k) {
+      weights[static_cast<size_t>(k)][static_cast<size_t>(i)] =
+          static_cast<float>(exclude_outside && total != 0 ? w[k] / total : w[k]);
+    }
+  }
+  Tensor result;
+  for (size_t k = 0; k < 4; ++k) {
+    const Tensor term = index_select(y, axis, host_indices(c, taps[k])) *
+                        Tensor::from_host(weights[k], to_shape(c, along), c.model().device);
+    result = result.defined() ? result + term : term;
+  }
+  return result;
+}
+
 }  // namespace
 
-// Resize, modes nearest and linear, axis by axis (linear on two axes is bilinear): each resized
-// axis gathers its source elements (INDEX_SELECT of host-computed positions) and, for linear,
-// blends the two neighbours with host-computed weights. Sizes or scales must be constants.
+// Resize, modes nearest, linear and cubic, axis by axis (linear on two axes is bilinear, cubic
+// bicubic): each resized axis gathers its source elements (INDEX_SELECT of host-computed
+// positions) and, for linear and cubic, blends two or four of them with host-computed weights.
 void device_resize(NodeContext& c) {
   const Tensor x = c.dev(0);
   const std::string mode = c.attr_string("mode", "nearest");
-  if (mode != "nearest" && mode != "linear") c.fail("mode " + mode + " is not supported");
-  if (mode == "linear" && !is_float_type(c.type(0)))
-    c.fail("linear on integers (its rounding back to the type) is not supported");
+  if (mode != "nearest" && mode != "linear" && mode != "cubic")
+    c.fail("mode " + mode + " is not supported");
+  if (mode != "nearest" && !is_float_type(c.type(0)))
+    c.fail(mode + " on integers (its rounding back to the type) is not supported");
+  const double cubic_a = static_cast<double>(c.attr_float("cubic_coeff_a", -0.75F));
+  const bool exclude_outside = c.attr_int("exclude_outside", 0) != 0;
   const std::string transform = c.attr_string("coordinate_transformation_mode", "half_pixel");
   const std::string nearest = c.attr_string("nearest_mode", "round_prefer_floor");
   const auto rank = static_cast<size_t>(x.rank());
@@ -281,7 +330,7 @@ void device_resize(NodeContext& c) {
   }
   if ((!sizes.empty() && sizes.size() != rank) || (!scales.empty() && scales.size() != rank))
     c.fail("scales or sizes must have one value per axis");
-  Tensor y = mode == "linear" ? dev_float(c, 0) : x;
+  Tensor y = mode == "nearest" ? x : dev_float(c, 0);
   for (size_t a = 0; a < rank; ++a) {
     const int axis = static_cast<int>(a);
     const int64_t in = x.dim(axis);
@@ -304,6 +353,13 @@ void device_resize(NodeContext& c) {
     if (out == in && scale == 1.0 && transform != "tf_half_pixel_for_nn") continue;  // identity
     if (in == 0) c.fail("cannot resize an empty axis");
     check_size(c, with_extent(c, y, axis, out).to_vector());
+    if (mode == "cubic") {
+      y = cubic_axis(
+          c, y, axis, in, out,
+          [&](int64_t i) { return resize_source(c, transform, i, in, out, scale); }, cubic_a,
+          exclude_outside);
+      continue;
+    }
     std::vector<int64_t> low(static_cast<size_t>(out)), high(low.size());
     std::vector<float> weight(low.size());
     for (int64_t i = 0; i < out; ++i) {
