@@ -194,39 +194,15 @@ Fn compare_device(int kind) {  // 0 eq, 1 gt, 2 lt, 3 ge, 4 le
   };
 }
 
-// Max and Min take one or more inputs, folded left to right with broadcasting; two inputs keep
-// the binary form (a host scalar side is applied without an upload).
-Fn variadic_host(double (*f)(double, double), int64_t (*fi)(int64_t, int64_t)) {
-  return [f, fi](NodeContext& c) {
+// Max, Min, Sum and Mean take one or more inputs, folded left to right with broadcasting (Mean then
+// divides by their count; integers truncate toward zero, as numpy's astype after the division).
+// Two inputs on the device keep the binary form (a host scalar side is applied without an upload).
+Fn variadic_host(double (*f)(double, double), int64_t (*fi)(int64_t, int64_t), bool mean = false) {
+  return [f, fi, mean](NodeContext& c) {
     if (!c.has(0)) c.fail("needs at least one input");
     HostTensor result = c.host_values(0);
     for (size_t k = 1; k < c.input_count(); ++k)
       result = host_binary(c, result, c.host_values(k), f, fi);
-    c.set_host(0, std::move(result));
-  };
-}
-Fn variadic_device(Tensor (*both)(const Tensor&, const Tensor&),
-                   Tensor (*scalar)(const Tensor&, double)) {
-  return [both, scalar](NodeContext& c) {
-    if (!c.has(0)) c.fail("needs at least one input");
-    if (c.input_count() == 2) {
-      device_binary(c, both, scalar, true);
-      return;
-    }
-    Tensor result = dev_float(c, 0);
-    for (size_t k = 1; k < c.input_count(); ++k) result = both(result, dev_float(c, k));
-    c.set_device(0, result, c.type(0));
-  };
-}
-
-// Sum and Mean: one or more inputs, added left to right with broadcasting (Mean then divides by
-// their count; integers truncate toward zero, as numpy's astype after the division).
-Fn sum_host(bool mean) {
-  return [mean](NodeContext& c) {
-    if (!c.has(0)) c.fail("needs at least one input");
-    HostTensor result = c.host_values(0);
-    for (size_t k = 1; k < c.input_count(); ++k)
-      result = host_binary(c, result, c.host_values(k), d_add, i_add);
     if (mean) {
       const double n = static_cast<double>(c.input_count());
       result = host_unary(result, [n](double v) { return v / n; });
@@ -234,11 +210,16 @@ Fn sum_host(bool mean) {
     c.set_host(0, std::move(result));
   };
 }
-Fn sum_device(bool mean) {
-  return [mean](NodeContext& c) {
+Fn variadic_device(Tensor (*both)(const Tensor&, const Tensor&),
+                   Tensor (*scalar)(const Tensor&, double), bool mean = false) {
+  return [both, scalar, mean](NodeContext& c) {
     if (!c.has(0)) c.fail("needs at least one input");
+    if (c.input_count() == 2 && !mean) {
+      device_binary(c, both, scalar, true);
+      return;
+    }
     Tensor result = dev_float(c, 0);
-    for (size_t k = 1; k < c.input_count(); ++k) result = result + dev_float(c, k);
+    for (size_t k = 1; k < c.input_count(); ++k) result = both(result, dev_float(c, k));
     if (mean) result = result / static_cast<double>(c.input_count());
     c.set_device(0, result, c.type(0));
   };
@@ -324,9 +305,10 @@ double d_softsign(double x) {
 double d_round(double x) {
   return std::nearbyint(x);  // halves to even, as ONNX (and numpy) round
 }
-Fn host_with_alpha(const char* attribute, float fallback, double (*f)(double, double)) {
-  return [attribute, fallback, f](NodeContext& c) {
-    const auto alpha = static_cast<double>(c.attr_float(attribute, fallback));
+// Elu, Celu and ThresholdedRelu: one attribute, alpha, 1 by default.
+Fn host_with_alpha(double (*f)(double, double)) {
+  return [f](NodeContext& c) {
+    const auto alpha = static_cast<double>(c.attr_float("alpha", 1.0F));
     c.set_host(0, host_unary(c.host_values(0), [alpha, f](double x) { return f(x, alpha); }));
   };
 }
@@ -428,8 +410,8 @@ std::map<std::string, OpDef> make_table() {
   both("Pow", binary_host(d_pow, nullptr), device_binary_fn(t_pow, s_pow, false), true);
   both("Max", variadic_host(d_max, i_max), variadic_device(t_max, s_max), true);
   both("Min", variadic_host(d_min, i_min), variadic_device(t_min, s_min), true);
-  both("Sum", sum_host(false), sum_device(false), true);
-  both("Mean", sum_host(true), sum_device(true), true);
+  both("Sum", variadic_host(d_add, i_add), variadic_device(t_add, s_add), true);
+  both("Mean", variadic_host(d_add, i_add, true), variadic_device(t_add, s_add, true), true);
   both("Equal", binary_host(d_eq, nullptr, kBool), compare_device(0), true);
   both("Greater", binary_host(d_gt, nullptr, kBool), compare_device(1), true);
   both("Less", binary_host(d_lt, nullptr, kBool), compare_device(2), true);
@@ -474,9 +456,9 @@ std::map<std::string, OpDef> make_table() {
                                                                          {"Round", d_round}}) {
     both(name, unary_host(f), nullptr);
   }
-  both("Elu", host_with_alpha("alpha", 1.0F, d_elu), nullptr);
-  both("Celu", host_with_alpha("alpha", 1.0F, d_celu), nullptr);
-  both("ThresholdedRelu", host_with_alpha("alpha", 1.0F, d_thresholded_relu), nullptr);
+  both("Elu", host_with_alpha(d_elu), nullptr);
+  both("Celu", host_with_alpha(d_celu), nullptr);
+  both("ThresholdedRelu", host_with_alpha(d_thresholded_relu), nullptr);
   both("Selu", host_selu, nullptr);
   both("TopK", host_top_k, nullptr);
   both("GatherElements", host_gather_elements, nullptr);
@@ -548,24 +530,7 @@ std::map<std::string, OpDef> make_table() {
   both("ArgMax", nullptr, [](NodeContext& c) { device_arg(c, true); });
   both("ArgMin", nullptr, [](NodeContext& c) { device_arg(c, false); });
   both("CumSum", host_cumsum, device_cumsum, true);  // integers: sequential and exact on the host
-  both("Tile", nullptr, [](NodeContext& c) {
-    // [a, b] repeated [r, s]: [1, a, 1, b] expanded to [r, a, s, b], copied, reshaped [r a, s b].
-    const Tensor x = c.dev(0);
-    const Ints repeats = c.ints(1);
-    if (repeats.size() != static_cast<size_t>(x.rank())) c.fail("repeats must have one per axis");
-    Ints spread, expanded, out;
-    for (int a = 0; a < x.rank(); ++a) {
-      const int64_t r = repeats[static_cast<size_t>(a)];
-      if (r < 0) c.fail("repeats must not be negative");
-      spread.insert(spread.end(), {1, x.dim(a)});
-      expanded.insert(expanded.end(), {r, x.dim(a)});
-      out.push_back(r * x.dim(a));
-    }
-    check_size(c, out);
-    c.set_device(
-        0, reshaped(c, reshaped(c, x, spread).expand(to_shape(c, expanded)).contiguous(), out),
-        c.type(0));
-  });
+  both("Tile", nullptr, device_tile);
   both("Sign", unary_host(d_sign), unary_device(&switchyard::sign), true);
   both("IsNaN", nullptr, [](NodeContext& c) {
     const Tensor x = dev_float(c, 0);

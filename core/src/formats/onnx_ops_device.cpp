@@ -225,7 +225,7 @@ namespace {
 
 // Spatial attributes of Conv and the pools, for 1-D or 2-D windows.
 // ph and pw pad both sides; ph_end and pw_end are the pads after, which differ from ph and pw
-// only where window_of was asked to allow that (MaxPool pads explicitly then).
+// only where window_of was asked to allow that (the pools, which pad explicitly then).
 struct Window {
   int kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1, ph_end = 0, pw_end = 0;
   bool one_d = false;
@@ -361,8 +361,8 @@ void device_conv(NodeContext& c) {
 
 namespace {
 
-// One spatial axis of a max pool padded explicitly: the pads before and after that make every
-// window whole, and the output length. ceil_mode counts a last partial window where it starts
+// One spatial axis of a pool padded explicitly: the pads before and after that make every window
+// whole, and the output length. ceil_mode counts a last partial window where it starts
 // inside the input or its leading pad (PyTorch's rule; a window starting in the trailing pad is
 // refused, since ONNX Runtime counts it and PyTorch does not). A window wholly in padding is
 // refused too: it has no element to take the maximum of.
@@ -386,22 +386,6 @@ PoolAxis pool_axis(NodeContext& c, int64_t in, int kernel, int stride, int befor
   axis.before = before;
   axis.after = (axis.out - 1) * stride + kernel - in - before;  // may be below `after`: unused
   return axis;
-}
-
-// `t` padded along `axis` by `before` and `after` elements of `value` (a negative `after` crops).
-Tensor padded_axis(NodeContext& c, const Tensor& t, int axis, int64_t before, int64_t after,
-                   double value) {
-  std::vector<Tensor> parts;
-  const auto block = [&](int64_t n) {
-    Ints shape = t.shape().to_vector();
-    shape[static_cast<size_t>(axis)] = n;
-    check_size(c, shape);
-    return full(to_shape(c, shape), value, c.model().device, t.dtype());
-  };
-  if (before > 0) parts.push_back(block(before));
-  parts.push_back(after < 0 ? t.narrow(axis, 0, t.dim(axis) + after) : t);
-  if (after > 0) parts.push_back(block(after));
-  return parts.size() > 1 ? concat(parts, axis) : parts[0];
 }
 
 // A pool where MAX_POOL2D's and AVG_POOL2D's symmetric padding of at most half the kernel does not

@@ -181,7 +181,12 @@ void device_cumsum(NodeContext& c);
 
 // ---- image-like ops (onnx_ops_spatial.cpp) ----------------------------------------------------
 
+// `t` padded along `axis` by `before` and `after` elements of `value` (a negative `after` crops):
+// Pad's constant mode and the pools' explicit padding.
+Tensor padded_axis(NodeContext& c, const Tensor& t, int axis, int64_t before, int64_t after,
+                   double value);
 void device_pad(NodeContext& c);  // constant, edge and reflect
+void device_tile(NodeContext& c);
 void device_resize(NodeContext& c);
 void device_depth_to_space(NodeContext& c, bool to_space);  // false: SpaceToDepth
 void device_instance_norm(NodeContext& c);

@@ -64,7 +64,7 @@ std::shared_ptr<RecurrentPack> pack_weights(NodeContext& c, bool lstm, int64_t d
   const auto& device = c.model().device;
   for (int64_t d = 0; d < dirs; ++d) {
     detail::RecurrentWeights w;
-    w.constant = constant;  // the model's own copies, which nothing writes
+    w.constant = constant;  // initializers are the model's own copies, which nothing writes
     w.w_ih = Tensor::from_host(reorder_gates(c.host_values(1), d, hidden, input, order),
                                Shape{gates * hidden, input}, device);
     w.w_hh = Tensor::from_host(reorder_gates(c.host_values(2), d, hidden, hidden, order),

@@ -62,6 +62,17 @@ void device_reduce(NodeContext& c, Reduction kind) {
   c.set_device(0, y, c.type(0));
 }
 
+namespace {
+
+// n - 1, n - 2, ..., 0 on the model's device: an axis reversed by INDEX_SELECT.
+Tensor reversed_positions(NodeContext& c, int64_t n) {
+  std::vector<int64_t> reversed(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) reversed[static_cast<size_t>(i)] = n - 1 - i;
+  return Tensor::from_host(reversed, Shape{n}, c.model().device);
+}
+
+}  // namespace
+
 // ArgMax and ArgMin along `axis`: ties give the first index, or the last with select_last_index
 // (the axis reversed, then n - 1 - index).
 void device_arg(NodeContext& c, bool max) {
@@ -71,11 +82,7 @@ void device_arg(NodeContext& c, bool max) {
   const int64_t n = x.dim(axis);
   if (n == 0) c.fail("the axis is empty");
   if (!max) x = neg(x);
-  if (last) {
-    std::vector<int64_t> reversed(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) reversed[static_cast<size_t>(i)] = n - 1 - i;
-    x = index_select(x, axis, Tensor::from_host(reversed, Shape{n}, c.model().device));
-  }
+  if (last) x = index_select(x, axis, reversed_positions(c, n));
   Tensor index = argmax(x, axis, keep);
   if (last) index = (static_cast<double>(n - 1) - index.to(DType::kF32)).to(DType::kI64);
   c.set_device(0, index, kInt64);
@@ -135,9 +142,7 @@ void device_cumsum(NodeContext& c) {
   const Scan s = scan_of(c, static_cast<size_t>(x.rank()));
   const int64_t n = x.dim(s.axis);
   const auto& device = c.model().device;
-  std::vector<int64_t> reversed(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) reversed[static_cast<size_t>(i)] = n - 1 - i;
-  const Tensor flip = Tensor::from_host(reversed, Shape{n}, device);
+  const Tensor flip = s.reverse ? reversed_positions(c, n) : Tensor();
   if (s.reverse) x = index_select(x, s.axis, flip);
   const auto shifted = [&](const Tensor& t, int64_t by) {
     Ints shape = t.shape().to_vector();

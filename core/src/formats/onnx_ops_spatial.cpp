@@ -1,10 +1,9 @@
 // ONNX ops that move or resample image-like tensors, composed of switchyard's op set
-// (formats/onnx_ops_internal.h): Pad in every mode, Resize (nearest and linear), DepthToSpace and
-// SpaceToDepth, InstanceNormalization, ConvTranspose and PRelu. Semantics are ONNX's at opsets
-// 13-17; what is not supported fails the node with a message naming it.
+// (formats/onnx_ops_internal.h): Pad in every mode, Tile, Resize (nearest, linear, cubic),
+// DepthToSpace and SpaceToDepth, InstanceNormalization, ConvTranspose and PRelu. Semantics are
+// ONNX's at opsets 13-17; what is not supported fails the node with a message naming it.
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <limits>
 
 #include "formats/onnx_ops_internal.h"
@@ -32,8 +31,7 @@ Shape with_extent(const NodeContext& c, const Tensor& t, int axis, int64_t n) {
 }
 
 // Where padded element i (0 <= i < before + n + after) of an axis of n comes from: the nearest edge
-// ("edge") or the input mirrored about its first and last elements ("reflect", numpy's, repeating
-// for pads longer than the axis).
+// ("edge") or the input mirrored about its first and last elements ("reflect").
 int64_t padded_source(int64_t i, int64_t before, int64_t n, bool reflect) {
   int64_t j = i - before;
   if (!reflect || n == 1) return std::clamp<int64_t>(j, 0, n - 1);
@@ -44,6 +42,16 @@ int64_t padded_source(int64_t i, int64_t before, int64_t n, bool reflect) {
 }
 
 }  // namespace
+
+Tensor padded_axis(NodeContext& c, const Tensor& t, int axis, int64_t before, int64_t after,
+                   double value) {
+  std::vector<Tensor> parts;
+  const auto& device = c.model().device;
+  if (before > 0) parts.push_back(full(with_extent(c, t, axis, before), value, device, t.dtype()));
+  parts.push_back(after < 0 ? t.narrow(axis, 0, t.dim(axis) + after) : t);
+  if (after > 0) parts.push_back(full(with_extent(c, t, axis, after), value, device, t.dtype()));
+  return parts.size() > 1 ? concat(parts, axis) : parts[0];
+}
 
 // Pad: constant (a constant value), edge and reflect; a negative pad crops.
 void device_pad(NodeContext& c) {
@@ -81,19 +89,33 @@ void device_pad(NodeContext& c) {
       std::vector<int64_t> picks(static_cast<size_t>(before + length + after));
       for (size_t i = 0; i < picks.size(); ++i)
         picks[i] = padded_source(static_cast<int64_t>(i), before, length, mode == "reflect");
-      check_size(c, with_extent(c, y, axis, static_cast<int64_t>(picks.size())).to_vector());
+      with_extent(c, y, axis, static_cast<int64_t>(picks.size()));  // checks the padded size
       y = index_select(y, axis, host_indices(c, picks));
       continue;
     }
-    std::vector<Tensor> parts;
-    if (before > 0)
-      parts.push_back(full(with_extent(c, y, axis, before), value, c.model().device, x.dtype()));
-    parts.push_back(y);
-    if (after > 0)
-      parts.push_back(full(with_extent(c, y, axis, after), value, c.model().device, x.dtype()));
-    y = concat(parts, axis);
+    y = padded_axis(c, y, axis, before, after, value);
   }
   c.set_device(0, y, c.type(0));
+}
+
+// Tile: [a, b] repeated [r, s] is [1, a, 1, b] expanded to [r, a, s, b], copied, reshaped [r a, s
+// b].
+void device_tile(NodeContext& c) {
+  const Tensor x = c.dev(0);
+  const Ints repeats = c.ints(1);
+  if (repeats.size() != static_cast<size_t>(x.rank())) c.fail("repeats must have one per axis");
+  Ints spread, expanded, out;
+  for (int a = 0; a < x.rank(); ++a) {
+    const int64_t r = repeats[static_cast<size_t>(a)];
+    if (r < 0) c.fail("repeats must not be negative");
+    spread.insert(spread.end(), {1, x.dim(a)});
+    expanded.insert(expanded.end(), {r, x.dim(a)});
+    out.push_back(r * x.dim(a));
+  }
+  check_size(c, out);
+  c.set_device(0,
+               reshaped(c, reshaped(c, x, spread).expand(to_shape(c, expanded)).contiguous(), out),
+               c.type(0));
 }
 
 // DepthToSpace (DCR or CRD) and SpaceToDepth on [N, C, H, W]: a reshape, a permutation and a copy.
@@ -266,37 +288,64 @@ double cubic_weight(double distance, double a) {
   return 0;
 }
 
-// One axis resized by cubic convolution: four taps around each source position, indices clamped
-// to the axis (its edge repeated), or with exclude_outside the outside taps dropped and the
-// weights renormalised.
-Tensor cubic_axis(NodeContext& c, const Tensor& y, int axis, int64_t in, int64_t out,
-                  const std::function<double(int64_t)>& source_of, double a, bool exclude_outside) {
-  Ints along(static_cast<size_t>(y.rank()), 1);
-  along[static_cast<size_t>(axis)] = out;
-  std::vector<std::vector<int64_t>> taps(4, std::vector<int64_t>(static_cast<size_t>(out)));
-  std::vector<std::vector<float>> weights(4, std::vector<float>(static_cast<size_t>(out)));
-  for (int64_t i = 0; i < out; ++i) {
-    const double source = source_of(i);
-    const double base = std::floor(std::isfinite(source) ? source : 0.0);
-    const double t = (std::isfinite(source) ? source : 0.0) - base;
+// The input elements each output element of a resized axis blends: tap k of output i is input
+// element at[k][i], weighted by weight[k][i].
+struct Taps {
+  std::vector<std::vector<int64_t>> at;
+  std::vector<std::vector<float>> weight;
+  Taps(size_t count, size_t out)
+      : at(count, std::vector<int64_t>(out)), weight(count, std::vector<float>(out)) {}
+};
+
+// Linear: the two neighbours of the source position clamped to the axis.
+Taps linear_taps(const std::vector<double>& sources, int64_t in) {
+  Taps taps(2, sources.size());
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const double source = sources[i];
+    const double clamped =
+        std::isnan(source) ? 0.0 : std::clamp(source, 0.0, static_cast<double>(in - 1));
+    const auto low = static_cast<int64_t>(std::floor(clamped));
+    const auto w = static_cast<float>(clamped - static_cast<double>(low));
+    taps.at[0][i] = low;
+    taps.at[1][i] = std::min(low + 1, in - 1);
+    taps.weight[0][i] = 1.0F - w;
+    taps.weight[1][i] = w;
+  }
+  return taps;
+}
+
+// Cubic: four taps around the source position, indices clamped to the axis (its edge repeated),
+// or with exclude_outside the outside taps dropped and the weights renormalised.
+Taps cubic_taps(const std::vector<double>& sources, int64_t in, double a, bool exclude_outside) {
+  Taps taps(4, sources.size());
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const double source = std::isfinite(sources[i]) ? sources[i] : 0.0;
+    const double base = std::floor(source), t = source - base;
     double w[4], total = 0;
     for (int k = 0; k < 4; ++k) {
       const double position = base - 1 + k;
       w[k] = cubic_weight(t - (k - 1), a);
       if (exclude_outside && (position < 0 || position > static_cast<double>(in - 1))) w[k] = 0;
       total += w[k];
-      taps[static_cast<size_t>(k)][static_cast<size_t>(i)] =
+      taps.at[static_cast<size_t>(k)][i] =
           static_cast<int64_t>(std::clamp(position, 0.0, static_cast<double>(in - 1)));
     }
     for (int k = 0; k < 4; ++k) {
-      weights[static_cast<size_t>(k)][static_cast<size_t>(i)] =
+      taps.weight[static_cast<size_t>(k)][i] =
           static_cast<float>(exclude_outside && total != 0 ? w[k] / total : w[k]);
     }
   }
+  return taps;
+}
+
+// The sum over taps of the gathered input elements times their weights, along `axis`.
+Tensor blend(NodeContext& c, const Tensor& y, int axis, const Taps& taps) {
+  Ints along(static_cast<size_t>(y.rank()), 1);
+  along[static_cast<size_t>(axis)] = static_cast<int64_t>(taps.at[0].size());
   Tensor result;
-  for (size_t k = 0; k < 4; ++k) {
-    const Tensor term = index_select(y, axis, host_indices(c, taps[k])) *
-                        Tensor::from_host(weights[k], to_shape(c, along), c.model().device);
+  for (size_t k = 0; k < taps.at.size(); ++k) {
+    const Tensor term = index_select(y, axis, host_indices(c, taps.at[k])) *
+                        Tensor::from_host(taps.weight[k], to_shape(c, along), c.model().device);
     result = result.defined() ? result + term : term;
   }
   return result;
@@ -306,7 +355,8 @@ Tensor cubic_axis(NodeContext& c, const Tensor& y, int axis, int64_t in, int64_t
 
 // Resize, modes nearest, linear and cubic, axis by axis (linear on two axes is bilinear, cubic
 // bicubic): each resized axis gathers its source elements (INDEX_SELECT of host-computed
-// positions) and, for linear and cubic, blends two or four of them with host-computed weights.
+// positions) and, for linear and cubic, blends two or four of them with host-computed weights
+// (Taps).
 void device_resize(NodeContext& c) {
   const Tensor x = c.dev(0);
   const std::string mode = c.attr_string("mode", "nearest");
@@ -352,40 +402,22 @@ void device_resize(NodeContext& c) {
     if (out < 0 || out > kMaxListedAxis) c.fail("a resized axis must be 0 to 2^24 long");
     if (out == in && scale == 1.0 && transform != "tf_half_pixel_for_nn") continue;  // identity
     if (in == 0) c.fail("cannot resize an empty axis");
-    check_size(c, with_extent(c, y, axis, out).to_vector());
-    if (mode == "cubic") {
-      y = cubic_axis(
-          c, y, axis, in, out,
-          [&](int64_t i) { return resize_source(c, transform, i, in, out, scale); }, cubic_a,
-          exclude_outside);
-      continue;
-    }
-    std::vector<int64_t> low(static_cast<size_t>(out)), high(low.size());
-    std::vector<float> weight(low.size());
-    for (int64_t i = 0; i < out; ++i) {
-      const double source = resize_source(c, transform, i, in, out, scale);
-      const auto u = static_cast<size_t>(i);
-      if (mode == "nearest") {
-        low[u] = nearest_index(c, nearest, source, in);
-        continue;
-      }
-      const double clamped =
-          std::isnan(source) ? 0.0 : std::clamp(source, 0.0, static_cast<double>(in - 1));
-      low[u] = static_cast<int64_t>(std::floor(clamped));
-      high[u] = std::min(low[u] + 1, in - 1);
-      weight[u] = static_cast<float>(clamped - static_cast<double>(low[u]));
-    }
-    const Tensor first = index_select(y, axis, host_indices(c, low));
+    with_extent(c, y, axis, out);  // checks the resized size
+    std::vector<double> sources(static_cast<size_t>(out));
+    for (int64_t i = 0; i < out; ++i)
+      sources[static_cast<size_t>(i)] = resize_source(c, transform, i, in, out, scale);
     if (mode == "nearest") {
-      y = first;
-      continue;
+      std::vector<int64_t> picks(sources.size());
+      for (size_t i = 0; i < sources.size(); ++i)
+        picks[i] = nearest_index(c, nearest, sources[i], in);
+      y = index_select(y, axis, host_indices(c, picks));
+    } else {
+      y = blend(c, y, axis,
+                mode == "linear" ? linear_taps(sources, in)
+                                 : cubic_taps(sources, in, cubic_a, exclude_outside));
     }
-    Ints along(rank, 1);
-    along[a] = out;
-    const Tensor w = Tensor::from_host(weight, to_shape(c, along), c.model().device);
-    y = first * (1.0 - w) + index_select(y, axis, host_indices(c, high)) * w;
   }
-  c.set_device(0, y, mode == "linear" ? kFloat : c.type(0));
+  c.set_device(0, y, mode == "nearest" ? c.type(0) : kFloat);
 }
 
 // PRelu: max(x, 0) + slope * min(x, 0), the slope broadcast as ONNX says (one of the two terms is
