@@ -200,7 +200,7 @@ class _OnnxRows:
 
 
 class OnnxModel:
-    """An ONNX model (torch.onnx.export's, opsets 13-17) on a device, run on NumPy arrays.
+    """An ONNX model (torch.onnx.export's, opsets 7 to 27) on a device, run on NumPy arrays.
 
         model = switchyard.OnnxModel("model.onnx", device="onednn")
         (logits,) = model.run(x)               # x: float32 [batch, ...] as the model declares

@@ -16,7 +16,8 @@ Without --verify the folders are (re)written, every model is checked with
 onnx.checker.check_model(full_check=True), and its size, opset and op types are printed.
 
 --verify rebuilds every model with the same seeds and checks, without writing anything, that
-  * the committed model.onnx passes onnx.checker (full check) and declares opset 17;
+  * the committed model.onnx passes onnx.checker (full check) and declares opset 17 (or the
+    model's own, OPSETS);
   * every floating-point initializer equals, to 1e-7, the parameter or buffer it is named after,
     or else a tensor the exporter derives from the rebuilt model's parameters (a transposed
     weight, the LSTM/GRU W, R and B packs with ONNX's gate order), and every floating-point
@@ -40,6 +41,8 @@ Models:
   image_ops             [N,3,8,8] -> ReflectionPad, conv, GroupNorm, Hardswish, MaxPool ceil_mode,
                         ConvTranspose, PReLU, bilinear Upsample, ReplicationPad, conv, PixelShuffle,
                         InstanceNorm2d, Hardsigmoid -> [N,2,20,20]
+  transformer_opset9    transformer2 (another seed) exported at opset 9 (attribute forms)
+  image_ops_opset11     image_ops (another seed) exported at opset 11
 
 Run with Debian's /usr/bin/python3 (python3-torch, python3-onnx).
 """
@@ -220,10 +223,16 @@ MODELS = {
                          masked_sequence_inputs, None),
     "transformer_opset13": (8, SmallTransformer, ["input"], ["output"], float_inputs((6, 16)), None),
     "image_ops": (9, build_image_ops, ["input"], ["output"], float_inputs((3, 8, 8)), None),
+    "transformer_opset9": (10, SmallTransformer, ["input"], ["output"], float_inputs((6, 16)),
+                           None),
+    "image_ops_opset11": (11, build_image_ops, ["input"], ["output"], float_inputs((3, 8, 8)),
+                          None),
 }
-# Models exported at another opset than OPSET: the oldest one the importer takes, where LayerNorm
-# is decomposed (ReduceMean, Sub, Pow, Sqrt, Div) and Split takes its sizes as an input.
-OPSETS = {"transformer_opset13": 13}
+# Models exported at another opset than OPSET: at 13 LayerNorm is decomposed (ReduceMean, Sub,
+# Pow, Sqrt, Div) and Split takes its sizes as an input; at 9 Split takes them as an attribute
+# (Split-2), Softmax is Softmax-1 and Squeeze / Unsqueeze take attributes; at 11 the bilinear
+# upsampling is Resize-11 and the pads Pad-11 inputs.
+OPSETS = {"transformer_opset13": 13, "transformer_opset9": 9, "image_ops_opset11": 11}
 
 
 def build(name):

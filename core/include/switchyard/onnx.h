@@ -19,7 +19,8 @@
 // the usual per-op fallback. Shape computations (Shape, Gather on shapes, Concat, Unsqueeze,
 // Slice, Reshape, ConstantOfShape, Range, Where, ...) and anything else that depends only on
 // constants and input shapes run on the host once per input shape and are cached; a dynamic batch
-// axis works. Supported: the default domain, opsets 13 to 17; onnx_supported_ops() lists the ops.
+// axis works. Supported: the default domain, opsets 7 to 27, each op at the version its opset gives
+// it; onnx_supported_ops() lists the ops.
 //
 // Errors are switchyard::Error with a message naming the file: DATA_LOSS for a file that is not a
 // readable ONNX model (truncated, damaged, sizes that do not match their bytes), INVALID_ARGUMENT
@@ -147,9 +148,11 @@ Status export_onnx(const std::filesystem::path& path, const Predictor& predictor
 
 // The op types the importer runs (default domain), sorted.
 const std::vector<std::string>& onnx_supported_ops();
-// The opsets the importer accepts, inclusive.
-constexpr int64_t kOnnxMinOpset = 13;
-constexpr int64_t kOnnxMaxOpset = 17;
+// The opsets of the default domain the importer accepts, inclusive. Every version of every
+// supported op in effect between them is implemented (docs/onnx.md, "Opsets"); 27 is the newest
+// opset of a released ONNX (1.22), whose changelog the op versions were checked against.
+constexpr int64_t kOnnxMinOpset = 7;
+constexpr int64_t kOnnxMaxOpset = 27;
 
 }  // namespace switchyard
 

@@ -277,6 +277,7 @@ void fuse_attention(OnnxModel::Impl& m) {
         (axis_attr->type() != onnx::AttributeProto::INT || axis_attr->i() != -1)) {
       continue;
     }
+    if (axis_attr == nullptr && softmax.version < 13) continue;  // axis 1, the 2-D form
     Node* product = only_consumer(m, counts, softmax.outputs[0]);
     if (product == nullptr || product->op != "MatMul" || product->inputs.size() != 2 ||
         product->inputs[0] != softmax.outputs[0] || product->outputs.size() != 1) {

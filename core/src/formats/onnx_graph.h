@@ -44,6 +44,7 @@ struct OpDef;
 struct Node {
   std::string name;          // the node's name, or "#<index>" when it has none
   std::string op;            // op type; "switchyard.Gelu" / "switchyard.Linear" after fusion
+  int version = 0;           // the op's version at the model's opset (onnx_opset.h); 0 if fused
   std::vector<int> inputs;   // value ids, -1 for an omitted optional input
   std::vector<int> outputs;  // value ids, -1 for an omitted optional output
   const onnx::NodeProto* proto = nullptr;
@@ -123,6 +124,8 @@ class NodeContext {
       : model_(model), node_(node), values_(values) {}
 
   const Node& node() const { return node_; }
+  // The op's version at the model's opset: the opset where ONNX last changed it (onnx_opset.h).
+  int version() const { return node_.version; }
   OnnxModel::Impl& model() { return model_; }
   size_t input_count() const { return node_.inputs.size(); }
   bool has(size_t k) const { return k < node_.inputs.size() && node_.inputs[k] >= 0; }

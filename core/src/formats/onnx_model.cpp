@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "formats/onnx_graph.h"
+#include "formats/onnx_opset.h"
 #include "runtime/file_bytes.h"
 #include "runtime/input_file.h"
 #include "runtime/memory_budget.h"
@@ -145,6 +146,7 @@ class GraphReader {
 
   Status read() {
     SY_RETURN_IF_ERROR(check_opset());
+    SY_RETURN_IF_ERROR(upgrade_nodes());
     SY_RETURN_IF_ERROR(read_initializers());
     SY_RETURN_IF_ERROR(read_inputs());
     SY_RETURN_IF_ERROR(read_nodes());
@@ -195,6 +197,32 @@ class GraphReader {
     return ok_status();
   }
 
+  // Each node of the default domain gets its op's version at the model's opset (an op the opset
+  // does not have is refused); an older version's attribute form becomes the inputs of later ones
+  // (onnx_opset.h), so the op implementations read one form.
+  Status upgrade_nodes() {
+    onnx::GraphProto& graph = *m_.model.mutable_graph();
+    versions_.assign(static_cast<size_t>(graph.node_size()), 0);
+    for (int index = 0; index < graph.node_size(); ++index) {
+      const onnx::NodeProto& proto = graph.node(index);
+      if (!proto.domain().empty() && proto.domain() != "ai.onnx") continue;
+      const int version = op_version(proto.op_type(), m_.opset);
+      if (version < 0) continue;  // not an op of the table: read_nodes names it
+      Node node;
+      node.name = proto.name().empty() ? "#" + std::to_string(index) : proto.name();
+      node.op = proto.op_type();
+      if (version == 0) {
+        return fail(node_label(node) + ": op type " + quote_name(node.op) +
+                    " does not exist at opset " + std::to_string(m_.opset) + " (" +
+                    op_absence(node.op, m_.opset) + ")");
+      }
+      versions_[static_cast<size_t>(index)] = version;
+      const std::string problem = upgrade_node(graph, index, version);
+      if (!problem.empty()) return fail(node_label(node) + ": " + problem);
+    }
+    return ok_status();
+  }
+
   Status read_initializers() {
     for (const auto& tensor : graph_.initializer()) {
       SY_RETURN_IF_ERROR(define(tensor.name(), "an initializer"));
@@ -235,6 +263,7 @@ class GraphReader {
       node.name = proto.name().empty() ? "#" + std::to_string(index) : proto.name();
       node.op = proto.op_type();
       node.proto = &proto;
+      node.version = versions_[static_cast<size_t>(index)];
       if (!proto.domain().empty() && proto.domain() != "ai.onnx") {
         return fail(node_label(node) + " is in domain " + quote_name(proto.domain()) +
                     ", which is not supported (only the default ONNX domain, opset " +
@@ -356,6 +385,7 @@ class GraphReader {
   std::vector<bool> defined_;
   std::vector<std::pair<int, HostTensor>> initial_;
   std::set<std::string> initializer_names_;
+  std::vector<int> versions_;  // by node index (upgrade_nodes)
   std::vector<Node> nodes_;
 };
 

@@ -1,8 +1,9 @@
 // The ONNX ops the importer runs, by name: a host implementation for what shape subgraphs compute
 // (onnx_ops_host.cpp), and a device implementation on switchyard's ops for everything else
-// (onnx_ops_device.cpp, onnx_ops_recurrent.cpp). Semantics are ONNX's at opsets 13-17
-// (https://onnx.ai/onnx/operators/); where an attribute value is not supported, the node fails
-// with a message naming the attribute and what is supported.
+// (onnx_ops_device.cpp, onnx_ops_recurrent.cpp). Semantics are ONNX's at the version each
+// op has at the model's opset, 7 to 27 (onnx_opset.h; https://onnx.ai/onnx/operators/); where an
+// attribute value is not supported, the node fails with a message naming the attribute and what is
+// supported.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -39,6 +40,17 @@ double d_relu(double x) {
 }
 double d_gelu(double x) {
   return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+}
+// Mish (opset 18): x tanh(softplus(x)).
+double d_mish(double x) {
+  return x * std::tanh(x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)));
+}
+Tensor mish_composed(const Tensor& x) {
+  // tanh(log(1 + e)) = n / (n + 2) with n = e (e + 2), e = exp(x): exact in relative terms for very
+  // negative x (where log(1 + e) would round to 0); from x = 20 on the ratio is 1 in f32.
+  const Tensor e = exp(minimum(x, 20.0));
+  const Tensor n = e * (e + 2.0);
+  return x * (n / (n + 2.0));
 }
 double d_sign(double x) {
   return x > 0 ? 1.0 : (x < 0 ? -1.0 : x);  // 0, -0 and NaN as they are
@@ -246,6 +258,29 @@ Fn hard_sigmoid_op(bool swish, bool on_host) {
   };
 }
 
+// Gelu (opset 20): the erf form, or with approximate "tanh"
+// 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
+Fn gelu_op(bool on_host) {
+  return [on_host](NodeContext& c) {
+    const std::string approximate = c.attr_string("approximate", "none");
+    if (approximate != "none" && approximate != "tanh")
+      c.fail("approximate " + approximate + " is not one of none, tanh");
+    const bool tanh_form = approximate == "tanh";
+    const double k = std::sqrt(2.0 / 3.14159265358979323846);
+    if (on_host) {
+      c.set_host(0, host_unary(c.host_values(0), [=](double x) {
+                   return tanh_form ? 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)))
+                                    : d_gelu(x);
+                 }));
+      return;
+    }
+    // 0.5 (1 + tanh(u)) as sigmoid(2 u): no cancellation where tanh(u) is close to -1.
+    const Tensor x = dev_float(c, 0);
+    c.set_device(0, tanh_form ? x * sigmoid((x + x * x * x * 0.044715) * (2 * k)) : gelu(x),
+                 kFloat);
+  };
+}
+
 // Dropout runs as in inference: the output is the input and the mask, when asked for, all true.
 // training_mode true with a ratio above 0 would drop at random, which the importer does not do:
 // refused rather than run as the identity.
@@ -262,13 +297,16 @@ Fn dropout(bool on_host) {
     }
     identity(c);
     if (!c.output_used(1)) return;
+    // Before version 10 the mask has the input's type.
+    const int32_t mask_type = c.version() < 10 ? c.type(0) : kBool;
     if (on_host) {
       check_host_size(c, c.shape(0));
-      HostTensor mask = HostTensor::zeros(kBool, c.shape(0));
+      HostTensor mask = HostTensor::zeros(mask_type, c.shape(0));
       std::fill(mask.i.begin(), mask.i.end(), 1);
+      std::fill(mask.f.begin(), mask.f.end(), 1.0F);
       c.set_host(1, std::move(mask));
     } else {
-      c.set_device(1, ones(to_shape(c, c.shape(0)), c.model().device), kBool);
+      c.set_device(1, ones(to_shape(c, c.shape(0)), c.model().device), mask_type);
     }
   };
 }
@@ -327,6 +365,29 @@ void host_selu(NodeContext& c) {
   c.set_host(0, host_unary(c.host_values(0), [alpha, gamma](double x) {
                return x > 0 ? gamma * x : gamma * alpha * std::expm1(x);
              }));
+}
+
+// Softmax and LogSoftmax along `axis`. Before version 13 the input is read as a matrix: the axes
+// from `axis` on (default 1) are one row, normalised together.
+void device_softmax(NodeContext& c, bool log) {
+  const Tensor x = dev_float(c, 0);
+  const auto rank = static_cast<size_t>(x.rank());
+  const auto run = [log](const Tensor& t, int axis) {
+    return log ? log_softmax(t, axis) : softmax(t, axis);
+  };
+  if (c.version() >= 13) {
+    c.set_device(0, run(x, normalize(c, c.attr_int("axis", -1), rank)), kFloat);
+    return;
+  }
+  const int axis = normalize(c, c.attr_int("axis", 1), rank);
+  const Ints& shape = c.shape(0);
+  if (axis == static_cast<int>(rank) - 1) {  // the row is the last axis alone
+    c.set_device(0, run(x, axis), kFloat);
+    return;
+  }
+  const auto middle = shape.begin() + axis;
+  const Ints matrix{numel_of(Ints(shape.begin(), middle)), numel_of(Ints(middle, shape.end()))};
+  c.set_device(0, reshaped(c, run(reshaped(c, x, matrix), 1), shape), kFloat);
 }
 
 // Every ONNX op switchyard runs, by name, with its host and device implementation.
@@ -393,6 +454,7 @@ std::map<std::string, OpDef> make_table() {
   });
   both("Where", host_where, device_where, true);  // integer branches stay exact on the host
   both("Cast", host_cast, device_cast);
+  both("CastLike", host_cast, device_cast);  // cast_target reads the second input's type
   both("Trilu", host_trilu, device_trilu, true);
   // Elementwise.
   both("Add", binary_host(d_add, i_add), device_binary_fn(t_add, s_add, true), true);
@@ -438,6 +500,8 @@ std::map<std::string, OpDef> make_table() {
   both("HardSigmoid", hard_sigmoid_op(false, true), hard_sigmoid_op(false, false));
   both("HardSwish", hard_sigmoid_op(true, true), hard_sigmoid_op(true, false));
   both("switchyard.Gelu", unary_host(d_gelu), unary_device(&switchyard::gelu));
+  both("Gelu", gelu_op(true), gelu_op(false));
+  both("Mish", unary_host(d_mish), unary_device(mish_composed));
   // On the host only (see host_with_alpha).
   for (const auto& [name, f] :
        std::initializer_list<std::pair<const char*, double (*)(double)>>{{"Sin", std::sin},
@@ -464,6 +528,7 @@ std::map<std::string, OpDef> make_table() {
   both("GatherElements", host_gather_elements, nullptr);
   both("ScatterND", host_scatter_nd, nullptr);
   both("ScatterElements", host_scatter_elements, nullptr);
+  both("Scatter", host_scatter_elements, nullptr);  // ScatterElements' name before opset 11
   both("NonZero", host_non_zero, nullptr);
   both("OneHot", host_one_hot, nullptr);
   both("Floor", unary_host(d_floor), nullptr, true);
@@ -489,17 +554,8 @@ std::map<std::string, OpDef> make_table() {
   both("switchyard.Linear", nullptr, device_linear);
   both("switchyard.Attention", nullptr, device_attention);
   both("Gemm", nullptr, device_gemm);
-  both("Softmax", nullptr, [](NodeContext& c) {
-    const Tensor x = dev_float(c, 0);
-    c.set_device(0, softmax(x, normalize(c, c.attr_int("axis", -1), static_cast<size_t>(x.rank()))),
-                 kFloat);
-  });
-  both("LogSoftmax", nullptr, [](NodeContext& c) {
-    const Tensor x = dev_float(c, 0);
-    c.set_device(
-        0, log_softmax(x, normalize(c, c.attr_int("axis", -1), static_cast<size_t>(x.rank()))),
-        kFloat);
-  });
+  both("Softmax", nullptr, [](NodeContext& c) { device_softmax(c, false); });
+  both("LogSoftmax", nullptr, [](NodeContext& c) { device_softmax(c, true); });
   both("Conv", nullptr, device_conv);
   both("switchyard.Conv", nullptr, device_conv);
   both("MaxPool", nullptr, [](NodeContext& c) { device_pool(c, true); });
@@ -508,9 +564,11 @@ std::map<std::string, OpDef> make_table() {
   both("GlobalMaxPool", nullptr, [](NodeContext& c) { device_global_pool(c, true); });
   both("Pad", nullptr, device_pad);
   both("Resize", nullptr, device_resize);
+  both("Upsample", nullptr, device_resize);  // Resize-10's form before opset 10
   both("DepthToSpace", nullptr, [](NodeContext& c) { device_depth_to_space(c, true); });
   both("SpaceToDepth", nullptr, [](NodeContext& c) { device_depth_to_space(c, false); });
   both("InstanceNormalization", nullptr, device_instance_norm);
+  both("GroupNormalization", nullptr, device_group_norm);
   both("ConvTranspose", nullptr, device_conv_transpose);
   both("PRelu", nullptr, device_prelu);
   both("BatchNormalization", nullptr, device_batch_norm);

@@ -1,6 +1,6 @@
 // ONNX ops on the device, composed of switchyard's op set (formats/onnx_ops_internal.h).
-// Semantics are ONNX's at opsets 13-17; an attribute value that is not supported fails the node
-// with a message naming it.
+// Semantics are ONNX's, at the op's version (onnx_opset.h); an attribute value that is not
+// supported fails the node with a message naming it.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -477,6 +477,11 @@ struct AffineWeights {
 void device_batch_norm(NodeContext& c) {
   if (c.attr_int("training_mode", 0) != 0)
     c.fail("training_mode 1 is not supported (inference only)");
+  for (size_t k = 1; k < c.output_count(); ++k) {
+    if (c.output_used(k)) c.fail("the running statistics outputs (training) are not supported");
+  }
+  if (c.attr_int("spatial", 1) == 0)  // before version 9
+    c.fail("spatial 0 (statistics per element, not per channel) is not supported");
   for (size_t k = 1; k < 5; ++k) {
     if (c.host(k) == nullptr) c.fail("scale, bias, mean and variance must be constants");
   }

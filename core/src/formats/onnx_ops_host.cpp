@@ -1,5 +1,6 @@
 // ONNX ops on host values: what shape subgraphs compute, and constants folded at load
-// (formats/onnx_ops_internal.h). Semantics are ONNX's at opsets 13-17.
+// (formats/onnx_ops_internal.h). Semantics are ONNX's at the op's version
+// (onnx_opset.h).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -335,12 +336,23 @@ SplitPlan split_plan(NodeContext& c, const Ints& shape) {
   const int64_t extent = shape[static_cast<size_t>(plan.axis)];
   if (c.output_count() == 0) c.fail("no outputs");
   plan.sizes = c.has(1) ? c.ints(1) : Ints{};
-  if (plan.sizes.empty()) {
+  const int64_t num_outputs = c.attr_int("num_outputs", 0);
+  if (c.version() >= 18 && !c.has(1)) {
+    // Version 18: num_outputs parts of ceil(extent / n), the last one smaller.
+    if (num_outputs != static_cast<int64_t>(c.output_count()))
+      c.fail("num_outputs " + std::to_string(num_outputs) + " must be the number of outputs (" +
+             std::to_string(c.output_count()) + ") when split is not given");
+    const int64_t part = (extent + num_outputs - 1) / num_outputs;
+    for (int64_t k = 0; k < num_outputs; ++k)
+      plan.sizes.push_back(std::max<int64_t>(0, std::min(part, extent - k * part)));
+  } else if (plan.sizes.empty()) {
     const auto n = static_cast<int64_t>(c.output_count());
     if (extent % n != 0)
       c.fail("axis extent " + std::to_string(extent) + " does not split into " + std::to_string(n));
     plan.sizes.assign(static_cast<size_t>(n), extent / n);
   }
+  if (c.has(1) && c.attr("num_outputs") != nullptr)
+    c.fail("split and num_outputs must not both be given");
   const bool negative =
       std::any_of(plan.sizes.begin(), plan.sizes.end(), [](int64_t s) { return s < 0; });
   if (negative || plan.sizes.size() != c.output_count() ||
@@ -444,7 +456,9 @@ void host_where(NodeContext& c) {
   c.set_host(0, std::move(out));
 }
 int32_t cast_target(NodeContext& c) {
-  const auto to = static_cast<int32_t>(c.attr_int("to", kUndefined));
+  // CastLike (opset 15) takes the type of its second input.
+  const auto to =
+      c.node().op == "CastLike" ? c.type(1) : static_cast<int32_t>(c.attr_int("to", kUndefined));
   if (!is_supported_type(to)) c.fail("cast to " + elem_type_name(to) + " is not supported");
   return to;
 }

@@ -1,9 +1,10 @@
 // ONNX ops that pick or place elements by data-dependent indices, on host values
 // (formats/onnx_ops_internal.h): TopK, GatherElements, ScatterElements, ScatterND, NonZero and
 // OneHot. The op set has no op for them; a device input is read back, so they are right and
-// slower (the execution summary says "host"). Semantics are ONNX's at opsets 13-17.
+// slower (the execution summary says "host").
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "formats/onnx_ops_internal.h"
@@ -130,15 +131,34 @@ void host_gather_elements(NodeContext& c) {
 namespace {
 
 // ScatterND's and ScatterElements' reduction: none (the update replaces, the last of repeated
-// indices winning, as ONNX's reference does), add or mul.
-enum class Combine { kNone, kAdd, kMul };
+// indices winning, as ONNX's reference does), add or mul (version 16), max or min (version 18).
+enum class Combine { kNone, kAdd, kMul, kMax, kMin };
 
 Combine combine_of(const NodeContext& c) {
   const std::string reduction = c.attr_string("reduction", "none");
   if (reduction == "none") return Combine::kNone;
   if (reduction == "add") return Combine::kAdd;
   if (reduction == "mul") return Combine::kMul;
-  c.fail("reduction " + reduction + " is not supported (none, add, mul)");
+  if (reduction == "max") return Combine::kMax;
+  if (reduction == "min") return Combine::kMin;
+  c.fail("reduction " + reduction + " is not supported (none, add, mul, max, min)");
+}
+
+template <typename T>
+T combined(T old, T v, Combine how) {
+  switch (how) {
+    case Combine::kNone:
+      return v;
+    case Combine::kAdd:
+      return old + v;
+    case Combine::kMul:
+      return old * v;
+    case Combine::kMax:
+      return std::max(old, v);
+    case Combine::kMin:
+      return std::min(old, v);
+  }
+  return v;
 }
 
 void combine_into(HostTensor& out, int64_t at, const HostTensor& updates, int64_t from,
@@ -146,12 +166,15 @@ void combine_into(HostTensor& out, int64_t at, const HostTensor& updates, int64_
   const auto o = static_cast<size_t>(at), u = static_cast<size_t>(from);
   if (out.is_float()) {
     const float v = updates.is_float() ? updates.f[u] : static_cast<float>(updates.i[u]);
-    out.f[o] = how == Combine::kNone ? v : (how == Combine::kAdd ? out.f[o] + v : out.f[o] * v);
+    const bool nan = std::isnan(out.f[o]) || std::isnan(v);  // max and min keep a NaN (numpy's)
+    out.f[o] = nan && (how == Combine::kMax || how == Combine::kMin)
+                   ? std::numeric_limits<float>::quiet_NaN()
+                   : combined(out.f[o], v, how);
+  } else if (how == Combine::kAdd || how == Combine::kMul) {  // wrapping, as the integers do
+    out.i[o] = static_cast<int64_t>(combined(static_cast<uint64_t>(out.i[o]),
+                                             static_cast<uint64_t>(updates.int_at(from)), how));
   } else {
-    const int64_t v = updates.int_at(from);
-    const auto a = static_cast<uint64_t>(out.i[o]), b = static_cast<uint64_t>(v);
-    out.i[o] =
-        how == Combine::kNone ? v : static_cast<int64_t>(how == Combine::kAdd ? a + b : a * b);
+    out.i[o] = combined(out.i[o], updates.int_at(from), how);
   }
 }
 

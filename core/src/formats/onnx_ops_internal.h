@@ -190,6 +190,7 @@ void device_tile(NodeContext& c);
 void device_resize(NodeContext& c);
 void device_depth_to_space(NodeContext& c, bool to_space);  // false: SpaceToDepth
 void device_instance_norm(NodeContext& c);
+void device_group_norm(NodeContext& c);
 void device_conv_transpose(NodeContext& c);
 void device_prelu(NodeContext& c);
 

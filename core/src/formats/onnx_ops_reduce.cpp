@@ -1,6 +1,5 @@
 // ONNX reductions along axes, ArgMax / ArgMin and CumSum, composed of switchyard's op set
-// (formats/onnx_ops_internal.h). Semantics are ONNX's at opsets 13-17: ReduceSum takes its axes as
-// an input, the other reductions as an attribute.
+// (formats/onnx_ops_internal.h), at every version of opsets 7 to 27.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -15,10 +14,16 @@ namespace switchyard::onnx_detail {
 // and ReduceLogSumExp. Integers compute in f32 (exact below 2^24) and come back i64.
 void device_reduce(NodeContext& c, Reduction kind) {
   const Tensor x = dev_float(c, 0);
-  Ints axes = kind == Reduction::kSum ? axes_of(c, 1) : axes_of(c, 99);
+  // The axes are an attribute before version 13 (ReduceSum) or 18 (the others), an input since.
+  Ints axes = axes_of(c, 1);
   const bool keep = c.attr_int("keepdims", 1) != 0;
-  if (axes.empty() && kind == Reduction::kSum && c.attr_int("noop_with_empty_axes", 0) != 0) {
-    c.set_device(0, x, c.type(0));
+  if (axes.empty() && c.attr_int("noop_with_empty_axes", 0) != 0) {
+    // Nothing reduced; the elementwise part still applies (ReduceSumSquare squares).
+    Tensor y = x;
+    if (kind == Reduction::kL1 || kind == Reduction::kL2) y = abs(x);
+    if (kind == Reduction::kSumSquare) y = x * x;
+    if (kind == Reduction::kLogSum) y = log(x);
+    c.set_device(0, y, c.type(0));
     return;
   }
   std::vector<int> list;

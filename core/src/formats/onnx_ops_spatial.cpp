@@ -1,7 +1,8 @@
 // ONNX ops that move or resample image-like tensors, composed of switchyard's op set
 // (formats/onnx_ops_internal.h): Pad in every mode, Tile, Resize (nearest, linear, cubic),
 // DepthToSpace and SpaceToDepth, InstanceNormalization, ConvTranspose and PRelu. Semantics are
-// ONNX's at opsets 13-17; what is not supported fails the node with a message naming it.
+// ONNX's at the op's version (onnx_opset.h); what is not supported fails the node with a message
+// naming it.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -31,10 +32,12 @@ Shape with_extent(const NodeContext& c, const Tensor& t, int axis, int64_t n) {
 }
 
 // Where padded element i (0 <= i < before + n + after) of an axis of n comes from: the nearest edge
-// ("edge") or the input mirrored about its first and last elements ("reflect").
-int64_t padded_source(int64_t i, int64_t before, int64_t n, bool reflect) {
+// ("edge"), the input mirrored about its first and last elements ("reflect") or repeated
+// ("wrap", version 19).
+int64_t padded_source(int64_t i, int64_t before, int64_t n, const std::string& mode) {
   int64_t j = i - before;
-  if (!reflect || n == 1) return std::clamp<int64_t>(j, 0, n - 1);
+  if (mode == "wrap") return ((j % n) + n) % n;
+  if (mode != "reflect" || n == 1) return std::clamp<int64_t>(j, 0, n - 1);
   const int64_t period = 2 * (n - 1);
   j %= period;
   if (j < 0) j += period;
@@ -56,8 +59,8 @@ Tensor padded_axis(NodeContext& c, const Tensor& t, int axis, int64_t before, in
 // Pad: constant (a constant value), edge and reflect; a negative pad crops.
 void device_pad(NodeContext& c) {
   const std::string mode = c.attr_string("mode", "constant");
-  if (mode != "constant" && mode != "edge" && mode != "reflect")
-    c.fail("mode " + mode + " is not supported (constant, edge, reflect)");
+  if (mode != "constant" && mode != "edge" && mode != "reflect" && mode != "wrap")
+    c.fail("mode " + mode + " is not supported (constant, edge, reflect, wrap)");
   const Tensor x = c.dev(0);  // integers stay i64: only copies, fills and gathers
   const Ints pads = c.ints(1);
   double value = 0;
@@ -88,7 +91,7 @@ void device_pad(NodeContext& c) {
         c.fail("a padded axis longer than 2^24 elements is not supported");
       std::vector<int64_t> picks(static_cast<size_t>(before + length + after));
       for (size_t i = 0; i < picks.size(); ++i)
-        picks[i] = padded_source(static_cast<int64_t>(i), before, length, mode == "reflect");
+        picks[i] = padded_source(static_cast<int64_t>(i), before, length, mode);
       with_extent(c, y, axis, static_cast<int64_t>(picks.size()));  // checks the padded size
       y = index_select(y, axis, host_indices(c, picks));
       continue;
@@ -156,6 +159,44 @@ void device_instance_norm(NodeContext& c) {
   const Tensor normed =
       layer_norm(flat, ones(Shape{spatial}, device), zeros(Shape{spatial}, device), 1,
                  static_cast<double>(c.attr_float("epsilon", 1e-5F)));
+  Ints per_channel(static_cast<size_t>(x.rank()) - 1, 1);
+  per_channel[0] = ch;
+  const Shape channel_shape = to_shape(c, per_channel);
+  c.set_device(
+      0, normed.reshape(x.shape()) * scale.reshape(channel_shape) + bias.reshape(channel_shape),
+      kFloat);
+}
+
+// GroupNormalization (opset 18): x [N, C, ...] normalised over each group of C / num_groups
+// channels with the axes after them, then scaled and shifted: by one value per group before version
+// 21, per channel since (version 21 fixed the definition; stash_type is f32, as switchyard
+// computes).
+void device_group_norm(NodeContext& c) {
+  const Tensor x = dev_float(c, 0);
+  if (x.rank() < 2) c.fail("the input needs rank 2 or more");
+  const int64_t groups = c.attr_int("num_groups", 0), n = x.dim(0), ch = x.dim(1);
+  if (groups <= 0 || ch % groups != 0)
+    c.fail("num_groups " + std::to_string(groups) + " must divide the channels (" +
+           std::to_string(ch) + ")");
+  const int64_t per_scale = c.version() >= 21 ? ch : groups;
+  Tensor scale = dev_float(c, 1), bias = dev_float(c, 2);
+  if (scale.shape() != Shape{per_scale} || bias.shape() != Shape{per_scale})
+    c.fail("scale and bias must be [" + std::to_string(per_scale) + "] (" +
+           (c.version() >= 21 ? "one per channel" : "one per group before version 21") + ")");
+  if (x.numel() == 0) {
+    c.set_device(0, x, kFloat);
+    return;
+  }
+  if (per_scale != ch) {  // one per group: each repeated over its channels
+    const Shape spread{groups, ch / groups};
+    scale = scale.reshape(Shape{groups, 1}).expand(spread).contiguous().reshape(Shape{ch});
+    bias = bias.reshape(Shape{groups, 1}).expand(spread).contiguous().reshape(Shape{ch});
+  }
+  const int64_t span = x.numel() / (n * groups);
+  const auto& device = c.model().device;
+  const Tensor normed = layer_norm(x.contiguous().reshape(Shape{n * groups, span}),
+                                   ones(Shape{span}, device), zeros(Shape{span}, device), 1,
+                                   static_cast<double>(c.attr_float("epsilon", 1e-5F)));
   Ints per_channel(static_cast<size_t>(x.rank()) - 1, 1);
   per_channel[0] = ch;
   const Shape channel_shape = to_shape(c, per_channel);
@@ -257,9 +298,13 @@ double resize_source(const NodeContext& c, const std::string& mode, int64_t i, i
     return out == 1 ? 0.0 : x * static_cast<double>(in - 1) / static_cast<double>(out - 1);
   if (mode == "asymmetric") return x / scale;
   if (mode == "tf_half_pixel_for_nn") return (x + 0.5) / scale;
+  if (mode == "half_pixel_symmetric") {  // version 19: centred when in * scale is not whole
+    const double adjustment = static_cast<double>(out) / (static_cast<double>(in) * scale);
+    return static_cast<double>(in) / 2 * (1 - adjustment) + (x + 0.5) / scale - 0.5;
+  }
   c.fail("coordinate_transformation_mode " + mode +
-         " is not supported (half_pixel, pytorch_half_pixel, align_corners, asymmetric, "
-         "tf_half_pixel_for_nn)");
+         " is not supported (half_pixel, half_pixel_symmetric, pytorch_half_pixel, "
+         "align_corners, asymmetric, tf_half_pixel_for_nn)");
 }
 
 int64_t nearest_index(const NodeContext& c, const std::string& mode, double x, int64_t in) {
@@ -351,6 +396,67 @@ Tensor blend(NodeContext& c, const Tensor& y, int axis, const Taps& taps) {
   return result;
 }
 
+// Version 18's attributes: `axes` (scales or sizes for those axes only, the others kept) and
+// `keep_aspect_ratio_policy` (not_larger / not_smaller: sizes give one scale for all the axes, the
+// smallest or largest, the lengths rounded half up); then one scale or size per axis. `antialias`
+// is refused where it would change the result (a linear or cubic downscale).
+void resize_axes(NodeContext& c, size_t rank, std::vector<double>& scales, Ints& sizes) {
+  Ints axes = c.attr_ints("axes");
+  const size_t given = sizes.empty() ? scales.size() : sizes.size();
+  if (!axes.empty()) {
+    if (axes.size() != given) c.fail("axes and the scales or sizes must have one length");
+    std::vector<double> all_scales(rank, 1.0);
+    Ints all_sizes(c.shape(0));
+    std::vector<bool> seen(rank, false);
+    for (size_t k = 0; k < axes.size(); ++k) {
+      const auto a = static_cast<size_t>(normalize(c, axes[k], rank));
+      if (seen[a]) c.fail("repeated axes");
+      seen[a] = true;
+      if (sizes.empty())
+        all_scales[a] = scales[k];
+      else
+        all_sizes[a] = sizes[k];
+    }
+    if (sizes.empty())
+      scales = all_scales;
+    else
+      sizes = all_sizes;
+  } else {
+    for (size_t a = 0; a < rank; ++a) axes.push_back(static_cast<int64_t>(a));
+  }
+  if ((!sizes.empty() && sizes.size() != rank) || (!scales.empty() && scales.size() != rank))
+    c.fail("scales or sizes must have one value per axis");
+  const std::string policy = c.attr_string("keep_aspect_ratio_policy", "stretch");
+  if (policy != "stretch" && !sizes.empty()) {
+    if (policy != "not_larger" && policy != "not_smaller")
+      c.fail("keep_aspect_ratio_policy " + policy +
+             " is not one of stretch, not_larger, "
+             "not_smaller");
+    double scale = policy == "not_larger" ? std::numeric_limits<double>::infinity() : 0.0;
+    for (const int64_t axis : axes) {
+      const auto a = static_cast<size_t>(normalize(c, axis, rank));
+      const int64_t in = c.shape(0)[a];
+      if (in == 0) c.fail("cannot resize an empty axis");
+      const double s = static_cast<double>(sizes[a]) / static_cast<double>(in);
+      scale = policy == "not_larger" ? std::min(scale, s) : std::max(scale, s);
+    }
+    scales.assign(rank, 1.0);  // the coordinates follow the one scale, not length / in
+    for (const int64_t axis : axes) {
+      const auto a = static_cast<size_t>(normalize(c, axis, rank));
+      scales[a] = scale;
+      const double length = scale * static_cast<double>(c.shape(0)[a]) + 0.5;
+      if (!(length < static_cast<double>(kMaxListedAxis))) c.fail("a resized axis is too long");
+      sizes[a] = static_cast<int64_t>(length);
+    }
+  }
+  if (c.attr_int("antialias", 0) != 0 && c.attr_string("mode", "nearest") != "nearest") {
+    for (size_t a = 0; a < rank; ++a) {
+      const bool down = sizes.empty() ? scales[a] < 1.0 : sizes[a] < c.shape(0)[a];
+      if (down) c.fail("antialias with a linear or cubic downscale is not supported");
+    }
+  }
+}
+
 }  // namespace
 
 // Resize, modes nearest, linear and cubic, axis by axis (linear on two axes is bilinear, cubic
@@ -359,27 +465,42 @@ Tensor blend(NodeContext& c, const Tensor& y, int axis, const Taps& taps) {
 // (Taps).
 void device_resize(NodeContext& c) {
   const Tensor x = c.dev(0);
-  const std::string mode = c.attr_string("mode", "nearest");
+  // Upsample (versions 7 and 9) and Resize-10 take (X, scales) and resize as Resize's asymmetric
+  // mode does, rounding down to the nearest source; Resize-11 on takes (X, roi, scales, sizes).
+  const bool scales_only = c.node().op == "Upsample" || c.version() < 11;
+  std::string mode = c.attr_string("mode", "nearest");
+  if (c.node().op == "Upsample" && mode == "bilinear") mode = "linear";
   if (mode != "nearest" && mode != "linear" && mode != "cubic")
     c.fail("mode " + mode + " is not supported");
   if (mode != "nearest" && !is_float_type(c.type(0)))
     c.fail(mode + " on integers (its rounding back to the type) is not supported");
   const double cubic_a = static_cast<double>(c.attr_float("cubic_coeff_a", -0.75F));
   const bool exclude_outside = c.attr_int("exclude_outside", 0) != 0;
-  const std::string transform = c.attr_string("coordinate_transformation_mode", "half_pixel");
-  const std::string nearest = c.attr_string("nearest_mode", "round_prefer_floor");
+  const std::string transform =
+      scales_only ? "asymmetric" : c.attr_string("coordinate_transformation_mode", "half_pixel");
+  const std::string nearest =
+      scales_only ? "floor" : c.attr_string("nearest_mode", "round_prefer_floor");
   const auto rank = static_cast<size_t>(x.rank());
+  const size_t scales_input = scales_only ? 1 : 2;
   std::vector<double> scales;
   Ints sizes;
-  if (c.has(3) && numel_of(c.shape(3)) > 0) {
+  if (!scales_only && c.has(3) && numel_of(c.shape(3)) > 0) {
     sizes = c.ints(3);
-  } else if (c.has(2) && numel_of(c.shape(2)) > 0) {
-    for (const float s : c.host_values(2).f) scales.push_back(static_cast<double>(s));
+  } else if (c.has(scales_input) && numel_of(c.shape(scales_input)) > 0) {
+    for (const float s : c.host_values(scales_input).f) scales.push_back(static_cast<double>(s));
   } else {
     c.fail("needs scales or sizes");
   }
-  if ((!sizes.empty() && sizes.size() != rank) || (!scales.empty() && scales.size() != rank))
-    c.fail("scales or sizes must have one value per axis");
+  resize_axes(c, rank, scales, sizes);
+  if (scales_only && mode == "nearest") {
+    for (const double scale : scales) {
+      if (scale < 1.0) {
+        c.fail(
+            "nearest with a scale below 1 before opset 11 is ambiguous (ONNX Runtime rounds "
+            "the source index up, PyTorch down); re-export at opset 11 or later");
+      }
+    }
+  }
   Tensor y = mode == "nearest" ? x : dev_float(c, 0);
   for (size_t a = 0; a < rank; ++a) {
     const int axis = static_cast<int>(a);
@@ -388,7 +509,9 @@ void device_resize(NodeContext& c) {
     int64_t out = 0;
     if (!sizes.empty()) {
       out = sizes[a];
-      scale = in > 0 ? static_cast<double>(out) / static_cast<double>(in) : 1.0;
+      scale = !scales.empty() ? scales[a]
+              : in > 0        ? static_cast<double>(out) / static_cast<double>(in)
+                              : 1.0;
     } else {
       scale = scales[a];
       if (!(scale > 0) || !std::isfinite(scale)) c.fail("scales must be positive");

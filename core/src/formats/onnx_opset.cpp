@@ -1,0 +1,288 @@
+// ONNX op versions and the load-time rewriting of older versions' attribute forms
+// (formats/onnx_opset.h).
+#include "formats/onnx_opset.h"
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+namespace switchyard::onnx_detail {
+
+namespace {
+
+// Each op's versions: the opsets at which ONNX defined or changed it, from docs/Changelog.md of
+// ONNX 1.22 (opsets 1 to 27, default domain), and the opset that removed it (0: never). Every op
+// of the op table (onnx_ops.cpp) is here; a test checks it.
+struct History {
+  std::vector<int> since;
+  int removed = 0;
+};
+
+// Long: a table, one line an op.
+const std::map<std::string, History>& histories() {
+  static const std::map<std::string, History> table = {
+      {"Abs", {{1, 6, 13}}},
+      {"Acos", {{7, 22}}},
+      {"Acosh", {{9, 22}}},
+      {"Add", {{1, 6, 7, 13, 14}}},
+      {"And", {{1, 7}}},
+      {"ArgMax", {{1, 11, 12, 13}}},
+      {"ArgMin", {{1, 11, 12, 13}}},
+      {"Asin", {{7, 22}}},
+      {"Asinh", {{9, 22}}},
+      {"Atan", {{7, 22}}},
+      {"Atanh", {{9, 22}}},
+      {"AveragePool", {{1, 7, 10, 11, 19, 22}}},
+      {"BatchNormalization", {{1, 6, 7, 9, 14, 15}}},
+      {"Cast", {{1, 6, 9, 13, 19, 21, 23, 24, 25}}},
+      {"CastLike", {{15, 19, 21, 23, 24, 25}}},
+      {"Ceil", {{1, 6, 13}}},
+      {"Celu", {{12}}},
+      {"Clip", {{1, 6, 11, 12, 13}}},
+      {"Concat", {{1, 4, 11, 13}}},
+      {"Constant", {{1, 9, 11, 12, 13, 19, 21, 23, 24, 25}}},
+      {"ConstantOfShape", {{9, 20, 21, 23, 24, 25}}},
+      {"Conv", {{1, 11, 22}}},
+      {"ConvTranspose", {{1, 11, 22}}},
+      {"Cos", {{7, 22}}},
+      {"Cosh", {{9, 22}}},
+      {"CumSum", {{11, 14}}},
+      {"DepthToSpace", {{1, 11, 13}}},
+      {"Div", {{1, 6, 7, 13, 14}}},
+      {"Dropout", {{1, 6, 7, 10, 12, 13, 22}}},
+      {"Elu", {{1, 6, 22}}},
+      {"Equal", {{1, 7, 11, 13, 19}}},
+      {"Erf", {{9, 13}}},
+      {"Exp", {{1, 6, 13}}},
+      {"Expand", {{8, 13}}},
+      {"Flatten", {{1, 9, 11, 13, 21, 23, 24, 25}}},
+      {"Floor", {{1, 6, 13}}},
+      {"GRU", {{1, 3, 7, 14, 22}}},
+      {"Gather", {{1, 11, 13}}},
+      {"GatherElements", {{11, 13}}},
+      {"Gelu", {{20}}},
+      {"Gemm", {{1, 6, 7, 9, 11, 13}}},
+      {"GlobalAveragePool", {{1, 22}}},
+      {"GlobalMaxPool", {{1, 22}}},
+      {"Greater", {{1, 7, 9, 13}}},
+      {"GreaterOrEqual", {{12, 16}}},
+      {"GroupNormalization", {{18, 21}}},
+      {"HardSigmoid", {{1, 6, 22}}},
+      {"HardSwish", {{14, 22}}},
+      {"Identity", {{1, 13, 14, 16, 19, 21, 23, 24, 25}}},
+      {"InstanceNormalization", {{1, 6, 22}}},
+      {"IsInf", {{10, 20}}},
+      {"IsNaN", {{9, 13, 20}}},
+      {"LSTM", {{1, 7, 14, 22}}},
+      {"LayerNormalization", {{17}}},
+      {"LeakyRelu", {{1, 6, 16}}},
+      {"Less", {{1, 7, 9, 13}}},
+      {"LessOrEqual", {{12, 16}}},
+      {"Log", {{1, 6, 13}}},
+      {"LogSoftmax", {{1, 11, 13}}},
+      {"MatMul", {{1, 9, 13}}},
+      {"Max", {{1, 6, 8, 12, 13}}},
+      {"MaxPool", {{1, 8, 10, 11, 12, 22}}},
+      {"Mean", {{1, 6, 8, 13}}},
+      {"Min", {{1, 6, 8, 12, 13}}},
+      {"Mish", {{18, 22}}},
+      {"Mod", {{10, 13}}},
+      {"Mul", {{1, 6, 7, 13, 14}}},
+      {"Neg", {{1, 6, 13}}},
+      {"NonZero", {{9, 13}}},
+      {"Not", {{1}}},
+      {"OneHot", {{9, 11}}},
+      {"Or", {{1, 7}}},
+      {"PRelu", {{1, 6, 7, 9, 16}}},
+      {"Pad", {{1, 2, 11, 13, 18, 19, 21, 23, 24, 25}}},
+      {"Pow", {{1, 7, 12, 13, 15}}},
+      {"Range", {{11, 27}}},
+      {"Reciprocal", {{1, 6, 13}}},
+      {"ReduceL1", {{1, 11, 13, 18}}},
+      {"ReduceL2", {{1, 11, 13, 18}}},
+      {"ReduceLogSum", {{1, 11, 13, 18}}},
+      {"ReduceLogSumExp", {{1, 11, 13, 18}}},
+      {"ReduceMax", {{1, 11, 12, 13, 18, 20}}},
+      {"ReduceMean", {{1, 11, 13, 18}}},
+      {"ReduceMin", {{1, 11, 12, 13, 18, 20}}},
+      {"ReduceSum", {{1, 11, 13}}},
+      {"ReduceSumSquare", {{1, 11, 13, 18}}},
+      {"Relu", {{1, 6, 13, 14}}},
+      {"Reshape", {{1, 5, 13, 14, 19, 21, 23, 24, 25}}},
+      {"Resize", {{10, 11, 13, 18, 19}}},
+      {"Round", {{11, 22}}},
+      {"Scatter", {{9}, 11}},
+      {"ScatterElements", {{11, 13, 16, 18}}},
+      {"ScatterND", {{11, 13, 16, 18}}},
+      {"Selu", {{1, 6, 22}}},
+      {"Shape", {{1, 13, 15, 19, 21, 23, 24, 25}}},
+      {"Sigmoid", {{1, 6, 13}}},
+      {"Sign", {{9, 13}}},
+      {"Sin", {{7, 22}}},
+      {"Sinh", {{9, 22}}},
+      {"Size", {{1, 13, 19, 21, 23, 24, 25}}},
+      {"Slice", {{1, 10, 11, 13}}},
+      {"Softmax", {{1, 11, 13}}},
+      {"Softplus", {{1, 22}}},
+      {"Softsign", {{1, 22}}},
+      {"SpaceToDepth", {{1, 13}}},
+      {"Split", {{1, 2, 11, 13, 18}}},
+      {"Sqrt", {{1, 6, 13}}},
+      {"Squeeze", {{1, 11, 13, 21, 23, 24, 25}}},
+      {"Sub", {{1, 6, 7, 13, 14}}},
+      {"Sum", {{1, 6, 8, 13}}},
+      {"Tan", {{7, 22}}},
+      {"Tanh", {{1, 6, 13}}},
+      {"ThresholdedRelu", {{10, 22}}},
+      {"Tile", {{1, 6, 13}}},
+      {"TopK", {{1, 10, 11, 24}}},
+      {"Transpose", {{1, 13, 21, 23, 24, 25}}},
+      {"Trilu", {{14}}},
+      {"Unsqueeze", {{1, 11, 13, 21, 23, 24, 25}}},
+      {"Upsample", {{1, 7, 9}, 10}},
+      {"Where", {{9, 16}}},
+  };
+  return table;
+}
+
+const onnx::AttributeProto* find_attribute(const onnx::NodeProto& node, const std::string& name) {
+  for (const auto& a : node.attribute()) {
+    if (a.name() == name) return &a;
+  }
+  return nullptr;
+}
+
+void remove_attribute(onnx::NodeProto& node, const std::string& name) {
+  auto* list = node.mutable_attribute();
+  for (int k = 0; k < list->size(); ++k) {
+    if (list->Get(k).name() == name) {
+      list->DeleteSubrange(k, 1);
+      return;
+    }
+  }
+}
+
+// Moves attribute `name` (ints or floats; one value with `scalar`) of node `index` into an
+// initializer given as input `slot`; a missing optional attribute leaves the input empty.
+class Upgrade {
+ public:
+  Upgrade(onnx::GraphProto& graph, int index) : graph_(graph), index_(index) {
+    node_ = graph.mutable_node(index);
+  }
+
+  // The node must have exactly `count` inputs (the old version's).
+  bool inputs_are(int count) const { return node_->input_size() == count; }
+
+  // Returns false when a required attribute is missing or has the wrong type.
+  bool move(const std::string& name, int slot, bool required, bool scalar = false) {
+    const onnx::AttributeProto* a = find_attribute(*node_, name);
+    if (a == nullptr) {
+      if (required) return false;
+      set_input(slot, "");
+      return true;
+    }
+    onnx::TensorProto* t = graph_.add_initializer();
+    t->set_name("switchyard.opset." + std::to_string(index_) + "." + name);
+    if (a->type() == onnx::AttributeProto::INTS || a->type() == onnx::AttributeProto::INT) {
+      t->set_data_type(onnx::TensorProto::INT64);
+      if (a->type() == onnx::AttributeProto::INT) {
+        t->add_int64_data(a->i());
+        if (!scalar) t->add_dims(1);
+      } else {
+        for (const int64_t v : a->ints()) t->add_int64_data(v);
+        t->add_dims(a->ints_size());
+      }
+    } else if (a->type() == onnx::AttributeProto::FLOATS ||
+               a->type() == onnx::AttributeProto::FLOAT) {
+      t->set_data_type(onnx::TensorProto::FLOAT);
+      if (a->type() == onnx::AttributeProto::FLOAT) {
+        t->add_float_data(a->f());
+        if (!scalar) t->add_dims(1);
+      } else {
+        for (const float v : a->floats()) t->add_float_data(v);
+        t->add_dims(a->floats_size());
+      }
+    } else {
+      graph_.mutable_initializer()->RemoveLast();
+      return false;
+    }
+    set_input(slot, t->name());
+    remove_attribute(*node_, name);
+    return true;
+  }
+
+  // Drops trailing empty inputs (an optional input left out at the end).
+  void trim() {
+    while (node_->input_size() > 0 && node_->input(node_->input_size() - 1).empty())
+      node_->mutable_input()->RemoveLast();
+  }
+
+ private:
+  void set_input(int slot, const std::string& name) {
+    while (node_->input_size() <= slot) node_->add_input("");
+    node_->set_input(slot, name);
+  }
+
+  onnx::GraphProto& graph_;
+  int index_;
+  onnx::NodeProto* node_;
+};
+
+}  // namespace
+
+int op_version(const std::string& op, int64_t opset) {
+  const auto it = histories().find(op);
+  if (it == histories().end()) return -1;
+  const History& h = it->second;
+  if (h.removed != 0 && opset >= h.removed) return 0;
+  int version = 0;
+  for (const int since : h.since) {
+    if (since <= opset) version = since;
+  }
+  return version;
+}
+
+std::string op_absence(const std::string& op, int64_t opset) {
+  const auto it = histories().find(op);
+  if (it == histories().end()) return "";
+  const History& h = it->second;
+  if (h.removed != 0 && opset >= h.removed)
+    return "ONNX removed it at opset " + std::to_string(h.removed);
+  return "ONNX added it at opset " + std::to_string(h.since.front());
+}
+
+std::string upgrade_node(onnx::GraphProto& graph, int index, int version) {
+  const std::string op = graph.node(index).op_type();
+  Upgrade u(graph, index);
+  const auto old_form = [&](const std::string& what) {
+    return op + "-" + std::to_string(version) + " takes " + what;
+  };
+  if (op == "Slice" && version < 10) {
+    if (!u.inputs_are(1)) return old_form("one input (starts, ends and axes are attributes)");
+    if (!u.move("starts", 1, true) || !u.move("ends", 2, true) || !u.move("axes", 3, false))
+      return old_form("starts and ends as integer attributes");
+  } else if (op == "TopK" && version < 10) {
+    if (!u.inputs_are(1)) return old_form("one input (k is an attribute)");
+    if (!u.move("k", 1, true)) return old_form("k as an integer attribute");
+  } else if (op == "Pad" && version < 11) {
+    if (!u.inputs_are(1)) return old_form("one input (pads and value are attributes)");
+    if (!u.move("pads", 1, true) || !u.move("value", 2, false, true))
+      return old_form("pads as integers and value as a float");
+  } else if (op == "Clip" && version < 11) {
+    if (!u.inputs_are(1)) return old_form("one input (min and max are attributes)");
+    if (!u.move("min", 1, false, true) || !u.move("max", 2, false, true))
+      return old_form("min and max as floats");
+  } else if (op == "Split" && version < 13) {
+    if (!u.inputs_are(1)) return old_form("one input (split is an attribute)");
+    if (!u.move("split", 1, false)) return old_form("split as integers");
+  } else if (op == "Upsample" && version < 9) {
+    if (!u.inputs_are(1)) return old_form("one input (scales is an attribute)");
+    if (!u.move("scales", 1, true)) return old_form("scales as floats");
+  } else {
+    return "";
+  }
+  u.trim();
+  return "";
+}
+
+}  // namespace switchyard::onnx_detail
