@@ -260,7 +260,48 @@ def extra_cases():
                  [("x", F, [3])], [("y", F, [3])],
                  [const("ratio", np.float32(0.5)), const("training", np.bool_(True))]),
            [([a], [a])])
+    # GatherND with batch_dims 1, negative indices and whole rows as slices.
+    cube = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    picks = np.array([[[-1], [0]], [[1], [-3]]], dtype=np.int64)
+    yield ("sy_gathernd_batch_dims_negative_indices",
+           model("gathernd", [node("GatherND", ["x", "i"], ["y"], batch_dims=1)],
+                 [("x", F, [2, 3, 4]), ("i", I64, [2, 2, 1])], [("y", F, [2, 2, 4])]),
+           [([cube, picks], [np.stack([cube[g][picks[g, :, 0]] for g in range(2)])])])
+    yield from einsum_cases(model)
     yield from opset_cases(model, const)
+
+
+# Einsum as exported models write it (attention's products, batched matrices with a broadcast
+# ellipsis, an implicit output, three operands, an outer product, a sum over one operand's axis),
+# diagonals and a trace; numpy's einsum gives the expected values.
+def einsum_cases(model):
+    F = TensorProto.FLOAT
+    rng = np.random.default_rng(5)
+    cases = (
+        ("attention_scores", "bhqd,bhkd->bhqk", [(2, 3, 4, 5), (2, 3, 6, 5)]),
+        ("attention_values", "bhqk,bhkd->bhqd", [(2, 3, 4, 6), (2, 3, 6, 5)]),
+        ("ellipsis_broadcast", "...ij,...jk->...ik", [(2, 1, 3, 4), (5, 4, 2)]),
+        ("implicit_output", "ij,jk", [(3, 4), (4, 2)]),
+        ("three_operands", "ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
+        ("outer_product", "i,j->ij", [(3,), (4,)]),
+        ("sum_one_axis", "ij,j->i", [(3, 4), (4,)]),
+        ("transpose_and_sum", "abc->ca", [(2, 3, 4)]),
+        ("spaces_and_batch_last", "ik j, jk -> ki", [(2, 3, 4), (4, 3)]),
+        ("diagonal", "ii->i", [(3, 3)]),
+        ("batch_diagonal_times_vector", "bii,bi->bi", [(2, 4, 4), (2, 4)]),
+        ("trace", "ii", [(5, 5)]),
+        ("triple_diagonal", "iii->i", [(3, 3, 3)]),
+    )
+    for name, equation, shapes in cases:
+        operands = [rng.standard_normal(shape).astype(np.float32) for shape in shapes]
+        expected = np.asarray(np.einsum(equation.replace(" ", ""), *operands), np.float32)
+        names = [f"x{k}" for k in range(len(operands))]
+        yield (f"sy_einsum_{name}",
+               model(f"einsum_{name}", [helper.make_node("Einsum", names, ["y"],
+                                                         equation=equation)],
+                     [(n, F, list(o.shape)) for n, o in zip(names, operands)],
+                     [("y", F, list(expected.shape))]),
+               [(operands, [expected])])
 
 
 def linear_along(x, axis, out, sources):

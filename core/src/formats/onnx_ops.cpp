@@ -526,6 +526,7 @@ std::map<std::string, OpDef> make_table() {
   both("Selu", host_selu, nullptr);
   both("TopK", host_top_k, nullptr);
   both("GatherElements", host_gather_elements, nullptr);
+  both("GatherND", host_gather_nd, nullptr);
   both("ScatterND", host_scatter_nd, nullptr);
   both("ScatterElements", host_scatter_elements, nullptr);
   both("Scatter", host_scatter_elements, nullptr);  // ScatterElements' name before opset 11
@@ -551,6 +552,7 @@ std::map<std::string, OpDef> make_table() {
       true);
   // Neural-network ops, on the device.
   both("MatMul", nullptr, device_matmul);
+  both("Einsum", nullptr, device_einsum);
   both("switchyard.Linear", nullptr, device_linear);
   both("switchyard.Attention", nullptr, device_attention);
   both("Gemm", nullptr, device_gemm);

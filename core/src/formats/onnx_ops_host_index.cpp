@@ -1,7 +1,7 @@
 // ONNX ops that pick or place elements by data-dependent indices, on host values
-// (formats/onnx_ops_internal.h): TopK, GatherElements, ScatterElements, ScatterND, NonZero and
-// OneHot. The op set has no op for them; a device input is read back, so they are right and
-// slower (the execution summary says "host").
+// (formats/onnx_ops_internal.h): TopK, GatherElements, GatherND, ScatterElements, ScatterND,
+// NonZero and OneHot. The op set has no op for them; a device input is read back, so they are right
+// and slower (the execution summary says "host").
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -124,6 +124,60 @@ void host_gather_elements(NodeContext& c) {
       out.f[ue] = data.f[static_cast<size_t>(source)];
     else
       out.i[ue] = data.i[static_cast<size_t>(source)];
+  }
+  c.set_host(0, std::move(out));
+}
+
+// GatherND: for each index tuple of the last axis of indices (k values, negative counted from the
+// end), the slice of data it names; the first batch_dims axes of data and indices pair up.
+void host_gather_nd(NodeContext& c) {
+  const HostTensor& data = c.host_values(0);
+  const HostTensor& index = c.host_values(1);
+  const int64_t batch_dims = c.attr_int("batch_dims", 0);
+  const auto b = static_cast<size_t>(std::max<int64_t>(batch_dims, 0));
+  if (batch_dims < 0 || index.shape.empty() || b >= index.shape.size() || b >= data.shape.size())
+    c.fail("batch_dims must be 0 to min(rank(data), rank(indices)) - 1");
+  for (size_t a = 0; a < b; ++a) {
+    if (data.shape[a] != index.shape[a]) c.fail("the batch axes of data and indices differ");
+  }
+  const auto k = static_cast<size_t>(index.shape.back());
+  if (k < 1 || b + k > data.shape.size())
+    c.fail("indices' last extent must be 1 to rank(data) - batch_dims");
+  Ints out_shape(index.shape.begin(), index.shape.end() - 1);
+  out_shape.insert(out_shape.end(), data.shape.begin() + static_cast<int64_t>(b + k),
+                   data.shape.end());
+  check_host_size(c, out_shape);
+  HostTensor out = HostTensor::zeros(data.type, out_shape);
+  const Ints batch(data.shape.begin(), data.shape.begin() + static_cast<int64_t>(b));
+  const Ints tail(data.shape.begin() + static_cast<int64_t>(b + k), data.shape.end());
+  const int64_t slice = numel_of(tail);
+  const int64_t batches = numel_of(batch);
+  const int64_t per_batch_data =
+      numel_of(Ints(data.shape.begin() + static_cast<int64_t>(b), data.shape.end()));
+  const int64_t tuples = batches == 0 ? 0 : index.numel() / static_cast<int64_t>(k) / batches;
+  int64_t written = 0;
+  for (int64_t g = 0; g < batches; ++g) {
+    for (int64_t t = 0; t < tuples; ++t) {
+      int64_t offset = g * per_batch_data, stride = per_batch_data;
+      for (size_t j = 0; j < k; ++j) {
+        const int64_t extent = data.shape[b + j];
+        int64_t at =
+            index.int_at((g * tuples + t) * static_cast<int64_t>(k) + static_cast<int64_t>(j));
+        if (at < -extent || at >= extent)
+          c.fail("index " + std::to_string(at) + " is outside [" + std::to_string(-extent) + ", " +
+                 std::to_string(extent) + ")");
+        if (at < 0) at += extent;
+        stride /= extent;
+        offset += at * stride;
+      }
+      for (int64_t e = 0; e < slice; ++e, ++written) {
+        const auto to = static_cast<size_t>(written), from = static_cast<size_t>(offset + e);
+        if (out.is_float())
+          out.f[to] = data.f[from];
+        else
+          out.i[to] = data.i[from];
+      }
+    }
   }
   c.set_host(0, std::move(out));
 }

@@ -166,6 +166,7 @@ void device_trilu(NodeContext& c);
 
 void host_top_k(NodeContext& c);
 void host_gather_elements(NodeContext& c);
+void host_gather_nd(NodeContext& c);
 void host_scatter_nd(NodeContext& c);
 void host_scatter_elements(NodeContext& c);
 void host_non_zero(NodeContext& c);
@@ -193,6 +194,10 @@ void device_instance_norm(NodeContext& c);
 void device_group_norm(NodeContext& c);
 void device_conv_transpose(NodeContext& c);
 void device_prelu(NodeContext& c);
+
+// ---- Einsum (onnx_ops_einsum.cpp) ---------------------------------------------------------------
+
+void device_einsum(NodeContext& c);
 
 // ---- recurrent ops (onnx_ops_recurrent.cpp) ---------------------------------------------------
 
