@@ -3,10 +3,12 @@
 
     /usr/bin/python3 tools/onnx/check_torchvision.py [--models a,b,...] [--backends onednn,vulkan]
                                                      [--out DIR] [--cli build/bin/switchyard]
+                                                     [--opset N]
 
 Each model is built with random weights (seed 0, eval mode) and its classifier (the last Linear or
 convolution) scaled so that the outputs are of order 1 (random initialisation leaves some near 0 and some near 1e12, where a 1e-4
-check says little). It is exported with torch.onnx.export at opset 17, batch 1; PyTorch's output
+check says little). It is exported with torch.onnx.export at opset 17 (or --opset: torch 1.13
+exports 7 to 17), batch 1; PyTorch's output
 for one random input is kept as .npy, and `switchyard bench model --check-input/--check-output`
 runs the file on each backend and compares (1e-4 absolute plus 1e-4 relative). A model that does
 not import or run is reported with switchyard's message. Exit status 1 if any check failed.
@@ -28,7 +30,7 @@ DEFAULT_MODELS = ("mobilenet_v3_small,mobilenet_v3_large,googlenet,efficientnet_
                   "convnext_tiny,inception_v3")
 
 
-def export(name, out):
+def export(name, out, opset):
     torch.manual_seed(0)
     kwargs = {"aux_logits": False, "init_weights": True} if name in ("googlenet",
                                                                       "inception_v3") else {}
@@ -49,7 +51,7 @@ def export(name, out):
     path = os.path.join(out, name + ".onnx")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(model, x, path, opset_version=17, input_names=["x"],
+        torch.onnx.export(model, x, path, opset_version=opset, input_names=["x"],
                           output_names=["y"])
     np.save(os.path.join(out, name + ".x.npy"), x.numpy())
     np.save(os.path.join(out, name + ".y.npy"), y.numpy())
@@ -73,11 +75,12 @@ def main():
     parser.add_argument("--backends", default="onednn,vulkan")
     parser.add_argument("--out", default="build/torchvision-check")
     parser.add_argument("--cli", default="build/bin/switchyard")
+    parser.add_argument("--opset", type=int, default=17)
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     failed = 0
     for name in filter(None, args.models.split(",")):
-        path = export(name, args.out)
+        path = export(name, args.out, args.opset)
         for backend in filter(None, args.backends.split(",")):
             ok, line = check(args.cli, path, backend)
             failed += 0 if ok else 1

@@ -43,6 +43,9 @@ Models:
                         InstanceNorm2d, Hardsigmoid -> [N,2,20,20]
   transformer_opset9    transformer2 (another seed) exported at opset 9 (attribute forms)
   image_ops_opset11     image_ops (another seed) exported at opset 11
+  module_functions      [N,8] -> two residual blocks (Linear, LeakyReLU 0.1 / 0.3, LayerNorm)
+                        -> Linear 3 -> softmax, exported with export_modules_as_functions: the
+                        blocks, LeakyReLU and LayerNorm are model-local functions
 
 Run with Debian's /usr/bin/python3 (python3-torch, python3-onnx).
 """
@@ -99,6 +102,30 @@ class EmbeddingLstm(nn.Module):
 
     def forward(self, tokens):
         return self.head(self.lstm(self.embedding(tokens))[0].mean(1))
+
+
+class ResidualBlock(nn.Module):
+    def __init__(self, width, slope):
+        super().__init__()
+        self.fc = nn.Linear(width, width)
+        self.act = nn.LeakyReLU(slope)
+        self.norm = nn.LayerNorm(width)
+
+    def forward(self, x):
+        return self.norm(x + self.act(self.fc(x)))
+
+
+class ModuleFunctions(nn.Module):
+    """Exported with export_modules_as_functions: each ResidualBlock, LeakyReLU and LayerNorm is a
+    model-local function, the blocks calling the other two, their slopes as call attributes."""
+    def __init__(self):
+        super().__init__()
+        self.first = decorrelate(ResidualBlock(8, 0.1))
+        self.second = decorrelate(ResidualBlock(8, 0.3))
+        self.head = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return torch.softmax(self.head(self.second(self.first(x))), -1)
 
 
 def decorrelate(module):
@@ -227,6 +254,12 @@ MODELS = {
                            None),
     "image_ops_opset11": (11, build_image_ops, ["input"], ["output"], float_inputs((3, 8, 8)),
                           None),
+    "module_functions": (12, ModuleFunctions, ["input"], ["output"], float_inputs((8,)), None),
+}
+# Further torch.onnx.export arguments by model.
+EXPORT_KWARGS = {
+    "module_functions": {"export_modules_as_functions": {ResidualBlock, nn.LeakyReLU,
+                                                         nn.LayerNorm}},
 }
 # Models exported at another opset than OPSET: at 13 LayerNorm is decomposed (ReduceMean, Sub,
 # Pow, Sqrt, Div) and Split takes its sizes as an input; at 9 Split takes them as an attribute
@@ -257,6 +290,7 @@ def export_bytes(name, model):
     axes = {n: {0: "batch"} for n in input_names + output_names}
     buffer = io.BytesIO()
     kwargs = {} if training is None else {"training": training}
+    kwargs.update(EXPORT_KWARGS.get(name, {}))
     with warnings.catch_warnings():
         # torch 1.13 warns about missing shape inference for prim::Constant, initial RNN states
         # and constant folding under TrainingMode.PRESERVE: all expected here.

@@ -268,6 +268,7 @@ def extra_cases():
                  [("x", F, [2, 3, 4]), ("i", I64, [2, 2, 1])], [("y", F, [2, 2, 4])]),
            [([cube, picks], [np.stack([cube[g][picks[g, :, 0]] for g in range(2)])])])
     yield from einsum_cases(model)
+    yield from function_cases()
     yield from opset_cases(model, const)
 
 
@@ -302,6 +303,65 @@ def einsum_cases(model):
                      [(n, F, list(o.shape)) for n, o in zip(names, operands)],
                      [("y", F, list(expected.shape))]),
                [(operands, [expected])])
+
+
+# Model-local functions: nested calls, attributes referring to the call's (given, and not given:
+# the op's default), a function that imports another opset than the model where its op means the
+# same at both; a function that calls itself, and one whose op changed between its opset and the
+# model's (Split-11 and Split-13), are refused.
+def function_cases():
+    F = TensorProto.FLOAT
+    node = helper.make_node
+
+    def ref(name, to, kind=onnx.AttributeProto.FLOAT):
+        attribute = onnx.AttributeProto(name=name, ref_attr_name=to, type=kind)
+        return attribute
+
+    leaky = node("LeakyRelu", ["v"], ["w"])
+    leaky.attribute.append(ref("alpha", "slope"))
+    act = helper.make_function("local", "Act", ["v"], ["w", "unused"],
+                               [leaky, node("Neg", ["v"], ["unused"])],
+                               [helper.make_opsetid("", TARGET_OPSET)], ["slope"])
+    double = node("Act", ["p"], ["q", "unused_q"], domain="local")
+    double.attribute.append(ref("slope", "outer"))
+    block = helper.make_function("local", "Block", ["p"], ["r"],
+                                 [double, node("Act", ["q"], ["s", "unused_s"], domain="local"),
+                                  node("Add", ["q", "s"], ["r"])],
+                                 [helper.make_opsetid("", TARGET_OPSET),
+                                  helper.make_opsetid("local", 1)], ["outer"])
+    opsets = [helper.make_opsetid("", TARGET_OPSET), helper.make_opsetid("local", 1)]
+
+    def with_functions(name, nodes, functions, opset_imports=opsets):
+        graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", F, [5])],
+                                  [helper.make_tensor_value_info("y", F, [5])])
+        return helper.make_model(graph, opset_imports=opset_imports, functions=functions)
+
+    x = np.array([-2, -0.5, 0, 1, 3], dtype=np.float32)
+    q = np.where(x > 0, x, 0.25 * x)
+    s = np.where(q > 0, q, 0.01 * q)  # slope not given: LeakyRelu's default alpha
+    yield ("sy_function_nested_calls_and_attribute_refs",
+           with_functions("functions", [node("Block", ["x"], ["y"], domain="local", outer=0.25)],
+                          [act, block]),
+           [([x], [(q + s).astype(np.float32)])])
+    loop = helper.make_function("local", "Loop", ["v"], ["w"],
+                                [node("Loop", ["v"], ["w"], domain="local")],
+                                [helper.make_opsetid("", TARGET_OPSET),
+                                 helper.make_opsetid("local", 1)], [])
+    yield ("sy_function_calling_itself_refused",
+           with_functions("recursive", [node("Loop", ["x"], ["y"], domain="local")], [loop]),
+           [([x], [x])])
+    rotate = helper.make_function("local", "Rotate", ["v"], ["w"],
+                                  [node("Split", ["v"], ["a", "b"], axis=0, split=[2, 3]),
+                                   node("Concat", ["b", "a"], ["w"], axis=0)],
+                                  [helper.make_opsetid("", 12)], [])
+    yield ("sy_function_opset_changes_the_op_refused",
+           with_functions("own_opset", [node("Rotate", ["x"], ["y"], domain="local")], [rotate]),
+           [([x], [np.concatenate([x[2:], x[:2]])])])
+    negate = helper.make_function("local", "Negate", ["v"], ["w"], [node("Neg", ["v"], ["w"])],
+                                  [helper.make_opsetid("", 13)], [])
+    yield ("sy_function_other_opset_same_op",
+           with_functions("same_op", [node("Negate", ["x"], ["y"], domain="local")], [negate]),
+           [([x], [-x])])
 
 
 def linear_along(x, axis, out, sources):
@@ -597,7 +657,7 @@ def main():
         folder = os.path.join(args.out, name)
         os.makedirs(folder)
         opset = default_opset(model)
-        # Newer opsets are unknown to this onnx; an op its opset lacks is meant to be refused.
+        # Newer opsets are unknown to this onnx; a refused case is meant to be invalid.
         if opset <= onnx.defs.onnx_opset_version() and not name.endswith("_refused"):
             onnx.checker.check_model(model)
         onnx.save(model, os.path.join(folder, "model.onnx"))

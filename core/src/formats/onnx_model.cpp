@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "formats/onnx_functions.h"
 #include "formats/onnx_graph.h"
 #include "formats/onnx_opset.h"
 #include "runtime/file_bytes.h"
@@ -146,6 +147,9 @@ class GraphReader {
 
   Status read() {
     SY_RETURN_IF_ERROR(check_opset());
+    const std::string inlined =
+        inline_functions(m_.model, m_.opset, kOnnxMinOpset, kOnnxMaxOpset, node_opsets_);
+    if (!inlined.empty()) return fail(inlined);
     SY_RETURN_IF_ERROR(upgrade_nodes());
     SY_RETURN_IF_ERROR(read_initializers());
     SY_RETURN_IF_ERROR(read_inputs());
@@ -206,15 +210,25 @@ class GraphReader {
     for (int index = 0; index < graph.node_size(); ++index) {
       const onnx::NodeProto& proto = graph.node(index);
       if (!proto.domain().empty() && proto.domain() != "ai.onnx") continue;
-      const int version = op_version(proto.op_type(), m_.opset);
+      const int64_t opset = node_opsets_[static_cast<size_t>(index)];
+      const int version = op_version(proto.op_type(), opset);
       if (version < 0) continue;  // not an op of the table: read_nodes names it
       Node node;
       node.name = proto.name().empty() ? "#" + std::to_string(index) : proto.name();
       node.op = proto.op_type();
       if (version == 0) {
         return fail(node_label(node) + ": op type " + quote_name(node.op) +
-                    " does not exist at opset " + std::to_string(m_.opset) + " (" +
-                    op_absence(node.op, m_.opset) + ")");
+                    " does not exist at opset " + std::to_string(opset) + " (" +
+                    op_absence(node.op, opset) + ")");
+      }
+      // A function may import another opset of the default domain than the model, as long as
+      // each op of its body means the same at both (ONNX's IR.md), as ONNX Runtime reads it.
+      if (opset != m_.opset && version != op_version(node.op, m_.opset)) {
+        return fail(node_label(node) + ": " + node.op + " is " + node.op + "-" +
+                    std::to_string(version) + " at its function's opset " + std::to_string(opset) +
+                    " but " + node.op + "-" + std::to_string(op_version(node.op, m_.opset)) +
+                    " at the model's opset " + std::to_string(m_.opset) +
+                    " (a function's ops must mean the same at both)");
       }
       versions_[static_cast<size_t>(index)] = version;
       const std::string problem = upgrade_node(graph, index, version);
@@ -385,7 +399,8 @@ class GraphReader {
   std::vector<bool> defined_;
   std::vector<std::pair<int, HostTensor>> initial_;
   std::set<std::string> initializer_names_;
-  std::vector<int> versions_;  // by node index (upgrade_nodes)
+  std::vector<int64_t> node_opsets_;  // by node index: the model's, or its function's
+  std::vector<int> versions_;         // by node index (upgrade_nodes)
   std::vector<Node> nodes_;
 };
 

@@ -2,6 +2,7 @@
 // (formats/onnx_ops_internal.h). Semantics are ONNX's at the op's version
 // (onnx_opset.h).
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -10,6 +11,17 @@
 #include "support/dtype_codec.h"  // f16 / bf16 rounding of Cast
 
 namespace switchyard::onnx_detail {
+
+namespace {
+std::atomic<int64_t> host_element_limit{int64_t{1} << 26};
+}  // namespace
+
+int64_t max_host_elements() {
+  return host_element_limit.load(std::memory_order_relaxed);
+}
+void set_max_host_elements(int64_t limit) {
+  host_element_limit.store(limit, std::memory_order_relaxed);
+}
 
 HostTensor host_unary(const HostTensor& x, const std::function<double(double)>& f) {
   HostTensor out = x;
@@ -402,8 +414,8 @@ void host_range(NodeContext& c) {
   if (delta == 0 || !std::isfinite(s) || !std::isfinite(limit) || !std::isfinite(delta))
     c.fail("start, limit and delta must be finite, delta not 0");
   const double count = std::max(std::ceil((limit - s) / delta), 0.0);
-  if (count > static_cast<double>(kMaxHostElements))
-    c.fail("the range has more than 2^26 elements");
+  if (count > static_cast<double>(max_host_elements()))
+    c.fail("the range has more than " + std::to_string(max_host_elements()) + " elements");
   HostTensor out = HostTensor::zeros(start.type, {static_cast<int64_t>(count)});
   for (int64_t k = 0; k < out.numel(); ++k) {
     if (out.is_float())
