@@ -201,40 +201,11 @@ class GraphReader {
     return ok_status();
   }
 
-  // Each node of the default domain gets its op's version at the model's opset (an op the opset
-  // does not have is refused); an older version's attribute form becomes the inputs of later ones
-  // (onnx_opset.h), so the op implementations read one form.
+  // Each node's op version; older attribute forms rewritten (onnx_opset.h).
   Status upgrade_nodes() {
-    onnx::GraphProto& graph = *m_.model.mutable_graph();
-    versions_.assign(static_cast<size_t>(graph.node_size()), 0);
-    for (int index = 0; index < graph.node_size(); ++index) {
-      const onnx::NodeProto& proto = graph.node(index);
-      if (!proto.domain().empty() && proto.domain() != "ai.onnx") continue;
-      const int64_t opset = node_opsets_[static_cast<size_t>(index)];
-      const int version = op_version(proto.op_type(), opset);
-      if (version < 0) continue;  // not an op of the table: read_nodes names it
-      Node node;
-      node.name = proto.name().empty() ? "#" + std::to_string(index) : proto.name();
-      node.op = proto.op_type();
-      if (version == 0) {
-        return fail(node_label(node) + ": op type " + quote_name(node.op) +
-                    " does not exist at opset " + std::to_string(opset) + " (" +
-                    op_absence(node.op, opset) + ")");
-      }
-      // A function may import another opset of the default domain than the model, as long as
-      // each op of its body means the same at both (ONNX's IR.md), as ONNX Runtime reads it.
-      if (opset != m_.opset && version != op_version(node.op, m_.opset)) {
-        return fail(node_label(node) + ": " + node.op + " is " + node.op + "-" +
-                    std::to_string(version) + " at its function's opset " + std::to_string(opset) +
-                    " but " + node.op + "-" + std::to_string(op_version(node.op, m_.opset)) +
-                    " at the model's opset " + std::to_string(m_.opset) +
-                    " (a function's ops must mean the same at both)");
-      }
-      versions_[static_cast<size_t>(index)] = version;
-      const std::string problem = upgrade_node(graph, index, version);
-      if (!problem.empty()) return fail(node_label(node) + ": " + problem);
-    }
-    return ok_status();
+    const std::string problem =
+        upgrade_graph(*m_.model.mutable_graph(), node_opsets_, m_.opset, versions_);
+    return problem.empty() ? ok_status() : fail(problem);
   }
 
   Status read_initializers() {

@@ -2,6 +2,8 @@
 // (formats/onnx_opset.h).
 #include "formats/onnx_opset.h"
 
+#include "formats/onnx_graph.h"
+
 #include <algorithm>
 #include <map>
 #include <vector>
@@ -284,6 +286,38 @@ std::string upgrade_node(onnx::GraphProto& graph, int index, int version) {
     return "";
   }
   u.trim();
+  return "";
+}
+
+std::string upgrade_graph(onnx::GraphProto& graph, const std::vector<int64_t>& node_opsets,
+                          int64_t opset, std::vector<int>& versions) {
+  versions.assign(static_cast<size_t>(graph.node_size()), 0);
+  for (int index = 0; index < graph.node_size(); ++index) {
+    const onnx::NodeProto& proto = graph.node(index);
+    if (!proto.domain().empty() && proto.domain() != "ai.onnx") continue;
+    const int64_t own = node_opsets[static_cast<size_t>(index)];
+    const int version = op_version(proto.op_type(), own);
+    if (version < 0) continue;  // not an op of the table: the graph reader names it
+    Node node;
+    node.name = proto.name().empty() ? "#" + std::to_string(index) : proto.name();
+    node.op = proto.op_type();
+    if (version == 0) {
+      return node_label(node) + ": op type " + quote_name(node.op) + " does not exist at opset " +
+             std::to_string(own) + " (" + op_absence(node.op, own) + ")";
+    }
+    // A function may import another opset of the default domain than the model, as long as each
+    // op of its body means the same at both (ONNX's IR.md), as ONNX Runtime reads it.
+    const int at_model = op_version(node.op, opset);
+    if (own != opset && version != at_model) {
+      return node_label(node) + ": " + node.op + " is " + node.op + "-" + std::to_string(version) +
+             " at its function's opset " + std::to_string(own) + " but " + node.op + "-" +
+             std::to_string(at_model) + " at the model's opset " + std::to_string(opset) +
+             " (a function's ops must mean the same at both)";
+    }
+    versions[static_cast<size_t>(index)] = version;
+    const std::string problem = upgrade_node(graph, index, version);
+    if (!problem.empty()) return node_label(node) + ": " + problem;
+  }
   return "";
 }
 

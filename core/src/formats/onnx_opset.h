@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "formats/onnx_proto.h"
 
@@ -26,5 +27,13 @@ std::string op_absence(const std::string& op, int64_t opset);
 // "switchyard.opset.<index>.<attribute>". Returns "" or what is wrong with the node (the caller
 // names it and the file).
 std::string upgrade_node(onnx::GraphProto& graph, int index, int version);
+
+// Each node of the default domain of `graph` gets its op's version at its opset (node_opsets: the
+// model's `opset`, or its function's) in `versions` (0 for another domain or an op the table does
+// not know), and is upgraded (upgrade_node). Returns "" or the first problem naming the node: an
+// op its opset does not have, a function's op whose version differs at the model's opset, an
+// older form that does not fit.
+std::string upgrade_graph(onnx::GraphProto& graph, const std::vector<int64_t>& node_opsets,
+                          int64_t opset, std::vector<int>& versions);
 
 }  // namespace switchyard::onnx_detail
