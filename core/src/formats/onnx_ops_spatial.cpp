@@ -145,26 +145,36 @@ void device_depth_to_space(NodeContext& c, bool to_space) {
   c.set_device(0, y, c.type(0));
 }
 
+namespace {
+
+// x [N, C, ...] normalised over each of `rows` equal runs of its elements (LAYER_NORM over the
+// last axis of a [rows, numel / rows] view), then scaled and shifted per channel (scale and bias
+// [C]): InstanceNormalization's and GroupNormalization's common part.
+Tensor normalized_affine(NodeContext& c, const Tensor& x, int64_t rows, const Tensor& scale,
+                         const Tensor& bias) {
+  const int64_t span = x.numel() / std::max<int64_t>(rows, 1);
+  const auto& device = c.model().device;
+  const Tensor normed = layer_norm(x.contiguous().reshape(Shape{rows, span}),
+                                   ones(Shape{span}, device), zeros(Shape{span}, device), 1,
+                                   static_cast<double>(c.attr_float("epsilon", 1e-5F)));
+  Ints per_channel(static_cast<size_t>(x.rank()) - 1, 1);
+  per_channel[0] = x.dim(1);
+  const Shape channel_shape = to_shape(c, per_channel);
+  return normed.reshape(x.shape()) * scale.reshape(channel_shape) + bias.reshape(channel_shape);
+}
+
+}  // namespace
+
 // InstanceNormalization: each (sample, channel) normalised over its spatial extent (LAYER_NORM on
 // [N * C, spatial]), then scaled and shifted per channel.
 void device_instance_norm(NodeContext& c) {
   const Tensor x = dev_float(c, 0);
   if (x.rank() < 3) c.fail("the input needs rank 3 or more");
-  const int64_t n = x.dim(0), ch = x.dim(1), spatial = x.numel() / std::max<int64_t>(n * ch, 1);
+  const int64_t n = x.dim(0), ch = x.dim(1);
   const Tensor scale = dev_float(c, 1), bias = dev_float(c, 2);
   if (scale.shape() != Shape{ch} || bias.shape() != Shape{ch})
     c.fail("scale and B must be [" + std::to_string(ch) + "]");
-  const auto& device = c.model().device;
-  const Tensor flat = x.contiguous().reshape(Shape{n * ch, spatial});
-  const Tensor normed =
-      layer_norm(flat, ones(Shape{spatial}, device), zeros(Shape{spatial}, device), 1,
-                 static_cast<double>(c.attr_float("epsilon", 1e-5F)));
-  Ints per_channel(static_cast<size_t>(x.rank()) - 1, 1);
-  per_channel[0] = ch;
-  const Shape channel_shape = to_shape(c, per_channel);
-  c.set_device(
-      0, normed.reshape(x.shape()) * scale.reshape(channel_shape) + bias.reshape(channel_shape),
-      kFloat);
+  c.set_device(0, normalized_affine(c, x, n * ch, scale, bias), kFloat);
 }
 
 // GroupNormalization (opset 18): x [N, C, ...] normalised over each group of C / num_groups
@@ -192,17 +202,7 @@ void device_group_norm(NodeContext& c) {
     scale = scale.reshape(Shape{groups, 1}).expand(spread).contiguous().reshape(Shape{ch});
     bias = bias.reshape(Shape{groups, 1}).expand(spread).contiguous().reshape(Shape{ch});
   }
-  const int64_t span = x.numel() / (n * groups);
-  const auto& device = c.model().device;
-  const Tensor normed = layer_norm(x.contiguous().reshape(Shape{n * groups, span}),
-                                   ones(Shape{span}, device), zeros(Shape{span}, device), 1,
-                                   static_cast<double>(c.attr_float("epsilon", 1e-5F)));
-  Ints per_channel(static_cast<size_t>(x.rank()) - 1, 1);
-  per_channel[0] = ch;
-  const Shape channel_shape = to_shape(c, per_channel);
-  c.set_device(
-      0, normed.reshape(x.shape()) * scale.reshape(channel_shape) + bias.reshape(channel_shape),
-      kFloat);
+  c.set_device(0, normalized_affine(c, x, n * groups, scale, bias), kFloat);
 }
 
 // ConvTranspose (1-D and 2-D): the gradient of a convolution with respect to its input, which is

@@ -187,29 +187,26 @@ class Upgrade {
     }
     onnx::TensorProto* t = graph_.add_initializer();
     t->set_name("switchyard.opset." + std::to_string(index_) + "." + name);
-    if (a->type() == onnx::AttributeProto::INTS || a->type() == onnx::AttributeProto::INT) {
+    const auto type = a->type();
+    const bool single = type == onnx::AttributeProto::INT || type == onnx::AttributeProto::FLOAT;
+    if (type == onnx::AttributeProto::INT || type == onnx::AttributeProto::INTS) {
       t->set_data_type(onnx::TensorProto::INT64);
-      if (a->type() == onnx::AttributeProto::INT) {
+      if (single)
         t->add_int64_data(a->i());
-        if (!scalar) t->add_dims(1);
-      } else {
-        for (const int64_t v : a->ints()) t->add_int64_data(v);
-        t->add_dims(a->ints_size());
-      }
-    } else if (a->type() == onnx::AttributeProto::FLOATS ||
-               a->type() == onnx::AttributeProto::FLOAT) {
+      else
+        *t->mutable_int64_data() = a->ints();
+    } else if (type == onnx::AttributeProto::FLOAT || type == onnx::AttributeProto::FLOATS) {
       t->set_data_type(onnx::TensorProto::FLOAT);
-      if (a->type() == onnx::AttributeProto::FLOAT) {
+      if (single)
         t->add_float_data(a->f());
-        if (!scalar) t->add_dims(1);
-      } else {
-        for (const float v : a->floats()) t->add_float_data(v);
-        t->add_dims(a->floats_size());
-      }
+      else
+        *t->mutable_float_data() = a->floats();
     } else {
       graph_.mutable_initializer()->RemoveLast();
       return false;
     }
+    const int count = t->int64_data_size() + t->float_data_size();
+    if (!single || !scalar) t->add_dims(count);  // a scalar attribute may stay rank 0
     set_input(slot, t->name());
     remove_attribute(*node_, name);
     return true;
@@ -256,36 +253,51 @@ std::string op_absence(const std::string& op, int64_t opset) {
 }
 
 std::string upgrade_node(onnx::GraphProto& graph, int index, int version) {
-  const std::string op = graph.node(index).op_type();
-  Upgrade u(graph, index);
-  const auto old_form = [&](const std::string& what) {
-    return op + "-" + std::to_string(version) + " takes " + what;
+  // The older versions that take as attributes what later ones take as inputs: op, the first
+  // version of the input form, and each attribute's input slot.
+  struct Moved {
+    const char* attribute;
+    int slot;
+    bool required, scalar;
   };
-  if (op == "Slice" && version < 10) {
-    if (!u.inputs_are(1)) return old_form("one input (starts, ends and axes are attributes)");
-    if (!u.move("starts", 1, true) || !u.move("ends", 2, true) || !u.move("axes", 3, false))
-      return old_form("starts and ends as integer attributes");
-  } else if (op == "TopK" && version < 10) {
-    if (!u.inputs_are(1)) return old_form("one input (k is an attribute)");
-    if (!u.move("k", 1, true)) return old_form("k as an integer attribute");
-  } else if (op == "Pad" && version < 11) {
-    if (!u.inputs_are(1)) return old_form("one input (pads and value are attributes)");
-    if (!u.move("pads", 1, true) || !u.move("value", 2, false, true))
-      return old_form("pads as integers and value as a float");
-  } else if (op == "Clip" && version < 11) {
-    if (!u.inputs_are(1)) return old_form("one input (min and max are attributes)");
-    if (!u.move("min", 1, false, true) || !u.move("max", 2, false, true))
-      return old_form("min and max as floats");
-  } else if (op == "Split" && version < 13) {
-    if (!u.inputs_are(1)) return old_form("one input (split is an attribute)");
-    if (!u.move("split", 1, false)) return old_form("split as integers");
-  } else if (op == "Upsample" && version < 9) {
-    if (!u.inputs_are(1)) return old_form("one input (scales is an attribute)");
-    if (!u.move("scales", 1, true)) return old_form("scales as floats");
-  } else {
-    return "";
+  struct OldForm {
+    const char* op;
+    int until;
+    std::vector<Moved> moved;
+    const char* attributes;  // for messages
+    const char* types;
+  };
+  static const std::vector<OldForm> forms = {
+      {"Slice",
+       10,
+       {{"starts", 1, true, false}, {"ends", 2, true, false}, {"axes", 3, false, false}},
+       "starts, ends and axes are attributes",
+       "starts and ends as integer attributes"},
+      {"TopK", 10, {{"k", 1, true, false}}, "k is an attribute", "k as an integer attribute"},
+      {"Pad",
+       11,
+       {{"pads", 1, true, false}, {"value", 2, false, true}},
+       "pads and value are attributes",
+       "pads as integers and value as a float"},
+      {"Clip",
+       11,
+       {{"min", 1, false, true}, {"max", 2, false, true}},
+       "min and max are attributes",
+       "min and max as floats"},
+      {"Split", 13, {{"split", 1, false, false}}, "split is an attribute", "split as integers"},
+      {"Upsample", 9, {{"scales", 1, true, false}}, "scales is an attribute", "scales as floats"},
+  };
+  const std::string op = graph.node(index).op_type();
+  for (const OldForm& form : forms) {
+    if (op != form.op || version >= form.until) continue;
+    const std::string name = op + "-" + std::to_string(version) + " takes ";
+    Upgrade u(graph, index);
+    if (!u.inputs_are(1)) return name + "one input (" + form.attributes + ")";
+    for (const Moved& m : form.moved) {
+      if (!u.move(m.attribute, m.slot, m.required, m.scalar)) return name + form.types;
+    }
+    u.trim();
   }
-  u.trim();
   return "";
 }
 
