@@ -46,6 +46,9 @@ Models:
   module_functions      [N,8] -> two residual blocks (Linear, LeakyReLU 0.1 / 0.3, LayerNorm)
                         -> Linear 3 -> softmax, exported with export_modules_as_functions: the
                         blocks, LeakyReLU and LayerNorm are model-local functions
+  fake_quant_opset13    [N,3,6,6] -> fake-quantized input, conv (weight fake-quantized per
+                        channel), ReLU, fake-quantized activations, Linear 5: QuantizeLinear /
+                        DequantizeLinear pairs at opset 13 (fake quantization needs 13 per channel)
 
 Run with Debian's /usr/bin/python3 (python3-torch, python3-onnx).
 """
@@ -126,6 +129,26 @@ class ModuleFunctions(nn.Module):
 
     def forward(self, x):
         return torch.softmax(self.head(self.second(self.first(x))), -1)
+
+
+class FakeQuantized(nn.Module):
+    """Quantization-aware training's fake quantization, which torch.onnx.export writes as
+    QuantizeLinear / DequantizeLinear pairs: the input per tensor (int8), the convolution's weight
+    per output channel (int8), the activations per tensor (uint8)."""
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.head = nn.Linear(8 * 6 * 6, 5)
+        self.register_buffer("weight_scale", torch.linspace(0.005, 0.02, 8))
+        self.register_buffer("weight_zero", torch.zeros(8, dtype=torch.int32))
+
+    def forward(self, x):
+        x = torch.fake_quantize_per_tensor_affine(x, 0.02, 0, -128, 127)
+        w = torch.fake_quantize_per_channel_affine(self.conv.weight, self.weight_scale,
+                                                   self.weight_zero, 0, -128, 127)
+        y = nn.functional.conv2d(x, w, self.conv.bias, padding=1).relu()
+        y = torch.fake_quantize_per_tensor_affine(y, 0.05, 0, 0, 255)
+        return self.head(y.flatten(1))
 
 
 def decorrelate(module):
@@ -255,6 +278,8 @@ MODELS = {
     "image_ops_opset11": (11, build_image_ops, ["input"], ["output"], float_inputs((3, 8, 8)),
                           None),
     "module_functions": (12, ModuleFunctions, ["input"], ["output"], float_inputs((8,)), None),
+    "fake_quant_opset13": (13, FakeQuantized, ["input"], ["output"], float_inputs((3, 6, 6)),
+                           None),
 }
 # Further torch.onnx.export arguments by model.
 EXPORT_KWARGS = {
@@ -265,7 +290,8 @@ EXPORT_KWARGS = {
 # Pow, Sqrt, Div) and Split takes its sizes as an input; at 9 Split takes them as an attribute
 # (Split-2), Softmax is Softmax-1 and Squeeze / Unsqueeze take attributes; at 11 the bilinear
 # upsampling is Resize-11 and the pads Pad-11 inputs.
-OPSETS = {"transformer_opset13": 13, "transformer_opset9": 9, "image_ops_opset11": 11}
+OPSETS = {"transformer_opset13": 13, "transformer_opset9": 9, "image_ops_opset11": 11,
+          "fake_quant_opset13": 13}
 
 
 def build(name):

@@ -269,6 +269,7 @@ def extra_cases():
            [([cube, picks], [np.stack([cube[g][picks[g, :, 0]] for g in range(2)])])])
     yield from einsum_cases(model)
     yield from function_cases()
+    yield from quantize_cases(model, const)
     yield from opset_cases(model, const)
 
 
@@ -362,6 +363,84 @@ def function_cases():
     yield ("sy_function_other_opset_same_op",
            with_functions("same_op", [node("Negate", ["x"], ["y"], domain="local")], [negate]),
            [([x], [-x])])
+
+
+def quantize(x, scale, zero, low, high):
+    """ONNX's QuantizeLinear in numpy: x / scale in f32, ties to even, the zero point, clamped."""
+    q = np.round((x.astype(np.float32) / np.float32(scale)).astype(np.float32))
+    return np.clip(q + zero, low, high)
+
+
+# QuantizeLinear and DequantizeLinear: ties to even and saturation, per axis with zero points, per
+# block (opset 21), int32 biases, and a small QDQ model (quantized activations and an int8 weight
+# per output column around a MatMul), against numpy's fake quantization.
+def quantize_cases(model, const):
+    F, I8, U8 = TensorProto.FLOAT, TensorProto.INT8, TensorProto.UINT8
+    node = helper.make_node
+    ties = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 300, -300, 7.49, -7.51], dtype=np.float32)
+    yield ("sy_quantize_ties_to_even_and_saturation",
+           model("quantize_ties", [node("QuantizeLinear", ["x", "s", "z"], ["y"])],
+                 [("x", F, [10])], [("y", I8, [10])],
+                 [const("s", np.float32(1)), const("z", np.int8(0))]),
+           [([ties], [quantize(ties, 1, 0, -128, 127).astype(np.int8)])])
+    rng = np.random.default_rng(3)
+    image = (4 * rng.standard_normal((2, 3, 4))).astype(np.float32)
+    scales = np.array([0.05, 0.1, 0.02], dtype=np.float32)
+    zeros = np.array([128, 100, 0], dtype=np.uint8)
+    expected = quantize(image, scales[None, :, None], zeros[None, :, None].astype(np.float32),
+                        0, 255).astype(np.uint8)
+    yield ("sy_quantize_per_axis_uint8",
+           model("quantize_axis", [node("QuantizeLinear", ["x", "s", "z"], ["y"], axis=1)],
+                 [("x", F, [2, 3, 4])], [("y", U8, [2, 3, 4])],
+                 [const("s", scales), const("z", zeros)]),
+           [([image], [expected])])
+    levels = rng.integers(-128, 128, (2, 5)).astype(np.int8)
+    block_scales = np.array([[0.5, 0.25, 2.0], [1.0, 0.125, 4.0]], dtype=np.float32)
+    block_zeros = np.array([[0, 3, -2], [1, 0, 5]], dtype=np.int8)
+    picks = np.arange(5) // 2
+    dequantized = ((levels.astype(np.float32) - block_zeros[:, picks]) *
+                   block_scales[:, picks]).astype(np.float32)
+    yield ("sy_opset21_dequantize_blocked",
+           model("dequantize_blocked", [node("DequantizeLinear", ["x", "s", "z"], ["y"], axis=1,
+                                             block_size=2)],
+                 [("x", I8, [2, 5])], [("y", F, [2, 5])],
+                 [const("s", block_scales), const("z", block_zeros)], opset=21),
+           [([levels], [dequantized])])
+    values = (8 * rng.standard_normal((2, 5))).astype(np.float32)
+    yield ("sy_opset21_quantize_blocked",
+           model("quantize_blocked", [node("QuantizeLinear", ["x", "s", "z"], ["y"], axis=1,
+                                           block_size=2)],
+                 [("x", F, [2, 5])], [("y", I8, [2, 5])],
+                 [const("s", block_scales), const("z", block_zeros)], opset=21),
+           [([values], [quantize(values, block_scales[:, picks], block_zeros[:, picks],
+                                 -128, 127).astype(np.int8)])])
+    bias = np.array([-70000, 12, 3 * 2**20], dtype=np.int32)
+    yield ("sy_dequantize_int32_bias",
+           model("dequantize_int32", [node("DequantizeLinear", ["b", "s"], ["y"])],
+                 [("b", TensorProto.INT32, [3])], [("y", F, [3])], [const("s", np.float32(0.001))]),
+           [([bias], [(bias.astype(np.float32) * np.float32(0.001)).astype(np.float32)])])
+    # x -> Q/DQ (int8, scale 0.05) -> MatMul with DQ(int8 W, a scale per column) -> Q/DQ (uint8,
+    # zero point 128).
+    x = rng.standard_normal((3, 6)).astype(np.float32)
+    w_levels = rng.integers(-127, 128, (6, 4)).astype(np.int8)
+    w_scales = np.array([0.01, 0.02, 0.005, 0.04], dtype=np.float32)
+    xq = quantize(x, 0.05, 0, -128, 127).astype(np.float32) * np.float32(0.05)
+    product = xq @ (w_levels.astype(np.float32) * w_scales)
+    y = (quantize(product, 0.02, 128, 0, 255) - 128).astype(np.float32) * np.float32(0.02)
+    yield ("sy_qdq_matmul",
+           model("qdq_matmul",
+                 [node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+                  node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+                  node("DequantizeLinear", ["wq", "ws", "wz"], ["wd"], axis=1),
+                  node("MatMul", ["xd", "wd"], ["p"]),
+                  node("QuantizeLinear", ["p", "ps", "pz"], ["pq"]),
+                  node("DequantizeLinear", ["pq", "ps", "pz"], ["y"])],
+                 [("x", F, [3, 6])], [("y", F, [3, 4])],
+                 [const("xs", np.float32(0.05)), const("xz", np.int8(0)),
+                  const("wq", w_levels), const("ws", w_scales),
+                  const("wz", np.zeros(4, dtype=np.int8)),
+                  const("ps", np.float32(0.02)), const("pz", np.uint8(128))]),
+           [([x], [y.astype(np.float32)])])
 
 
 def linear_along(x, axis, out, sources):

@@ -553,6 +553,8 @@ std::map<std::string, OpDef> make_table() {
   // Neural-network ops, on the device.
   both("MatMul", nullptr, device_matmul);
   both("Einsum", nullptr, device_einsum);
+  both("QuantizeLinear", host_quantize, device_quantize);
+  both("DequantizeLinear", host_dequantize, device_dequantize);
   both("switchyard.Linear", nullptr, device_linear);
   both("switchyard.Attention", nullptr, device_attention);
   both("Gemm", nullptr, device_gemm);

@@ -199,6 +199,13 @@ void device_group_norm(NodeContext& c);
 void device_conv_transpose(NodeContext& c);
 void device_prelu(NodeContext& c);
 
+// ---- QuantizeLinear and DequantizeLinear (onnx_ops_quant.cpp) --------------------------------
+
+void host_quantize(NodeContext& c);
+void device_quantize(NodeContext& c);
+void host_dequantize(NodeContext& c);
+void device_dequantize(NodeContext& c);
+
 // ---- Einsum (onnx_ops_einsum.cpp) ---------------------------------------------------------------
 
 void device_einsum(NodeContext& c);

@@ -1,0 +1,192 @@
+// ONNX QuantizeLinear and DequantizeLinear (opsets 10 to 25; formats/onnx_ops_internal.h): the
+// QDQ form that ONNX Runtime's quantization tools and quantization-aware training export. The
+// model runs in f32 between them, each quantization computed exactly as the integer type holds it
+// (fake quantization): DequantizeLinear of a constant weight folds at load into an f32 weight.
+// Scales and zero points per tensor, per axis (version 13) or per block (version 21); the integer
+// types int8, uint8, int16 and uint16 (and int32 to dequantize); float8 and int4 types are refused
+// as types.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "formats/onnx_ops_internal.h"
+#include "switchyard/device.h"
+#include "switchyard/ops.h"
+
+namespace switchyard::onnx_detail {
+
+namespace {
+
+// The range of an integer type, or false when quantization to it is not supported.
+bool integer_range(int32_t type, double& low, double& high) {
+  switch (type) {
+    case kInt8:
+      low = -128, high = 127;
+      return true;
+    case kUint8:
+      low = 0, high = 255;
+      return true;
+    case kInt16:
+      low = -32768, high = 32767;
+      return true;
+    case kUint16:
+      low = 0, high = 65535;
+      return true;
+    default:
+      return false;
+  }
+}
+
+// How scale and zero point spread over x: one value (per tensor), one per index of `axis` (per
+// axis), or one per block of `block` indices along `axis` with the other axes as x's.
+struct Granularity {
+  int axis = -1;  // -1: per tensor
+  int64_t block = 0;
+};
+
+Granularity granularity_of(NodeContext& c, const Ints& x_shape) {
+  const Ints& s = c.shape(1);
+  const int64_t count = numel_of(s);
+  const int64_t block = c.attr_int("block_size", 0);
+  if (c.has(2) && c.shape(2) != s) c.fail("the zero point must have the scale's shape");
+  if (block == 0 && count == 1 && s.size() <= 1) return {};
+  if (x_shape.empty()) c.fail("a scale of more than one value needs an input of rank 1 or more");
+  const int axis = normalize(c, c.attr_int("axis", 1), x_shape.size());
+  const auto a = static_cast<size_t>(axis);
+  if (block == 0) {
+    if (s.size() != 1 || s[0] != x_shape[a])
+      c.fail("a per-axis scale must be [" + std::to_string(x_shape[a]) + "] (axis " +
+             std::to_string(axis) + "), got " + shape_text(s));
+    return {axis, 0};
+  }
+  if (block < 0) c.fail("block_size must not be negative");
+  Ints expected = x_shape;
+  expected[a] = (x_shape[a] + block - 1) / block;
+  if (s != expected)
+    c.fail("a blocked scale must be " + shape_text(expected) + " (block_size " +
+           std::to_string(block) + " along axis " + std::to_string(axis) + "), got " +
+           shape_text(s));
+  return {axis, block};
+}
+
+// A scale or zero point (input k) made to broadcast against x: as it is per tensor, [C] reshaped
+// to [1, .., C, .., 1] per axis, or each block repeated along the axis (INDEX_SELECT) per block.
+Tensor spread(NodeContext& c, size_t k, const Granularity& g, const Ints& x_shape) {
+  Tensor t = dev_float(c, k);
+  if (g.axis < 0) return t.reshape(Shape{});
+  const auto a = static_cast<size_t>(g.axis);
+  if (g.block == 0) {
+    Ints shape(x_shape.size(), 1);
+    shape[a] = x_shape[a];
+    return reshaped(c, t, shape);
+  }
+  std::vector<int64_t> picks(static_cast<size_t>(x_shape[a]));
+  for (size_t i = 0; i < picks.size(); ++i) picks[i] = static_cast<int64_t>(i) / g.block;
+  return index_select(
+      t, g.axis,
+      Tensor::from_host(picks, Shape{static_cast<int64_t>(picks.size())}, c.model().device));
+}
+
+// The same on the host: the index into scale / zero point of x's element e.
+int64_t parameter_index(const Granularity& g, const Ints& x_shape, int64_t e) {
+  if (g.axis < 0) return 0;
+  const auto a = static_cast<size_t>(g.axis);
+  int64_t inner = 1;
+  for (size_t d = a + 1; d < x_shape.size(); ++d) inner *= x_shape[d];
+  const int64_t index = e / inner % x_shape[a];
+  if (g.block == 0) return index;
+  const int64_t blocks = (x_shape[a] + g.block - 1) / g.block;
+  const int64_t outer = e / (inner * x_shape[a]);
+  return (outer * blocks + index / g.block) * inner + e % inner;
+}
+
+// QuantizeLinear's output type: the zero point's, else output_dtype (version 21), else uint8.
+int32_t quantized_type(NodeContext& c) {
+  int32_t type = kUint8;
+  if (c.has(2))
+    type = c.type(2);
+  else if (c.attr_int("output_dtype", 0) != 0)
+    type = static_cast<int32_t>(c.attr_int("output_dtype", 0));
+  double low = 0, high = 0;
+  if (!integer_range(type, low, high))
+    c.fail("quantizing to " + elem_type_name(type) +
+           " is not supported (int8, uint8, int16, "
+           "uint16)");
+  return type;
+}
+
+// The rounding of q to the nearest integer, ties to even, in f32 by adding and subtracting
+// 1.5 * 2^23 (exact for |q| below 2^22, which the clamp to the type's range ensures).
+constexpr double kRoundingShift = 12582912.0;
+
+}  // namespace
+
+// y = (x - zero_point) * scale, in f32.
+void host_dequantize(NodeContext& c) {
+  const HostTensor& x = c.host_values(0);
+  const Granularity g = granularity_of(c, x.shape);
+  const HostTensor& scale = c.host_values(1);
+  const HostTensor* zero = c.has(2) ? &c.host_values(2) : nullptr;
+  check_host_size(c, x.shape);
+  HostTensor y = HostTensor::zeros(kFloat, x.shape);
+  for (int64_t e = 0; e < x.numel(); ++e) {
+    const int64_t p = parameter_index(g, x.shape, e);
+    const int64_t level = x.int_at(e) - (zero != nullptr ? zero->int_at(p) : 0);
+    y.f[static_cast<size_t>(e)] = static_cast<float>(level) * static_cast<float>(scale.at(p));
+  }
+  y.type = c.attr_int("output_dtype", 0) != 0 ? static_cast<int32_t>(c.attr_int("output_dtype", 0))
+                                              : c.type(1);
+  if (!is_float_type(y.type)) c.fail("output_dtype must be a float type");
+  c.set_host(0, std::move(y));
+}
+
+void device_dequantize(NodeContext& c) {
+  const Ints& shape = c.shape(0);
+  const Granularity g = granularity_of(c, shape);
+  Tensor x = dev_float(c, 0);
+  if (c.has(2)) x = x - spread(c, 2, g, shape);
+  const int32_t type = c.attr_int("output_dtype", 0) != 0
+                           ? static_cast<int32_t>(c.attr_int("output_dtype", 0))
+                           : c.type(1);
+  if (!is_float_type(type)) c.fail("output_dtype must be a float type");
+  c.set_device(0, x * spread(c, 1, g, shape), type);
+}
+
+// y = clamp(round(x / scale) + zero_point) with ties to even; NaN gives the zero point.
+void host_quantize(NodeContext& c) {
+  const HostTensor& x = c.host_values(0);
+  const Granularity g = granularity_of(c, x.shape);
+  const int32_t type = quantized_type(c);
+  double low = 0, high = 0;
+  integer_range(type, low, high);
+  const HostTensor& scale = c.host_values(1);
+  const HostTensor* zero = c.has(2) ? &c.host_values(2) : nullptr;
+  check_host_size(c, x.shape);
+  HostTensor y = HostTensor::zeros(type, x.shape);
+  for (int64_t e = 0; e < x.numel(); ++e) {
+    const int64_t p = parameter_index(g, x.shape, e);
+    const float q = static_cast<float>(x.at(e)) / static_cast<float>(scale.at(p));
+    const double rounded = std::isnan(q) ? 0.0 : std::nearbyint(static_cast<double>(q));
+    const double level = rounded + static_cast<double>(zero != nullptr ? zero->int_at(p) : 0);
+    y.i[static_cast<size_t>(e)] = static_cast<int64_t>(std::clamp(level, low, high));
+  }
+  c.set_host(0, std::move(y));
+}
+
+void device_quantize(NodeContext& c) {
+  const Ints& shape = c.shape(0);
+  const Granularity g = granularity_of(c, shape);
+  const int32_t type = quantized_type(c);
+  double low = 0, high = 0;
+  integer_range(type, low, high);
+  Tensor q = dev_float(c, 0) / spread(c, 1, g, shape);
+  // Clamped first to the type's range around the zero point (so within 2^22), rounded, shifted.
+  const Tensor zero = c.has(2) ? spread(c, 2, g, shape) : Tensor();
+  q = zero.defined() ? minimum(maximum(q, low - zero), high - zero)
+                     : minimum(maximum(q, low), high);
+  q = (q + kRoundingShift) - kRoundingShift;
+  if (zero.defined()) q = q + zero;
+  c.set_device(0, minimum(maximum(q, low), high), type);
+}
+
+}  // namespace switchyard::onnx_detail
