@@ -236,6 +236,12 @@ class WorkLimit final : public OpObserver {
 // mutants (2.6e6; test_onnx prints it).
 constexpr double kOnnxFuzzWorkLimit = 1e7;
 
+// The most elements one host value (a shape computation, a folded constant) may hold in a fuzz
+// run (onnx_detail::set_max_host_elements; the importer's own limit is 2^26): a chain of host ops
+// over 2^24 elements each is about a second in a release build, and past libFuzzer's timeout
+// under the sanitizers.
+constexpr int64_t kOnnxFuzzHostElements = int64_t{1} << 20;
+
 // Inputs of the declared shapes (dynamic extents 2), or false when the declared shapes are beyond
 // what a fuzz run should allocate (the model is then only loaded). Throws Error for shapes that
 // cannot be made at all (rank 9, ...): also load only.

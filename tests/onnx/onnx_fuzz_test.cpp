@@ -7,6 +7,7 @@
 // like one declaring a huge tensor, since describing much work is not a fault of the importer.
 #include <chrono>
 
+#include "formats/onnx_ops_internal.h"
 #include "fuzz/fuzz_checks.h"
 #include "fuzz/fuzz_support.h"
 #include "onnx/onnx_test_support.h"
@@ -18,6 +19,20 @@ using namespace switchyard;
 using namespace switchyard::testing;
 
 namespace {
+
+// The libFuzzer target's limit on host values (kOnnxFuzzHostElements) while it lives.
+class HostElementLimit {
+ public:
+  HostElementLimit() : previous_(onnx_detail::max_host_elements()) {
+    onnx_detail::set_max_host_elements(kOnnxFuzzHostElements);
+  }
+  HostElementLimit(const HostElementLimit&) = delete;
+  HostElementLimit& operator=(const HostElementLimit&) = delete;
+  ~HostElementLimit() { onnx_detail::set_max_host_elements(previous_); }
+
+ private:
+  int64_t previous_;
+};
 
 constexpr int kByteMutants = 1000;
 constexpr int kFieldMutants = 3000;
@@ -193,6 +208,7 @@ void try_mutant(const std::filesystem::path& path, const std::vector<uint8_t>& b
     }
     if (made) {
       WorkLimit limit(kOnnxFuzzWorkLimit);
+      const HostElementLimit host_limit;
       model->run(inputs);
       outcome.most_work = std::max(outcome.most_work, limit.used());
     }

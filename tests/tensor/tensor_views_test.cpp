@@ -42,6 +42,19 @@ TEST_CASE("a shape whose bytes overflow 64 bits is refused, not a tiny buffer", 
   }
 }
 
+TEST_CASE("an empty shape whose other extents overflow the strides is refused", "[tensor]") {
+  // No bytes (an axis of 0), but the row-major strides multiply the other extents: 2^80 would be
+  // signed overflow (found by fuzzing a Pad with a huge pad on an empty tensor).
+  const Shape shape{0, int64_t{1} << 40, int64_t{1} << 40};
+  try {
+    (void)Tensor::empty(shape, DType::kF32, test_device());
+    FAIL("accepted " << shape.to_string());
+  } catch (const Error& error) {
+    CHECK(error.status().code() == StatusCode::kResourceExhausted);
+    CHECK_THAT(error.status().message(), Catch::Contains("extents whose product passes 2^63"));
+  }
+}
+
 TEST_CASE("casts to bf16 and f16 round to the nearest representable value", "[tensor]") {
   const Tensor t = tensor_of({1.0f, 1.00390625f, 3.14159f, -2.0f}, {4});
   const Tensor bf16 = t.to(DType::kBF16);

@@ -210,13 +210,17 @@ bool is_supported_type(int32_t type) {
 }
 
 Result<int64_t> checked_numel(const std::vector<int64_t>& shape, const std::string& what) {
-  int64_t numel = 1;
+  // The product of the extents, and of the non-empty ones: a [0, 2^60] tensor holds nothing but its
+  // strides would overflow.
+  int64_t numel = 1, span = 1;
   for (const int64_t extent : shape) {
     if (extent < 0) return data_loss(what + " has a negative extent in " + shape_text(shape));
-    if (extent != 0 && numel > kMaxElements / extent) {
+    if (extent != 0 && span > kMaxElements / extent) {
       return invalid_argument(what + " of shape " + shape_text(shape) +
-                              " has more than 2^31 elements");
+                              " has more than 2^31 elements" +
+                              (numel == 0 ? " (empty axes aside)" : ""));
     }
+    span *= std::max<int64_t>(extent, 1);
     numel *= extent;
   }
   return numel;

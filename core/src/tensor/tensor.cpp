@@ -77,10 +77,16 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, const std::shared_ptr<Devi
   // The size is computed without wrapping: a shape of 2^62 elements must not become a 0-byte
   // buffer that the first write runs off.
   uint64_t size_bytes = dtype_size_bytes(dtype);
+  int64_t span = 1;  // the strides' product: an empty axis leaves the others' extents in it
   for (int64_t extent : shape) {
     if (__builtin_mul_overflow(size_bytes, static_cast<uint64_t>(extent), &size_bytes)) {
       throw_error(resource_exhausted("Tensor::empty: shape " + shape.to_string() + " of " +
                                      dtype_name(dtype) + " needs more than 2^64 bytes"));
+    }
+    if (__builtin_mul_overflow(span, std::max<int64_t>(extent, 1), &span)) {
+      throw_error(resource_exhausted("Tensor::empty: shape " + shape.to_string() +
+                                     " has extents whose product passes 2^63 (its strides would "
+                                     "overflow, empty axes aside)"));
     }
   }
   auto impl = std::make_shared<TensorImpl>();

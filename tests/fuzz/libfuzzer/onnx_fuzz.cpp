@@ -30,10 +30,7 @@ std::shared_ptr<Device> reference_device() {
   if (!device.ok()) fuzz::fail("no reference device", device.status().to_string());
   const Status limited = (*device)->set_memory_limit(uint64_t{256} << 20);
   if (!limited.ok()) fuzz::fail("no memory limit", limited.to_string());
-  // Host values (shape computations, folded constants) likewise: a chain of host ops over 2^24
-  // elements each is about a second in a release build and past libFuzzer's timeout under the
-  // sanitizers.
-  onnx_detail::set_max_host_elements(int64_t{1} << 20);
+  onnx_detail::set_max_host_elements(testing::kOnnxFuzzHostElements);  // host values likewise
   return *device;
 }
 
