@@ -270,6 +270,31 @@ def extra_cases():
     yield from einsum_cases(model)
     yield from function_cases()
     yield from quantize_cases(model, const)
+    # LpNormalization and GlobalLpPool, which ONNX's data leaves out; Hardmax's 2-D form (before 13).
+    rng = np.random.default_rng(9)
+    block = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    yield ("sy_lp_normalization_l1_axis_1",
+           model("lpnorm1", [node("LpNormalization", ["x"], ["y"], p=1, axis=1)],
+                 [("x", F, [2, 3, 4])], [("y", F, [2, 3, 4])]),
+           [([block], [block / np.abs(block).sum(axis=1, keepdims=True)])])
+    yield ("sy_lp_normalization_l2_default_axis",
+           model("lpnorm2", [node("LpNormalization", ["x"], ["y"])],
+                 [("x", F, [2, 3, 4])], [("y", F, [2, 3, 4])]),
+           [([block], [block / np.sqrt((block * block).sum(axis=-1, keepdims=True))])])
+    maps = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    for p in (2, 3):
+        pooled = (np.abs(maps.astype(np.float64)) ** p).sum(axis=(2, 3), keepdims=True) ** (1 / p)
+        yield (f"sy_global_lp_pool_p{p}",
+               model(f"globallppool{p}", [node("GlobalLpPool", ["x"], ["y"], p=p)],
+                     [("x", F, [2, 3, 4, 5])], [("y", F, [2, 3, 1, 1])]),
+               [([maps], [pooled.astype(np.float32)])])
+    rows = block.reshape(2, 12)
+    hard = np.zeros_like(rows)
+    hard[np.arange(2), rows.argmax(axis=1)] = 1
+    yield ("sy_opset11_hardmax_rows_from_axis",
+           model("hardmax11", [node("Hardmax", ["x"], ["y"])],
+                 [("x", F, [2, 3, 4])], [("y", F, [2, 3, 4])], opset=11),
+           [([block], [hard.reshape(2, 3, 4)])])
     yield from opset_cases(model, const)
 
 

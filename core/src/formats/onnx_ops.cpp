@@ -130,6 +130,9 @@ double d_and(double a, double b) {
 double d_or(double a, double b) {
   return a != 0 || b != 0 ? 1 : 0;
 }
+double d_xor(double a, double b) {
+  return (a != 0) != (b != 0) ? 1 : 0;
+}
 int64_t i_add(int64_t a, int64_t b) {
   return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
 }
@@ -486,6 +489,9 @@ std::map<std::string, OpDef> make_table() {
       "Or", binary_host(d_or, nullptr, kBool),
       [](NodeContext& c) { c.set_device(0, maximum(dev_float(c, 0), dev_float(c, 1)), kBool); },
       true);
+  both(
+      "Xor", binary_host(d_xor, nullptr, kBool),
+      [](NodeContext& c) { c.set_device(0, abs(dev_float(c, 0) - dev_float(c, 1)), kBool); }, true);
   both("Not", unary_host(d_not), unary_device(t_not, kBool), true);
   both("Neg", unary_host(d_neg), unary_device(&switchyard::neg), true);
   both("Abs", unary_host(d_abs), unary_device(&switchyard::abs), true);
@@ -573,6 +579,13 @@ std::map<std::string, OpDef> make_table() {
   both("SpaceToDepth", nullptr, [](NodeContext& c) { device_depth_to_space(c, false); });
   both("InstanceNormalization", nullptr, device_instance_norm);
   both("GroupNormalization", nullptr, device_group_norm);
+  both("LRN", nullptr, device_lrn);
+  both("LpNormalization", nullptr, device_lp_normalization);
+  both("MeanVarianceNormalization", nullptr, device_mean_variance_normalization);
+  both("GlobalLpPool", nullptr, device_global_lp_pool);
+  both("Hardmax", host_hardmax, nullptr);
+  both("EyeLike", host_eye_like, nullptr);
+  both("Shrink", host_shrink, nullptr);
   both("ConvTranspose", nullptr, device_conv_transpose);
   both("PRelu", nullptr, device_prelu);
   both("BatchNormalization", nullptr, device_batch_norm);

@@ -196,8 +196,19 @@ void device_resize(NodeContext& c);
 void device_depth_to_space(NodeContext& c, bool to_space);  // false: SpaceToDepth
 void device_instance_norm(NodeContext& c);
 void device_group_norm(NodeContext& c);
+void device_lrn(NodeContext& c);
 void device_conv_transpose(NodeContext& c);
 void device_prelu(NodeContext& c);
+
+// ---- smaller ops (onnx_ops_misc.cpp)
+// -------------------------------------------------------------
+
+void device_lp_normalization(NodeContext& c);
+void device_mean_variance_normalization(NodeContext& c);
+void device_global_lp_pool(NodeContext& c);
+void host_hardmax(NodeContext& c);
+void host_eye_like(NodeContext& c);
+void host_shrink(NodeContext& c);
 
 // ---- QuantizeLinear and DequantizeLinear (onnx_ops_quant.cpp) --------------------------------
 

@@ -177,6 +177,24 @@ void device_instance_norm(NodeContext& c) {
   c.set_device(0, normalized_affine(c, x, n * ch, scale, bias), kFloat);
 }
 
+// LRN (AlexNet's and GoogLeNet's local response normalization): x / (bias + alpha / size *
+// s)^beta, where s sums x^2 over the channels c - floor((size - 1) / 2) to c + ceil((size - 1) / 2)
+// that exist: x^2 padded with zeros on the channel axis, and `size` shifted views added.
+void device_lrn(NodeContext& c) {
+  const Tensor x = dev_float(c, 0);
+  if (x.rank() < 2) c.fail("the input needs rank 2 or more");
+  const int64_t size = c.attr_int("size", 0);
+  if (size < 1 || size > 1024) c.fail("size must be 1 to 1024");
+  const double alpha = static_cast<double>(c.attr_float("alpha", 1e-4F));
+  const double beta = static_cast<double>(c.attr_float("beta", 0.75F));
+  const double bias = static_cast<double>(c.attr_float("bias", 1.0F));
+  const int64_t channels = x.dim(1), before = (size - 1) / 2, after = size - 1 - before;
+  const Tensor padded = padded_axis(c, x * x, 1, before, after, 0.0);
+  Tensor sum = padded.narrow(1, 0, channels);
+  for (int64_t k = 1; k < size; ++k) sum = sum + padded.narrow(1, k, channels);
+  c.set_device(0, x / pow(sum * (alpha / static_cast<double>(size)) + bias, beta), kFloat);
+}
+
 // GroupNormalization (opset 18): x [N, C, ...] normalised over each group of C / num_groups
 // channels with the axes after them, then scaled and shifted: by one value per group before version
 // 21, per channel since (version 21 fixed the definition; stash_type is f32, as switchyard
