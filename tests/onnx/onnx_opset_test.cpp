@@ -107,6 +107,16 @@ TEST_CASE("an older version's attributes run as the later version's inputs do", 
                    "node 'n' (Slice): Slice-1 takes one input (starts, ends and axes are "
                    "attributes)");
   }
+  SECTION("Clip-11 given Clip-6's min and max attributes is refused, not run unclamped") {
+    onnx::ModelProto model = one_node("Clip", 11);
+    auto* min = model.mutable_graph()->mutable_node(0)->add_attribute();
+    min->set_name("min");
+    min->set_type(onnx::AttributeProto::FLOAT);
+    min->set_f(0.0F);
+    expect_refused(model, "switchyard-opset-clip11.onnx",
+                   "node 'n' (Clip): attribute 'min' is not read at Clip-11 (an input since "
+                   "version 11)");
+  }
   SECTION("Slice-1 without ends is refused") {
     onnx::ModelProto model = one_node("Slice", 9);
     add_attribute(*model.mutable_graph()->mutable_node(0), "starts", {0});
@@ -133,7 +143,8 @@ TEST_CASE("an older version's attributes run as the later version's inputs do", 
         // At opset 13 split is an input: the attribute would be ignored (two equal parts), so it
         // is refused, as ONNX Runtime refuses it.
         expect_refused(model, "switchyard-opset-split13.onnx",
-                       "node 'n' (Split): the split attribute is not read at Split-13");
+                       "node 'n' (Split): attribute 'split' is not read at Split-13 (an input "
+                       "since version 13)");
       }
     }
   }

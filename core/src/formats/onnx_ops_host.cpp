@@ -347,11 +347,6 @@ SplitPlan split_plan(NodeContext& c, const Ints& shape) {
   SplitPlan plan{normalize(c, c.attr_int("axis", 0), shape.size()), {}};
   const int64_t extent = shape[static_cast<size_t>(plan.axis)];
   if (c.output_count() == 0) c.fail("no outputs");
-  // Before version 13 the sizes were an attribute, rewritten at load into input 1 (onnx_opset.h);
-  // one left on a later version would be ignored, so it is refused (as ONNX Runtime does).
-  if (c.attr("split") != nullptr)
-    c.fail("the split attribute is not read at " + c.node().op + "-" + std::to_string(c.version()) +
-           " (since version 13 the sizes are input 1)");
   plan.sizes = c.has(1) ? c.ints(1) : Ints{};
   const int64_t num_outputs = c.attr_int("num_outputs", 0);
   if (c.version() >= 18 && !c.has(1)) {

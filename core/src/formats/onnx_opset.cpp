@@ -297,9 +297,21 @@ std::string upgrade_node(onnx::GraphProto& graph, int index, int version) {
       {"Split", 13, {{"split", 1, false, false}}, "split is an attribute", "split as integers"},
       {"Upsample", 9, {{"scales", 1, true, false}}, "scales is an attribute", "scales as floats"},
   };
-  const std::string op = graph.node(index).op_type();
+  const onnx::NodeProto& node = graph.node(index);
+  const std::string op = node.op_type();
   for (const OldForm& form : forms) {
-    if (op != form.op || version >= form.until) continue;
+    if (op != form.op) continue;
+    if (version >= form.until) {
+      // The input form: one of the old attributes left on the node would be ignored (a Clip that
+      // clamps nothing), so it is refused, as ONNX Runtime refuses an unknown attribute.
+      for (const Moved& m : form.moved) {
+        if (find_attribute(node, m.attribute) != nullptr)
+          return "attribute '" + std::string(m.attribute) + "' is not read at " + op + "-" +
+                 std::to_string(version) + " (an input since version " +
+                 std::to_string(form.until) + ")";
+      }
+      continue;
+    }
     const std::string name = op + "-" + std::to_string(version) + " takes ";
     Upgrade u(graph, index);
     if (!u.inputs_are(1)) return name + "one input (" + form.attributes + ")";
