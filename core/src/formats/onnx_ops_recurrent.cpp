@@ -150,6 +150,8 @@ void device_recurrent(NodeContext& c, bool lstm) {
            (lstm ? "LSTM" : "GRU") + " needs a sequence of length >= 1 and batch >= 1");
   }
   const int64_t hidden = c.attr_int("hidden_size", c.shape(2).empty() ? 0 : c.shape(2).back());
+  if (hidden < 1 || hidden > (int64_t{1} << 24))  // before gates * hidden can overflow
+    c.fail("hidden_size " + std::to_string(hidden) + " must be 1 to 2^24");
   if (c.shape(1) != Ints{dirs, gates * hidden, input}) {
     c.fail("W " + shape_text(c.shape(1)) + " must be " + shape_text({dirs, gates * hidden, input}));
   }
