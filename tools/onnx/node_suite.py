@@ -383,6 +383,14 @@ def function_cases():
     yield ("sy_function_opset_changes_the_op_refused",
            with_functions("own_opset", [node("Rotate", ["x"], ["y"], domain="local")], [rotate]),
            [([x], [np.concatenate([x[2:], x[:2]])])])
+    # A call that names an output "" which the body still reads.
+    residual = helper.make_function("local", "Residual", ["v"], ["w", "t"],
+                                    [node("Relu", ["v"], ["t"]), node("Add", ["t", "v"], ["w"])],
+                                    [helper.make_opsetid("", TARGET_OPSET)], [])
+    yield ("sy_function_output_left_out_but_read_inside",
+           with_functions("left_out", [node("Residual", ["x"], ["y", ""], domain="local")],
+                          [residual]),
+           [([x], [np.maximum(x, 0) + x])])
     negate = helper.make_function("local", "Negate", ["v"], ["w"], [node("Neg", ["v"], ["w"])],
                                   [helper.make_opsetid("", 13)], [])
     yield ("sy_function_other_opset_same_op",
@@ -439,6 +447,13 @@ def quantize_cases(model, const):
                  [const("s", block_scales), const("z", block_zeros)], opset=21),
            [([values], [quantize(values, block_scales[:, picks], block_zeros[:, picks],
                                  -128, 127).astype(np.int8)])])
+    # A scalar scale with a zero point of shape [1]: one value each.
+    small = np.array([-3, 0, 7, 100], dtype=np.int8)
+    yield ("sy_dequantize_scalar_scale_zero_point_of_one",
+           model("dequantize_one", [node("DequantizeLinear", ["x", "s", "z"], ["y"])],
+                 [("x", I8, [4])], [("y", F, [4])],
+                 [const("s", np.float32(0.5)), const("z", np.array([2], dtype=np.int8))]),
+           [([small], [((small.astype(np.float32) - 2) * 0.5).astype(np.float32)])])
     bias = np.array([-70000, 12, 3 * 2**20], dtype=np.int32)
     yield ("sy_dequantize_int32_bias",
            model("dequantize_int32", [node("DequantizeLinear", ["b", "s"], ["y"])],

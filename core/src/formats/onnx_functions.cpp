@@ -82,8 +82,12 @@ class Inliner {
     std::map<std::string, std::string> names;  // the body's value names -> the graph's
     for (int k = 0; k < f.input_size(); ++k)
       names[f.input(k)] = k < node.input_size() ? node.input(k) : "";
-    for (int k = 0; k < f.output_size(); ++k)
-      names[f.output(k)] = k < node.output_size() ? node.output(k) : prefix + f.output(k);
+    // An output the call leaves out (or names "") stays the body's own value: the body may still
+    // read it, which an empty name would turn into an omitted input.
+    for (int k = 0; k < f.output_size(); ++k) {
+      const bool given = k < node.output_size() && !node.output(k).empty();
+      names[f.output(k)] = given ? node.output(k) : prefix + f.output(k);
+    }
     std::map<std::string, const onnx::AttributeProto*> given;
     for (const auto& a : node.attribute()) given[a.name()] = &a;
     const bool defaults = has_unknown_field(f, kAttributeProtoField);

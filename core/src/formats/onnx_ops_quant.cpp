@@ -48,7 +48,9 @@ Granularity granularity_of(NodeContext& c, const Ints& x_shape) {
   const Ints& s = c.shape(1);
   const int64_t count = numel_of(s);
   const int64_t block = c.attr_int("block_size", 0);
-  if (c.has(2) && c.shape(2) != s) c.fail("the zero point must have the scale's shape");
+  // The zero point has the scale's shape (one value each may be [] or [1]).
+  if (c.has(2) && c.shape(2) != s && !(count == 1 && numel_of(c.shape(2)) == 1))
+    c.fail("the zero point must have the scale's shape");
   if (block == 0 && count == 1 && s.size() <= 1) return {};
   if (x_shape.empty()) c.fail("a scale of more than one value needs an input of rank 1 or more");
   const int axis = normalize(c, c.attr_int("axis", 1), x_shape.size());
