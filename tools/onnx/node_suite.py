@@ -270,6 +270,7 @@ def extra_cases():
     yield from einsum_cases(model)
     yield from function_cases()
     yield from quantize_cases(model, const)
+    yield from conv3d_cases(model, const)
     # LpNormalization and GlobalLpPool, which ONNX's data leaves out; Hardmax's 2-D form (before 13).
     rng = np.random.default_rng(9)
     block = rng.standard_normal((2, 3, 4)).astype(np.float32)
@@ -481,6 +482,66 @@ def quantize_cases(model, const):
                   const("wz", np.zeros(4, dtype=np.int8)),
                   const("ps", np.float32(0.02)), const("pz", np.uint8(128))]),
            [([x], [y.astype(np.float32)])])
+
+
+def conv3d(x, w, b, strides, pads, dilations, group):
+    """A direct 3-D convolution in numpy (float64): x [N, C, D, H, W], w [M, C / group, kD, kH, kW],
+    pads [d0, h0, w0, d1, h1, w1]."""
+    x = np.pad(x.astype(np.float64), [(0, 0), (0, 0)] + [(pads[k], pads[k + 3]) for k in range(3)])
+    n, c = x.shape[:2]
+    m, cg = w.shape[:2]
+    kernel = w.shape[2:]
+    out = [(x.shape[2 + k] - (kernel[k] - 1) * dilations[k] - 1) // strides[k] + 1
+           for k in range(3)]
+    y = np.zeros((n, m) + tuple(out))
+    for o in range(m):
+        g = o // (m // group)
+        for taps in np.ndindex(*kernel):
+            start = [taps[k] * dilations[k] for k in range(3)]
+            window = x[:, g * cg:(g + 1) * cg,
+                       start[0]:start[0] + (out[0] - 1) * strides[0] + 1:strides[0],
+                       start[1]:start[1] + (out[1] - 1) * strides[1] + 1:strides[1],
+                       start[2]:start[2] + (out[2] - 1) * strides[2] + 1:strides[2]]
+            y[:, o] += np.tensordot(window, w[o, :, taps[0], taps[1], taps[2]], axes=([1], [0]))
+        if b is not None:
+            y[:, o] += b[o]
+    return y.astype(np.float32)
+
+
+# Conv over three spatial axes (video models), against a direct numpy convolution: strides with a
+# bias, dilation with groups and uneven depth pads, auto_pad SAME_UPPER with a stride.
+def conv3d_cases(model, const):
+    F = TensorProto.FLOAT
+    rng = np.random.default_rng(13)
+    cases = (
+        ("strides_bias", (1, 3, 4, 6, 6), (4, 3, 3, 3, 3), dict(strides=[1, 2, 2],
+                                                                pads=[1, 1, 1, 1, 1, 1]), True),
+        ("dilation_groups_uneven_depth_pads", (2, 4, 5, 5, 4), (6, 2, 2, 3, 1),
+         dict(dilations=[2, 1, 1], pads=[0, 1, 0, 1, 1, 0], group=2), False),
+        ("same_upper_stride", (1, 2, 5, 5, 5), (3, 2, 3, 3, 3),
+         dict(strides=[2, 2, 2], auto_pad="SAME_UPPER"), True),
+    )
+    for name, x_shape, w_shape, attrs, with_bias in cases:
+        x = rng.standard_normal(x_shape).astype(np.float32)
+        w = (0.3 * rng.standard_normal(w_shape)).astype(np.float32)
+        b = rng.standard_normal(w_shape[0]).astype(np.float32) if with_bias else None
+        strides = attrs.get("strides", [1, 1, 1])
+        dilations = attrs.get("dilations", [1, 1, 1])
+        pads = attrs.get("pads", [0] * 6)
+        if attrs.get("auto_pad") == "SAME_UPPER":
+            pads = [0] * 6
+            for k in range(3):
+                out = -(-x_shape[2 + k] // strides[k])
+                total = max((out - 1) * strides[k] + (w_shape[2 + k] - 1) * dilations[k] + 1 -
+                            x_shape[2 + k], 0)
+                pads[k], pads[k + 3] = total // 2, total - total // 2
+        y = conv3d(x, w, b, strides, pads, dilations, attrs.get("group", 1))
+        inputs = ["x", "w"] + (["b"] if with_bias else [])
+        initializers = [const("w", w)] + ([const("b", b)] if with_bias else [])
+        yield (f"sy_conv3d_{name}",
+               model(f"conv3d_{name}", [helper.make_node("Conv", inputs, ["y"], **attrs)],
+                     [("x", F, list(x_shape))], [("y", F, list(y.shape))], initializers),
+               [([x], [y])])
 
 
 def linear_along(x, axis, out, sources):

@@ -310,6 +310,20 @@ Tensor conv_input(const Tensor& x, bool one_d) {
 
 // Conv, and switchyard.Conv (fuse_conv): the same convolution with the fused node's epilogue.
 void device_conv(NodeContext& c) {
+  const Node& node = c.node();
+  if (c.shape(1).size() == 5) {  // 3-D, then a fused epilogue (Add, Relu, Clip, SiLU) after it
+    Tensor y = conv3d(c);
+    if (node.op == "switchyard.Conv") {
+      ConvEpilogue epilogue;
+      epilogue.activation = node.activation;
+      epilogue.low = node.low;
+      epilogue.high = node.high;
+      if (node.residual) epilogue.residual = dev_float(c, 3);
+      y = conv_epilogue(y, epilogue);
+    }
+    c.set_device(0, y, kFloat);
+    return;
+  }
   const Tensor x = dev_float(c, 0), weight = dev_float(c, 1);
   const Tensor bias = c.has(2) ? dev_float(c, 2) : Tensor();
   const Ints& ws = c.shape(1);
@@ -330,7 +344,6 @@ void device_conv(NodeContext& c) {
   // An initializer's device copy belongs to the model and nothing writes it.
   options.constant_weight = c.host(1) != nullptr && c.host(1)->is_float();
   // 1-D: [N, C, L] runs as [N, C, 1, L] with a 1 x K kernel.
-  const Node& node = c.node();
   if (node.op != "switchyard.Conv") {
     const Tensor y = conv2d(conv_input(x, w.one_d), as_2d(weight, w.one_d), bias, options);
     c.set_device(0, from_2d(y, w.one_d), kFloat);

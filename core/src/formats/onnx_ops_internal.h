@@ -153,6 +153,10 @@ void device_gemm(NodeContext& c);
 // Conv, and switchyard.Conv (fuse_conv): the same convolution with the fused node's epilogue.
 void device_conv(NodeContext& c);
 
+// Conv over three spatial axes, composed of CONV2D per kernel depth tap (onnx_ops_conv3d.cpp); the
+// node's bias added, not its fused epilogue.
+Tensor conv3d(NodeContext& c);
+
 void device_pool(NodeContext& c, bool max);
 void device_global_pool(NodeContext& c, bool max);
 void device_batch_norm(NodeContext& c);

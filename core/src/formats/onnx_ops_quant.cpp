@@ -19,22 +19,19 @@ namespace {
 
 // The range of an integer type, or false when quantization to it is not supported.
 bool integer_range(int32_t type, double& low, double& high) {
-  switch (type) {
-    case kInt8:
-      low = -128, high = 127;
+  struct Range {
+    int32_t type;
+    double low, high;
+  };
+  static constexpr Range kRanges[] = {
+      {kInt8, -128, 127}, {kUint8, 0, 255}, {kInt16, -32768, 32767}, {kUint16, 0, 65535}};
+  for (const Range& r : kRanges) {
+    if (r.type == type) {
+      low = r.low, high = r.high;
       return true;
-    case kUint8:
-      low = 0, high = 255;
-      return true;
-    case kInt16:
-      low = -32768, high = 32767;
-      return true;
-    case kUint16:
-      low = 0, high = 65535;
-      return true;
-    default:
-      return false;
+    }
   }
+  return false;
 }
 
 // How scale and zero point spread over x: one value (per tensor), one per index of `axis` (per
@@ -121,24 +118,39 @@ int32_t quantized_type(NodeContext& c) {
 // 1.5 * 2^23 (exact for |q| below 2^22, which the clamp to the type's range ensures).
 constexpr double kRoundingShift = 12582912.0;
 
-}  // namespace
+// DequantizeLinear's output type: output_dtype (version 23), else the scale's.
+int32_t dequantized_type(NodeContext& c) {
+  const auto type = c.attr_int("output_dtype", 0) != 0
+                        ? static_cast<int32_t>(c.attr_int("output_dtype", 0))
+                        : c.type(1);
+  if (!is_float_type(type)) c.fail("output_dtype must be a float type");
+  return type;
+}
 
-// y = (x - zero_point) * scale, in f32.
-void host_dequantize(NodeContext& c) {
+// f(e, scale, zero point) for each element e of the host input x (input 0), with its own scale
+// and zero point (0 without one).
+template <typename F>
+void each_element(NodeContext& c, F f) {
   const HostTensor& x = c.host_values(0);
   const Granularity g = granularity_of(c, x.shape);
   const HostTensor& scale = c.host_values(1);
   const HostTensor* zero = c.has(2) ? &c.host_values(2) : nullptr;
   check_host_size(c, x.shape);
-  HostTensor y = HostTensor::zeros(kFloat, x.shape);
   for (int64_t e = 0; e < x.numel(); ++e) {
     const int64_t p = parameter_index(g, x.shape, e);
-    const int64_t level = x.int_at(e) - (zero != nullptr ? zero->int_at(p) : 0);
-    y.f[static_cast<size_t>(e)] = static_cast<float>(level) * static_cast<float>(scale.at(p));
+    f(e, static_cast<float>(scale.at(p)), zero != nullptr ? zero->int_at(p) : 0);
   }
-  y.type = c.attr_int("output_dtype", 0) != 0 ? static_cast<int32_t>(c.attr_int("output_dtype", 0))
-                                              : c.type(1);
-  if (!is_float_type(y.type)) c.fail("output_dtype must be a float type");
+}
+
+}  // namespace
+
+// y = (x - zero_point) * scale, in f32.
+void host_dequantize(NodeContext& c) {
+  const HostTensor& x = c.host_values(0);
+  HostTensor y = HostTensor::zeros(dequantized_type(c), x.shape);
+  each_element(c, [&](int64_t e, float scale, int64_t zero) {
+    y.f[static_cast<size_t>(e)] = static_cast<float>(x.int_at(e) - zero) * scale;
+  });
   c.set_host(0, std::move(y));
 }
 
@@ -147,31 +159,22 @@ void device_dequantize(NodeContext& c) {
   const Granularity g = granularity_of(c, shape);
   Tensor x = dev_float(c, 0);
   if (c.has(2)) x = x - spread(c, 2, g, shape);
-  const int32_t type = c.attr_int("output_dtype", 0) != 0
-                           ? static_cast<int32_t>(c.attr_int("output_dtype", 0))
-                           : c.type(1);
-  if (!is_float_type(type)) c.fail("output_dtype must be a float type");
-  c.set_device(0, x * spread(c, 1, g, shape), type);
+  c.set_device(0, x * spread(c, 1, g, shape), dequantized_type(c));
 }
 
 // y = clamp(round(x / scale) + zero_point) with ties to even; NaN gives the zero point.
 void host_quantize(NodeContext& c) {
   const HostTensor& x = c.host_values(0);
-  const Granularity g = granularity_of(c, x.shape);
   const int32_t type = quantized_type(c);
   double low = 0, high = 0;
   integer_range(type, low, high);
-  const HostTensor& scale = c.host_values(1);
-  const HostTensor* zero = c.has(2) ? &c.host_values(2) : nullptr;
-  check_host_size(c, x.shape);
   HostTensor y = HostTensor::zeros(type, x.shape);
-  for (int64_t e = 0; e < x.numel(); ++e) {
-    const int64_t p = parameter_index(g, x.shape, e);
-    const float q = static_cast<float>(x.at(e)) / static_cast<float>(scale.at(p));
+  each_element(c, [&](int64_t e, float scale, int64_t zero) {
+    const float q = static_cast<float>(x.at(e)) / scale;
     const double rounded = std::isnan(q) ? 0.0 : std::nearbyint(static_cast<double>(q));
-    const double level = rounded + static_cast<double>(zero != nullptr ? zero->int_at(p) : 0);
+    const double level = rounded + static_cast<double>(zero);
     y.i[static_cast<size_t>(e)] = static_cast<int64_t>(std::clamp(level, low, high));
-  }
+  });
   c.set_host(0, std::move(y));
 }
 

@@ -1,0 +1,118 @@
+// ONNX Conv over three spatial axes (torchvision's video models: r3d_18, mc3_18, r2plus1d_18),
+// composed of CONV2D (formats/onnx_ops_internal.h). x [N, C, D, H, W], W [M, C / group, kD, kH,
+// kW]: for each kernel depth tap k, the input's depth slices d sD + k dD - pD_begin (zeros where
+// they fall in the depth padding) are a batch of N * D_out images convolved with W[:, :, k]; the
+// kD results are summed and the bias added once.
+#include <string>
+#include <vector>
+
+#include "formats/onnx_ops_internal.h"
+#include "switchyard/device.h"
+#include "switchyard/ops.h"
+
+namespace switchyard::onnx_detail {
+
+namespace {
+
+struct Axis3 {
+  int64_t kernel = 1, stride = 1, dilation = 1, begin = 0, end = 0, out = 0;
+};
+
+// The three axes' kernel, stride, dilation and pads (auto_pad NOTSET, VALID or SAME_*), each
+// between 1 (0 for pads) and 2^20, and the output length.
+std::vector<Axis3> axes_of_conv3d(NodeContext& c, const Ints& x_shape, const Ints& w_shape) {
+  Ints kernel(w_shape.begin() + 2, w_shape.end());
+  const Ints declared = c.attr_ints("kernel_shape");
+  if (!declared.empty() && declared != kernel)
+    c.fail("kernel_shape " + shape_text(declared) + " does not match the weight " +
+           shape_text(w_shape));
+  Ints strides = c.attr_ints("strides"), dilations = c.attr_ints("dilations"),
+       pads = c.attr_ints("pads");
+  if (strides.empty()) strides.assign(3, 1);
+  if (dilations.empty()) dilations.assign(3, 1);
+  if (pads.empty()) pads.assign(6, 0);
+  if (strides.size() != 3 || dilations.size() != 3 || pads.size() != 6)
+    c.fail("strides, dilations and pads do not fit a 3-D kernel");
+  const std::string auto_pad = c.attr_string("auto_pad", "NOTSET");
+  std::vector<Axis3> axes(3);
+  for (size_t k = 0; k < 3; ++k) {
+    Axis3& a = axes[k];
+    a.kernel = kernel[k], a.stride = strides[k], a.dilation = dilations[k];
+    for (const int64_t v : {a.kernel, a.stride, a.dilation}) {
+      if (v < 1 || v > (1 << 20))
+        c.fail("kernel_shape, strides and dilations must be between 1 and 2^20");
+    }
+    const int64_t in = x_shape[2 + k], span = (a.kernel - 1) * a.dilation + 1;
+    if (auto_pad == "NOTSET") {
+      a.begin = pads[k], a.end = pads[k + 3];
+    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      const int64_t out = (in + a.stride - 1) / a.stride;
+      const int64_t total = std::max<int64_t>((out - 1) * a.stride + span - in, 0);
+      a.begin = auto_pad == "SAME_LOWER" ? total - total / 2 : total / 2;
+      a.end = total - a.begin;
+    } else if (auto_pad != "VALID") {
+      c.fail("auto_pad " + auto_pad + " is not supported");
+    }
+    if (a.begin < 0 || a.end < 0 || a.begin > (1 << 20) || a.end > (1 << 20))
+      c.fail("pads must be between 0 and 2^20");
+    const int64_t padded = in + a.begin + a.end;
+    if (padded < span) c.fail("the kernel is larger than the padded input " + shape_text(x_shape));
+    a.out = (padded - span) / a.stride + 1;
+  }
+  // CONV2D pads each side alike: uneven height or width pads are refused (depth is padded here).
+  for (size_t k = 1; k < 3; ++k) {
+    if (axes[k].begin != axes[k].end)
+      c.fail("asymmetric pads " + shape_text(pads) + " on height or width are not supported");
+  }
+  return axes;
+}
+
+}  // namespace
+
+Tensor conv3d(NodeContext& c) {
+  const Tensor x = dev_float(c, 0), weight = dev_float(c, 1);
+  const Ints& ws = c.shape(1);
+  const Ints xs = x.shape().to_vector();
+  const int64_t groups = c.attr_int("group", 1), channels = xs[1], out_channels = ws[0];
+  if (groups < 1 || channels % groups != 0 || out_channels % groups != 0 ||
+      ws[1] * groups != channels) {
+    c.fail("group " + std::to_string(groups) + " does not fit " + std::to_string(channels) +
+           " input channels and weight " + shape_text(ws));
+  }
+  const std::vector<Axis3> a = axes_of_conv3d(c, xs, ws);
+  const int64_t n = xs[0], depth_out = a[0].out;
+  check_size(c, {n, out_channels, depth_out, a[1].out, a[2].out});
+  Conv2dOptions options;
+  options.stride_h = static_cast<int>(a[1].stride),
+  options.stride_w = static_cast<int>(a[2].stride);
+  options.pad_h = static_cast<int>(a[1].begin), options.pad_w = static_cast<int>(a[2].begin);
+  options.dilation_h = static_cast<int>(a[1].dilation);
+  options.dilation_w = static_cast<int>(a[2].dilation);
+  options.groups = static_cast<int>(groups);
+  options.constant_weight = c.host(1) != nullptr;
+  const Tensor padded = padded_axis(c, x, 2, a[0].begin, a[0].end, 0.0);
+  Tensor sum;
+  for (int64_t k = 0; k < a[0].kernel; ++k) {
+    std::vector<int64_t> picks(static_cast<size_t>(depth_out));
+    for (int64_t d = 0; d < depth_out; ++d)
+      picks[static_cast<size_t>(d)] = d * a[0].stride + k * a[0].dilation;
+    const Tensor slices =
+        index_select(padded, 2, Tensor::from_host(picks, Shape{depth_out}, c.model().device));
+    // [N, C, D_out, H, W] -> [N * D_out, C, H, W]
+    const Tensor images = slices.permute({0, 2, 1, 3, 4})
+                              .contiguous()
+                              .reshape(Shape{n * depth_out, channels, xs[3], xs[4]});
+    const Tensor tap =
+        weight.narrow(2, k, 1).contiguous().reshape(Shape{out_channels, ws[1], ws[3], ws[4]});
+    const Tensor y = conv2d(images, tap, Tensor(), options);
+    sum = sum.defined() ? sum + y : y;
+  }
+  // [N * D_out, M, H_out, W_out] -> [N, M, D_out, H_out, W_out]
+  Tensor y = sum.contiguous()
+                 .reshape(Shape{n, depth_out, out_channels, sum.dim(2), sum.dim(3)})
+                 .permute({0, 2, 1, 3, 4});
+  if (c.has(2)) y = y + dev_float(c, 2).reshape(Shape{out_channels, 1, 1, 1});
+  return y.contiguous();
+}
+
+}  // namespace switchyard::onnx_detail
