@@ -271,6 +271,7 @@ def extra_cases():
     yield from function_cases()
     yield from quantize_cases(model, const)
     yield from conv3d_cases(model, const)
+    yield from pool3d_cases(model)
     # LpNormalization and GlobalLpPool, which ONNX's data leaves out; Hardmax's 2-D form (before 13).
     rng = np.random.default_rng(9)
     block = rng.standard_normal((2, 3, 4)).astype(np.float32)
@@ -541,6 +542,45 @@ def conv3d_cases(model, const):
         yield (f"sy_conv3d_{name}",
                model(f"conv3d_{name}", [helper.make_node("Conv", inputs, ["y"], **attrs)],
                      [("x", F, list(x_shape))], [("y", F, list(y.shape))], initializers),
+               [([x], [y])])
+
+
+def pool3d(x, kernel, strides, pads, max_pool, count_include_pad):
+    """A direct 3-D max or average pool in numpy, pads [d0, h0, w0, d1, h1, w1], no ceil mode."""
+    fill = -np.inf if max_pool else 0.0
+    widths = [(0, 0), (0, 0)] + [(pads[k], pads[k + 3]) for k in range(3)]
+    padded = np.pad(x.astype(np.float64), widths, constant_values=fill)
+    mask = np.pad(np.ones(x.shape), widths)
+    out = [(padded.shape[2 + k] - kernel[k]) // strides[k] + 1 for k in range(3)]
+    y = np.zeros(x.shape[:2] + tuple(out))
+    for d, h, w in np.ndindex(*out):
+        window = (slice(None), slice(None)) + tuple(
+            slice(i * strides[k], i * strides[k] + kernel[k]) for k, i in enumerate((d, h, w)))
+        if max_pool:
+            y[:, :, d, h, w] = padded[window].max(axis=(2, 3, 4))
+        else:
+            count = (np.prod(kernel) if count_include_pad else mask[window].sum(axis=(2, 3, 4)))
+            y[:, :, d, h, w] = padded[window].sum(axis=(2, 3, 4)) / count
+    return y.astype(np.float32)
+
+
+# MaxPool and AveragePool over three axes, against direct numpy pools: strides with uneven pads,
+# and an average that leaves the pads out.
+def pool3d_cases(model):
+    F = TensorProto.FLOAT
+    rng = np.random.default_rng(17)
+    x = rng.standard_normal((2, 3, 5, 6, 7)).astype(np.float32)
+    for op, max_pool, include in (("MaxPool", True, 0), ("AveragePool", False, 0),
+                                  ("AveragePool", False, 1)):
+        kernel, strides, pads = [2, 3, 3], [2, 2, 1], [1, 1, 0, 0, 1, 1]
+        y = pool3d(x, kernel, strides, pads, max_pool, include)
+        attrs = dict(kernel_shape=kernel, strides=strides, pads=pads)
+        if not max_pool:
+            attrs["count_include_pad"] = include
+        name = op.lower() + ("" if max_pool else f"_count_include_pad_{include}")
+        yield (f"sy_{name}_3d_strides_uneven_pads",
+               model(f"{name}_3d", [helper.make_node(op, ["x"], ["y"], **attrs)],
+                     [("x", F, list(x.shape))], [("y", F, list(y.shape))]),
                [([x], [y])])
 
 

@@ -1,8 +1,10 @@
-// ONNX Conv over three spatial axes (torchvision's video models: r3d_18, mc3_18, r2plus1d_18),
-// composed of CONV2D (formats/onnx_ops_internal.h). x [N, C, D, H, W], W [M, C / group, kD, kH,
-// kW]: for each kernel depth tap k, the input's depth slices d sD + k dD - pD_begin (zeros where
-// they fall in the depth padding) are a batch of N * D_out images convolved with W[:, :, k]; the
-// kD results are summed and the bias added once.
+// ONNX Conv, MaxPool and AveragePool over three spatial axes (torchvision's video models: r3d_18,
+// mc3_18, r2plus1d_18), composed of CONV2D and the 2-D pools (formats/onnx_ops_internal.h). x [N,
+// C, D, H, W], W [M, C / group, kD, kH, kW]: for each kernel depth tap k, the input's depth slices
+// d sD + k dD - pD_begin (zeros where they fall in the depth padding) are a batch of N * D_out
+// images convolved with W[:, :, k]; the kD results are summed and the bias added once.
+#include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -20,12 +22,7 @@ struct Axis3 {
 
 // The three axes' kernel, stride, dilation and pads (auto_pad NOTSET, VALID or SAME_*), each
 // between 1 (0 for pads) and 2^20, and the output length.
-std::vector<Axis3> axes_of_conv3d(NodeContext& c, const Ints& x_shape, const Ints& w_shape) {
-  Ints kernel(w_shape.begin() + 2, w_shape.end());
-  const Ints declared = c.attr_ints("kernel_shape");
-  if (!declared.empty() && declared != kernel)
-    c.fail("kernel_shape " + shape_text(declared) + " does not match the weight " +
-           shape_text(w_shape));
+std::vector<Axis3> axes_of_window3d(NodeContext& c, const Ints& x_shape, const Ints& kernel) {
   Ints strides = c.attr_ints("strides"), dilations = c.attr_ints("dilations"),
        pads = c.attr_ints("pads");
   if (strides.empty()) strides.assign(3, 1);
@@ -59,12 +56,51 @@ std::vector<Axis3> axes_of_conv3d(NodeContext& c, const Ints& x_shape, const Int
     if (padded < span) c.fail("the kernel is larger than the padded input " + shape_text(x_shape));
     a.out = (padded - span) / a.stride + 1;
   }
+  return axes;
+}
+
+std::vector<Axis3> axes_of_conv3d(NodeContext& c, const Ints& x_shape, const Ints& w_shape) {
+  const Ints kernel(w_shape.begin() + 2, w_shape.end());
+  const Ints declared = c.attr_ints("kernel_shape");
+  if (!declared.empty() && declared != kernel)
+    c.fail("kernel_shape " + shape_text(declared) + " does not match the weight " +
+           shape_text(w_shape));
+  const std::vector<Axis3> axes = axes_of_window3d(c, x_shape, kernel);
   // CONV2D pads each side alike: uneven height or width pads are refused (depth is padded here).
   for (size_t k = 1; k < 3; ++k) {
     if (axes[k].begin != axes[k].end)
-      c.fail("asymmetric pads " + shape_text(pads) + " on height or width are not supported");
+      c.fail("asymmetric pads on height or width are not supported");
   }
   return axes;
+}
+
+// x's depth slices d * stride + k (k a tap of the depth window), d < out.
+Tensor depth_taps(NodeContext& c, const Tensor& x, const Axis3& depth, int64_t k) {
+  std::vector<int64_t> picks(static_cast<size_t>(depth.out));
+  for (int64_t d = 0; d < depth.out; ++d)
+    picks[static_cast<size_t>(d)] = d * depth.stride + k * depth.dilation;
+  return index_select(x, 2, Tensor::from_host(picks, Shape{depth.out}, c.model().device));
+}
+
+// x [N, C, D, H, W] padded on all three axes with `value`, each depth slice pooled over height
+// and width (no padding left), the result [N, C, D_padded, H_out, W_out].
+Tensor pooled_slices(NodeContext& c, const Tensor& x, const std::vector<Axis3>& a, double value,
+                     bool max) {
+  Tensor padded = x;
+  for (int k = 0; k < 3; ++k)
+    padded = padded_axis(c, padded, 2 + k, a[static_cast<size_t>(k)].begin,
+                         a[static_cast<size_t>(k)].end, value);
+  const int64_t n = padded.dim(0), ch = padded.dim(1), depth = padded.dim(2);
+  Pool2dOptions options;
+  options.kernel_h = static_cast<int>(a[1].kernel),
+  options.kernel_w = static_cast<int>(a[2].kernel);
+  options.stride_h = static_cast<int>(a[1].stride),
+  options.stride_w = static_cast<int>(a[2].stride);
+  const Tensor images = padded.permute({0, 2, 1, 3, 4})
+                            .contiguous()
+                            .reshape(Shape{n * depth, ch, padded.dim(3), padded.dim(4)});
+  const Tensor y = max ? max_pool2d(images, options) : avg_pool2d(images, options);
+  return y.contiguous().reshape(Shape{n, depth, ch, y.dim(2), y.dim(3)}).permute({0, 2, 1, 3, 4});
 }
 
 }  // namespace
@@ -93,11 +129,7 @@ Tensor conv3d(NodeContext& c) {
   const Tensor padded = padded_axis(c, x, 2, a[0].begin, a[0].end, 0.0);
   Tensor sum;
   for (int64_t k = 0; k < a[0].kernel; ++k) {
-    std::vector<int64_t> picks(static_cast<size_t>(depth_out));
-    for (int64_t d = 0; d < depth_out; ++d)
-      picks[static_cast<size_t>(d)] = d * a[0].stride + k * a[0].dilation;
-    const Tensor slices =
-        index_select(padded, 2, Tensor::from_host(picks, Shape{depth_out}, c.model().device));
+    const Tensor slices = depth_taps(c, padded, a[0], k);
     // [N, C, D_out, H, W] -> [N * D_out, C, H, W]
     const Tensor images = slices.permute({0, 2, 1, 3, 4})
                               .contiguous()
@@ -113,6 +145,42 @@ Tensor conv3d(NodeContext& c) {
                  .permute({0, 2, 1, 3, 4});
   if (c.has(2)) y = y + dev_float(c, 2).reshape(Shape{out_channels, 1, 1, 1});
   return y.contiguous();
+}
+
+// MaxPool and AveragePool over three spatial axes: padded explicitly (-inf for the maximum, 0
+// for the average), each depth slice pooled over height and width, then the depth window's taps
+// combined. An average that leaves the pads out (count_include_pad 0) is divided by the same
+// average of a mask of the input. ceil_mode, dilations and the Indices output are refused.
+void device_pool3d(NodeContext& c, bool max) {
+  if (c.output_used(1)) c.fail("the Indices output is not supported");
+  if (c.attr_int("ceil_mode", 0) != 0) c.fail("ceil_mode 1 is not supported for 3-D windows");
+  for (const int64_t d : c.attr_ints("dilations")) {
+    if (d != 1) c.fail("dilations other than 1 are not supported");
+  }
+  const Tensor x = dev_float(c, 0);
+  const std::vector<Axis3> a =
+      axes_of_window3d(c, x.shape().to_vector(), c.attr_ints("kernel_shape"));
+  check_size(c, {x.dim(0), x.dim(1), a[0].out, a[1].out, a[2].out});
+  const double fill = max ? -std::numeric_limits<double>::infinity() : 0.0;
+  const Tensor slices = pooled_slices(c, x, a, fill, max);
+  Tensor y;
+  for (int64_t k = 0; k < a[0].kernel; ++k) {
+    const Tensor tap = depth_taps(c, slices, a[0], k);
+    y = !y.defined() ? tap : max ? maximum(y, tap) : y + tap;
+  }
+  if (!max) {
+    y = y * (1.0 / static_cast<double>(a[0].kernel));
+    if (c.attr_int("count_include_pad", 0) == 0) {
+      const Tensor mask = pooled_slices(c, ones_like(x), a, 0.0, false);
+      Tensor share;
+      for (int64_t k = 0; k < a[0].kernel; ++k) {
+        const Tensor tap = depth_taps(c, mask, a[0], k);
+        share = share.defined() ? share + tap : tap;
+      }
+      y = y / (share * (1.0 / static_cast<double>(a[0].kernel)));
+    }
+  }
+  c.set_device(0, y.contiguous(), kFloat);
 }
 
 }  // namespace switchyard::onnx_detail

@@ -445,6 +445,10 @@ Tensor explicit_pool(NodeContext& c, const Tensor& x2, const Window& w, bool max
 }  // namespace
 
 void device_pool(NodeContext& c, bool max) {
+  if (c.shape(0).size() == 5) {
+    device_pool3d(c, max);
+    return;
+  }
   if (c.output_used(1)) c.fail("the Indices output is not supported");
   const Tensor x = dev_float(c, 0);
   const Window w = window_of(c, x.shape().to_vector(), {}, true);

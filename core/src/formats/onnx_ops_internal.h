@@ -156,6 +156,7 @@ void device_conv(NodeContext& c);
 // Conv over three spatial axes, composed of CONV2D per kernel depth tap (onnx_ops_conv3d.cpp); the
 // node's bias added, not its fused epilogue.
 Tensor conv3d(NodeContext& c);
+void device_pool3d(NodeContext& c, bool max);  // MaxPool and AveragePool over 3 axes
 
 void device_pool(NodeContext& c, bool max);
 void device_global_pool(NodeContext& c, bool max);
