@@ -1,6 +1,8 @@
 // Model-local functions (formats/onnx_functions.h): each call replaced by its function's body.
 #include "formats/onnx_functions.h"
 
+#include "formats/onnx_graph.h"
+
 #include <map>
 #include <utility>
 #include <vector>
@@ -25,8 +27,16 @@ bool has_unknown_field(const onnx::FunctionProto& f, int number) {
   return false;
 }
 
+// "node 'name' (Op)" as the graph reader says it: names from the file quoted and made printable.
 std::string label(const onnx::NodeProto& node, const std::string& fallback) {
-  return "node '" + (node.name().empty() ? fallback : node.name()) + "' (" + node.op_type() + ")";
+  Node n;
+  n.name = node.name().empty() ? fallback : node.name();
+  n.op = node.op_type();
+  return node_label(n);
+}
+
+std::string function_name(const onnx::FunctionProto& f) {
+  return "function " + quote_name(f.domain() + "." + f.name());
 }
 
 class Inliner {
@@ -38,7 +48,7 @@ class Inliner {
   // Each function's default-domain opset: its own import, else the model's.
   std::string check(int64_t min_opset, int64_t max_opset) {
     for (const auto& [key, list] : functions_) {
-      const std::string name = "function '" + key.first + "." + key.second + "'";
+      const std::string name = function_name(*list.front());
       if (list.size() > 1) return name + " is defined twice (overloads, IR 10, are not supported)";
       const onnx::FunctionProto& f = *list.front();
       if (has_unknown_field(f, kOverloadField))
@@ -73,11 +83,10 @@ class Inliner {
     }
     const onnx::FunctionProto& f = *it->second.front();
     if (depth >= kMaxDepth)
-      return root + ": function calls nest more than " + std::to_string(kMaxDepth) +
-             " deep (function '" + f.domain() + "." + f.name() + "' calls itself?)";
+      return root + ": function calls nest more than " + std::to_string(kMaxDepth) + " deep (" +
+             function_name(f) + " calls itself?)";
     if (node.input_size() > f.input_size() || node.output_size() > f.output_size())
-      return label(node, where) + ": more inputs or outputs than function '" + f.name() +
-             "' declares";
+      return label(node, where) + ": more inputs or outputs than " + function_name(f) + " declares";
     const std::string prefix = "switchyard.inline." + std::to_string(calls_++) + "/";
     std::map<std::string, std::string> names;  // the body's value names -> the graph's
     for (int k = 0; k < f.input_size(); ++k)
@@ -135,8 +144,8 @@ class Inliner {
         attribute.set_name(name);
         ++a;
       } else if (defaults) {
-        return label(call, where) + ": attribute '" + attribute.ref_attr_name() +
-               "' is not given and the function's default values (IR 9) are not supported";
+        return label(call, where) + ": attribute " + quote_name(attribute.ref_attr_name()) +
+               " is not given and the function's default values (IR 9) are not supported";
       } else {
         list->DeleteSubrange(a, 1);
       }

@@ -382,15 +382,9 @@ void device_softmax(NodeContext& c, bool log) {
     c.set_device(0, run(x, normalize(c, c.attr_int("axis", -1), rank)), kFloat);
     return;
   }
-  const int axis = normalize(c, c.attr_int("axis", 1), rank);
   const Ints& shape = c.shape(0);
-  if (axis == static_cast<int>(rank) - 1) {  // the row is the last axis alone
-    c.set_device(0, run(x, axis), kFloat);
-    return;
-  }
-  const auto middle = shape.begin() + axis;
-  const Ints matrix{numel_of(Ints(shape.begin(), middle)), numel_of(Ints(middle, shape.end()))};
-  c.set_device(0, reshaped(c, run(reshaped(c, x, matrix), 1), shape), kFloat);
+  const AxisLayout rows = softmax_layout(c, shape);
+  c.set_device(0, reshaped(c, run(reshaped(c, x, {rows.outer, rows.extent}), 1), shape), kFloat);
 }
 
 // Every ONNX op switchyard runs, by name, with its host and device implementation.

@@ -43,8 +43,7 @@ std::vector<Axis3> axes_of_window3d(NodeContext& c, const Ints& x_shape, const I
     if (auto_pad == "NOTSET") {
       a.begin = pads[k], a.end = pads[k + 3];
     } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      const int64_t out = (in + a.stride - 1) / a.stride;
-      const int64_t total = std::max<int64_t>((out - 1) * a.stride + span - in, 0);
+      const int64_t total = same_padding(in, a.kernel, a.stride, a.dilation);
       a.begin = auto_pad == "SAME_LOWER" ? total - total / 2 : total / 2;
       a.end = total - a.begin;
     } else if (auto_pad != "VALID") {
@@ -103,6 +102,19 @@ Tensor pooled_slices(NodeContext& c, const Tensor& x, const std::vector<Axis3>& 
   return y.contiguous().reshape(Shape{n, depth, ch, y.dim(2), y.dim(3)}).permute({0, 2, 1, 3, 4});
 }
 
+// The 3-D max or average pool of x: its slices pooled over height and width (pooled_slices), then
+// the depth window's taps combined (their maximum, or their mean).
+Tensor pooled(NodeContext& c, const Tensor& x, const std::vector<Axis3>& a, bool max) {
+  const double fill = max ? -std::numeric_limits<double>::infinity() : 0.0;
+  const Tensor slices = pooled_slices(c, x, a, fill, max);
+  Tensor y;
+  for (int64_t k = 0; k < a[0].kernel; ++k) {
+    const Tensor tap = depth_taps(c, slices, a[0], k);
+    y = !y.defined() ? tap : max ? maximum(y, tap) : y + tap;
+  }
+  return max ? y : y * (1.0 / static_cast<double>(a[0].kernel));
+}
+
 }  // namespace
 
 Tensor conv3d(NodeContext& c) {
@@ -147,10 +159,9 @@ Tensor conv3d(NodeContext& c) {
   return y.contiguous();
 }
 
-// MaxPool and AveragePool over three spatial axes: padded explicitly (-inf for the maximum, 0
-// for the average), each depth slice pooled over height and width, then the depth window's taps
-// combined. An average that leaves the pads out (count_include_pad 0) is divided by the same
-// average of a mask of the input. ceil_mode, dilations and the Indices output are refused.
+// MaxPool and AveragePool over three spatial axes (pooled). An average that leaves the pads out
+// (count_include_pad 0) is divided by the same average of a mask of the input. ceil_mode, dilations
+// and the Indices output are refused.
 void device_pool3d(NodeContext& c, bool max) {
   if (c.output_used(1)) c.fail("the Indices output is not supported");
   if (c.attr_int("ceil_mode", 0) != 0) c.fail("ceil_mode 1 is not supported for 3-D windows");
@@ -161,25 +172,8 @@ void device_pool3d(NodeContext& c, bool max) {
   const std::vector<Axis3> a =
       axes_of_window3d(c, x.shape().to_vector(), c.attr_ints("kernel_shape"));
   check_size(c, {x.dim(0), x.dim(1), a[0].out, a[1].out, a[2].out});
-  const double fill = max ? -std::numeric_limits<double>::infinity() : 0.0;
-  const Tensor slices = pooled_slices(c, x, a, fill, max);
-  Tensor y;
-  for (int64_t k = 0; k < a[0].kernel; ++k) {
-    const Tensor tap = depth_taps(c, slices, a[0], k);
-    y = !y.defined() ? tap : max ? maximum(y, tap) : y + tap;
-  }
-  if (!max) {
-    y = y * (1.0 / static_cast<double>(a[0].kernel));
-    if (c.attr_int("count_include_pad", 0) == 0) {
-      const Tensor mask = pooled_slices(c, ones_like(x), a, 0.0, false);
-      Tensor share;
-      for (int64_t k = 0; k < a[0].kernel; ++k) {
-        const Tensor tap = depth_taps(c, mask, a[0], k);
-        share = share.defined() ? share + tap : tap;
-      }
-      y = y / (share * (1.0 / static_cast<double>(a[0].kernel)));
-    }
-  }
+  Tensor y = pooled(c, x, a, max);
+  if (!max && c.attr_int("count_include_pad", 0) == 0) y = y / pooled(c, ones_like(x), a, false);
   c.set_device(0, y.contiguous(), kFloat);
 }
 

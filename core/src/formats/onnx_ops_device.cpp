@@ -250,9 +250,7 @@ Window window_of(NodeContext& c, const Ints& x_shape, Ints kernel, bool asymmetr
   } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
     pads.assign(spatial * 2, 0);
     for (size_t k = 0; k < spatial; ++k) {
-      const int64_t in = x_shape[2 + k], out = (in + strides[k] - 1) / strides[k];
-      const int64_t total =
-          std::max<int64_t>((out - 1) * strides[k] + (kernel[k] - 1) * dilations[k] + 1 - in, 0);
+      const int64_t total = same_padding(x_shape[2 + k], kernel[k], strides[k], dilations[k]);
       if (total % 2 != 0 && !asymmetric_ok)
         c.fail("auto_pad " + auto_pad + " needs uneven padding here, which is not supported");
       // The odd one goes at the end (SAME_UPPER) or at the start (SAME_LOWER).

@@ -129,13 +129,11 @@ Labeled diagonals(const NodeContext& c, Labeled x) {
       c.fail(std::string("repeated subscript '") + x.labels[p] + "' has extents " +
              std::to_string(n) + " and " + std::to_string(x.t.dim(static_cast<int>(q))));
     std::string rest;
-    for (size_t a = 0; a < x.labels.size(); ++a) {
-      if (a != p && a != q) rest.push_back(x.labels[a]);
-    }
     std::vector<int> perm;
     Ints shape;
     for (size_t a = 0; a < x.labels.size(); ++a) {
       if (a != p && a != q) {
+        rest.push_back(x.labels[a]);
         perm.push_back(static_cast<int>(a));
         shape.push_back(x.t.dim(static_cast<int>(a)));
       }

@@ -10,12 +10,6 @@
 #include "formats/onnx_ops_internal.h"
 
 namespace switchyard::onnx_detail {
-namespace {
-
-// The row-major layout around one axis: `outer` blocks of `extent` x `inner` elements.
-struct AxisLayout {
-  int64_t outer = 1, extent = 1, inner = 1;
-};
 
 AxisLayout layout_of(const Ints& shape, int axis) {
   AxisLayout l;
@@ -27,6 +21,15 @@ AxisLayout layout_of(const Ints& shape, int axis) {
   }
   return l;
 }
+
+AxisLayout softmax_layout(NodeContext& c, const Ints& shape) {
+  if (c.version() >= 13)
+    return layout_of(shape, normalize(c, c.attr_int("axis", -1), shape.size()));
+  const int axis = normalize(c, c.attr_int("axis", 1), shape.size());
+  const auto middle = shape.begin() + axis;
+  return {numel_of(Ints(shape.begin(), middle)), numel_of(Ints(middle, shape.end())), 1};
+}
+namespace {
 
 // An index along an axis of `extent`, negative counted from the end; refused out of range.
 int64_t checked_index(const NodeContext& c, int64_t index, int64_t extent) {

@@ -5,6 +5,7 @@
 // formats layer.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <numeric>
@@ -50,6 +51,24 @@ inline void check_host_size(const NodeContext& context, const Ints& shape) {
 inline Tensor reshaped(const NodeContext& context, const Tensor& t, const Ints& shape) {
   return t.reshape(to_shape(context, shape));
 }
+
+// auto_pad SAME's total padding of an axis of `in` elements for a window (kernel, stride,
+// dilation): what makes the output ceil(in / stride) long.
+inline int64_t same_padding(int64_t in, int64_t kernel, int64_t stride, int64_t dilation) {
+  const int64_t out = (in + stride - 1) / stride;
+  return std::max<int64_t>((out - 1) * stride + (kernel - 1) * dilation + 1 - in, 0);
+}
+
+// The row-major layout around one axis: `outer` blocks of `extent` x `inner` elements.
+struct AxisLayout {
+  int64_t outer = 1, extent = 1, inner = 1;
+};
+AxisLayout layout_of(const Ints& shape, int axis);
+
+// Softmax's, LogSoftmax's and Hardmax's layout at the node's version: along `axis` (default -1)
+// from version 13; before it the input is read as a matrix whose rows are the axes from `axis`
+// (default 1) on (inner 1).
+AxisLayout softmax_layout(NodeContext& c, const Ints& shape);
 
 // ---- host helpers and ops (onnx_ops_host.cpp) -------------------------------------------------
 

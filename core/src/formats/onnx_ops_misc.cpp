@@ -49,15 +49,7 @@ void device_global_lp_pool(NodeContext& c) {
 // a matrix, the axes from `axis` (default 1) on one row, as Softmax does.
 void host_hardmax(NodeContext& c) {
   const HostTensor& x = c.host_values(0);
-  const size_t rank = x.shape.size();
-  int64_t outer = 1, extent = 1, inner = 1;
-  if (c.version() >= 13) {
-    const auto axis = static_cast<size_t>(normalize(c, c.attr_int("axis", -1), rank));
-    for (size_t a = 0; a < rank; ++a) (a < axis ? outer : a == axis ? extent : inner) *= x.shape[a];
-  } else {
-    const auto axis = static_cast<size_t>(normalize(c, c.attr_int("axis", 1), rank));
-    for (size_t a = 0; a < rank; ++a) (a < axis ? outer : extent) *= x.shape[a];
-  }
+  const auto [outer, extent, inner] = softmax_layout(c, x.shape);
   check_host_size(c, x.shape);
   HostTensor y = HostTensor::zeros(x.type, x.shape);
   for (int64_t o = 0; o < outer; ++o) {

@@ -17,22 +17,13 @@ namespace switchyard::onnx_detail {
 
 namespace {
 
-// The range of an integer type, or false when quantization to it is not supported.
-bool integer_range(int32_t type, double& low, double& high) {
-  struct Range {
-    int32_t type;
-    double low, high;
-  };
-  static constexpr Range kRanges[] = {
-      {kInt8, -128, 127}, {kUint8, 0, 255}, {kInt16, -32768, 32767}, {kUint16, 0, 65535}};
-  for (const Range& r : kRanges) {
-    if (r.type == type) {
-      low = r.low, high = r.high;
-      return true;
-    }
-  }
-  return false;
-}
+// An integer type QuantizeLinear writes, and its range.
+struct Quantized {
+  int32_t type;
+  double low, high;
+};
+constexpr Quantized kQuantizedTypes[] = {
+    {kInt8, -128, 127}, {kUint8, 0, 255}, {kInt16, -32768, 32767}, {kUint16, 0, 65535}};
 
 // How scale and zero point spread over x: one value (per tensor), one per index of `axis` (per
 // axis), or one per block of `block` indices along `axis` with the other axes as x's.
@@ -99,19 +90,19 @@ int64_t parameter_index(const Granularity& g, const Ints& x_shape, int64_t e) {
   return (outer * blocks + index / g.block) * inner + e % inner;
 }
 
-// QuantizeLinear's output type: the zero point's, else output_dtype (version 21), else uint8.
-int32_t quantized_type(NodeContext& c) {
+// QuantizeLinear's output type (the zero point's, else output_dtype (version 21), else uint8)
+// and its range.
+Quantized quantized_type(NodeContext& c) {
   int32_t type = kUint8;
   if (c.has(2))
     type = c.type(2);
   else if (c.attr_int("output_dtype", 0) != 0)
     type = static_cast<int32_t>(c.attr_int("output_dtype", 0));
-  double low = 0, high = 0;
-  if (!integer_range(type, low, high))
-    c.fail("quantizing to " + elem_type_name(type) +
-           " is not supported (int8, uint8, int16, "
-           "uint16)");
-  return type;
+  for (const Quantized& q : kQuantizedTypes) {
+    if (q.type == type) return q;
+  }
+  c.fail("quantizing to " + elem_type_name(type) +
+         " is not supported (int8, uint8, int16, uint16)");
 }
 
 // The rounding of q to the nearest integer, ties to even, in f32 by adding and subtracting
@@ -165,15 +156,13 @@ void device_dequantize(NodeContext& c) {
 // y = clamp(round(x / scale) + zero_point) with ties to even; NaN gives the zero point.
 void host_quantize(NodeContext& c) {
   const HostTensor& x = c.host_values(0);
-  const int32_t type = quantized_type(c);
-  double low = 0, high = 0;
-  integer_range(type, low, high);
-  HostTensor y = HostTensor::zeros(type, x.shape);
+  const Quantized range = quantized_type(c);  // (not a structured binding: the lambda reads it)
+  HostTensor y = HostTensor::zeros(range.type, x.shape);
   each_element(c, [&](int64_t e, float scale, int64_t zero) {
     const float q = static_cast<float>(x.at(e)) / scale;
     const double rounded = std::isnan(q) ? 0.0 : std::nearbyint(static_cast<double>(q));
     const double level = rounded + static_cast<double>(zero);
-    y.i[static_cast<size_t>(e)] = static_cast<int64_t>(std::clamp(level, low, high));
+    y.i[static_cast<size_t>(e)] = static_cast<int64_t>(std::clamp(level, range.low, range.high));
   });
   c.set_host(0, std::move(y));
 }
@@ -181,9 +170,7 @@ void host_quantize(NodeContext& c) {
 void device_quantize(NodeContext& c) {
   const Ints& shape = c.shape(0);
   const Granularity g = granularity_of(c, shape);
-  const int32_t type = quantized_type(c);
-  double low = 0, high = 0;
-  integer_range(type, low, high);
+  const auto [type, low, high] = quantized_type(c);
   Tensor q = dev_float(c, 0) / spread(c, 1, g, shape);
   // Clamped first to the type's range around the zero point (so within 2^22), rounded, shifted.
   const Tensor zero = c.has(2) ? spread(c, 2, g, shape) : Tensor();
