@@ -34,7 +34,10 @@ struct Value {
   std::vector<int64_t> shape;
   std::shared_ptr<HostSlot> host;  // set when the values are known on the host
   bool cacheable = false;  // depends only on constants and input shapes: kept per input shape
-  Tensor device;           // float and bool values as f32 (bool 0/1), integers as i64
+  // Its shape depends only on constants and input shapes (not on values read from the inputs, as
+  // NonZero's does): a Shape of it may be kept per input shape.
+  bool fixed_shape = false;
+  Tensor device;  // float and bool values as f32 (bool 0/1), integers as i64
 
   bool known() const { return type != kUndefined; }
 };
@@ -140,10 +143,14 @@ class NodeContext {
   std::vector<int64_t> ints(size_t k);
   // Input k on the device (a host value is uploaded once and kept).
   Tensor dev(size_t k);
+  // Input k is a host value that depends only on constants and input shapes: the same in every
+  // run of this input signature, so what is prepared from it may be kept (cached()).
+  bool constant(size_t k) const { return host(k) != nullptr && value(k).cacheable; }
   // The scalar value of input k when it is a one-element host tensor.
   bool host_scalar(size_t k, double& out) const;
 
-  // shape_only: computed from input shapes alone (Shape, Size), so kept per input shape.
+  // shape_only: computed from input shapes alone (Shape, Size), so kept per input shape where
+  // those are fixed by the input signature (Value::fixed_shape).
   void set_host(size_t k, HostTensor tensor, bool shape_only = false);
   void set_device(size_t k, Tensor tensor, int32_t type);
   bool output_used(size_t k) const { return k < node_.outputs.size() && node_.outputs[k] >= 0; }
@@ -157,7 +164,8 @@ class NodeContext {
   std::vector<float> attr_floats(const char* name) const;
   std::vector<std::string> attr_strings(const char* name) const;
 
-  // A per-node cache of prepared weights (made once, kept with the model).
+  // A per-node cache of prepared weights (made once, kept with the model): only for what is
+  // made from constant() inputs.
   template <typename T>
   std::shared_ptr<T> cached(const std::string& key,
                             const std::function<std::shared_ptr<T>()>& make) {
@@ -171,6 +179,9 @@ class NodeContext {
 
  private:
   bool inputs_cacheable() const;
+  // Every input's shape fixed by the input signature, and every host value among the inputs
+  // cacheable (a value read from the device can decide an output's shape).
+  bool outputs_shape_fixed() const;
 
   OnnxModel::Impl& model_;
   Node& node_;

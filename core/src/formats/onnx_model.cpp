@@ -344,6 +344,7 @@ class GraphReader {
       v.host = std::make_shared<HostSlot>();
       v.host->tensor = std::move(tensor);
       v.cacheable = true;
+      v.fixed_shape = true;
     };
     for (auto& [id, tensor] : initial_) set_constant(id, std::move(tensor));
     for (const size_t n : order) {
@@ -557,6 +558,7 @@ std::vector<Tensor> run_plan(OnnxModel::Impl& m, Plan& plan, const std::vector<T
     v.shape = inputs[k].shape().to_vector();
     v.device = inputs[k];
     v.cacheable = false;
+    v.fixed_shape = true;
   }
   for (Node& node : m.nodes) {
     if (node.skipped) continue;

@@ -106,6 +106,15 @@ bool NodeContext::inputs_cacheable() const {
   return true;
 }
 
+bool NodeContext::outputs_shape_fixed() const {
+  for (const int id : node_.inputs) {
+    if (id < 0) continue;
+    const Value& v = values_[static_cast<size_t>(id)];
+    if (!v.fixed_shape || (v.host && !v.cacheable)) return false;
+  }
+  return true;
+}
+
 void NodeContext::set_host(size_t k, HostTensor tensor, bool shape_only) {
   if (!output_used(k)) return;
   Value& v = values_[static_cast<size_t>(node_.outputs[k])];
@@ -113,7 +122,10 @@ void NodeContext::set_host(size_t k, HostTensor tensor, bool shape_only) {
   v.shape = tensor.shape;
   v.host = std::make_shared<HostSlot>();
   v.host->tensor = std::move(tensor);
-  v.cacheable = shape_only || inputs_cacheable();
+  v.fixed_shape = outputs_shape_fixed();
+  // A shape is kept per input shape only when the input signature decides it: NonZero's output
+  // has the same signature whatever its count.
+  v.cacheable = shape_only ? v.fixed_shape : inputs_cacheable();
   v.device = Tensor();
 }
 
@@ -128,6 +140,7 @@ void NodeContext::set_device(size_t k, Tensor tensor, int32_t type) {
   v.shape = tensor.shape().to_vector();
   v.host.reset();
   v.cacheable = false;
+  v.fixed_shape = outputs_shape_fixed();
   v.device = std::move(tensor);
 }
 

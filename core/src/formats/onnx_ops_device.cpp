@@ -503,7 +503,7 @@ void device_batch_norm(NodeContext& c) {
   const Ints& xs = c.shape(0);
   if (xs.size() < 2) c.fail("the input needs a channel axis");
   const float epsilon = c.attr_float("epsilon", 1e-5F);
-  auto w = c.cached<AffineWeights>("batchnorm" + std::to_string(xs.size()), [&] {
+  const auto fold = [&] {
     const HostTensor &scale = *c.host(1), &bias = *c.host(2), &mean_t = *c.host(3),
                      &var = *c.host(4);
     const int64_t channels = xs[1];
@@ -523,7 +523,11 @@ void device_batch_norm(NodeContext& c) {
     out->scale = Tensor::from_host(a, to_shape(c, shape), c.model().device);
     out->shift = Tensor::from_host(b, to_shape(c, shape), c.model().device);
     return out;
-  });
+  };
+  bool constant = true;
+  for (size_t k = 1; k < 5; ++k) constant = constant && c.constant(k);
+  const std::shared_ptr<AffineWeights> w =
+      constant ? c.cached<AffineWeights>("batchnorm" + std::to_string(xs.size()), fold) : fold();
   c.set_device(0, dev_float(c, 0) * w->scale + w->shift, kFloat);
 }
 

@@ -126,8 +126,7 @@ void device_recurrent(NodeContext& c, bool lstm) {
   const int64_t dirs = direction == "bidirectional" ? 2 : 1;
   // W, R and B are usually initializers; given as graph inputs they are read back and packed
   // again on every run.
-  const bool constant =
-      c.host(1) != nullptr && c.host(2) != nullptr && (!c.has(3) || c.host(3) != nullptr);
+  const bool constant = c.constant(1) && c.constant(2) && (!c.has(3) || c.constant(3));
   // An integer W, R or B (a hostile file) has its values in HostTensor::i and none in f, which
   // pack_weights reads: the fuzzer found the read past an empty vector.
   for (size_t k = 1; k <= 3; ++k) {
