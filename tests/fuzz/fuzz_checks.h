@@ -242,6 +242,11 @@ constexpr double kOnnxFuzzWorkLimit = 1e7;
 // under the sanitizers.
 constexpr int64_t kOnnxFuzzHostElements = int64_t{1} << 20;
 
+// The most iterations a Loop may run in a fuzz run (onnx_detail::set_max_loop_iterations; the
+// importer's own limit is 2^20): a trip count of 2^40 over a body of host ops is otherwise past
+// libFuzzer's timeout under the sanitizers.
+constexpr int64_t kOnnxFuzzLoopIterations = int64_t{1} << 10;
+
 // Inputs of the declared shapes (dynamic extents 2), or false when the declared shapes are beyond
 // what a fuzz run should allocate (the model is then only loaded). Throws Error for shapes that
 // cannot be made at all (rank 9, ...): also load only.

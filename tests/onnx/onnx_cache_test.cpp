@@ -7,41 +7,6 @@
 #include "switchyard/capture.h"
 
 namespace switchyard::testing {
-namespace {
-
-// A model at opset 17 with `inputs` (name, type, dims) and one INT64 output "s" of open shape.
-onnx::ModelProto graph_model(
-    const std::vector<std::tuple<std::string, int32_t, std::vector<int64_t>>>& inputs) {
-  onnx::ModelProto model;
-  model.set_ir_version(8);
-  model.add_opset_import()->set_version(17);
-  auto* graph = model.mutable_graph();
-  graph->set_name("g");
-  for (const auto& [name, type, dims] : inputs)
-    declare_value(*graph->add_input(), name, type, dims);
-  auto* output = graph->add_output();
-  output->set_name("s");
-  output->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
-  return model;
-}
-
-void add_node(onnx::GraphProto& graph, const std::string& op, const std::vector<std::string>& in,
-              const std::vector<std::string>& out) {
-  auto* node = graph.add_node();
-  node->set_name(op + "_" + std::to_string(graph.node_size()));
-  node->set_op_type(op);
-  for (const auto& name : in) node->add_input(name);
-  for (const auto& name : out) node->add_output(name);
-}
-
-std::shared_ptr<OnnxModel> load_model(const onnx::ModelProto& model, const std::string& file,
-                                      const std::shared_ptr<Device>& device) {
-  const auto path = std::filesystem::temp_directory_path() / file;
-  write_model(path, model);
-  return OnnxModel::load(path, device);
-}
-
-}  // namespace
 
 TEST_CASE("a shape that depends on the input values is not kept between runs of one signature",
           "[onnx][cache]") {

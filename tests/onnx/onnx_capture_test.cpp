@@ -75,6 +75,8 @@ TEST_CASE("a replayed ONNX run gives an eager run's bits, on every backend and c
       CHECK(captured->capture() == CaptureMode::kOn);
       const auto sets = data_sets(folder);
       REQUIRE(sets.size() == 2);
+      // control_flow's loop runs while its values say so: each run reads them, and stays eager.
+      const bool data_dependent = folder.filename() == "control_flow";
       // Two signatures (batch 1 and batch 7) interleaved, four runs each with new values.
       for (int round = 0; round < 4; ++round) {
         for (const auto& set : sets) {
@@ -85,6 +87,11 @@ TEST_CASE("a replayed ONNX run gives an eager run's bits, on every backend and c
           const std::string summary = captured->capture_summary();
           INFO(summary);
           if (round == 0) CHECK(summary == "eager (first run of these input shapes)");
+          if (data_dependent && round >= 1) {
+            CHECK_THAT(summary, Catch::StartsWith("eager: the pass read device data on the host"));
+            check_same_bits(ours, eager->run(inputs));
+            continue;
+          }
           if (round == 1) CHECK(summary.rfind("recorded ", 0) == 0);
           if (round >= 2) CHECK(summary.rfind("replayed ", 0) == 0);
           // vulkan captures a command buffer once and resubmits it; the others re-dispatch.

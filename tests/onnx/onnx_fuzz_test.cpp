@@ -20,18 +20,25 @@ using namespace switchyard::testing;
 
 namespace {
 
-// The libFuzzer target's limit on host values (kOnnxFuzzHostElements) while it lives.
+// The libFuzzer target's limits on host values (kOnnxFuzzHostElements) and Loop iterations
+// (kOnnxFuzzLoopIterations) while it lives.
 class HostElementLimit {
  public:
-  HostElementLimit() : previous_(onnx_detail::max_host_elements()) {
+  HostElementLimit()
+      : previous_(onnx_detail::max_host_elements()),
+        previous_iterations_(onnx_detail::max_loop_iterations()) {
     onnx_detail::set_max_host_elements(kOnnxFuzzHostElements);
+    onnx_detail::set_max_loop_iterations(kOnnxFuzzLoopIterations);
   }
   HostElementLimit(const HostElementLimit&) = delete;
   HostElementLimit& operator=(const HostElementLimit&) = delete;
-  ~HostElementLimit() { onnx_detail::set_max_host_elements(previous_); }
+  ~HostElementLimit() {
+    onnx_detail::set_max_host_elements(previous_);
+    onnx_detail::set_max_loop_iterations(previous_iterations_);
+  }
 
  private:
-  int64_t previous_;
+  int64_t previous_, previous_iterations_;
 };
 
 constexpr int kByteMutants = 1000;

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "backend_support.h"
@@ -126,6 +127,41 @@ inline void add_int64_initializer(onnx::GraphProto& graph, const std::string& na
   tensor->set_data_type(onnx::TensorProto::INT64);
   tensor->add_dims(static_cast<int64_t>(values.size()));
   for (const int64_t v : values) tensor->add_int64_data(v);
+}
+
+// A model at opset 17 with `inputs` (name, type, dims; -1: the batch axis) and one INT64 output "s"
+// of open shape, for a test to add nodes to.
+inline onnx::ModelProto graph_model(
+    const std::vector<std::tuple<std::string, int32_t, std::vector<int64_t>>>& inputs) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(17);
+  auto* graph = model.mutable_graph();
+  graph->set_name("g");
+  for (const auto& [name, type, dims] : inputs)
+    declare_value(*graph->add_input(), name, type, dims);
+  auto* output = graph->add_output();
+  output->set_name("s");
+  output->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
+  return model;
+}
+
+// A node named "<op>_<its number>".
+inline void add_node(onnx::GraphProto& graph, const std::string& op,
+                     const std::vector<std::string>& in, const std::vector<std::string>& out) {
+  auto* node = graph.add_node();
+  node->set_name(op + "_" + std::to_string(graph.node_size()));
+  node->set_op_type(op);
+  for (const auto& name : in) node->add_input(name);
+  for (const auto& name : out) node->add_output(name);
+}
+
+// `model` written to the temporary folder as `file` and loaded on `device`.
+inline std::shared_ptr<OnnxModel> load_model(const onnx::ModelProto& model, const std::string& file,
+                                             const std::shared_ptr<Device>& device) {
+  const auto path = std::filesystem::temp_directory_path() / file;
+  write_model(path, model);
+  return OnnxModel::load(path, device);
 }
 
 }  // namespace switchyard::testing

@@ -151,6 +151,36 @@ class FakeQuantized(nn.Module):
         return self.head(y.flatten(1))
 
 
+class ControlFlow(nn.Module):
+    """torch.jit.script's control flow as torch.onnx.export writes it: a while loop whose count
+    depends on the values (Loop with a condition and carried values), an if inside it on the values
+    (If whose branches read the loop's values), and a for loop over the rows (Loop with a trip
+    count from Shape, carried values indexed by the iteration number)."""
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.Linear(8, 8)
+        self.head = nn.Linear(8, 4)
+
+    def forward(self, x):
+        h = torch.zeros_like(x)
+        steps = 0
+        while steps < 6 and bool(h.abs().mean() < 0.4):  # 2 steps at batch 1, 6 at batch 7
+            h = torch.tanh(self.cell(x + h))
+            if bool(h.sum() > 0) and steps % 2 == 0:  # both branches in both data sets
+                h = h * 0.5
+            else:
+                h = h - 0.25 * x
+            steps += 1
+        total = torch.zeros_like(h[0])
+        for row in range(h.size(0)):
+            total = total + h[row] * (row + 1)
+        return self.head(h + total) + steps
+
+
+def build_control_flow():
+    return torch.jit.script(ControlFlow())
+
+
 def decorrelate(module):
     """Fresh, independent values for every parameter of `module` (from torch's seeded global
     generator). nn.TransformerEncoder deep-copies one layer, so its layers start out identical, and
@@ -280,6 +310,7 @@ MODELS = {
     "module_functions": (12, ModuleFunctions, ["input"], ["output"], float_inputs((8,)), None),
     "fake_quant_opset13": (13, FakeQuantized, ["input"], ["output"], float_inputs((3, 6, 6)),
                            None),
+    "control_flow": (14, build_control_flow, ["input"], ["output"], float_inputs((8,)), None),
 }
 # Further torch.onnx.export arguments by model.
 EXPORT_KWARGS = {

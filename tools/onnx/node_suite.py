@@ -298,6 +298,7 @@ def extra_cases():
                  [("x", F, [2, 3, 4])], [("y", F, [2, 3, 4])], opset=11),
            [([block], [hard.reshape(2, 3, 4)])])
     yield from opset_cases(model, const)
+    yield from control_flow_cases(model, const)
 
 
 # Einsum as exported models write it (attention's products, batched matrices with a broadcast
@@ -331,6 +332,108 @@ def einsum_cases(model):
                      [(n, F, list(o.shape)) for n, o in zip(names, operands)],
                      [("y", F, list(expected.shape))]),
                [(operands, [expected])])
+
+
+# If and Loop: a condition that differs between the data sets of one model (each run takes its
+# own branch, of its own shape), a while loop whose count depends on the values, with carried
+# values, a scan output and the iteration number; a trip count of 0; a trip count from Shape; an
+# If inside a Loop's body whose branches read the body's and the graph's values, and a body that
+# uses a name of the graph again for its own value.
+def control_flow_cases(model, const):
+    F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+    node = helper.make_node
+
+    def graph(name, nodes, inputs, outputs, initializers=()):
+        return helper.make_graph(nodes, name, [helper.make_tensor_value_info(*i) for i in inputs],
+                                 [helper.make_tensor_value_info(*o) for o in outputs],
+                                 list(initializers))
+
+    x = np.array([0.5, -1.0, 2.0], dtype=np.float32)
+    then_branch = graph("then", [node("Add", ["x", "c"], ["t"])], [], [("t", F, [3])])
+    else_branch = graph("else", [node("Concat", ["x", "x"], ["e"], axis=0)], [], [("e", F, [6])])
+    yield ("sy_if_branch_per_run",
+           model("if_per_run", [node("If", ["cond"], ["y"], then_branch=then_branch,
+                                     else_branch=else_branch)],
+                 [("cond", B, []), ("x", F, [3])], [("y", F, ["n"])],
+                 [const("c", np.float32(10))]),
+           [([np.array(True), x], [x + np.float32(10)]),
+            ([np.array(False), x], [np.concatenate([x, x])])])
+
+    # a <- 2a + x until sum(a) >= 20 (at most M = 10 times); k <- k + i; each a is scanned.
+    body = graph("body", [node("Mul", ["a_in", "two"], ["a2"]),
+                          node("Add", ["a2", "x"], ["a_out"]),
+                          node("ReduceSum", ["a_out"], ["total"], keepdims=0),
+                          node("Less", ["total", "limit"], ["go"]),
+                          node("Add", ["k_in", "i"], ["k_out"]),
+                          node("Identity", ["a_out"], ["scan"])],
+                 [("i", I64, []), ("go_in", B, []), ("a_in", F, [2]), ("k_in", I64, [])],
+                 [("go", B, []), ("a_out", F, [2]), ("k_out", I64, []), ("scan", F, [2])],
+                 [const("two", np.float32(2))])
+
+    def while_loop(x, trips):
+        a, k, scans, i = np.zeros(2, np.float32), np.int64(0), [], 0
+        going = True
+        while going and i < trips:
+            a = (a * 2 + x).astype(np.float32)
+            going = bool(a.sum() < 20)
+            k, i = k + i, i + 1
+            scans.append(a)
+        stacked = np.stack(scans) if scans else np.zeros((0, 2), np.float32)
+        return [a, np.array(k, np.int64), stacked]
+
+    loop_inputs = [("M", I64, []), ("x", F, [2])]
+    loop_outputs = [("a", F, [2]), ("k", I64, []), ("scans", F, ["n", 2])]
+    loop = model("while_loop", [node("Loop", ["M", "start", "a0", "k0"], ["a", "k", "scans"],
+                                     body=body)],
+                 loop_inputs, loop_outputs,
+                 [const("start", np.array(True)), const("a0", np.zeros(2, np.float32)),
+                  const("k0", np.int64(0)), const("limit", np.float32(20))])
+    slow, fast = np.array([0.5, 0.25], np.float32), np.array([3.0, 4.0], np.float32)
+    yield ("sy_loop_while_carried_scan", loop,
+           [([np.int64(10), slow], while_loop(slow, 10)),
+            ([np.int64(10), fast], while_loop(fast, 10)),
+            ([np.int64(2), slow], while_loop(slow, 2))])
+    yield ("sy_loop_zero_trips", loop, [([np.int64(0), fast], while_loop(fast, 0))])
+
+    # For each row r of x: total <- total + x[r] * (r + 1); an If inside picks Add or Sub by the
+    # row's parity and reads the graph's "scale". The body names its own value "total" again.
+    parity_then = graph("even", [node("Add", ["total_in", "weighted"], ["total"])], [],
+                        [("total", F, [3])])
+    parity_else = graph("odd", [node("Mul", ["weighted", "scale"], ["scaled"]),
+                                node("Sub", ["total_in", "scaled"], ["odd_total"])], [],
+                        [("odd_total", F, [3])])
+    rows = graph("rows", [node("Gather", ["x", "r"], ["row"], axis=0),
+                          node("Add", ["r", "one"], ["r1"]),
+                          node("Cast", ["r1"], ["r1f"], to=F),
+                          node("Mul", ["row", "r1f"], ["weighted"]),
+                          node("Mod", ["r", "two_i"], ["odd"]),
+                          node("Equal", ["odd", "zero_i"], ["even"]),
+                          node("If", ["even"], ["total"], then_branch=parity_then,
+                               else_branch=parity_else),
+                          node("Identity", ["go_in"], ["go"])],
+                 [("r", I64, []), ("go_in", B, []), ("total_in", F, [3])],
+                 [("go", B, []), ("total", F, [3])],
+                 [const("one", np.int64(1)), const("two_i", np.int64(2)),
+                  const("zero_i", np.int64(0))])
+    rows_model = model("rows_loop", [node("Shape", ["x"], ["shape"]),
+                                     node("Gather", ["shape", "zero"], ["count"], axis=0),
+                                     node("Loop", ["count", "", "start"], ["total"], body=rows),
+                                     node("Add", ["total", "total"], ["y"])],
+                       [("x", F, ["rows", 3])], [("y", F, [3])],
+                       [const("zero", np.int64(0)), const("start", np.zeros(3, np.float32)),
+                        const("scale", np.float32(0.5))])
+
+    def rows_expected(x):
+        total = np.zeros(3, np.float32)
+        for r in range(x.shape[0]):
+            weighted = x[r] * np.float32(r + 1)
+            total = total + weighted if r % 2 == 0 else total - weighted * np.float32(0.5)
+        return [(total + total).astype(np.float32)]
+
+    rng = np.random.default_rng(9)
+    small, tall = (rng.standard_normal(shape).astype(np.float32) for shape in ((2, 3), (5, 3)))
+    yield ("sy_loop_rows_if_inside", rows_model,
+           [([small], rows_expected(small)), ([tall], rows_expected(tall))])
 
 
 # Model-local functions: nested calls, attributes referring to the call's (given, and not given:

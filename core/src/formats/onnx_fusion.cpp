@@ -8,7 +8,8 @@
 
 namespace switchyard::onnx_detail {
 namespace {
-// How many nodes (and graph outputs) read each value.
+// How many nodes (and graph outputs) read each value; a value that an If's or a Loop's subgraph
+// reads counts as read, and so is never fused away.
 std::vector<int> consumer_counts(const OnnxModel::Impl& m) {
   std::vector<int> counts(m.value_names.size(), 0);
   for (const Node& node : m.nodes) {
@@ -16,6 +17,7 @@ std::vector<int> consumer_counts(const OnnxModel::Impl& m) {
     for (const int in : node.inputs) {
       if (in >= 0) ++counts[static_cast<size_t>(in)];
     }
+    for (const int in : node.captures) ++counts[static_cast<size_t>(in)];
   }
   for (const int out : m.output_ids) ++counts[static_cast<size_t>(out)];
   return counts;

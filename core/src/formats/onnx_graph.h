@@ -43,6 +43,7 @@ struct Value {
 };
 
 struct OpDef;
+struct Body;
 
 struct Node {
   std::string name;          // the node's name, or "#<index>" when it has none
@@ -63,6 +64,23 @@ struct Node {
   // are (q k^T) * scale; `causal` when the mask is a constant causal [T, T] one.
   double scale = 1.0;
   bool causal = false;
+  // If (then_branch, else_branch) and Loop (body): its subgraphs (onnx_control.cpp), and the values
+  // of enclosing graphs they read, which the node waits for as it waits for its inputs.
+  std::vector<std::shared_ptr<Body>> bodies;
+  std::vector<int> captures;
+};
+
+// A subgraph of an If or Loop node, over the model's one numbering of values: what it defines is
+// numbered [first_value, end_value), apart from every other graph's values, so that a name may be
+// used again inside it. Its outputs may be values of an enclosing graph.
+struct Body {
+  std::vector<Node> nodes;  // topological order
+  std::vector<int> inputs;  // Loop: the iteration number, the condition, the carried values
+  std::vector<int> outputs;
+  std::vector<int32_t> output_types;                // as declared (kUndefined where it is not)
+  std::vector<std::vector<int64_t>> output_shapes;  // as declared, -1 for an open extent
+  int first_value = 0, end_value = 0;
+  std::vector<int> captures;  // values of enclosing graphs that its nodes (or their bodies) read
 };
 
 // The values of one input signature: constants, and what was computed on the host from them and
@@ -81,6 +99,12 @@ struct Plan {
   std::vector<Value> values;
   std::unique_ptr<Captured> captured;
 };
+
+// A device value's host copy, read back once and kept with it (the value is then no longer
+// cacheable: it depends on the input values).
+const HostTensor& read_back(Value& v);
+// A host tensor on `device`: floats as f32, bools as 0/1 f32, integers as i64.
+Tensor upload(const HostTensor& t, const std::shared_ptr<Device>& device);
 
 class NodeContext;
 struct OpDef {
@@ -196,6 +220,19 @@ int normalize(const NodeContext& context, int64_t axis, size_t rank);
 std::string quote_name(const std::string& text);
 // "node 'name' (Op)".
 std::string node_label(const Node& node);
+
+// Reads m.model's graph into m (onnx_graph_reader.cpp): values numbered, initializers and inputs
+// decoded and checked, nodes checked and put in a topological order, outputs checked, constants
+// folded in. Returns the first problem, naming the file.
+Status read_graph(OnnxModel::Impl& m);
+
+// Runs `nodes` (the graph's or a subgraph's, in order) over `values`: a node whose outputs are
+// known (kept from an earlier run of this input signature) is skipped, If and Loop run their
+// subgraphs (run_control), any other node its op on the host or the device.
+void run_nodes(OnnxModel::Impl& m, std::vector<Node>& nodes, std::vector<Value>& values);
+// If: the branch its condition picks; Loop: its body, iteration after iteration
+// (onnx_control.cpp).
+void run_control(OnnxModel::Impl& m, Node& node, std::vector<Value>& values);
 
 // Fuses runs of nodes that switchyard runs as one op (onnx_fusion.cpp): Erf-based GELU, MatMul +
 // Add, Conv (+ Add) (+ Relu, Clip or SiLU). Called once at load, after the graph is read.

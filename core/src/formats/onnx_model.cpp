@@ -1,5 +1,6 @@
-// Loading, checking and running an ONNX graph (switchyard/onnx.h). Ops live in onnx_ops*.cpp,
-// fusion in onnx_fusion.cpp, what an op sees in onnx_node_context.cpp.
+// Loading and running an ONNX graph (switchyard/onnx.h). Reading and checking the file is in
+// onnx_graph_reader.cpp, ops in onnx_ops*.cpp, fusion in onnx_fusion.cpp, what an op sees in
+// onnx_node_context.cpp.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -39,342 +40,11 @@ bool is_integer_dtype(DType dtype) {
 }
 
 }  // namespace
-
-// ---- loading ------------------------------------------------------------------------------------
-namespace {
-
-Status fail_load(const std::string& source, StatusCode code, const std::string& message) {
-  return {code, source + ": " + message};
-}
-
-std::string supported_list() {
-  std::string text;
-  for (const std::string& op : onnx_supported_ops()) text += (text.empty() ? "" : ", ") + op;
-  return text;
-}
-
-// The value info of a graph input or output.
-OnnxValueInfo value_info(const onnx::ValueInfoProto& proto) {
-  OnnxValueInfo info;
-  info.name = proto.name();
-  if (proto.type().has_tensor_type()) {
-    const auto& tensor = proto.type().tensor_type();
-    info.element_type = elem_type_name(tensor.elem_type());
-    for (const auto& dim : tensor.shape().dim()) {
-      info.shape.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
-      info.dim_names.push_back(dim.has_dim_param() ? dim.dim_param() : "");
-    }
-  } else {
-    info.element_type = "not a tensor";
-  }
-  return info;
-}
-
-// A graph input or output as the model declares it, checked before anything of its size is made:
-// at most Shape::kMaxRank axes (inputs: switchyard's tensors have no more), and one sample of it
-// (dynamic extents counted as 1) within the memory budget of `device`, so that a declared extent
-// of 2^40 or 2^62 is refused here, naming the file, rather than by an allocation when a batch of
-// it is built (bench model, predict).
-Status check_declared(const OnnxValueInfo& info, int32_t type, const char* role, bool input,
-                      const std::string& source, const Device* device) {
-  const std::string name = std::string(role) + " " + quote_name(info.name);
-  if (input && info.shape.size() > static_cast<size_t>(Shape::kMaxRank)) {
-    return fail_load(source, StatusCode::kInvalidArgument,
-                     name + " has rank " + std::to_string(info.shape.size()) + ", more than the " +
-                         std::to_string(Shape::kMaxRank) + " axes a switchyard tensor has");
-  }
-  std::vector<int64_t> one_sample;
-  std::string declared;
-  for (size_t a = 0; a < info.shape.size(); ++a) {
-    const int64_t extent = info.shape[a];
-    one_sample.push_back(extent < 0 ? 1 : extent);
-    declared += (a ? ", " : "") +
-                (extent >= 0 ? std::to_string(extent)
-                             : (info.dim_names[a].empty() ? std::string("?") : info.dim_names[a]));
-  }
-  if (declared.size() > 300) declared = declared.substr(0, 300) + "...";
-  const uint64_t element = is_float_type(type) || type == kBool ? sizeof(float) : sizeof(int64_t);
-  return detail::check_shape_budget(
-      one_sample, element,
-      "one sample of " + name + " (" + info.element_type + " [" + declared + "] as declared)",
-      source, device);
-}
-
-// Turns Constant nodes into host values.
-Result<HostTensor> constant_value(const onnx::NodeProto& node, const std::string& what,
-                                  const std::filesystem::path& base_dir, const Device* device) {
-  if (node.attribute_size() != 1)
-    return invalid_argument(what + " must have exactly one attribute");
-  const auto& a = node.attribute(0);
-  const std::string& name = a.name();
-  if (name == "value") {
-    if (a.type() != onnx::AttributeProto::TENSOR)
-      return invalid_argument(what + ": value must be a tensor");
-    return decode_tensor(a.t(), what, base_dir, device);
-  }
-  if (name == "value_float" && a.type() == onnx::AttributeProto::FLOAT) {
-    HostTensor t = HostTensor::zeros(kFloat, {});
-    t.f[0] = a.f();
-    return t;
-  }
-  if (name == "value_floats" && a.type() == onnx::AttributeProto::FLOATS) {
-    HostTensor t = HostTensor::zeros(kFloat, {a.floats_size()});
-    std::copy(a.floats().begin(), a.floats().end(), t.f.begin());
-    return t;
-  }
-  if (name == "value_int" && a.type() == onnx::AttributeProto::INT)
-    return HostTensor::scalar_int(a.i());
-  if (name == "value_ints" && a.type() == onnx::AttributeProto::INTS) {
-    return HostTensor::ints({a.ints().begin(), a.ints().end()}, {a.ints_size()});
-  }
-  return invalid_argument(what + ": attribute " + quote_name(name) +
-                          " is not supported (value, value_float(s), value_int(s))");
-}
-
-}  // namespace
 }  // namespace onnx_detail
 
 using namespace onnx_detail;
 
 namespace {
-
-// Reads the graph of m.model into m: values numbered, initializers and inputs decoded and
-// checked, nodes checked and put in a topological order, outputs checked, constants folded in.
-// One step a method; each returns the first problem as a status naming the file.
-class GraphReader {
- public:
-  explicit GraphReader(OnnxModel::Impl& m) : m_(m), src_(m.source), graph_(m.model.graph()) {}
-
-  Status read() {
-    SY_RETURN_IF_ERROR(check_opset());
-    const std::string inlined =
-        inline_functions(m_.model, m_.opset, kOnnxMinOpset, kOnnxMaxOpset, node_opsets_);
-    if (!inlined.empty()) return fail(inlined);
-    SY_RETURN_IF_ERROR(upgrade_nodes());
-    SY_RETURN_IF_ERROR(read_initializers());
-    SY_RETURN_IF_ERROR(read_inputs());
-    SY_RETURN_IF_ERROR(read_nodes());
-    SY_ASSIGN_OR_RETURN(const std::vector<size_t> order, topological_order());
-    SY_RETURN_IF_ERROR(read_outputs());
-    return place_constants(order);
-  }
-
- private:
-  Status fail(const std::string& message) const {
-    return fail_load(src_, StatusCode::kInvalidArgument, message);
-  }
-
-  int id_of(const std::string& name) {
-    const auto [it, inserted] = ids_.try_emplace(name, static_cast<int>(m_.value_names.size()));
-    if (inserted) m_.value_names.push_back(name);
-    return it->second;
-  }
-
-  // Every value is defined once: by an initializer, a graph input or a node's output.
-  Status define(const std::string& name, const std::string& by) {
-    if (name.empty()) return ok_status();
-    const auto id = static_cast<size_t>(id_of(name));
-    if (defined_.size() <= id) defined_.resize(id + 1, false);
-    if (defined_[id]) {
-      return fail("value " + quote_name(name) + " is defined twice (again by " + by + ")");
-    }
-    defined_[id] = true;
-    return ok_status();
-  }
-
-  // The opset of the default domain; any other domain is refused.
-  Status check_opset() {
-    bool found = false;
-    for (const auto& opset : m_.model.opset_import()) {
-      if (opset.domain().empty() || opset.domain() == "ai.onnx") {
-        m_.opset = opset.version();
-        found = true;
-      }
-    }
-    if (!found) return fail("the model imports no opset of the default ONNX domain");
-    if (m_.opset < kOnnxMinOpset || m_.opset > kOnnxMaxOpset) {
-      return fail("opset " + std::to_string(m_.opset) +
-                  " is not supported (supported: " + std::to_string(kOnnxMinOpset) + " to " +
-                  std::to_string(kOnnxMaxOpset) + "; re-export with opset_version=17)");
-    }
-    if (graph_.sparse_initializer_size() > 0) return fail("sparse initializers are not supported");
-    return ok_status();
-  }
-
-  // Each node's op version; older attribute forms rewritten (onnx_opset.h).
-  Status upgrade_nodes() {
-    const std::string problem =
-        upgrade_graph(*m_.model.mutable_graph(), node_opsets_, m_.opset, versions_);
-    return problem.empty() ? ok_status() : fail(problem);
-  }
-
-  Status read_initializers() {
-    for (const auto& tensor : graph_.initializer()) {
-      SY_RETURN_IF_ERROR(define(tensor.name(), "an initializer"));
-      Result<HostTensor> decoded = decode_tensor(tensor, "initializer " + quote_name(tensor.name()),
-                                                 m_.base_dir, m_.device.get());
-      if (!decoded.ok()) return decoded.status().with_context(src_);
-      initial_.emplace_back(id_of(tensor.name()), std::move(decoded).value());
-      initializer_names_.insert(tensor.name());
-    }
-    return ok_status();
-  }
-
-  // The graph's inputs without an initializer are the model's inputs.
-  Status read_inputs() {
-    for (const auto& input : graph_.input()) {
-      if (initializer_names_.count(input.name()) != 0) continue;
-      SY_RETURN_IF_ERROR(define(input.name(), "a graph input"));
-      OnnxValueInfo info = value_info(input);
-      const int32_t type = input.type().tensor_type().elem_type();
-      if (!input.type().has_tensor_type() || !is_supported_type(type)) {
-        return fail("input " + quote_name(input.name()) + " has type " + info.element_type +
-                    ", which is not supported (float or integer tensors)");
-      }
-      SY_RETURN_IF_ERROR(check_declared(info, type, "input", true, src_, m_.device.get()));
-      m_.input_ids.push_back(id_of(input.name()));
-      m_.input_types.push_back(type);
-      m_.inputs.push_back(std::move(info));
-    }
-    return ok_status();
-  }
-
-  // Each node's op known, no subgraphs, every output defined once.
-  Status read_nodes() {
-    const auto& table = op_table();
-    for (int index = 0; index < graph_.node_size(); ++index) {
-      const onnx::NodeProto& proto = graph_.node(index);
-      Node node;
-      node.name = proto.name().empty() ? "#" + std::to_string(index) : proto.name();
-      node.op = proto.op_type();
-      node.proto = &proto;
-      node.version = versions_[static_cast<size_t>(index)];
-      if (!proto.domain().empty() && proto.domain() != "ai.onnx") {
-        return fail(node_label(node) + " is in domain " + quote_name(proto.domain()) +
-                    ", which is not supported (only the default ONNX domain, opset " +
-                    std::to_string(m_.opset) + ")");
-      }
-      if (node.op.rfind("switchyard.", 0) == 0 ||
-          (node.op != "Constant" && table.count(node.op) == 0)) {
-        return fail(node_label(node) + ": op type " + quote_name(node.op) +
-                    " is not supported at opset " + std::to_string(m_.opset) +
-                    "; supported: " + supported_list());
-      }
-      for (const auto& attribute : proto.attribute()) {
-        if (attribute.has_g() || attribute.graphs_size() > 0) {
-          return fail(node_label(node) + ": subgraph attributes are not supported");
-        }
-      }
-      for (const auto& output : proto.output()) {
-        SY_RETURN_IF_ERROR(define(output, node_label(node)));
-        node.outputs.push_back(output.empty() ? -1 : id_of(output));
-      }
-      for (const auto& input : proto.input())
-        node.inputs.push_back(input.empty() ? -1 : id_of(input));
-      nodes_.push_back(std::move(node));
-    }
-    defined_.resize(m_.value_names.size(), false);
-    return ok_status();
-  }
-
-  // Dangling inputs, then a topological order (Kahn); what is left over lies on a cycle.
-  Result<std::vector<size_t>> topological_order() const {
-    std::vector<int> producer(m_.value_names.size(), -1);
-    for (size_t n = 0; n < nodes_.size(); ++n) {
-      for (const int out : nodes_[n].outputs) {
-        if (out >= 0) producer[static_cast<size_t>(out)] = static_cast<int>(n);
-      }
-    }
-    std::vector<int> waiting(nodes_.size(), 0);
-    std::vector<std::vector<size_t>> consumers_of(nodes_.size());
-    for (size_t n = 0; n < nodes_.size(); ++n) {
-      for (const int in : nodes_[n].inputs) {
-        if (in < 0) continue;
-        if (!defined_[static_cast<size_t>(in)]) {
-          return fail(node_label(nodes_[n]) + " reads " +
-                      quote_name(m_.value_names[static_cast<size_t>(in)]) +
-                      ", which no node, input or initializer defines");
-        }
-        const int p = producer[static_cast<size_t>(in)];
-        if (p >= 0) {
-          ++waiting[n];
-          consumers_of[static_cast<size_t>(p)].push_back(n);
-        }
-      }
-    }
-    std::vector<size_t> ready, order;
-    for (size_t n = 0; n < nodes_.size(); ++n) {
-      if (waiting[n] == 0) ready.push_back(n);
-    }
-    for (size_t r = 0; r < ready.size(); ++r) {
-      order.push_back(ready[r]);
-      for (const size_t c : consumers_of[ready[r]]) {
-        if (--waiting[c] == 0) ready.push_back(c);
-      }
-    }
-    for (size_t n = 0; order.size() != nodes_.size() && n < nodes_.size(); ++n) {
-      if (waiting[n] > 0) return fail("the graph has a cycle through " + node_label(nodes_[n]));
-    }
-    return order;
-  }
-
-  Status read_outputs() {
-    for (const auto& output : graph_.output()) {
-      const auto it = ids_.find(output.name());
-      if (it == ids_.end() || !defined_[static_cast<size_t>(it->second)]) {
-        return fail("graph output " + quote_name(output.name()) + " is never computed");
-      }
-      OnnxValueInfo info = value_info(output);
-      SY_RETURN_IF_ERROR(check_declared(info, output.type().tensor_type().elem_type(), "output",
-                                        false, src_, m_.device.get()));
-      m_.output_ids.push_back(it->second);
-      m_.outputs.push_back(std::move(info));
-    }
-    if (m_.output_ids.empty()) return fail("the graph has no outputs");
-    return ok_status();
-  }
-
-  // Initializers and Constant nodes are host values from the start; the nodes go to m in order.
-  Status place_constants(const std::vector<size_t>& order) {
-    m_.constants.assign(m_.value_names.size(), Value{});
-    const auto set_constant = [&](int id, HostTensor tensor) {
-      Value& v = m_.constants[static_cast<size_t>(id)];
-      v.type = tensor.type;
-      v.shape = tensor.shape;
-      v.host = std::make_shared<HostSlot>();
-      v.host->tensor = std::move(tensor);
-      v.cacheable = true;
-      v.fixed_shape = true;
-    };
-    for (auto& [id, tensor] : initial_) set_constant(id, std::move(tensor));
-    for (const size_t n : order) {
-      Node node = nodes_[n];
-      if (node.op == "Constant") {
-        Result<HostTensor> value =
-            constant_value(*node.proto, node_label(node), m_.base_dir, m_.device.get());
-        if (!value.ok()) return value.status().with_context(src_);
-        if (node.outputs.size() != 1 || node.outputs[0] < 0) {
-          return fail(node_label(node) + " must have one output");
-        }
-        set_constant(node.outputs[0], std::move(value).value());
-        node.skipped = true;
-      }
-      m_.nodes.push_back(std::move(node));
-    }
-    return ok_status();
-  }
-
-  OnnxModel::Impl& m_;
-  const std::string& src_;
-  const onnx::GraphProto& graph_;
-  std::map<std::string, int> ids_;
-  std::vector<bool> defined_;
-  std::vector<std::pair<int, HostTensor>> initial_;
-  std::set<std::string> initializer_names_;
-  std::vector<int64_t> node_opsets_;  // by node index: the model's, or its function's
-  std::vector<int> versions_;         // by node index (upgrade_nodes)
-  std::vector<Node> nodes_;
-};
 
 // The caller's inputs checked against the model's declarations (count, type, shape) and made
 // what the graph computes on: on the model's device, float inputs (and bools) as f32.
@@ -450,6 +120,14 @@ void run_node(OnnxModel::Impl& m, Node& node, std::vector<Value>& values) {
   }
 }
 
+// Each node's implementation, looked up once at load, subgraphs' nodes included.
+void resolve_ops(std::vector<Node>& nodes) {
+  for (Node& node : nodes) {
+    if (!node.skipped) node.def = &op_table().at(node.op);
+    for (const auto& body : node.bodies) resolve_ops(body->nodes);
+  }
+}
+
 // The graph's outputs as contiguous device tensors (host values uploaded, bools as 0/1 floats).
 std::vector<Tensor> output_tensors(const OnnxModel::Impl& m, const std::vector<Value>& values) {
   std::vector<Tensor> outputs;
@@ -461,25 +139,32 @@ std::vector<Tensor> output_tensors(const OnnxModel::Impl& m, const std::vector<V
                                  quote_name(m.value_names[static_cast<size_t>(id)]) +
                                  " was not computed"));
     }
-    Tensor out = v.device;
-    if (!out.defined()) {
-      const HostTensor& t = v.host->tensor;
-      if (t.is_float())
-        out = Tensor::from_host(t.f, Shape(t.shape), m.device);
-      else if (t.type == kBool) {
-        std::vector<float> f(t.i.size());
-        for (size_t i = 0; i < t.i.size(); ++i) f[i] = t.i[i] != 0 ? 1.0F : 0.0F;
-        out = Tensor::from_host(f, Shape(t.shape), m.device);
-      } else {
-        out = Tensor::from_host(t.i, Shape(t.shape), m.device);
-      }
-    }
+    const Tensor out = v.device.defined() ? v.device : upload(v.host->tensor, m.device);
     outputs.push_back(out.contiguous());
   }
   return outputs;
 }
 
 }  // namespace
+
+void onnx_detail::run_nodes(OnnxModel::Impl& m, std::vector<Node>& nodes,
+                            std::vector<Value>& values) {
+  for (Node& node : nodes) {
+    if (node.skipped) continue;
+    bool done = !node.outputs.empty();
+    for (const int out : node.outputs) {
+      if (out >= 0 && !values[static_cast<size_t>(out)].known()) done = false;
+    }
+    if (done) {
+      node.ran = "cached";
+      continue;
+    }
+    if (node.bodies.empty())
+      run_node(m, node, values);
+    else
+      run_control(m, node, values);
+  }
+}
 
 // ---- OnnxModel ----------------------------------------------------------------------------------
 
@@ -519,11 +204,9 @@ std::unique_ptr<OnnxModel> OnnxModel::load_bytes(const std::vector<uint8_t>& byt
     throw_error(data_loss(source + ": not an ONNX model (no graph; " +
                           std::to_string(bytes.size()) + " bytes)"));
   }
-  throw_if_error(GraphReader(*impl).read());
+  throw_if_error(read_graph(*impl));
   fuse_nodes(*impl);
-  for (Node& node : impl->nodes) {
-    if (!node.skipped) node.def = &op_table().at(node.op);
-  }
+  resolve_ops(impl->nodes);
   return std::unique_ptr<OnnxModel>(new OnnxModel(std::move(impl)));
 }
 
@@ -560,18 +243,7 @@ std::vector<Tensor> run_plan(OnnxModel::Impl& m, Plan& plan, const std::vector<T
     v.cacheable = false;
     v.fixed_shape = true;
   }
-  for (Node& node : m.nodes) {
-    if (node.skipped) continue;
-    bool done = !node.outputs.empty();
-    for (const int out : node.outputs) {
-      if (out >= 0 && !values[static_cast<size_t>(out)].known()) done = false;
-    }
-    if (done) {
-      node.ran = "cached";
-      continue;
-    }
-    run_node(m, node, values);
-  }
+  run_nodes(m, m.nodes, values);
   return output_tensors(m, values);
 }
 
@@ -723,13 +395,7 @@ Tensor load_onnx_tensor(const std::filesystem::path& path, const std::shared_ptr
     throw_error(invalid_argument(path.string() + ": rank " + std::to_string(t.shape.size()) +
                                  " is too high"));
   }
-  if (t.is_float()) return Tensor::from_host(t.f, Shape(t.shape), device);
-  if (t.type == kBool) {
-    std::vector<float> f(t.i.size());
-    for (size_t k = 0; k < t.i.size(); ++k) f[k] = t.i[k] != 0 ? 1.0F : 0.0F;
-    return Tensor::from_host(f, Shape(t.shape), device);
-  }
-  return Tensor::from_host(t.i, Shape(t.shape), device);
+  return upload(t, device);
 }
 
 void save_onnx_tensor(const std::filesystem::path& path, const Tensor& tensor,
@@ -756,13 +422,17 @@ std::string OnnxModel::execution_summary() const {
   const std::lock_guard<std::mutex> lock(m.mutex);  // run() writes node.ran
   std::map<std::string, std::map<std::string, int>> counts;
   int folded = 0;
-  for (const Node& node : m.nodes) {
-    if (node.skipped) {
-      ++folded;
-      continue;
+  const std::function<void(const std::vector<Node>&)> tally = [&](const std::vector<Node>& nodes) {
+    for (const Node& node : nodes) {
+      if (node.skipped) {
+        ++folded;
+        continue;
+      }
+      if (!node.ran.empty()) ++counts[node.op][node.ran];
+      for (const auto& body : node.bodies) tally(body->nodes);
     }
-    if (!node.ran.empty()) ++counts[node.op][node.ran];
-  }
+  };
+  tally(m.nodes);
   std::ostringstream out;
   bool first = true;
   for (const auto& [op, by] : counts) {

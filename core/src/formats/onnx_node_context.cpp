@@ -32,9 +32,7 @@ const HostTensor* NodeContext::host(size_t k) const {
   return v.host ? &v.host->tensor : nullptr;
 }
 
-const HostTensor& NodeContext::host_values(size_t k) {
-  (void)value(k);
-  Value& v = values_[static_cast<size_t>(node_.inputs[k])];
+const HostTensor& read_back(Value& v) {
   if (!v.host) {
     auto slot = std::make_shared<HostSlot>();
     slot->tensor.type = v.type;
@@ -56,6 +54,22 @@ const HostTensor& NodeContext::host_values(size_t k) {
   return v.host->tensor;
 }
 
+Tensor upload(const HostTensor& t, const std::shared_ptr<Device>& device) {
+  const Shape shape(t.shape);
+  if (t.is_float()) return Tensor::from_host(t.f, shape, device);
+  if (t.type == kBool) {
+    std::vector<float> values(t.i.size());
+    for (size_t i = 0; i < t.i.size(); ++i) values[i] = t.i[i] != 0 ? 1.0F : 0.0F;
+    return Tensor::from_host(values, shape, device);
+  }
+  return Tensor::from_host(t.i, shape, device);
+}
+
+const HostTensor& NodeContext::host_values(size_t k) {
+  (void)value(k);
+  return read_back(values_[static_cast<size_t>(node_.inputs[k])]);
+}
+
 std::vector<int64_t> NodeContext::ints(size_t k) {
   const HostTensor& t = host_values(k);
   std::vector<int64_t> out(static_cast<size_t>(t.numel()));
@@ -75,19 +89,7 @@ Tensor NodeContext::dev(size_t k) {
   const Value& v = value(k);
   if (v.device.defined()) return v.device;
   HostSlot& slot = *v.host;
-  if (!slot.uploaded.defined()) {
-    const HostTensor& t = slot.tensor;
-    const Shape shape(t.shape);
-    if (t.is_float()) {
-      slot.uploaded = Tensor::from_host(t.f, shape, model_.device);
-    } else if (t.type == kBool) {
-      std::vector<float> values(t.i.size());
-      for (size_t i = 0; i < t.i.size(); ++i) values[i] = t.i[i] != 0 ? 1.0F : 0.0F;
-      slot.uploaded = Tensor::from_host(values, shape, model_.device);
-    } else {
-      slot.uploaded = Tensor::from_host(t.i, shape, model_.device);
-    }
-  }
+  if (!slot.uploaded.defined()) slot.uploaded = upload(slot.tensor, model_.device);
   return slot.uploaded;
 }
 

@@ -615,6 +615,8 @@ std::map<std::string, OpDef> make_table() {
   });
   both("LSTM", nullptr, [](NodeContext& c) { device_recurrent(c, true); });
   both("GRU", nullptr, [](NodeContext& c) { device_recurrent(c, false); });
+  t["If"] = OpDef{};  // control flow: run_nodes runs their subgraphs (onnx_control.cpp)
+  t["Loop"] = OpDef{};
   return t;
 }
 

@@ -39,6 +39,10 @@ inline void check_size(const NodeContext& context, const Ints& shape) {
 // so that one run stays short under the sanitizers; nothing else changes it.
 int64_t max_host_elements();
 void set_max_host_elements(int64_t limit);
+// A Loop runs at most 2^20 iterations: a hostile trip count (2^62), or a condition that stays
+// true, is an error naming the node rather than a hang. The fuzz harness lowers it as well.
+int64_t max_loop_iterations();
+void set_max_loop_iterations(int64_t limit);
 
 inline void check_host_size(const NodeContext& context, const Ints& shape) {
   check_size(context, shape);

@@ -31,6 +31,7 @@ std::shared_ptr<Device> reference_device() {
   const Status limited = (*device)->set_memory_limit(uint64_t{256} << 20);
   if (!limited.ok()) fuzz::fail("no memory limit", limited.to_string());
   onnx_detail::set_max_host_elements(testing::kOnnxFuzzHostElements);  // host values likewise
+  onnx_detail::set_max_loop_iterations(testing::kOnnxFuzzLoopIterations);
   return *device;
 }
 
