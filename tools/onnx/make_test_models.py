@@ -64,6 +64,7 @@ import onnx
 import onnx.checker
 import onnx.numpy_helper
 import torch
+import torchvision
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_OUT = os.path.join(REPO, "tests", "onnx", "models")
@@ -175,6 +176,44 @@ class ControlFlow(nn.Module):
         for row in range(h.size(0)):
             total = total + h[row] * (row + 1)
         return self.head(h + total) + steps
+
+
+class Detection(nn.Module):
+    """A detection head's post-processing as torchvision.ops exports it (Faster R-CNN's and
+    RetinaNet's): boxes and class scores from convolutions, batched_nms per image and class
+    (NonMaxSuppression), the kept boxes' features by roi_align (RoiAlign) and their areas
+    (ReduceProd). How many boxes are kept depends on the values. Exported at opset 13: torchvision
+    0.14 writes RoiAlign without coordinate_transformation_mode, which from opset 16 on means
+    half_pixel (aligned=True), not this roi_align's aligned=False; ONNX Runtime and switchyard
+    both follow ONNX there."""
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Conv2d(3, 8, 3, padding=1)
+        self.score = nn.Conv2d(8, 2, 1)
+        self.box = nn.Conv2d(8, 4, 1)
+        ys, xs = torch.meshgrid(torch.arange(8.0), torch.arange(8.0), indexing="ij")
+        centers = torch.stack([xs.flatten(), ys.flatten()], 1) + 0.5
+        self.register_buffer("anchors", torch.cat([centers - 1.5, centers + 1.5], 1))
+
+    def forward(self, x):
+        f = torch.relu(self.features(x))
+        n = f.shape[0]
+        scores = torch.sigmoid(self.score(f)).flatten(2).transpose(1, 2)      # [N, 64, 2]
+        deltas = self.box(f).flatten(2).transpose(1, 2)                        # [N, 64, 4]
+        boxes = (self.anchors + deltas).reshape(-1, 4)
+        best, label = scores.reshape(-1, 2).max(1)
+        image = torch.arange(n)[:, None].expand(n, 64).reshape(-1)
+        keep = torchvision.ops.batched_nms(boxes, best, label + 2 * image, 0.3)[:40]
+        rois = torch.cat([image[keep, None].to(boxes.dtype), boxes[keep]], 1)
+        pooled = torchvision.ops.roi_align(f, rois, output_size=3, spatial_scale=1.0,
+                                           sampling_ratio=2)
+        area = (boxes[keep, 2:] - boxes[keep, :2]).prod(1)
+        return pooled.mean((2, 3)), best[keep] * area
+
+
+def build_detection():
+    torch.manual_seed(15)
+    return decorrelate(Detection())
 
 
 def build_control_flow():
@@ -311,6 +350,8 @@ MODELS = {
     "fake_quant_opset13": (13, FakeQuantized, ["input"], ["output"], float_inputs((3, 6, 6)),
                            None),
     "control_flow": (14, build_control_flow, ["input"], ["output"], float_inputs((8,)), None),
+    "detection_opset13": (15, build_detection, ["input"], ["features", "weighted"],
+                  float_inputs((3, 8, 8)), None),
 }
 # Further torch.onnx.export arguments by model.
 EXPORT_KWARGS = {
@@ -322,7 +363,7 @@ EXPORT_KWARGS = {
 # (Split-2), Softmax is Softmax-1 and Squeeze / Unsqueeze take attributes; at 11 the bilinear
 # upsampling is Resize-11 and the pads Pad-11 inputs.
 OPSETS = {"transformer_opset13": 13, "transformer_opset9": 9, "image_ops_opset11": 11,
-          "fake_quant_opset13": 13}
+          "fake_quant_opset13": 13, "detection_opset13": 13}
 
 
 def build(name):

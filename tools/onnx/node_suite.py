@@ -299,6 +299,7 @@ def extra_cases():
            [([block], [hard.reshape(2, 3, 4)])])
     yield from opset_cases(model, const)
     yield from control_flow_cases(model, const)
+    yield from detection_cases(model)
 
 
 # Einsum as exported models write it (attention's products, batched matrices with a broadcast
@@ -434,6 +435,147 @@ def control_flow_cases(model, const):
     small, tall = (rng.standard_normal(shape).astype(np.float32) for shape in ((2, 3), (5, 3)))
     yield ("sy_loop_rows_if_inside", rows_model,
            [([small], rows_expected(small)), ([tall], rows_expected(tall))])
+
+
+# Flatten of an empty tensor; NonMaxSuppression and RoiAlign as detection models use them and
+# beyond ONNX's data: boxes in
+# center form with classes and a score floor, ties in score, no score floor; RoiAlign's max mode
+# (ONNX Runtime's definition: the largest weighted neighbour), output_half_pixel with regions
+# smaller than a pixel, samples outside the map, adaptive and fixed sampling grids, no regions.
+def roi_align(x, rois, batch, out_h, out_w, sampling, scale, half_pixel, max_mode):
+    _, channels, height, width = x.shape
+    out = np.zeros((len(rois), channels, out_h, out_w), np.float32)
+    offset = np.float32(0.5 if half_pixel else 0.0)
+    for r, (roi, image) in enumerate(zip(rois.astype(np.float32), batch)):
+        x1, y1, x2, y2 = roi * np.float32(scale) - offset
+        w, h = x2 - x1, y2 - y1
+        if not half_pixel:
+            w, h = max(w, np.float32(1)), max(h, np.float32(1))
+        bin_h, bin_w = h / np.float32(out_h), w / np.float32(out_w)
+        grid_h = sampling or max(int(np.ceil(bin_h)), 1)
+        grid_w = sampling or max(int(np.ceil(bin_w)), 1)
+        for ph in range(out_h):
+            for pw in range(out_w):
+                values = []
+                for iy in range(grid_h):
+                    y = y1 + ph * bin_h + (iy + np.float32(0.5)) * bin_h / np.float32(grid_h)
+                    for ix in range(grid_w):
+                        xs = x1 + pw * bin_w + (ix + np.float32(0.5)) * bin_w / np.float32(grid_w)
+                        values.append(bilinear_corners(x[image], y, xs, height, width))
+                values = np.stack(values)  # [samples, 4, channels]
+                if max_mode:
+                    out[r, :, ph, pw] = values.max(axis=1).max(axis=0)
+                else:
+                    out[r, :, ph, pw] = values.sum(axis=1).mean(axis=0)
+    return out
+
+
+def bilinear_corners(feature, y, x, height, width):
+    channels = feature.shape[0]
+    if y < -1 or y > height or x < -1 or x > width:
+        return np.zeros((4, channels), np.float32)
+    y, x = max(y, np.float32(0)), max(x, np.float32(0))
+    y0, x0 = int(y), int(x)
+    y1, x1 = y0 + 1, x0 + 1
+    if y0 >= height - 1:
+        y0 = y1 = height - 1
+        y = np.float32(y0)
+    if x0 >= width - 1:
+        x0 = x1 = width - 1
+        x = np.float32(x0)
+    ly, lx = np.float32(y - y0), np.float32(x - x0)
+    hy, hx = np.float32(1) - ly, np.float32(1) - lx
+    return np.stack([hy * hx * feature[:, y0, x0], hy * lx * feature[:, y0, x1],
+                     ly * hx * feature[:, y1, x0], ly * lx * feature[:, y1, x1]])
+
+
+def nms(boxes, scores, most, iou, floor, center):
+    selected = []
+    for n in range(boxes.shape[0]):
+        for k in range(scores.shape[1]):
+            s = scores[n, k]
+            order = [b for b in range(len(s)) if floor is None or s[b] > floor]
+            order.sort(key=lambda b: -s[b])
+            kept = []
+            for b in order:
+                if len(kept) == most:
+                    break
+                box = boxes[n, b]
+                if center:
+                    box = np.array([box[1] - box[3] / 2, box[0] - box[2] / 2,
+                                    box[1] + box[3] / 2, box[0] + box[2] / 2], np.float32)
+                box = np.array([min(box[0], box[2]), min(box[1], box[3]),
+                                max(box[0], box[2]), max(box[1], box[3])], np.float32)
+                if not any(iou_of(box, other) > iou for other in kept):
+                    kept.append(box)
+                    selected.append([n, k, b])
+    return np.array(selected, np.int64).reshape(-1, 3)
+
+
+def iou_of(a, b):
+    h = min(a[2], b[2]) - max(a[0], b[0])
+    w = min(a[3], b[3]) - max(a[1], b[1])
+    if h <= 0 or w <= 0:
+        return 0.0
+    inter = h * w
+    area_a, area_b = (a[2] - a[0]) * (a[3] - a[1]), (b[2] - b[0]) * (b[3] - b[1])
+    return inter / (area_a + area_b - inter)
+
+
+def detection_cases(model):
+    F, I64 = TensorProto.FLOAT, TensorProto.INT64
+    node = helper.make_node
+    rng = np.random.default_rng(13)
+    # 2 batches, 12 boxes in center form, 3 classes; two boxes share a score.
+    centers = rng.uniform(0, 10, (2, 12, 2)).astype(np.float32)
+    sizes = rng.uniform(1, 5, (2, 12, 2)).astype(np.float32)
+    boxes = np.concatenate([centers, sizes], axis=2)
+    scores = rng.uniform(0, 1, (2, 3, 12)).astype(np.float32)
+    scores[0, 1, 7] = scores[0, 1, 3]
+    for name, inputs, floor in (("center_classes_floor", ["b", "s", "most", "iou", "floor"], 0.3),
+                                ("center_no_floor", ["b", "s", "most", "iou"], None)):
+        values = [boxes, scores, np.array(4, np.int64), np.array(0.2, np.float32)]
+        declared = [("b", F, [2, 12, 4]), ("s", F, [2, 3, 12]), ("most", I64, []),
+                    ("iou", F, [])]
+        if floor is not None:
+            values.append(np.array(floor, np.float32))
+            declared.append(("floor", F, []))
+        expected = nms(boxes, scores, 4, np.float32(0.2), floor, True)
+        yield (f"sy_nonmaxsuppression_{name}",
+               model(f"nms_{name}", [node("NonMaxSuppression", inputs, ["y"],
+                                          center_point_box=1)],
+                     declared, [("y", I64, [None, 3])]),
+               [(values, [expected])])
+
+    # Detections filtered down to none: [0, 1, 4] flattened is [0, 4], not [0, 0].
+    for axis, shape in ((1, [0, 4]), (2, [0, 4]), (0, [1, 0]), (3, [0, 1])):
+        yield (f"sy_flatten_empty_axis_{axis}",
+               model(f"flatten_empty_{axis}", [node("Flatten", ["x"], ["y"], axis=axis)],
+                     [("x", F, [0, 1, 4])], [("y", F, shape)]),
+               [([np.zeros((0, 1, 4), np.float32)], [np.zeros(shape, np.float32)])])
+
+    x = rng.standard_normal((2, 3, 6, 5)).astype(np.float32)
+    rois = np.array([[0.5, 0.5, 3.5, 4.0], [1.0, 2.0, 1.2, 2.3], [-2.0, -1.0, 7.0, 8.0],
+                     [3.0, 1.0, 4.5, 5.5]], np.float32)
+    batch = np.array([0, 1, 1, 0], np.int64)
+    settings = (("max_half_pixel", 16, "max", "half_pixel", 2, 0),
+                ("avg_output_half_pixel_adaptive", 16, "avg", "output_half_pixel", 3, 0),
+                ("max_output_half_pixel_sampling_2", 16, "max", "output_half_pixel", 2, 2),
+                ("avg_half_pixel_scale", 16, "avg", "half_pixel", 3, 1))
+    for name, opset, mode, transform, out, sampling in settings:
+        scale = 0.5 if name.endswith("scale") else 1.0
+        expected = roi_align(x, rois, batch, out, out, sampling, scale,
+                             transform == "half_pixel", mode == "max")
+        yield (f"sy_roialign_{name}",
+               model(f"roialign_{name}",
+                     [node("RoiAlign", ["x", "rois", "batch"], ["y"], mode=mode,
+                           coordinate_transformation_mode=transform, output_height=out,
+                           output_width=out, sampling_ratio=sampling, spatial_scale=scale)],
+                     [("x", F, [2, 3, 6, 5]), ("rois", F, [None, 4]), ("batch", I64, [None])],
+                     [("y", F, [None, 3, out, out])], opset=opset),
+               [([x, rois, batch], [expected]),
+                ([x, np.zeros((0, 4), np.float32), np.zeros(0, np.int64)],
+                 [np.zeros((0, 3, out, out), np.float32)])])
 
 
 # Model-local functions: nested calls, attributes referring to the call's (given, and not given:

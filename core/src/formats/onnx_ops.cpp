@@ -531,6 +531,9 @@ std::map<std::string, OpDef> make_table() {
   both("ScatterElements", host_scatter_elements, nullptr);
   both("Scatter", host_scatter_elements, nullptr);  // ScatterElements' name before opset 11
   both("NonZero", host_non_zero, nullptr);
+  both("NonMaxSuppression", host_non_max_suppression, nullptr);
+  both("RoiAlign", host_roi_align, nullptr);
+  both("ReduceProd", host_reduce_prod, nullptr);
   both("OneHot", host_one_hot, nullptr);
   both("Floor", unary_host(d_floor), nullptr, true);
   both("Ceil", unary_host(d_ceil), nullptr, true);

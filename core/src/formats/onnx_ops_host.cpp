@@ -310,9 +310,11 @@ Ints flatten_shape(NodeContext& c, const Ints& shape) {
   const int axis = c.attr_int("axis", 1) == static_cast<int64_t>(shape.size())
                        ? static_cast<int>(shape.size())
                        : normalize(c, c.attr_int("axis", 1), shape.size());
-  int64_t outer = 1;
-  for (int a = 0; a < axis; ++a) outer *= shape[static_cast<size_t>(a)];
-  return {outer, numel_of(shape) / std::max<int64_t>(outer, 1)};
+  // Each side its own product: [0, 1, 4] flattened at 1 is [0, 4] (numel / outer would say 0).
+  int64_t outer = 1, inner = 1;
+  for (size_t a = 0; a < shape.size(); ++a)
+    (static_cast<int>(a) < axis ? outer : inner) *= shape[a];
+  return {outer, inner};
 }
 
 Ints transpose_perm(NodeContext& c, size_t rank) {

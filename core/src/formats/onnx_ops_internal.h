@@ -110,6 +110,10 @@ void host_shape(NodeContext& c);
 void host_size(NodeContext& c);
 void identity(NodeContext& c);
 void host_gather(NodeContext& c);
+// Object detection's ops (onnx_ops_detection.cpp).
+void host_non_max_suppression(NodeContext& c);
+void host_roi_align(NodeContext& c);
+void host_reduce_prod(NodeContext& c);
 void host_concat(NodeContext& c);
 void host_reshape_like(NodeContext& c, const Ints& shape);
 Ints flatten_shape(NodeContext& c, const Ints& shape);
