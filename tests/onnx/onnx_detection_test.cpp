@@ -3,6 +3,8 @@
 // tests/onnx/models/detection_opset13 against PyTorch.
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include "onnx_test_support.h"
 #include "switchyard/ops.h"
 
@@ -70,6 +72,23 @@ TEST_CASE("RoiAlign and NonMaxSuppression refuse what they cannot read, naming t
                  {zeros(Shape{1, 5, 4}, device), zeros(Shape{1, 1, 6}, device)},
                  "node 'NonMaxSuppression_1' (NonMaxSuppression): scores must be float [1, "
                  "classes, 5], got [1, 1, 6]");
+}
+
+TEST_CASE("NonMaxSuppression never selects a NaN score", "[onnx][detection]") {
+  onnx::ModelProto model = graph_model({{"boxes", onnx::TensorProto::FLOAT, {1, 3, 4}},
+                                        {"scores", onnx::TensorProto::FLOAT, {1, 1, 3}}});
+  add_int64_initializer(*model.mutable_graph(), "most", {10});
+  add_node(*model.mutable_graph(), "NonMaxSuppression", {"boxes", "scores", "most"}, {"s"});
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  on_every_backend([&](const std::shared_ptr<Device>& device) {
+    INFO(device->id());
+    const std::vector<Tensor> out =
+        load_model(model, "sy_nms_nan.onnx", device)
+            ->run({Tensor::from_host(std::vector<float>{0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5},
+                                     Shape{1, 3, 4}, device),
+                   Tensor::from_host(std::vector<float>{0.5F, nan, 0.7F}, Shape{1, 1, 3}, device)});
+    CHECK(out.at(0).to_host_int64() == std::vector<int64_t>{0, 0, 2, 0, 0, 0});
+  });
 }
 
 }  // namespace switchyard::testing

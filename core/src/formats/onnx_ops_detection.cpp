@@ -51,10 +51,10 @@ double optional_scalar(NodeContext& c, size_t k, double fallback, const char* wh
 
 }  // namespace
 
-// NonMaxSuppression: for each batch and class, the boxes whose score is above score_threshold,
-// highest score first (ties: the lower index), each kept unless it overlaps a kept one by an IoU
-// above iou_threshold, at most max_output_boxes_per_class of them. [selected, 3] of (batch, class,
-// box), batch by batch, class by class, in the order kept. As ONNX Runtime selects.
+// NonMaxSuppression: for each batch and class, the boxes whose score is above score_threshold (and
+// not NaN), highest score first (ties: the lower index), each kept unless it overlaps a kept one by
+// an IoU above iou_threshold, at most max_output_boxes_per_class of them. [selected, 3] of (batch,
+// class, box), batch by batch, class by class, in the order kept. As ONNX Runtime selects.
 void host_non_max_suppression(NodeContext& c) {
   const HostTensor& boxes = c.host_values(0);
   const HostTensor& scores = c.host_values(1);
@@ -82,8 +82,8 @@ void host_non_max_suppression(NodeContext& c) {
     for (int64_t k = 0; k < classes && limit > 0; ++k) {
       const float* score = scores.f.data() + (n * classes + k) * count;
       order.clear();
-      for (int64_t b = 0; b < count; ++b) {
-        if (!has_floor || score[b] > floor) order.push_back(b);
+      for (int64_t b = 0; b < count; ++b) {  // a NaN score is never selected (nor sorted)
+        if (!std::isnan(score[b]) && (!has_floor || score[b] > floor)) order.push_back(b);
       }
       std::stable_sort(order.begin(), order.end(),
                        [&](int64_t a, int64_t b) { return score[a] > score[b]; });
@@ -216,9 +216,9 @@ void host_roi_align(NodeContext& c) {
     }
     const float bin_h = region_h / static_cast<float>(s.out_h);
     const float bin_w = region_w / static_cast<float>(s.out_w);
-    const auto grid = [&](float bin) {
+    const auto grid = [&](float bin) {  // clamped before the cast: a bin may be 1e38 wide
       return s.sampling > 0 ? s.sampling
-                            : std::clamp<int64_t>(static_cast<int64_t>(std::ceil(bin)), 1, 64);
+                            : static_cast<int64_t>(std::clamp(std::ceil(bin), 1.0F, 64.0F));
     };
     const int64_t grid_h = grid(bin_h), grid_w = grid(bin_w);
     // The samples of every bin, shared by the channels.
