@@ -9,6 +9,7 @@
 #include "formats/onnx_ops_internal.h"
 #include "onnx_test_support.h"
 #include "switchyard/capture.h"
+#include "switchyard/ops.h"
 
 namespace switchyard::testing {
 namespace {
@@ -164,6 +165,37 @@ TEST_CASE("hostile If and Loop nodes are refused naming the file and the node",
   expect_refused(stray, "sy_graph_attribute.onnx",
                  "node 'Shape_1' (Shape): subgraph attribute 'g' is not supported (If's "
                  "branches and Loop's body are)");
+
+  // Scan over two inputs of different lengths, and with num_scan_inputs past the inputs.
+  onnx::ModelProto scan_lengths =
+      graph_model({{"a", onnx::TensorProto::FLOAT, {3}}, {"b", onnx::TensorProto::FLOAT, {4}}});
+  auto& scan_graph = *scan_lengths.mutable_graph();
+  scan_graph.mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::FLOAT);
+  add_node(scan_graph, "Scan", {"a", "b"}, {"s"});
+  auto* scans = last_node(scan_graph).add_attribute();
+  scans->set_name("num_scan_inputs");
+  scans->set_type(onnx::AttributeProto::INT);
+  scans->set_i(2);
+  onnx::GraphProto& scan_body = add_graph(last_node(scan_graph), "body");
+  add_value(*scan_body.mutable_input(), "a_t", onnx::TensorProto::FLOAT);
+  add_value(*scan_body.mutable_input(), "b_t", onnx::TensorProto::FLOAT);
+  add_node(scan_body, "Add", {"a_t", "b_t"}, {"sum"});
+  add_value(*scan_body.mutable_output(), "sum", onnx::TensorProto::FLOAT);
+  const auto scan_path = std::filesystem::temp_directory_path() / "sy_scan_lengths.onnx";
+  write_model(scan_path, scan_lengths);
+  try {
+    OnnxModel::load(scan_path, test_device())
+        ->run({zeros(Shape{3}, test_device()), zeros(Shape{4}, test_device())});
+    FAIL("accepted scan inputs of lengths 3 and 4");
+  } catch (const Error& error) {
+    CHECK_THAT(error.what(), Catch::Contains("node 'Scan_1' (Scan): scan input 1 is 4 long, scan "
+                                             "input 0 3"));
+  }
+  scans->set_i(3);
+  expect_refused(scan_lengths, "sy_scan_count.onnx",
+                 "node 'Scan_1' (Scan): num_scan_inputs 3, 2 inputs and 1 outputs do not fit a "
+                 "body of 2 inputs and 1 outputs (states, then scans)");
 
   // 17 Ifs, each in the one before's then branch.
   onnx::ModelProto deep = if_model();

@@ -335,7 +335,7 @@ def einsum_cases(model):
                [(operands, [expected])])
 
 
-# If and Loop: a condition that differs between the data sets of one model (each run takes its
+# If, Loop and Scan: a condition that differs between the data sets of one model (each run takes its
 # own branch, of its own shape), a while loop whose count depends on the values, with carried
 # values, a scan output and the iteration number; a trip count of 0; a trip count from Shape; an
 # If inside a Loop's body whose branches read the body's and the graph's values, and a body that
@@ -435,6 +435,36 @@ def control_flow_cases(model, const):
     small, tall = (rng.standard_normal(shape).astype(np.float32) for shape in ((2, 3), (5, 3)))
     yield ("sy_loop_rows_if_inside", rows_model,
            [([small], rows_expected(small)), ([tall], rows_expected(tall))])
+
+    # Scan: a running sum over x's axis 1 read in reverse, and a second scan input (a constant)
+    # read forward along axis 0; each step's state scanned out along axis 1, and the product of
+    # the two slices prepended along axis 0.
+    scan_body = graph("scan_body", [node("Add", ["sum_in", "x_t"], ["sum_out"]),
+                                    node("Mul", ["x_t", "w_t"], ["prod"]),
+                                    node("Identity", ["sum_out"], ["step"])],
+                      [("sum_in", F, [2]), ("x_t", F, [2]), ("w_t", F, [2])],
+                      [("sum_out", F, [2]), ("step", F, [2]), ("prod", F, [2])])
+    w = np.arange(8, dtype=np.float32).reshape(4, 2)
+    scan = model("scan_axes_directions",
+                 [node("Scan", ["start", "x", "w"], ["total", "steps", "products"],
+                       body=scan_body, num_scan_inputs=2, scan_input_axes=[1, 0],
+                       scan_input_directions=[1, 0], scan_output_axes=[1, 0],
+                       scan_output_directions=[0, 1])],
+                 [("x", F, [2, 4])], [("total", F, [2]), ("steps", F, [2, 4]),
+                                      ("products", F, [4, 2])],
+                 [const("start", np.zeros(2, np.float32)), const("w", w)], opset=16)
+
+    def scan_expected(x):
+        total, steps, products = np.zeros(2, np.float32), [], []
+        for t in range(4):
+            x_t = x[:, 3 - t]
+            total = total + x_t
+            steps.append(total)
+            products.append(x_t * w[t])
+        return [total, np.stack(steps, axis=1), np.stack(products[::-1], axis=0)]
+
+    x = rng.standard_normal((2, 4)).astype(np.float32)
+    yield ("sy_scan_axes_directions", scan, [([x], scan_expected(x))])
 
 
 # Flatten of an empty tensor; NonMaxSuppression and RoiAlign as detection models use them and

@@ -1,6 +1,6 @@
-// If and Loop (run_control, formats/onnx_graph.h). A subgraph's nodes run through run_nodes over
-// the model's one table of values, as the graph's own do: what a branch or the body computes from
-// constants alone is kept between runs, the rest is computed again each time it runs.
+// If, Loop and Scan (run_control, formats/onnx_graph.h). A subgraph's nodes run through run_nodes
+// over the model's one table of values, as the graph's own do: what a branch or the body computes
+// from constants alone is kept between runs, the rest is computed again each time it runs.
 #include <algorithm>
 #include <atomic>
 
@@ -112,6 +112,14 @@ Value stacked(NodeContext& c, const std::vector<Value>& parts, int32_t declared_
   return out;
 }
 
+// After an iteration: what depends on its inputs is computed again in the next.
+void forget_iteration(const Body& body, std::vector<Value>& values) {
+  for (int id = body.first_value; id < body.end_value; ++id) {
+    Value& v = values[static_cast<size_t>(id)];
+    if (v.known() && !(v.host && v.cacheable)) v = Value{};
+  }
+}
+
 // The body's inputs for one iteration: its number, the condition (true) and the carried values.
 void enter_iteration(const Body& body, std::vector<Value>& values, int64_t iteration,
                      const std::vector<Value>& carried) {
@@ -166,11 +174,7 @@ void run_loop(OnnxModel::Impl& m, Node& node, std::vector<Value>& values) {
       carried[j] = computed(m, c, values, body.outputs[1 + j]);
     for (size_t k = 0; k < scan_count; ++k)
       add_scanned(c, scans[k], computed(m, c, values, body.outputs[1 + carried_count + k]), k);
-    // The next iteration computes again what depends on this one's inputs.
-    for (int id = body.first_value; id < body.end_value; ++id) {
-      Value& v = values[static_cast<size_t>(id)];
-      if (v.known() && !(v.host && v.cacheable)) v = Value{};
-    }
+    forget_iteration(body, values);
   }
   for (size_t j = 0; j < carried_count; ++j) {
     if (node.outputs[j] >= 0)
@@ -186,6 +190,104 @@ void run_loop(OnnxModel::Impl& m, Node& node, std::vector<Value>& values) {
   node.ran = "looped";
 }
 
+// Scan's per-input and per-output attribute (axes, directions): one value each, default 0.
+std::vector<int64_t> per_value(NodeContext& c, const char* name, size_t count) {
+  std::vector<int64_t> values = c.attr_ints(name);
+  if (values.empty()) values.assign(count, 0);
+  if (values.size() != count) {
+    c.fail(std::string(name) + " has " + std::to_string(values.size()) + " values for " +
+           std::to_string(count));
+  }
+  return values;
+}
+
+// Slice `index` of `v` along `axis`, that axis removed.
+Value slice_of(const Value& v, int axis, int64_t index) {
+  Value out;
+  out.type = v.type;
+  out.shape = v.shape;
+  out.shape.erase(out.shape.begin() + axis);
+  if (v.host) {
+    out.host = std::make_shared<HostSlot>();
+    out.host->tensor = host_take(v.host->tensor, axis, {index}, out.shape);
+  } else {
+    out.device = v.device.narrow(axis, index, 1).squeeze(axis);
+  }
+  return out;
+}
+
+// Scan (9 and later): the body once per position of the scan inputs (each along its axis, forward
+// or in reverse), the N states carried, each scan output stacked along its axis (appended, or
+// prepended for direction 1). Scan-8's batch axis and sequence_lens are refused at load.
+void run_scan(OnnxModel::Impl& m, Node& node, std::vector<Value>& values) {
+  NodeContext c(m, node, values);
+  Body& body = *node.bodies[0];
+  const auto scan_count = static_cast<size_t>(c.attr_int("num_scan_inputs", 0));
+  const size_t state_count = node.inputs.size() - scan_count;
+  const size_t output_count = node.outputs.size() - state_count;
+  const std::vector<int64_t> in_axes = per_value(c, "scan_input_axes", scan_count);
+  const std::vector<int64_t> in_reverse = per_value(c, "scan_input_directions", scan_count);
+  const std::vector<int64_t> out_axes = per_value(c, "scan_output_axes", output_count);
+  const std::vector<int64_t> out_reverse = per_value(c, "scan_output_directions", output_count);
+  std::vector<Value> states, inputs;
+  std::vector<int> axes;
+  for (size_t j = 0; j < state_count; ++j) states.push_back(c.value(j));
+  int64_t steps = -1;
+  for (size_t i = 0; i < scan_count; ++i) {
+    inputs.push_back(c.value(state_count + i));
+    const std::vector<int64_t>& shape = inputs.back().shape;
+    axes.push_back(normalize(c, in_axes[i], shape.size()));
+    const int64_t extent = shape[static_cast<size_t>(axes.back())];
+    if (steps >= 0 && extent != steps) {
+      c.fail("scan input " + std::to_string(i) + " is " + std::to_string(extent) +
+             " long, scan input 0 " + std::to_string(steps));
+    }
+    steps = extent;
+  }
+  std::vector<std::vector<Value>> scans(output_count);
+  for (int64_t t = 0; t < steps; ++t) {
+    for (size_t j = 0; j < state_count; ++j)
+      assign(values[static_cast<size_t>(body.inputs[j])], states[j], false);
+    for (size_t i = 0; i < scan_count; ++i) {
+      const int64_t at = in_reverse[i] != 0 ? steps - 1 - t : t;
+      assign(values[static_cast<size_t>(body.inputs[state_count + i])],
+             slice_of(inputs[i], axes[i], at), false);
+    }
+    run_nodes(m, body.nodes, values);
+    for (size_t j = 0; j < state_count; ++j) states[j] = computed(m, c, values, body.outputs[j]);
+    for (size_t k = 0; k < output_count; ++k)
+      add_scanned(c, scans[k], computed(m, c, values, body.outputs[state_count + k]), k);
+    forget_iteration(body, values);
+  }
+  for (size_t j = 0; j < state_count; ++j) {
+    if (node.outputs[j] >= 0)
+      assign(values[static_cast<size_t>(node.outputs[j])], states[j], false);
+  }
+  for (size_t k = 0; k < output_count; ++k) {
+    const int out = node.outputs[state_count + k];
+    if (out < 0) continue;
+    if (out_reverse[k] != 0) std::reverse(scans[k].begin(), scans[k].end());
+    const size_t at = state_count + k;
+    Value v = stacked(c, scans[k], body.output_types[at], body.output_shapes[at]);
+    const int axis = normalize(c, out_axes[k], v.shape.size());
+    if (axis != 0) {  // the new axis moved from the front to `axis`
+      std::vector<int> perm;
+      for (int a = 1; a <= axis; ++a) perm.push_back(a);
+      perm.push_back(0);
+      for (int a = axis + 1; a < static_cast<int>(v.shape.size()); ++a) perm.push_back(a);
+      if (v.host) {
+        v.host->tensor = host_transpose(v.host->tensor, Ints(perm.begin(), perm.end()));
+        v.shape = v.host->tensor.shape;
+      } else {
+        v.device = v.device.permute(perm).contiguous();
+        v.shape = v.device.shape().to_vector();
+      }
+    }
+    values[static_cast<size_t>(out)] = std::move(v);
+  }
+  node.ran = "scanned";
+}
+
 }  // namespace
 
 int64_t max_loop_iterations() {
@@ -199,8 +301,10 @@ void run_control(OnnxModel::Impl& m, Node& node, std::vector<Value>& values) {
   try {
     if (node.op == "If")
       run_if(m, node, values);
-    else
+    else if (node.op == "Loop")
       run_loop(m, node, values);
+    else
+      run_scan(m, node, values);
   } catch (const Error& error) {
     const std::string message = error.status().message();
     if (message.find(m.source) != std::string::npos || message.rfind("node ", 0) == 0) throw;

@@ -109,7 +109,7 @@ constexpr int kMaxGraphDepth = 16;
 // keeps them.
 const std::vector<std::string>* body_attributes(const std::string& op) {
   static const std::map<std::string, std::vector<std::string>> table = {
-      {"If", {"then_branch", "else_branch"}}, {"Loop", {"body"}}};
+      {"If", {"then_branch", "else_branch"}}, {"Loop", {"body"}}, {"Scan", {"body"}}};
   const auto it = table.find(op);
   return it == table.end() ? nullptr : &it->second;
 }
@@ -370,6 +370,14 @@ class GraphReader {
     return body;
   }
 
+  // An int attribute of the node, or 0.
+  static int64_t attribute_int(const Node& node, const std::string& name) {
+    for (const auto& a : node.proto->attribute()) {
+      if (a.name() == name) return a.i();
+    }
+    return 0;
+  }
+
   // The counts ONNX requires: If has one input, and branches without inputs that give as many
   // outputs as the node has; Loop's body takes the iteration number, the condition and the N
   // carried values, and gives the condition, N carried values and K scan outputs.
@@ -386,6 +394,23 @@ class GraphReader {
       return ok_status();
     }
     const Body& body = *node.bodies.at(0);
+    if (node.op == "Scan") {
+      if (node.version < 9) {
+        return fail(node_label(node) +
+                    ": Scan-8 (a batch axis and sequence_lens) is not supported; opset 9 or later");
+      }
+      const int64_t scans = attribute_int(node, "num_scan_inputs");
+      if (scans < 1 || static_cast<size_t>(scans) > node.inputs.size() ||
+          body.inputs.size() != node.inputs.size() || body.outputs.size() != node.outputs.size() ||
+          node.inputs.size() - static_cast<size_t>(scans) > node.outputs.size()) {
+        return fail(node_label(node) + ": num_scan_inputs " + std::to_string(scans) + ", " +
+                    std::to_string(node.inputs.size()) + " inputs and " +
+                    std::to_string(node.outputs.size()) + " outputs do not fit a body of " +
+                    std::to_string(body.inputs.size()) + " inputs and " +
+                    std::to_string(body.outputs.size()) + " outputs (states, then scans)");
+      }
+      return ok_status();
+    }
     if (node.inputs.size() < 2 || body.inputs.size() != node.inputs.size() ||
         body.outputs.size() != node.outputs.size() + 1 ||
         node.outputs.size() + 2 < body.inputs.size()) {

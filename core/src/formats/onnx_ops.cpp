@@ -620,6 +620,7 @@ std::map<std::string, OpDef> make_table() {
   both("GRU", nullptr, [](NodeContext& c) { device_recurrent(c, false); });
   t["If"] = OpDef{};  // control flow: run_nodes runs their subgraphs (onnx_control.cpp)
   t["Loop"] = OpDef{};
+  t["Scan"] = OpDef{};
   return t;
 }
 

@@ -80,9 +80,8 @@ HostTensor host_transpose(const HostTensor& x, const Ints& perm) {
   }
   return out;
 }
-namespace {
 
-// Copies a block [outer, count * inner] picking rows along one axis, for Gather, Slice, Concat.
+// Copies a block [outer, count * inner] picking rows along one axis.
 HostTensor host_take(const HostTensor& x, int axis, const Ints& picks, Ints shape) {
   int64_t outer = 1, inner = 1;
   for (int a = 0; a < axis; ++a) outer *= x.shape[static_cast<size_t>(a)];
@@ -103,7 +102,6 @@ HostTensor host_take(const HostTensor& x, int axis, const Ints& picks, Ints shap
   }
   return out;
 }
-}  // namespace
 
 // ONNX Reshape's target: 0 copies the input's extent (unless allowzero), one -1 is inferred.
 Ints reshape_target(const NodeContext& c, const Ints& input, Ints target, bool allow_zero) {

@@ -86,6 +86,8 @@ HostTensor host_binary(NodeContext& c, const HostTensor& a, const HostTensor& b,
 
 // Moves the axes of a host tensor (a general transpose).
 HostTensor host_transpose(const HostTensor& x, const Ints& perm);
+// The rows `picks` of x along `axis`, as a tensor of `shape` (Gather, Slice, Concat, Scan).
+HostTensor host_take(const HostTensor& x, int axis, const Ints& picks, Ints shape);
 
 // ONNX Reshape's target: 0 copies the input's extent (unless allowzero), one -1 is inferred.
 Ints reshape_target(const NodeContext& c, const Ints& input, Ints target, bool allow_zero);

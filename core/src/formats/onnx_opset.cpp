@@ -128,6 +128,7 @@ const std::map<std::string, History>& histories() {
       {"Resize", {{10, 11, 13, 18, 19}}},
       {"RoiAlign", {{10, 16, 22}}},
       {"Round", {{11, 22}}},
+      {"Scan", {{8, 9, 11, 16, 19, 21, 23, 24, 25}}},
       {"Scatter", {{9}, 11}},
       {"ScatterElements", {{11, 13, 16, 18}}},
       {"ScatterND", {{11, 13, 16, 18}}},
