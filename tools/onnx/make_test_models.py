@@ -216,6 +216,26 @@ def build_detection():
     return decorrelate(Detection())
 
 
+class ScriptedLists(nn.Module):
+    """torch.jit.script's lists as torch.onnx.export writes them: a list appended in a loop over
+    the rows (SequenceEmpty, SequenceInsert in a Loop), torch.stack of it and torch.cat of
+    torch.split's parts (ConcatFromSequence, SplitToSequence)."""
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(6, 6)
+
+    def forward(self, x):
+        rows = []
+        for i in range(x.size(0)):
+            rows.append(torch.tanh(self.proj(x[i])) * float(i + 1))
+        parts = torch.split(x, 2, dim=1)
+        return torch.stack(rows, 0) + torch.cat([p * 2.0 for p in parts], 1)
+
+
+def build_scripted_lists():
+    return torch.jit.script(decorrelate(ScriptedLists()))
+
+
 def build_control_flow():
     return torch.jit.script(ControlFlow())
 
@@ -350,6 +370,7 @@ MODELS = {
     "fake_quant_opset13": (13, FakeQuantized, ["input"], ["output"], float_inputs((3, 6, 6)),
                            None),
     "control_flow": (14, build_control_flow, ["input"], ["output"], float_inputs((8,)), None),
+    "scripted_lists": (16, build_scripted_lists, ["input"], ["output"], float_inputs((6,)), None),
     "detection_opset13": (15, build_detection, ["input"], ["features", "weighted"],
                   float_inputs((3, 8, 8)), None),
 }

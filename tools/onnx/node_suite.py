@@ -465,6 +465,75 @@ def control_flow_cases(model, const):
 
     x = rng.standard_normal((2, 4)).astype(np.float32)
     yield ("sy_scan_axes_directions", scan, [([x], scan_expected(x))])
+    yield from sequence_cases(model, graph)
+
+
+# The sequence ops inside models of tensors (ONNX's own sequence cases all take or give
+# sequences, which a switchyard model does not): construct, insert at a position and at the back,
+# erase, length, a negative position, concatenation and stacking, the three forms of split, and a
+# Loop that appends to a carried sequence, as torch.jit.script writes a list.
+def sequence_cases(model, graph):
+    F, I64 = TensorProto.FLOAT, TensorProto.INT64
+    node = helper.make_node
+    rng = np.random.default_rng(21)
+    a, b, c, d = (rng.standard_normal((2, 3)).astype(np.float32) for _ in range(4))
+    one, minus_two = np.array(1, np.int64), np.array(-2, np.int64)
+    yield ("sy_sequence_insert_erase_concat",
+           model("sequence_ops", [node("SequenceConstruct", ["a", "b"], ["s0"]),
+                                  node("SequenceInsert", ["s0", "c", "one"], ["s1"]),
+                                  node("SequenceInsert", ["s1", "d"], ["s2"]),
+                                  node("SequenceErase", ["s2", "one"], ["s3"]),
+                                  node("SequenceLength", ["s3"], ["n"]),
+                                  node("SequenceAt", ["s3", "minus_two"], ["at"]),
+                                  node("ConcatFromSequence", ["s3"], ["y"], axis=1)],
+                 [("a", F, [2, 3]), ("b", F, [2, 3]), ("c", F, [2, 3]), ("d", F, [2, 3]),
+                  ("one", I64, []), ("minus_two", I64, [])],
+                 [("y", F, [2, 9]), ("n", I64, []), ("at", F, [2, 3])]),
+           [([a, b, c, d, one, minus_two],
+             [np.concatenate([a, b, d], axis=1), np.array(3, np.int64), b])])
+    x = rng.standard_normal((5, 3)).astype(np.float32)
+    yield ("sy_split_to_sequence_forms",
+           model("split_forms",
+                 [node("SplitToSequence", ["x", "chunk"], ["chunks"], axis=0),
+                  node("ConcatFromSequence", ["chunks"], ["same"], axis=0),
+                  node("SequenceAt", ["chunks", "minus_one"], ["last"]),
+                  node("SplitToSequence", ["x"], ["columns"], axis=1, keepdims=0),
+                  node("ConcatFromSequence", ["columns"], ["stacked"], axis=0, new_axis=1),
+                  node("SplitToSequence", ["x", "lengths"], ["parts"], axis=1),
+                  node("SequenceAt", ["parts", "zero"], ["first"])],
+                 [("x", F, [5, 3])],
+                 [("same", F, [5, 3]), ("last", F, [1, 3]), ("stacked", F, [3, 5]),
+                  ("first", F, [5, 1])],
+                 [numpy_helper.from_array(np.array(2, np.int64), "chunk"),
+                  numpy_helper.from_array(np.array(-1, np.int64), "minus_one"),
+                  numpy_helper.from_array(np.array([1, 2], np.int64), "lengths"),
+                  numpy_helper.from_array(np.array(0, np.int64), "zero")]),
+           [([x], [x, x[4:5], x.T.copy(), x[:, :1]])])
+    # rows <- [x[i] * (i + 1) for i in range(x.shape[0])], stacked on a new axis 1.
+    append = graph("append", [node("Gather", ["x", "i"], ["row"], axis=0),
+                              node("Add", ["i", "one_i"], ["i1"]),
+                              node("Cast", ["i1"], ["i1f"], to=F),
+                              node("Mul", ["row", "i1f"], ["scaled"]),
+                              node("SequenceInsert", ["rows_in", "scaled"], ["rows_out"]),
+                              node("Identity", ["go_in"], ["go"])],
+                   [("i", I64, []), ("go_in", TensorProto.BOOL, []), ("rows_in", F, None)],
+                   [("go", TensorProto.BOOL, []), ("rows_out", F, None)],
+                   [numpy_helper.from_array(np.array(1, np.int64), "one_i")])
+    for value in append.input[2:] + append.output[1:]:
+        value.type.CopyFrom(helper.make_sequence_type_proto(
+            helper.make_tensor_type_proto(F, None)))
+    appended = model("append_loop",
+                     [node("SequenceEmpty", [], ["empty"], dtype=F),
+                      node("Shape", ["x"], ["shape"]),
+                      node("Gather", ["shape", "zero"], ["count"], axis=0),
+                      node("Loop", ["count", "", "empty"], ["rows"], body=append),
+                      node("ConcatFromSequence", ["rows"], ["y"], axis=1, new_axis=1)],
+                     [("x", F, ["n", 3])], [("y", F, [3, "n"])],
+                     [numpy_helper.from_array(np.array(0, np.int64), "zero")])
+    for rows in (2, 4):
+        x = rng.standard_normal((rows, 3)).astype(np.float32)
+        expected = np.stack([x[i] * np.float32(i + 1) for i in range(rows)], axis=1)
+        yield (f"sy_sequence_loop_append_{rows}", appended, [([x], [expected])])
 
 
 # Flatten of an empty tensor; NonMaxSuppression and RoiAlign as detection models use them and

@@ -14,6 +14,7 @@ std::atomic<int64_t> loop_iteration_limit{int64_t{1} << 20};
 
 // The single value of input k (If's condition, Loop's trip count or condition).
 const HostTensor& single(NodeContext& c, size_t k, const std::string& what) {
+  if (c.value(k).is_sequence()) c.fail(what + " must be a tensor, not a sequence");
   const HostTensor& t = c.host_values(k);
   if (t.numel() != 1) c.fail(what + " must hold one value, got shape " + shape_text(t.shape));
   return t;
@@ -55,6 +56,7 @@ void run_if(OnnxModel::Impl& m, Node& node, std::vector<Value>& values) {
 // Adds one iteration's value to a scan output, which must keep the first iteration's type and
 // shape; all of them together within the importer's limits (host values: the host's).
 void add_scanned(NodeContext& c, std::vector<Value>& parts, const Value& part, size_t index) {
+  if (part.is_sequence()) c.fail("scan output " + std::to_string(index) + " is a sequence");
   if (!parts.empty() && (part.type != parts[0].type || part.shape != parts[0].shape)) {
     c.fail("scan output " + std::to_string(index) + " is " + elem_type_name(parts[0].type) + " " +
            shape_text(parts[0].shape) + " in the first iteration but " + elem_type_name(part.type) +
@@ -165,6 +167,7 @@ void run_loop(OnnxModel::Impl& m, Node& node, std::vector<Value>& values) {
     run_nodes(m, body.nodes, values);
     if (has_condition) {
       Value& condition = computed(m, c, values, body.outputs[0]);
+      if (condition.is_sequence()) c.fail("the body's condition is a sequence");
       const HostTensor& t = read_back(condition);
       if (t.numel() != 1)
         c.fail("the body's condition must hold one value, got shape " + shape_text(t.shape));
@@ -235,6 +238,7 @@ void run_scan(OnnxModel::Impl& m, Node& node, std::vector<Value>& values) {
   int64_t steps = -1;
   for (size_t i = 0; i < scan_count; ++i) {
     inputs.push_back(c.value(state_count + i));
+    if (inputs.back().is_sequence()) c.fail("scan input " + std::to_string(i) + " is a sequence");
     const std::vector<int64_t>& shape = inputs.back().shape;
     axes.push_back(normalize(c, in_axes[i], shape.size()));
     const int64_t extent = shape[static_cast<size_t>(axes.back())];

@@ -38,8 +38,13 @@ struct Value {
   // NonZero's does): a Shape of it may be kept per input shape.
   bool fixed_shape = false;
   Tensor device;  // float and bool values as f32 (bool 0/1), integers as i64
+  // A sequence (SequenceConstruct, SplitToSequence, ...): its tensors in order, `type` theirs.
+  // Only the sequence ops (onnx_ops_sequence.cpp), Identity and control flow's carried values
+  // take one; never cached.
+  std::shared_ptr<const std::vector<Value>> sequence;
 
   bool known() const { return type != kUndefined; }
+  bool is_sequence() const { return sequence != nullptr; }
 };
 
 struct OpDef;
@@ -111,6 +116,7 @@ struct OpDef {
   std::function<void(NodeContext&)> host;    // all inputs known on the host (may be empty)
   std::function<void(NodeContext&)> device;  // otherwise (may be empty: host only)
   bool integers_on_host = false;             // integer (not bool) inputs take the host path
+  bool sequences = false;                    // takes sequence inputs (the sequence ops)
 };
 const std::map<std::string, OpDef>& op_table();
 
@@ -177,6 +183,11 @@ class NodeContext {
   // those are fixed by the input signature (Value::fixed_shape).
   void set_host(size_t k, HostTensor tensor, bool shape_only = false);
   void set_device(size_t k, Tensor tensor, int32_t type);
+  // Input k's tensors when it is a sequence (else fails), and a sequence of `type` as output k.
+  const std::vector<Value>& sequence(size_t k) const;
+  void set_sequence(size_t k, std::vector<Value> items, int32_t type);
+  // `v` (an input's value, or a sequence's element) as output k, not kept between runs.
+  void set_value(size_t k, const Value& v);
   bool output_used(size_t k) const { return k < node_.outputs.size() && node_.outputs[k] >= 0; }
   size_t output_count() const { return node_.outputs.size(); }
 

@@ -330,9 +330,10 @@ class GraphReader {
     scopes_.emplace_back();
     SY_RETURN_IF_ERROR(read_initializers(graph));
     for (const auto& input : graph.input()) {
-      if (input.has_type() && !input.type().has_tensor_type()) {
+      if (input.has_type() && !input.type().has_tensor_type() &&
+          !input.type().has_sequence_type()) {
         return fail("subgraph input " + quote_name(prefix + input.name()) +
-                    " is not a tensor (sequences and optionals are not supported)");
+                    " is neither a tensor nor a sequence (optionals are not supported)");
       }
       SY_ASSIGN_OR_RETURN(const int id, define(input.name(), "a subgraph input"));
       body->inputs.push_back(id);
@@ -344,9 +345,10 @@ class GraphReader {
       if (id < 0) {
         return fail("subgraph output " + quote_name(prefix + output.name()) + " is never computed");
       }
-      if (output.has_type() && !output.type().has_tensor_type()) {
+      if (output.has_type() && !output.type().has_tensor_type() &&
+          !output.type().has_sequence_type()) {
         return fail("subgraph output " + quote_name(prefix + output.name()) +
-                    " is not a tensor (sequences and optionals are not supported)");
+                    " is neither a tensor nor a sequence (optionals are not supported)");
       }
       body->outputs.push_back(id);
       const OnnxValueInfo info = value_info(output);

@@ -99,6 +99,15 @@ void run_node(OnnxModel::Impl& m, Node& node, std::vector<Value>& values) {
     for (size_t k = 0; k < node.inputs.size(); ++k) {
       if (!context.has(k)) continue;
       const Value& v = context.value(k);
+      if (v.is_sequence() && !def.sequences) {
+        if (node.op != "Identity") {
+          context.fail("input " + std::to_string(k) +
+                       " is a sequence; only the sequence ops, Identity and control flow take one");
+        }
+        context.set_value(0, v);
+        node.ran = "host";
+        return;
+      }
       if (!v.host) on_host = false;
       if (!is_float_type(v.type) && v.type != kBool) integers = true;
     }
@@ -138,6 +147,11 @@ std::vector<Tensor> output_tensors(const OnnxModel::Impl& m, const std::vector<V
       throw_error(internal_error(m.source + ": output " +
                                  quote_name(m.value_names[static_cast<size_t>(id)]) +
                                  " was not computed"));
+    }
+    if (v.is_sequence()) {
+      throw_error(invalid_argument(m.source + ": output " +
+                                   quote_name(m.value_names[static_cast<size_t>(id)]) +
+                                   " is a sequence; a model's outputs must be tensors"));
     }
     const Tensor out = v.device.defined() ? v.device : upload(v.host->tensor, m.device);
     outputs.push_back(out.contiguous());

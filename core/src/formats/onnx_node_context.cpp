@@ -66,7 +66,7 @@ Tensor upload(const HostTensor& t, const std::shared_ptr<Device>& device) {
 }
 
 const HostTensor& NodeContext::host_values(size_t k) {
-  (void)value(k);
+  if (value(k).is_sequence()) fail("input " + std::to_string(k) + " is a sequence, not a tensor");
   return read_back(values_[static_cast<size_t>(node_.inputs[k])]);
 }
 
@@ -87,6 +87,7 @@ std::vector<int64_t> NodeContext::ints(size_t k) {
 
 Tensor NodeContext::dev(size_t k) {
   const Value& v = value(k);
+  if (v.is_sequence()) fail("input " + std::to_string(k) + " is a sequence, not a tensor");
   if (v.device.defined()) return v.device;
   HostSlot& slot = *v.host;
   if (!slot.uploaded.defined()) slot.uploaded = upload(slot.tensor, model_.device);
@@ -144,6 +145,28 @@ void NodeContext::set_device(size_t k, Tensor tensor, int32_t type) {
   v.cacheable = false;
   v.fixed_shape = outputs_shape_fixed();
   v.device = std::move(tensor);
+}
+
+const std::vector<Value>& NodeContext::sequence(size_t k) const {
+  const Value& v = value(k);
+  if (!v.is_sequence()) fail("input " + std::to_string(k) + " must be a sequence");
+  return *v.sequence;
+}
+
+void NodeContext::set_sequence(size_t k, std::vector<Value> items, int32_t type) {
+  if (!output_used(k)) return;
+  Value& v = values_[static_cast<size_t>(node_.outputs[k])];
+  v = Value{};
+  v.type = type;
+  v.sequence = std::make_shared<const std::vector<Value>>(std::move(items));
+}
+
+void NodeContext::set_value(size_t k, const Value& from) {
+  if (!output_used(k)) return;
+  Value copy = from;  // `from` may be the output's own slot
+  copy.cacheable = false;
+  copy.fixed_shape = false;
+  values_[static_cast<size_t>(node_.outputs[k])] = std::move(copy);
 }
 
 const onnx::AttributeProto* NodeContext::attr(const char* name) const {

@@ -621,6 +621,18 @@ std::map<std::string, OpDef> make_table() {
   t["If"] = OpDef{};  // control flow: run_nodes runs their subgraphs (onnx_control.cpp)
   t["Loop"] = OpDef{};
   t["Scan"] = OpDef{};
+  // Sequence ops: on the host, taking sequence inputs (onnx_ops_sequence.cpp).
+  for (const auto& [name, fn] :
+       std::vector<std::pair<std::string, Fn>>{{"SequenceEmpty", sequence_empty},
+                                               {"SequenceConstruct", sequence_construct},
+                                               {"SequenceInsert", sequence_insert},
+                                               {"SequenceAt", sequence_at},
+                                               {"SequenceLength", sequence_length},
+                                               {"SequenceErase", sequence_erase},
+                                               {"ConcatFromSequence", concat_from_sequence},
+                                               {"SplitToSequence", split_to_sequence}}) {
+    t[name] = OpDef{fn, nullptr, false, true};
+  }
   return t;
 }
 

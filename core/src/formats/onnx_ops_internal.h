@@ -112,6 +112,15 @@ void host_shape(NodeContext& c);
 void host_size(NodeContext& c);
 void identity(NodeContext& c);
 void host_gather(NodeContext& c);
+// The sequence ops (onnx_ops_sequence.cpp).
+void sequence_empty(NodeContext& c);
+void sequence_construct(NodeContext& c);
+void sequence_insert(NodeContext& c);
+void sequence_at(NodeContext& c);
+void sequence_length(NodeContext& c);
+void sequence_erase(NodeContext& c);
+void concat_from_sequence(NodeContext& c);
+void split_to_sequence(NodeContext& c);
 // Object detection's ops (onnx_ops_detection.cpp).
 void host_non_max_suppression(NodeContext& c);
 void host_roi_align(NodeContext& c);
