@@ -164,4 +164,18 @@ inline std::shared_ptr<OnnxModel> load_model(const onnx::ModelProto& model, cons
   return OnnxModel::load(path, device);
 }
 
+// Loading `model` (written as `file`) and running it on `inputs` is refused with INVALID_ARGUMENT
+// naming the file and saying `words`.
+inline void expect_run_refused(const onnx::ModelProto& model, const std::string& file,
+                               const std::vector<Tensor>& inputs, const std::string& words) {
+  try {
+    load_model(model, file, test_device())->run(inputs);
+    FAIL("accepted: " << words);
+  } catch (const Error& error) {
+    INFO(error.what());
+    CHECK(error.status().code() == StatusCode::kInvalidArgument);
+    CHECK_THAT(error.what(), Catch::Contains(file) && Catch::Contains(words));
+  }
+}
+
 }  // namespace switchyard::testing
