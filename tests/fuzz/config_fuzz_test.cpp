@@ -45,7 +45,7 @@ TEST_CASE("fuzz: the YAML config loader loads or refuses mutants, naming the fil
                        "layers:",    "train:", "model:\n  layers:\n    -",
                        "epochs: "};
   target.load = load_like_a_run;
-  target.max_message_chars = 20 * 400;  // up to 20 errors of a line each
+  target.max_message_chars = kConfigMessageChars;
   const FuzzCounts counts = run_fuzz(target, 19);
   CHECK(counts.loaded > kMutantsPerTarget / 20);  // the mutants reach both outcomes
   CHECK(counts.refused > kMutantsPerTarget / 20);

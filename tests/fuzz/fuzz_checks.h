@@ -230,6 +230,12 @@ class WorkLimit final : public OpObserver {
   OpObserver* previous_;
 };
 
+// The longest refusal of a configuration: up to 20 errors of a line each, a line being the place,
+// the key path and the key (each cut at 80 bytes, kKeyLimit) and the keys the section expects
+// (data's 30 keys, 370 characters). A fuzzed key of 1,800 bytes, shown whole twice per line, made
+// 8,330 characters before keys were cut.
+constexpr size_t kConfigMessageChars = 20 * 640;
+
 // What one fuzz run of an ONNX model may compute: about a second on the fuzz build's reference
 // plugin, a fifth of libFuzzer's timeout (a 3x3 max pool over 900x900, 8.9e6, took 0.78 s there;
 // a [1024, 1024] x [1024, 8] MatMul 0.59 s), and 4 times the largest run of the Catch2 test's

@@ -58,8 +58,11 @@ std::string node_override_source(const ConfigDocument& document, const YAML::Nod
 SourceLocation node_location(const ConfigDocument& document, const YAML::Node& node,
                              const std::string& override_source);
 
+// How many bytes of a key (or key path) from a file a message shows (detail::quote_name).
+constexpr std::size_t kKeyLimit = 80;
+
 // "file:line:col: key 'a.b': message"; the key part is left out for an empty key path and the
-// location part for an unknown location.
+// location part for an unknown location. The key path is made printable and cut at kKeyLimit.
 std::string format_config_error(const SourceLocation& location, const std::string& key_path,
                                 const std::string& message);
 

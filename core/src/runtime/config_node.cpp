@@ -4,6 +4,7 @@
 
 #include "runtime/config_document.h"
 #include "runtime/config_values.h"
+#include "runtime/input_file.h"
 #include "switchyard/config.h"
 
 namespace switchyard {
@@ -42,7 +43,9 @@ std::string format_config_error(const SourceLocation& location, const std::strin
                                 const std::string& message) {
   std::string text = location.to_string();
   if (!text.empty()) text += ": ";
-  if (!key_path.empty()) text += "key '" + key_path + "': ";
+  // A file's keys may be any bytes and any length: printable, and cut (a fuzzed key of 1,800
+  // bytes made a message of 8,330 characters).
+  if (!key_path.empty()) text += "key " + detail::quote_name(key_path, kKeyLimit) + ": ";
   return text + message;
 }
 

@@ -8,6 +8,7 @@
 
 #include "runtime/config_schema.h"
 #include "runtime/config_values.h"
+#include "runtime/input_file.h"
 
 namespace switchyard {
 namespace {
@@ -127,7 +128,7 @@ void Validator::check_duplicates(const YAML::Node& node, const NodePlace& place)
                                           std::to_string(first_location.column)
                                     : first_location.to_string();
       report(it->first, key_place,
-             "duplicate key '" + key + "' (first defined at " + where +
+             "duplicate key " + detail::quote_name(key, kKeyLimit) + " (first defined at " + where +
                  "), expected each key at most once in a map");
     } else {
       seen.emplace(key, it->first);
@@ -210,7 +211,7 @@ std::vector<std::string> Validator::check_map_keys(const YAML::Node& node,
       check(it->second, (*field)->schema, value_place);
       continue;
     }
-    std::string message = "unknown key '" + key + "'";
+    std::string message = "unknown key " + detail::quote_name(key, kKeyLimit);
     if (!variant_text.empty()) message += " for " + variant_text;
     if (auto suggestion = config_values::closest_name(key, names)) {
       message += "; did you mean '" + *suggestion + "'?";

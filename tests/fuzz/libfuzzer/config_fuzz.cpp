@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string text(reinterpret_cast<const char*>(data), size);
     const Result<Config> config = Config::load_string(text, source);
     const Status status = config.ok() ? testing::settings_like_a_run(*config) : config.status();
-    fuzz::check_outcome(status, source, 20 * 400);  // up to 20 errors of a line each
+    fuzz::check_outcome(status, source, testing::kConfigMessageChars);
   });
   return 0;
 }
