@@ -12,14 +12,6 @@ namespace {
 
 std::atomic<int64_t> loop_iteration_limit{int64_t{1} << 20};
 
-// The single value of input k (If's condition, Loop's trip count or condition).
-const HostTensor& single(NodeContext& c, size_t k, const std::string& what) {
-  if (c.value(k).is_sequence()) c.fail(what + " must be a tensor, not a sequence");
-  const HostTensor& t = c.host_values(k);
-  if (t.numel() != 1) c.fail(what + " must hold one value, got shape " + shape_text(t.shape));
-  return t;
-}
-
 // Value `id` of a subgraph's outputs, which its nodes must have computed.
 Value& computed(const OnnxModel::Impl& m, const NodeContext& c, std::vector<Value>& values,
                 int id) {
@@ -40,7 +32,7 @@ void assign(Value& to, const Value& from, bool keep) {
 
 void run_if(OnnxModel::Impl& m, Node& node, std::vector<Value>& values) {
   NodeContext c(m, node, values);
-  const bool condition = single(c, 0, "the condition").at(0) != 0.0;
+  const bool condition = c.one_value(0, "the condition").at(0) != 0.0;
   // A condition read from the device (or computed from what was) is decided again in each run.
   const bool keep = c.value(0).cacheable;
   Body& branch = *node.bodies[condition ? 0 : 1];
@@ -122,6 +114,53 @@ void forget_iteration(const Body& body, std::vector<Value>& values) {
   }
 }
 
+// After an iteration, from the body's outputs from `first` on (Loop: after its condition): the
+// carried values, then one more value of each scan output.
+void collect_iteration(NodeContext& c, std::vector<Value>& values, const Body& body, size_t first,
+                       std::vector<Value>& carried, std::vector<std::vector<Value>>& scans) {
+  OnnxModel::Impl& m = c.model();
+  for (size_t j = 0; j < carried.size(); ++j)
+    carried[j] = computed(m, c, values, body.outputs[first + j]);
+  for (size_t k = 0; k < scans.size(); ++k) {
+    add_scanned(c, scans[k], computed(m, c, values, body.outputs[first + carried.size() + k]), k);
+  }
+  forget_iteration(body, values);
+}
+
+// Loop's and Scan's outputs: the final carried values, then each scan output stacked along its
+// axis (`axes`, default 0), prepended where `reverse` says so.
+void set_results(NodeContext& c, const Node& node, std::vector<Value>& values, const Body& body,
+                 size_t first, const std::vector<Value>& carried,
+                 std::vector<std::vector<Value>>& scans, const std::vector<int64_t>& axes,
+                 const std::vector<int64_t>& reverse) {
+  for (size_t j = 0; j < carried.size(); ++j) {
+    if (node.outputs[j] >= 0)
+      assign(values[static_cast<size_t>(node.outputs[j])], carried[j], false);
+  }
+  for (size_t k = 0; k < scans.size(); ++k) {
+    const int out = node.outputs[carried.size() + k];
+    if (out < 0) continue;
+    if (!reverse.empty() && reverse[k] != 0) std::reverse(scans[k].begin(), scans[k].end());
+    const size_t at = first + carried.size() + k;
+    Value v = stacked(c, scans[k], body.output_types[at], body.output_shapes[at]);
+    const int axis = axes.empty() ? 0 : normalize(c, axes[k], v.shape.size());
+    if (axis != 0) {  // the new axis moved from the front to `axis`
+      std::vector<int> perm;
+      for (int a = 1; a <= axis; ++a) perm.push_back(a);
+      perm.push_back(0);
+      for (int a = axis + 1; a < static_cast<int>(v.shape.size()); ++a) perm.push_back(a);
+      if (v.host) {
+        v.host->tensor = host_transpose(v.host->tensor, Ints(perm.begin(), perm.end()));
+        v.shape = v.host->tensor.shape;
+      } else {
+        v.device = v.device.permute(perm).contiguous();
+        v.shape = v.device.shape().to_vector();
+      }
+    }
+    values[static_cast<size_t>(out)] = std::move(v);
+  }
+}
+
 // The body's inputs for one iteration: its number, the condition (true) and the carried values.
 void enter_iteration(const Body& body, std::vector<Value>& values, int64_t iteration,
                      const std::vector<Value>& carried) {
@@ -153,8 +192,8 @@ void run_loop(OnnxModel::Impl& m, Node& node, std::vector<Value>& values) {
   const bool has_trips = c.has(0), has_condition = c.has(1);
   if (!has_trips && !has_condition)
     c.fail("has neither a trip count nor a condition, so it would never end");
-  const int64_t trips = has_trips ? single(c, 0, "the trip count M").int_at(0) : -1;
-  bool going = !has_condition || single(c, 1, "the condition").at(0) != 0.0;
+  const int64_t trips = has_trips ? c.one_value(0, "the trip count M").int_at(0) : -1;
+  bool going = !has_condition || c.one_value(1, "the condition").at(0) != 0.0;
   std::vector<Value> carried;
   for (size_t j = 0; j < carried_count; ++j) carried.push_back(c.value(2 + j));
   std::vector<std::vector<Value>> scans(scan_count);
@@ -173,23 +212,9 @@ void run_loop(OnnxModel::Impl& m, Node& node, std::vector<Value>& values) {
         c.fail("the body's condition must hold one value, got shape " + shape_text(t.shape));
       going = t.at(0) != 0.0;
     }
-    for (size_t j = 0; j < carried_count; ++j)
-      carried[j] = computed(m, c, values, body.outputs[1 + j]);
-    for (size_t k = 0; k < scan_count; ++k)
-      add_scanned(c, scans[k], computed(m, c, values, body.outputs[1 + carried_count + k]), k);
-    forget_iteration(body, values);
+    collect_iteration(c, values, body, 1, carried, scans);
   }
-  for (size_t j = 0; j < carried_count; ++j) {
-    if (node.outputs[j] >= 0)
-      assign(values[static_cast<size_t>(node.outputs[j])], carried[j], false);
-  }
-  for (size_t k = 0; k < scan_count; ++k) {
-    const int out = node.outputs[carried_count + k];
-    if (out < 0) continue;
-    const size_t at = 1 + carried_count + k;
-    values[static_cast<size_t>(out)] =
-        stacked(c, scans[k], body.output_types[at], body.output_shapes[at]);
-  }
+  set_results(c, node, values, body, 1, carried, scans, {}, {});
   node.ran = "looped";
 }
 
@@ -202,21 +227,6 @@ std::vector<int64_t> per_value(NodeContext& c, const char* name, size_t count) {
            std::to_string(count));
   }
   return values;
-}
-
-// Slice `index` of `v` along `axis`, that axis removed.
-Value slice_of(const Value& v, int axis, int64_t index) {
-  Value out;
-  out.type = v.type;
-  out.shape = v.shape;
-  out.shape.erase(out.shape.begin() + axis);
-  if (v.host) {
-    out.host = std::make_shared<HostSlot>();
-    out.host->tensor = host_take(v.host->tensor, axis, {index}, out.shape);
-  } else {
-    out.device = v.device.narrow(axis, index, 1).squeeze(axis);
-  }
-  return out;
 }
 
 // Scan (9 and later): the body once per position of the scan inputs (each along its axis, forward
@@ -255,40 +265,12 @@ void run_scan(OnnxModel::Impl& m, Node& node, std::vector<Value>& values) {
     for (size_t i = 0; i < scan_count; ++i) {
       const int64_t at = in_reverse[i] != 0 ? steps - 1 - t : t;
       assign(values[static_cast<size_t>(body.inputs[state_count + i])],
-             slice_of(inputs[i], axes[i], at), false);
+             slice_along(inputs[i], axes[i], at, 1, true), false);
     }
     run_nodes(m, body.nodes, values);
-    for (size_t j = 0; j < state_count; ++j) states[j] = computed(m, c, values, body.outputs[j]);
-    for (size_t k = 0; k < output_count; ++k)
-      add_scanned(c, scans[k], computed(m, c, values, body.outputs[state_count + k]), k);
-    forget_iteration(body, values);
+    collect_iteration(c, values, body, 0, states, scans);
   }
-  for (size_t j = 0; j < state_count; ++j) {
-    if (node.outputs[j] >= 0)
-      assign(values[static_cast<size_t>(node.outputs[j])], states[j], false);
-  }
-  for (size_t k = 0; k < output_count; ++k) {
-    const int out = node.outputs[state_count + k];
-    if (out < 0) continue;
-    if (out_reverse[k] != 0) std::reverse(scans[k].begin(), scans[k].end());
-    const size_t at = state_count + k;
-    Value v = stacked(c, scans[k], body.output_types[at], body.output_shapes[at]);
-    const int axis = normalize(c, out_axes[k], v.shape.size());
-    if (axis != 0) {  // the new axis moved from the front to `axis`
-      std::vector<int> perm;
-      for (int a = 1; a <= axis; ++a) perm.push_back(a);
-      perm.push_back(0);
-      for (int a = axis + 1; a < static_cast<int>(v.shape.size()); ++a) perm.push_back(a);
-      if (v.host) {
-        v.host->tensor = host_transpose(v.host->tensor, Ints(perm.begin(), perm.end()));
-        v.shape = v.host->tensor.shape;
-      } else {
-        v.device = v.device.permute(perm).contiguous();
-        v.shape = v.device.shape().to_vector();
-      }
-    }
-    values[static_cast<size_t>(out)] = std::move(v);
-  }
+  set_results(c, node, values, body, 0, states, scans, out_axes, out_reverse);
   node.ran = "scanned";
 }
 

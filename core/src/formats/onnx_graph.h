@@ -169,6 +169,9 @@ class NodeContext {
   const HostTensor* host(size_t k) const;
   // Input k's host values; a device-only input is read back (and the result is then not cached).
   const HostTensor& host_values(size_t k);
+  // Input k's host values, which must be exactly one (a condition, a count, a threshold);
+  // `what` names it in the message.
+  const HostTensor& one_value(size_t k, const std::string& what);
   // Input k's integer values (any integer type, or whole floats), for shapes, axes, sizes.
   std::vector<int64_t> ints(size_t k);
   // Input k on the device (a host value is uploaded once and kept).

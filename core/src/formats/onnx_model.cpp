@@ -100,13 +100,8 @@ void run_node(OnnxModel::Impl& m, Node& node, std::vector<Value>& values) {
       if (!context.has(k)) continue;
       const Value& v = context.value(k);
       if (v.is_sequence() && !def.sequences) {
-        if (node.op != "Identity") {
-          context.fail("input " + std::to_string(k) +
-                       " is a sequence; only the sequence ops, Identity and control flow take one");
-        }
-        context.set_value(0, v);
-        node.ran = "host";
-        return;
+        context.fail("input " + std::to_string(k) +
+                     " is a sequence; only the sequence ops, Identity and control flow take one");
       }
       if (!v.host) on_host = false;
       if (!is_float_type(v.type) && v.type != kBool) integers = true;

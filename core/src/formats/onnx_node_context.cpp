@@ -70,6 +70,13 @@ const HostTensor& NodeContext::host_values(size_t k) {
   return read_back(values_[static_cast<size_t>(node_.inputs[k])]);
 }
 
+const HostTensor& NodeContext::one_value(size_t k, const std::string& what) {
+  if (value(k).is_sequence()) fail(what + " must be a tensor, not a sequence");
+  const HostTensor& t = host_values(k);
+  if (t.numel() != 1) fail(what + " must hold one value, got shape " + shape_text(t.shape));
+  return t;
+}
+
 std::vector<int64_t> NodeContext::ints(size_t k) {
   const HostTensor& t = host_values(k);
   std::vector<int64_t> out(static_cast<size_t>(t.numel()));

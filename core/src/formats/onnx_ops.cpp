@@ -398,6 +398,7 @@ std::map<std::string, OpDef> make_table() {
   both("Shape", host_shape, nullptr);
   both("Size", host_size, nullptr);
   both("Identity", identity, identity);
+  t["Identity"].sequences = true;
   both("Dropout", dropout(true), dropout(false));
   both("Gather", host_gather, device_gather);
   both("Concat", host_concat, device_concat);

@@ -43,10 +43,7 @@ bool overlaps(const Corners& a, const Corners& b, float threshold) {
 
 // The optional scalar input k, or `fallback` where it is absent.
 double optional_scalar(NodeContext& c, size_t k, double fallback, const char* what) {
-  if (!c.has(k)) return fallback;
-  const HostTensor& t = c.host_values(k);
-  if (t.numel() != 1) c.fail(std::string(what) + " must be one value");
-  return t.at(0);
+  return c.has(k) ? c.one_value(k, what).at(0) : fallback;
 }
 
 }  // namespace

@@ -237,7 +237,9 @@ void host_size(NodeContext& c) {
 }
 
 void identity(NodeContext& c) {
-  if (c.host(0) != nullptr)
+  if (c.value(0).is_sequence())  // a sequence passes as it is (Identity-14)
+    c.set_value(0, c.value(0));
+  else if (c.host(0) != nullptr)
     c.set_host(0, *c.host(0));
   else
     c.set_device(0, c.dev(0), c.type(0));

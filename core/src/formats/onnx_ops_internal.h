@@ -121,6 +121,9 @@ void sequence_length(NodeContext& c);
 void sequence_erase(NodeContext& c);
 void concat_from_sequence(NodeContext& c);
 void split_to_sequence(NodeContext& c);
+// Positions [start, start + length) of `v` (a tensor) along `axis`, on the host or the device as
+// `v` is; `drop_axis` removes that axis (length 1).
+Value slice_along(const Value& v, int axis, int64_t start, int64_t length, bool drop_axis);
 // Object detection's ops (onnx_ops_detection.cpp).
 void host_non_max_suppression(NodeContext& c);
 void host_roi_align(NodeContext& c);

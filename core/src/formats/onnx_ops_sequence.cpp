@@ -31,24 +31,6 @@ int64_t position(NodeContext& c, size_t k, int64_t size, bool insertion, int64_t
   return given[0] < 0 ? given[0] + size : given[0];
 }
 
-// A tensor of `type` on the device as a sequence element.
-Value element(const Tensor& t, int32_t type) {
-  Value v;
-  v.type = type;
-  v.shape = t.shape().to_vector();
-  v.device = t;
-  return v;
-}
-
-Value host_element(HostTensor t, int32_t type) {
-  Value v;
-  v.type = type;
-  v.shape = t.shape;
-  v.host = std::make_shared<HostSlot>();
-  v.host->tensor = std::move(t);
-  return v;
-}
-
 // A sequence's element on the device, uploaded where it is a host value.
 Tensor on_device(NodeContext& c, const Value& v) {
   return v.device.defined() ? v.device : upload(v.host->tensor, c.model().device);
@@ -62,6 +44,25 @@ void check_type(NodeContext& c, int32_t sequence_type, int32_t tensor_type) {
 }
 
 }  // namespace
+
+Value slice_along(const Value& v, int axis, int64_t start, int64_t length, bool drop_axis) {
+  Value out;
+  out.type = v.type;
+  out.shape = v.shape;
+  out.shape[static_cast<size_t>(axis)] = length;
+  if (drop_axis) out.shape.erase(out.shape.begin() + axis);
+  if (v.host) {
+    Ints picks(static_cast<size_t>(length));
+    for (int64_t i = 0; i < length; ++i) picks[static_cast<size_t>(i)] = start + i;
+    out.host = std::make_shared<HostSlot>();
+    out.host->tensor = host_take(v.host->tensor, axis, picks, out.shape);
+  } else {
+    Tensor part = v.device.narrow(axis, start, length);
+    if (drop_axis) part = part.squeeze(axis);
+    out.device = part.contiguous();
+  }
+  return out;
+}
 
 void sequence_empty(NodeContext& c) {
   const auto type = static_cast<int32_t>(c.attr_int("dtype", kFloat));
@@ -164,18 +165,7 @@ void split_to_sequence(NodeContext& c) {
   std::vector<Value> items;
   int64_t start = 0;
   for (const int64_t n : lengths) {
-    Ints shape = x.shape;
-    shape[static_cast<size_t>(axis)] = n;
-    if (x.host) {
-      Ints picks(static_cast<size_t>(n));
-      for (int64_t i = 0; i < n; ++i) picks[static_cast<size_t>(i)] = start + i;
-      if (squeeze) shape.erase(shape.begin() + axis);
-      items.push_back(host_element(host_take(x.host->tensor, axis, picks, shape), x.type));
-    } else {
-      Tensor part = x.device.narrow(axis, start, n);
-      if (squeeze) part = part.squeeze(axis);
-      items.push_back(element(part.contiguous(), x.type));
-    }
+    items.push_back(slice_along(x, axis, start, n, squeeze));
     start += n;
   }
   c.set_sequence(0, std::move(items), x.type);
