@@ -165,8 +165,7 @@ sy_status status_of(const dnnl::error& e) {
 // w_hh of the sequence ops, input 1 (w, or MATMUL's b) of the others.
 void mark_constant_inputs(const sy_op_call& call, OpContext& ctx) {
   uint32_t first = 1, count = 1;
-  if (call.op == SY_OP_LSTM_SEQUENCE) first = 3, count = 2;
-  if (call.op == SY_OP_GRU_SEQUENCE) first = 2, count = 2;
+  sy_constant_weight_inputs(call.op, &first, &count);
   for (uint32_t i = first; i < first + count && i < call.num_inputs; ++i) {
     if (call.inputs[i].buffer != nullptr) ctx.constant_buffer[i] = call.inputs[i].buffer->id;
   }

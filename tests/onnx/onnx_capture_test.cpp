@@ -221,6 +221,40 @@ TEST_CASE("a replay takes patched parameters, and the recording pools its interm
   });
 }
 
+TEST_CASE("a weight promised constant keeps its own buffer in a recording's pool",
+          "[onnx][capture]") {
+  // Two convolutions whose weights are intermediates computed from one tensor and promised
+  // constant (SY_CALL_CONSTANT_WEIGHTS, as a 3-D Conv's per-tap weights were): their lives do
+  // not overlap, so the pool would give both one slot, and onednn, which keeps converted weights
+  // by buffer, then replayed the second with the first's weights.
+  on_every_backend([&](const std::shared_ptr<Device>& device) {
+    INFO(device->id());
+    std::vector<float> base_values(2 * 4 * 3 * 3);
+    for (size_t i = 0; i < base_values.size(); ++i) base_values[i] = static_cast<float>(i % 5) - 2;
+    const Tensor base = Tensor::from_host(base_values, Shape{2, 4, 3, 3}, device);
+    const Tensor x = Tensor::from_host(ramp(9, 0), Shape{1, 4, 16, 16}, device);
+    Conv2dOptions options;
+    options.pad_h = options.pad_w = 1;
+    options.constant_weight = true;
+    // y1 and y2 are held outside (their own buffers): the weights are the pool's only tenants.
+    Tensor y1, y2;
+    auto recording = OpRecording::record(device, [&] {
+      y1 = conv2d(x, base * 2.0, Tensor(), options);
+      y2 = conv2d(x, base * -3.0, Tensor(), options);
+    });
+    REQUIRE(recording->replayable());
+    const std::vector<float> first = conv2d(x, base * 2.0, Tensor(), options).to_host_float();
+    const std::vector<float> second = conv2d(x, base * -3.0, Tensor(), options).to_host_float();
+    REQUIRE(first != second);
+    for (int round = 0; round < 2; ++round) {
+      INFO("replay " << round << ": " << recording->describe());
+      recording->replay();
+      CHECK(y1.to_host_float() == first);
+      CHECK(y2.to_host_float() == second);
+    }
+  });
+}
+
 TEST_CASE("a replay reads a given input in place of the recorded one, or copies it",
           "[onnx][capture]") {
   on_every_backend([&](const std::shared_ptr<Device>& device) {

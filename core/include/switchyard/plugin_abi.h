@@ -529,6 +529,16 @@ typedef struct sy_op_call {
  * initializers, which nothing writes. */
 #define SY_CALL_CONSTANT_WEIGHTS (1u << 0)
 
+/* The inputs SY_CALL_CONSTANT_WEIGHTS promises constant for `op`: inputs first .. first + count - 1
+ * (a call may have fewer). The host keeps such a buffer out of anything that would rewrite it
+ * while it stays allocated (a recording's shared arena of intermediates, for one). */
+static inline void sy_constant_weight_inputs(uint32_t op, uint32_t* first, uint32_t* count) {
+  *first = 1;
+  *count = 1;
+  if (op == SY_OP_LSTM_SEQUENCE) *first = 3, *count = 2;
+  if (op == SY_OP_GRU_SEQUENCE) *first = 2, *count = 2;
+}
+
 /* ---------------------------------------------------------------------------------------------- */
 /* The function table. Required slots are marked; every other slot may be NULL.                   */
 

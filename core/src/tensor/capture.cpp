@@ -175,6 +175,19 @@ void OpRecording::Impl::pool_intermediates() {
     for (uint32_t k = 0; k < call.num_outputs; ++k) {
       note(call.outputs[k], call.op == SY_OP_SCATTER_ADD);
     }
+    // A weight promised constant (SY_CALL_CONSTANT_WEIGHTS) keeps its own buffer: in the arena
+    // another intermediate would rewrite its bytes under the same buffer, and a plugin that
+    // keeps converted weights by buffer would replay the old ones (a 3-D Conv's per-tap weights,
+    // each computed from the initializer, shared one slot and all ran as the first tap).
+    if ((call.flags & SY_CALL_CONSTANT_WEIGHTS) != 0) {
+      uint32_t first = 0;
+      uint32_t count = 0;
+      sy_constant_weight_inputs(call.op, &first, &count);
+      for (uint32_t k = first; k < first + count && k < call.num_inputs; ++k) {
+        const auto found = uses.find(call.inputs[k].buffer);
+        if (found != uses.end()) found->second.pinned = true;
+      }
+    }
   }
   // Largest first, each at the lowest offset free over its span of calls.
   std::vector<BufferUse*> pooled;
