@@ -40,6 +40,7 @@ for _alias, _type in (("float", float), ("int", int), ("bool", bool), ("object",
 import onnx  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper, version_converter  # noqa: E402
 from onnx.backend.test.case.node import collect_testcases  # noqa: E402
+from suite_windows import window_cases  # noqa: E402
 
 MIN_OPSET = 7
 TARGET_OPSET = 17
@@ -272,6 +273,7 @@ def extra_cases():
     yield from quantize_cases(model, const)
     yield from conv3d_cases(model, const)
     yield from pool3d_cases(model)
+    yield from window_cases(model, const)
     # LpNormalization and GlobalLpPool, which ONNX's data leaves out; Hardmax's 2-D form (before 13).
     rng = np.random.default_rng(9)
     block = rng.standard_normal((2, 3, 4)).astype(np.float32)

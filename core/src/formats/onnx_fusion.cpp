@@ -23,11 +23,14 @@ std::vector<int> consumer_counts(const OnnxModel::Impl& m) {
   return counts;
 }
 
-bool constant_scalar(const OnnxModel::Impl& m, int id, double& out) {
+// A one-element float constant: its value, and (when `rank` is given) the highest rank seen so
+// far, which the fused node's output takes (Node::lift_rank).
+bool constant_scalar(const OnnxModel::Impl& m, int id, double& out, int* rank = nullptr) {
   if (id < 0) return false;
   const Value& v = m.constants[static_cast<size_t>(id)];
   if (!v.host || v.host->tensor.numel() != 1 || !v.host->tensor.is_float()) return false;
   out = v.host->tensor.at(0);
+  if (rank != nullptr) *rank = std::max(*rank, static_cast<int>(v.host->tensor.shape.size()));
   return true;
 }
 
@@ -61,24 +64,27 @@ void fuse_gelu(OnnxModel::Impl& m) {
       }
     }
     double c = 0;
-    if (div == nullptr || div->inputs.size() != 2 || !constant_scalar(m, div->inputs[1], c) ||
-        std::fabs(c - std::sqrt(2.0)) > 1e-4 || counts[static_cast<size_t>(erf.inputs[0])] != 1) {
+    int rank = 0;
+    if (div == nullptr || div->inputs.size() != 2 ||
+        !constant_scalar(m, div->inputs[1], c, &rank) || std::fabs(c - std::sqrt(2.0)) > 1e-4 ||
+        counts[static_cast<size_t>(erf.inputs[0])] != 1) {
       continue;
     }
     const int x = div->inputs[0];
     Node* add = only_consumer(m, counts, erf.outputs[0]);
     if (add == nullptr || add->op != "Add" ||
-        !constant_scalar(m, other_input(*add, erf.outputs[0]), c) || c != 1.0)
+        !constant_scalar(m, other_input(*add, erf.outputs[0]), c, &rank) || c != 1.0)
       continue;
     Node* mul = only_consumer(m, counts, add->outputs[0]);
     if (mul == nullptr || mul->op != "Mul" || other_input(*mul, add->outputs[0]) != x) continue;
     Node* half = only_consumer(m, counts, mul->outputs[0]);
     if (half == nullptr || half->op != "Mul" ||
-        !constant_scalar(m, other_input(*half, mul->outputs[0]), c) || c != 0.5)
+        !constant_scalar(m, other_input(*half, mul->outputs[0]), c, &rank) || c != 0.5)
       continue;
     div->skipped = erf.skipped = add->skipped = mul->skipped = true;
     half->op = "switchyard.Gelu";
     half->inputs = {x};
+    half->lift_rank = rank;
     ++fused;
     counts = consumer_counts(m);
   }
@@ -217,7 +223,7 @@ Node* producer(OnnxModel::Impl& m, int id) {
 // folding the factor into `scale`; returns the value before it (or `id` when there is none) and
 // the node taken, if any.
 int through_scalar(OnnxModel::Impl& m, const std::vector<int>& counts, int id, double& scale,
-                   Node** taken) {
+                   Node** taken, int* rank) {
   *taken = nullptr;
   Node* node = producer(m, id);
   if (node == nullptr || counts[static_cast<size_t>(id)] != 1 || node->inputs.size() != 2 ||
@@ -226,11 +232,13 @@ int through_scalar(OnnxModel::Impl& m, const std::vector<int>& counts, int id, d
   }
   double c = 0;
   int data = node->inputs[0];
-  if (!constant_scalar(m, node->inputs[1], c)) {
-    if (node->op == "Div" || !constant_scalar(m, node->inputs[0], c)) return id;
+  int constant_rank = 0;
+  if (!constant_scalar(m, node->inputs[1], c, &constant_rank)) {
+    if (node->op == "Div" || !constant_scalar(m, node->inputs[0], c, &constant_rank)) return id;
     data = node->inputs[1];
   }
   if (!(c > 0.0) || !std::isfinite(c)) return id;
+  *rank = std::max(*rank, constant_rank);
   scale *= node->op == "Mul" ? c : 1.0 / c;
   *taken = node;
   return data;
@@ -300,8 +308,9 @@ void fuse_attention(OnnxModel::Impl& m) {
       taken.push_back(add);
     }
     double scale = 1.0;
+    int rank = 0;
     Node* scaled = nullptr;
-    value = through_scalar(m, counts, value, scale, &scaled);
+    value = through_scalar(m, counts, value, scale, &scaled, &rank);
     if (scaled != nullptr) taken.push_back(scaled);
     Node* scores = producer(m, value);
     if (scores == nullptr || scores->op != "MatMul" || scores->inputs.size() != 2 ||
@@ -311,8 +320,8 @@ void fuse_attention(OnnxModel::Impl& m) {
     taken.push_back(scores);
     Node* q_scaled = nullptr;
     Node* k_scaled = nullptr;
-    const int q = through_scalar(m, counts, scores->inputs[0], scale, &q_scaled);
-    const int k_t = through_scalar(m, counts, scores->inputs[1], scale, &k_scaled);
+    const int q = through_scalar(m, counts, scores->inputs[0], scale, &q_scaled, &rank);
+    const int k_t = through_scalar(m, counts, scores->inputs[1], scale, &k_scaled, &rank);
     for (Node* node : {q_scaled, k_scaled}) {
       if (node != nullptr) taken.push_back(node);
     }
@@ -321,6 +330,7 @@ void fuse_attention(OnnxModel::Impl& m) {
     product->op = "switchyard.Attention";
     product->inputs = {q, k_t, product->inputs[1], mask};
     product->scale = scale;
+    product->lift_rank = rank;
     product->causal = mask >= 0 && causal_constant(m, mask);
     ++fused;
   }

@@ -69,6 +69,10 @@ struct Node {
   // are (q k^T) * scale; `causal` when the mask is a constant causal [T, T] one.
   double scale = 1.0;
   bool causal = false;
+  // "switchyard.Gelu" and "switchyard.Attention": the rank of the highest-rank one-element
+  // constant folded in. Such a constant broadcasts the unfused nodes' result up to its rank with
+  // leading 1s ([1, 1, 1] * x of [4] is [1, 1, 4]), so the fused output is lifted to it.
+  int lift_rank = 0;
   // If (then_branch, else_branch) and Loop (body): its subgraphs (onnx_control.cpp), and the values
   // of enclosing graphs they read, which the node waits for as it waits for its inputs.
   std::vector<std::shared_ptr<Body>> bodies;

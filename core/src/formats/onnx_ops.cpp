@@ -23,6 +23,17 @@ Fn unary_device(Tensor (*f)(const Tensor&), int32_t type = kFloat) {
   return [f, type](NodeContext& c) { c.set_device(0, f(dev_float(c, 0)), type); };
 }
 
+// fuse_gelu's node: gelu(x), lifted to the rank of the constants folded in (Node::lift_rank).
+double d_gelu(double x);
+void fused_gelu_host(NodeContext& c) {
+  HostTensor y = host_unary(c.host_values(0), d_gelu);
+  while (static_cast<int>(y.shape.size()) < c.node().lift_rank) y.shape.insert(y.shape.begin(), 1);
+  c.set_host(0, std::move(y));
+}
+void fused_gelu_device(NodeContext& c) {
+  c.set_device(0, lifted(c, switchyard::gelu(dev_float(c, 0)), c.node().lift_rank), kFloat);
+}
+
 Fn binary_host(double (*f)(double, double), int64_t (*fi)(int64_t, int64_t),
                int32_t result = kUndefined) {
   return [f, fi, result](NodeContext& c) {
@@ -500,7 +511,7 @@ std::map<std::string, OpDef> make_table() {
   both("Erf", unary_host(d_erf), unary_device(erf_composed));
   both("HardSigmoid", hard_sigmoid_op(false, true), hard_sigmoid_op(false, false));
   both("HardSwish", hard_sigmoid_op(true, true), hard_sigmoid_op(true, false));
-  both("switchyard.Gelu", unary_host(d_gelu), unary_device(&switchyard::gelu));
+  both("switchyard.Gelu", fused_gelu_host, fused_gelu_device);
   both("Gelu", gelu_op(true), gelu_op(false));
   both("Mish", unary_host(d_mish), unary_device(mish_composed));
   // On the host only (see host_with_alpha).

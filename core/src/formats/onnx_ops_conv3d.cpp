@@ -64,13 +64,7 @@ std::vector<Axis3> axes_of_conv3d(NodeContext& c, const Ints& x_shape, const Int
   if (!declared.empty() && declared != kernel)
     c.fail("kernel_shape " + shape_text(declared) + " does not match the weight " +
            shape_text(w_shape));
-  const std::vector<Axis3> axes = axes_of_window3d(c, x_shape, kernel);
-  // CONV2D pads each side alike: uneven height or width pads are refused (depth is padded here).
-  for (size_t k = 1; k < 3; ++k) {
-    if (axes[k].begin != axes[k].end)
-      c.fail("asymmetric pads on height or width are not supported");
-  }
-  return axes;
+  return axes_of_window3d(c, x_shape, kernel);
 }
 
 // x's depth slices d * stride + k (k a tap of the depth window), d < out.
@@ -133,22 +127,41 @@ Tensor conv3d(NodeContext& c) {
   Conv2dOptions options;
   options.stride_h = static_cast<int>(a[1].stride),
   options.stride_w = static_cast<int>(a[2].stride);
-  options.pad_h = static_cast<int>(a[1].begin), options.pad_w = static_cast<int>(a[2].begin);
   options.dilation_h = static_cast<int>(a[1].dilation);
   options.dilation_w = static_cast<int>(a[2].dilation);
   options.groups = static_cast<int>(groups);
-  options.constant_weight = c.host(1) != nullptr;
-  const Tensor padded = padded_axis(c, x, 2, a[0].begin, a[0].end, 0.0);
+  // Each depth tap's [M, C / group, kH, kW] weights: made once from an initializer (then the
+  // convolutions may keep them converted), else each run.
+  struct Taps {
+    std::vector<Tensor> taps;
+  };
+  const auto make_taps = [&] {
+    auto out = std::make_shared<Taps>();
+    for (int64_t k = 0; k < a[0].kernel; ++k) {
+      out->taps.push_back(
+          weight.narrow(2, k, 1).contiguous().reshape(Shape{out_channels, ws[1], ws[3], ws[4]}));
+    }
+    return out;
+  };
+  options.constant_weight = c.constant(1);
+  const std::shared_ptr<Taps> taps =
+      options.constant_weight ? c.cached<Taps>("conv3d taps", make_taps) : make_taps();
+  // Depth is padded here; CONV2D pads each side of height and width alike, so what one side has
+  // beyond the other (tf2onnx's SAME padding at stride 2) is padded here too.
+  Tensor padded = padded_axis(c, x, 2, a[0].begin, a[0].end, 0.0);
+  const int64_t even_h = std::min(a[1].begin, a[1].end), even_w = std::min(a[2].begin, a[2].end);
+  padded = padded_axis(c, padded, 3, a[1].begin - even_h, a[1].end - even_h, 0.0);
+  padded = padded_axis(c, padded, 4, a[2].begin - even_w, a[2].end - even_w, 0.0);
+  options.pad_h = static_cast<int>(even_h), options.pad_w = static_cast<int>(even_w);
   Tensor sum;
   for (int64_t k = 0; k < a[0].kernel; ++k) {
     const Tensor slices = depth_taps(c, padded, a[0], k);
     // [N, C, D_out, H, W] -> [N * D_out, C, H, W]
-    const Tensor images = slices.permute({0, 2, 1, 3, 4})
-                              .contiguous()
-                              .reshape(Shape{n * depth_out, channels, xs[3], xs[4]});
-    const Tensor tap =
-        weight.narrow(2, k, 1).contiguous().reshape(Shape{out_channels, ws[1], ws[3], ws[4]});
-    const Tensor y = conv2d(images, tap, Tensor(), options);
+    const Tensor images =
+        slices.permute({0, 2, 1, 3, 4})
+            .contiguous()
+            .reshape(Shape{n * depth_out, channels, padded.dim(3), padded.dim(4)});
+    const Tensor y = conv2d(images, taps->taps[static_cast<size_t>(k)], Tensor(), options);
     sum = sum.defined() ? sum + y : y;
   }
   // [N * D_out, M, H_out, W_out] -> [N, M, D_out, H_out, W_out]

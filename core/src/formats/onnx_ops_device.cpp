@@ -103,12 +103,21 @@ MatmulOptions weight_options(const NodeContext& c, size_t k) {
 
 // ---- device ops ---------------------------------------------------------------------------------
 
+namespace {
+// x [..., K] as the rows [prod(...), K] (counted, not -1: K may be 0).
+Tensor as_rows(const Tensor& x) {
+  int64_t rows = 1;
+  for (int axis = 0; axis + 1 < x.rank(); ++axis) rows *= x.dim(axis);
+  return x.reshape(Shape{rows, x.dim(-1)});
+}
+}  // namespace
+
 void device_matmul(NodeContext& c) {
   Tensor a = dev_float(c, 0), b = dev_float(c, 1);
   const MatmulOptions options = weight_options(c, 1);
   if (a.rank() > 2 && b.rank() == 2) {  // a shared matrix: fold a's leading axes into rows
     Ints shape = a.shape().to_vector();
-    const Tensor y = matmul(a.reshape(Shape{-1, shape.back()}), b, false, false, options);
+    const Tensor y = matmul(as_rows(a), b, false, false, options);
     shape.back() = b.dim(1);
     c.set_device(0, reshaped(c, y, shape), kFloat);
     return;
@@ -133,9 +142,11 @@ struct LinearWeights {
 Tensor folded_linear(const NodeContext& c, const Tensor& x, const Tensor& weight,
                      const Tensor& bias) {
   const MatmulOptions options{.constant_weight = true};
-  if (x.rank() <= 2) return linear(x, weight, bias, options);
+  // A vector x [K] is MatMul's one row: [K] @ [K, N] -> [N].
+  if (x.rank() == 1) return linear(x.unsqueeze(0), weight, bias, options).squeeze(0);
+  if (x.rank() == 2) return linear(x, weight, bias, options);
   Ints shape = x.shape().to_vector();
-  const Tensor y = linear(x.reshape(Shape{-1, shape.back()}), weight, bias, options);
+  const Tensor y = linear(as_rows(x), weight, bias, options);
   shape.back() = weight.dim(0);
   return reshaped(c, y, shape);
 }
@@ -185,7 +196,7 @@ void device_attention(NodeContext& c) {
   if (!direct || (mask.defined() && !broadcasts_into(mask, q, k_t))) {
     Tensor scores = matmul(q, k_t) * node.scale;
     if (mask.defined()) scores = scores + mask;
-    c.set_device(0, matmul(softmax(scores, -1), v), kFloat);
+    c.set_device(0, lifted(c, matmul(softmax(scores, -1), v), node.lift_rank), kFloat);
     return;
   }
   const auto four = [rank](const Tensor& t) { return rank == 3 ? t.unsqueeze(0) : t; };
@@ -198,7 +209,7 @@ void device_attention(NodeContext& c) {
     options.attn_mask = mask;
   }
   Tensor out = scaled_dot_product_attention(four(q), four(k_t).transpose(-2, -1), four(v), options);
-  c.set_device(0, rank == 3 ? out.squeeze(0) : out, kFloat);
+  c.set_device(0, lifted(c, rank == 3 ? out.squeeze(0) : out, node.lift_rank), kFloat);
 }
 
 void device_gemm(NodeContext& c) {
@@ -304,6 +315,21 @@ Tensor conv_input(const Tensor& x, bool one_d) {
       (x.device()->plugin().capabilities() & SY_CAP_CHANNELS_LAST) != 0 && x.dim(2) * x.dim(3) > 1;
   return channels_last ? to_channels_last(x) : x;
 }
+
+// CONV2D pads each side of an axis alike. Where a Conv's pads differ (tf2onnx writes SAME
+// padding at stride 2 as [0, 0, 1, 1]), what one side has beyond the other is padded with zeros
+// here, and `w` keeps the even part.
+Tensor evenly_padded(NodeContext& c, const Tensor& x, Window& w) {
+  Tensor y = x;
+  const auto pad = [&](int axis, int& before, int& after) {
+    const int even = std::min(before, after);
+    if (before != after) y = padded_axis(c, y, axis, before - even, after - even, 0.0);
+    before = after = even;
+  };
+  if (!w.one_d) pad(2, w.ph, w.ph_end);
+  pad(w.one_d ? 2 : 3, w.pw, w.pw_end);
+  return y;
+}
 }  // namespace
 
 // Conv, and switchyard.Conv (fuse_conv): the same convolution with the fused node's epilogue.
@@ -322,12 +348,14 @@ void device_conv(NodeContext& c) {
     c.set_device(0, y, kFloat);
     return;
   }
-  const Tensor x = dev_float(c, 0), weight = dev_float(c, 1);
+  Tensor x = dev_float(c, 0);
+  const Tensor weight = dev_float(c, 1);
   const Tensor bias = c.has(2) ? dev_float(c, 2) : Tensor();
   const Ints& ws = c.shape(1);
   if (ws.size() < 3 || x.rank() != static_cast<int>(ws.size()))
     c.fail("input and weight ranks differ or are below 3");
-  const Window w = window_of(c, x.shape().to_vector(), Ints(ws.begin() + 2, ws.end()));
+  Window w = window_of(c, x.shape().to_vector(), Ints(ws.begin() + 2, ws.end()), true);
+  x = evenly_padded(c, x, w);
   const int64_t groups = c.attr_int("group", 1);
   const int64_t channels = x.dim(1), out_channels = ws[0];
   if (groups < 1 || channels % groups != 0 || out_channels % groups != 0 ||

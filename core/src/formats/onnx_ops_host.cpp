@@ -205,9 +205,21 @@ std::vector<SliceAxis> slice_plan(NodeContext& c, const Ints& shape) {
       start = clamp(starts[k], 0, extent);
       end = clamp(ends[k], 0, extent);
     } else {
-      start = clamp(starts[k], -1, extent - 1);
+      // INT_MAX as the end of a backward slice is read two ways: ONNX's clamping (and its
+      // reference evaluator) takes nothing, ONNX Runtime reads it as numpy's None and slices to
+      // the start. Neither is followed without a word.
+      const bool max_end = ends[k] == std::numeric_limits<int64_t>::max() ||
+                           ends[k] == std::numeric_limits<int32_t>::max();
+      if (max_end && extent > 0) {
+        c.fail("end " + std::to_string(ends[k]) + " with step " + std::to_string(step) +
+               " on axis " + std::to_string(axis) +
+               " is ambiguous: ONNX's clamping takes no element, ONNX Runtime slices to the "
+               "start; to slice to the start write INT64_MIN as the end");
+      }
+      // ONNX clamps a backward start to [0, extent - 1] (a start before the first element takes
+      // it, as ONNX Runtime does; numpy would take nothing) and the end to [-1, extent - 1].
+      start = extent == 0 ? -1 : clamp(starts[k], 0, extent - 1);
       end = clamp(ends[k], -1, extent - 1);
-      if (starts[k] < -extent) start = -1;
       if (ends[k] < -extent) end = -1;
     }
     int64_t count = 0;

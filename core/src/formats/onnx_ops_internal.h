@@ -56,6 +56,14 @@ inline Tensor reshaped(const NodeContext& context, const Tensor& t, const Ints& 
   return t.reshape(to_shape(context, shape));
 }
 
+// `t` with leading 1s up to `rank` (a fused node's Node::lift_rank); as it is when it has them.
+inline Tensor lifted(const NodeContext& context, const Tensor& t, int rank) {
+  if (t.rank() >= rank) return t;
+  Ints shape = t.shape().to_vector();
+  shape.insert(shape.begin(), static_cast<size_t>(rank - t.rank()), 1);
+  return reshaped(context, t, shape);
+}
+
 // auto_pad SAME's total padding of an axis of `in` elements for a window (kernel, stride,
 // dilation): what makes the output ceil(in / stride) long.
 inline int64_t same_padding(int64_t in, int64_t kernel, int64_t stride, int64_t dilation) {

@@ -223,24 +223,24 @@ void device_group_norm(NodeContext& c) {
   c.set_device(0, normalized_affine(c, x, n * groups, scale, bias), kFloat);
 }
 
-// ConvTranspose (1-D and 2-D): the gradient of a convolution with respect to its input, which is
-// what CONV2D_BACKWARD_DATA computes. The input plays the convolution's output gradient and W
-// [C_in, C_out / group, kH, kW] is that convolution's weight as it is. Symmetric pads;
-// output_padding (or an output_shape that implies one) below the stride.
-void device_conv_transpose(NodeContext& c) {
-  Tensor x = dev_float(c, 0), weight = dev_float(c, 1);
-  const Ints& ws = c.shape(1);
-  if (ws.size() < 3 || ws.size() > 4 || x.rank() != static_cast<int>(ws.size()))
-    c.fail("1-D and 2-D ConvTranspose are supported; input and weight ranks must match");
-  const bool one_d = ws.size() == 3;
-  if (c.attr_string("auto_pad", "NOTSET") != "NOTSET" &&
-      c.attr_string("auto_pad", "NOTSET") != "VALID")
-    c.fail("auto_pad " + c.attr_string("auto_pad", "") + " is not supported (NOTSET, VALID)");
+namespace {
+
+// One spatial axis of a ConvTranspose: the full output (no pads, output_padding at the end) is
+// cropped by `before` and `after`. CONV2D_BACKWARD_DATA crops both sides alike (`even`); what
+// one side crops beyond the other is cut after it, and an output_shape longer than the full
+// output gets `extend` zeros at the end. `out` is the result's length.
+struct TransposeAxis {
+  int64_t stride = 1, dilation = 1, before = 0, after = 0, even = 0, extend = 0, out = 0;
+  // The length CONV2D_BACKWARD_DATA writes: out plus what each side crops beyond `even`.
+  int64_t written() const { return out + (before - even) + (after - even); }
+};
+
+std::vector<TransposeAxis> transpose_axes(NodeContext& c, const Tensor& x, const Ints& ws) {
+  const std::string auto_pad = c.attr_string("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" &&
+      auto_pad != "SAME_LOWER")
+    c.fail("auto_pad " + auto_pad + " is not supported");
   const size_t spatial = ws.size() - 2;
-  const int64_t groups = c.attr_int("group", 1);
-  if (groups < 1 || x.dim(1) != ws[0] || ws[0] % groups != 0)
-    c.fail("group " + std::to_string(groups) + " does not fit input " +
-           shape_text(x.shape().to_vector()) + " and weight " + shape_text(ws));
   const auto attr = [&](const char* name, int64_t fallback) {
     Ints v = c.attr_ints(name);
     if (v.empty()) v.assign(spatial, fallback);
@@ -248,54 +248,102 @@ void device_conv_transpose(NodeContext& c) {
     return v;
   };
   const Ints strides = attr("strides", 1), dilations = attr("dilations", 1);
-  Ints output_padding = attr("output_padding", 0);
+  const Ints output_padding = attr("output_padding", 0);
   Ints pads = c.attr_ints("pads");
-  if (pads.empty() || c.attr_string("auto_pad", "NOTSET") == "VALID") pads.assign(spatial * 2, 0);
+  if (pads.empty() || auto_pad != "NOTSET") pads.assign(spatial * 2, 0);
   if (pads.size() != spatial * 2) c.fail("pads must have two values per spatial axis");
   const Ints output_shape = c.attr_ints("output_shape");
-  Ints out(spatial);
+  if (!output_shape.empty() && output_shape.size() != spatial && output_shape.size() != spatial + 2)
+    c.fail("output_shape must have one value per spatial axis");
+  std::vector<TransposeAxis> axes(spatial);
   for (size_t k = 0; k < spatial; ++k) {
+    TransposeAxis& a = axes[k];
+    a.stride = strides[k], a.dilation = dilations[k];
+    a.before = pads[k], a.after = pads[k + spatial];
     const int64_t in = x.dim(static_cast<int>(2 + k)), kernel = ws[2 + k];
-    if (pads[k] != pads[k + spatial]) c.fail("asymmetric pads are not supported");
-    for (const int64_t v : {strides[k], dilations[k]}) {
+    for (const int64_t v : {a.stride, a.dilation}) {
       if (v < 1 || v > 1 << 20) c.fail("strides and dilations must be between 1 and 2^20");
     }
-    if (pads[k] < 0 || pads[k] > 1 << 20) c.fail("pads must be between 0 and 2^20");
-    const int64_t base = (in - 1) * strides[k] + (kernel - 1) * dilations[k] + 1 - 2 * pads[k];
-    if (!output_shape.empty()) {
-      const int64_t want = output_shape[output_shape.size() - spatial + k];
-      output_padding[k] = want - base;
-    }
-    if (output_padding[k] < 0 || output_padding[k] >= strides[k])
+    if (output_padding[k] < 0 || output_padding[k] >= a.stride)
       c.fail("output_padding must be at least 0 and below the stride");
-    out[k] = base + output_padding[k];
-    if (out[k] < 1) c.fail("the output would be empty");
+    const int64_t full = (in - 1) * a.stride + (kernel - 1) * a.dilation + 1 + output_padding[k];
+    if (!output_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      // The pads come from the output's length: output_shape's (the pads given are ignored), or
+      // in * stride for SAME. An odd total crops one more at the end for SAME_UPPER, at the
+      // start otherwise (ONNX's equations, as ONNX Runtime computes them).
+      const int64_t want =
+          output_shape.empty() ? in * a.stride : output_shape[output_shape.size() - spatial + k];
+      if (want < 1 || want > 1 << 30) c.fail("output_shape must be between 1 and 2^30");
+      const int64_t total = full - want;
+      if (total < 0 && output_shape.empty()) {
+        c.fail("auto_pad " + auto_pad + " where the full output (" + std::to_string(full) +
+               ") is shorter than input x stride (" + std::to_string(want) +
+               ") is ambiguous: ONNX says in x stride, ONNX Runtime gives the full output");
+      }
+      a.extend = std::max<int64_t>(0, -total);
+      const int64_t cropped = std::max<int64_t>(0, total);
+      a.before = auto_pad == "SAME_UPPER" ? cropped / 2 : cropped - cropped / 2;
+      a.after = cropped - a.before;
+    }
+    for (const int64_t pad : {a.before, a.after}) {
+      if (pad < 0 || pad > 1 << 20) c.fail("pads must be between 0 and 2^20");
+    }
+    a.out = full - a.before - a.after;
+    if (a.out < 1) c.fail("the output would be empty");
+    a.even = std::min(a.before, a.after);
   }
+  return axes;
+}
+
+}  // namespace
+
+// ConvTranspose (1-D and 2-D): the gradient of a convolution with respect to its input, which is
+// what CONV2D_BACKWARD_DATA computes. The input plays the convolution's output gradient and W
+// [C_in, C_out / group, kH, kW] is that convolution's weight as it is. Pads (explicit, from
+// output_shape, or auto_pad's SAME_UPPER and SAME_LOWER) may differ between the sides
+// (transpose_axes); output_padding is below the stride.
+void device_conv_transpose(NodeContext& c) {
+  Tensor x = dev_float(c, 0), weight = dev_float(c, 1);
+  const Ints& ws = c.shape(1);
+  if (ws.size() < 3 || ws.size() > 4 || x.rank() != static_cast<int>(ws.size()))
+    c.fail("1-D and 2-D ConvTranspose are supported; input and weight ranks must match");
+  const bool one_d = ws.size() == 3;
+  const int64_t groups = c.attr_int("group", 1);
+  if (groups < 1 || x.dim(1) != ws[0] || ws[0] % groups != 0)
+    c.fail("group " + std::to_string(groups) + " does not fit input " +
+           shape_text(x.shape().to_vector()) + " and weight " + shape_text(ws));
+  const std::vector<TransposeAxis> axes = transpose_axes(c, x, ws);
   if (one_d) {
     x = x.unsqueeze(2);
     weight = weight.unsqueeze(2);
   }
-  const size_t w_axis = spatial - 1;
+  const TransposeAxis height = one_d ? TransposeAxis{} : axes[0], width = axes.back();
   sy_op_params params{};
-  const auto i32 = [](int64_t v) { return static_cast<int32_t>(v); };  // checked above: <= 2^20
-  params.conv2d = {i32(one_d ? 1 : strides[0]),
-                   i32(strides[w_axis]),
-                   i32(one_d ? 0 : pads[0]),
-                   i32(pads[w_axis]),
-                   i32(one_d ? 1 : dilations[0]),
-                   i32(dilations[w_axis]),
+  const auto i32 = [](int64_t v) { return static_cast<int32_t>(v); };  // checked: <= 2^20
+  params.conv2d = {i32(height.stride),
+                   i32(width.stride),
+                   i32(height.even),
+                   i32(width.even),
+                   i32(height.dilation),
+                   i32(width.dilation),
                    0u,
                    0u};
   if (groups != 1) params.conv2d_grouped.groups = static_cast<uint32_t>(groups);
   const int64_t out_channels = ws[1] * groups;
-  Ints y_shape{x.dim(0), out_channels, one_d ? 1 : out[0], out[w_axis]};
+  Ints y_shape{x.dim(0), out_channels, one_d ? 1 : height.written(), width.written()};
   check_size(c, y_shape);
   Tensor y = empty_like_shape(x, to_shape(c, y_shape));
   run_op(groups == 1 ? SY_OP_CONV2D_BACKWARD_DATA : SY_OP_CONV2D_GROUPED_BACKWARD_DATA, {x, weight},
          {y}, params);
+  for (size_t k = 0; k < axes.size(); ++k) {
+    const TransposeAxis& a = axes[k];
+    const int axis = one_d ? 3 : static_cast<int>(2 + k);
+    if (y.dim(axis) != a.out) y = y.narrow(axis, a.before - a.even, a.out).contiguous();
+    if (a.extend > 0) y = padded_axis(c, y, axis, 0, a.extend, 0.0);
+  }
   if (one_d) y = y.squeeze(2);
   if (c.has(2)) {
-    Ints bias_shape(spatial + 1, 1);
+    Ints bias_shape(axes.size() + 1, 1);
     bias_shape[0] = out_channels;
     y = y + dev_float(c, 2).reshape(to_shape(c, bias_shape));
   }
