@@ -1,8 +1,8 @@
 """The node suite's cases for what tools/onnx/differential.py found (tools/onnx/node_suite.py
 yields them): Conv and ConvTranspose with pads that differ between the sides (tf2onnx writes
-SAME padding at stride 2 so) and auto_pad's odd totals, Slice's backward clamping, and fused node
-runs whose one-element constants raise the result's rank. Expected values come from numpy
-(float64), and tools/onnx/check_ort.py checks them against ONNX Runtime.
+SAME padding at stride 2 so) and auto_pad's odd totals, Slice's backward clamping, fused node runs
+whose one-element constants raise the result's rank, and reductions of no elements. Expected values
+come from numpy (float64), and tools/onnx/check_ort.py checks them against ONNX Runtime.
 """
 import numpy as np
 from onnx import TensorProto, helper
@@ -150,6 +150,7 @@ def window_cases(model, const):
                [([x], [y])])
     yield from slice_cases(model, const)
     yield from lifted_rank_cases(model, const)
+    yield from empty_reduction_cases(model, const)
 
 
 def slice_cases(model, const):
@@ -220,3 +221,30 @@ def lifted_rank_cases(model, const):
                  [("x", F, [2, 3, 0])], [("y", F, [2, 3, 4])],
                  [const("w", np.zeros((0, 4), np.float32))]),
            [([np.zeros((2, 3, 0), np.float32)], [np.zeros((2, 3, 4), np.float32)])])
+
+
+def empty_reduction_cases(model, const):
+    """Reductions over an axis of length 0 with a non-empty result: ONNX's values for an empty set
+    (opset 18's text): 0 for the sums, 1 for the product, -inf for the maximum, LogSum and
+    LogSumExp, +inf for the minimum, on every backend (vulkan refused to bind the empty input)."""
+    x = np.zeros((2, 0, 3), np.float32)
+    identities = (("ReduceSum", 0.0), ("ReduceSumSquare", 0.0), ("ReduceL1", 0.0),
+                  ("ReduceL2", 0.0), ("ReduceProd", 1.0), ("ReduceMax", -np.inf),
+                  ("ReduceMin", np.inf), ("ReduceLogSum", -np.inf), ("ReduceLogSumExp", -np.inf))
+    nodes, outputs, expected = [], [], []
+    for op, value in identities:
+        inputs = ["x", "axes"] if op == "ReduceSum" else ["x"]
+        attrs = {} if op == "ReduceSum" else {"axes": [1]}
+        nodes.append(helper.make_node(op, inputs, [op.lower()], keepdims=1, **attrs))
+        outputs.append((op.lower(), F, [2, 1, 3]))
+        expected.append(np.full((2, 1, 3), value, np.float32))
+    yield ("sy_reduce_empty_extent",
+           model("reduce_empty", nodes, [("x", F, [2, 0, 3])], outputs,
+                 [const("axes", np.array([1], np.int64))]),
+           [([x], expected)])
+    # The mean of no elements is 0 / 0: NaN, as numpy and PyTorch give (ONNX leaves it undefined;
+    # ONNX Runtime gives NaN here, 0 where every axis is reduced).
+    yield ("sy_reduce_mean_empty_extent_is_nan",
+           model("reduce_mean_empty", [helper.make_node("ReduceMean", ["x"], ["y"], axes=[1])],
+                 [("x", F, [2, 0, 3])], [("y", F, [2, 1, 3])]),
+           [([x], [np.full((2, 1, 3), np.nan, np.float32)])])

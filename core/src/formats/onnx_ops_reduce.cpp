@@ -28,6 +28,14 @@ void device_reduce(NodeContext& c, Reduction kind) {
   }
   std::vector<int> list;
   for (const int64_t a : axes) list.push_back(normalize(c, a, static_cast<size_t>(x.rank())));
+  if (x.numel() == 0 &&
+      (kind == Reduction::kMax || kind == Reduction::kMin || kind == Reduction::kLogSumExp)) {
+    // ONNX's values for an empty set: the maximum and LogSumExp -inf, the minimum +inf.
+    if (!is_float_type(c.type(0))) c.fail("an integer maximum or minimum of no elements");
+    const double inf = std::numeric_limits<double>::infinity();
+    c.set_device(0, full_like(sum(x, list, keep), kind == Reduction::kMin ? inf : -inf), c.type(0));
+    return;
+  }
   Tensor y;
   switch (kind) {
     case Reduction::kMean:

@@ -1,6 +1,8 @@
 // Helpers shared by the op implementations.
 #include "tensor/op_helpers.h"
 
+#include <limits>
+
 #include "autograd/node.h"
 #include "switchyard/ops.h"
 #include "switchyard/status.h"
@@ -158,6 +160,14 @@ Tensor run_reduce(sy_op op, const Tensor& x, uint32_t mask, bool keep_dims) {
   params.reduce.axes_mask = mask;
   params.reduce.keep_dims = keep_dims ? 1 : 0;
   Tensor out = empty_like_shape(x, reduced_shape(x.shape(), mask, keep_dims));
+  // An empty x with a non-empty result: the reduction's identity over an empty extent
+  // (docs/ops.md: SUM 0, MEAN NaN = 0/0), the same on every backend without a dispatch that
+  // would read nothing (vulkan refused to bind the empty x). MAX goes to the op, which refuses.
+  if (x.numel() == 0 && out.numel() > 0 && (op == SY_OP_REDUCE_SUM || op == SY_OP_REDUCE_MEAN)) {
+    return full(out.shape(),
+                op == SY_OP_REDUCE_SUM ? 0.0 : std::numeric_limits<double>::quiet_NaN(), x.device(),
+                x.dtype());
+  }
   run_op(op, {x}, {out}, params);
   return out;
 }
