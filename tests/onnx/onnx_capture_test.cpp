@@ -221,6 +221,43 @@ TEST_CASE("a replay takes patched parameters, and the recording pools its interm
   });
 }
 
+TEST_CASE("an output that is an input or a view of one follows the replayed run's inputs",
+          "[onnx][capture]") {
+  // y = Transpose(x) and z = Identity(x) are views of x; r = Relu(x) reads x in an op, so a replay
+  // reads the new x in place. The views were left on the recorded x: a replay gave its values.
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(17);
+  auto& graph = *model.mutable_graph();
+  graph.set_name("views");
+  declare_value(*graph.add_input(), "x", onnx::TensorProto::FLOAT, {2, 3});
+  for (const char* name : {"y", "z", "r"}) {
+    auto* output = graph.add_output();
+    output->set_name(name);
+    output->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  }
+  add_node(graph, "Transpose", {"x"}, {"y"});
+  add_node(graph, "Identity", {"x"}, {"z"});
+  add_node(graph, "Relu", {"x"}, {"r"});
+  on_every_backend([&](const std::shared_ptr<Device>& device) {
+    INFO(device->id());
+    const auto loaded = load_model(model, "sy_output_views.onnx", device);
+    loaded->set_capture(CaptureMode::kOn);
+    const std::vector<float> a{1, -2, 3, -4, 5, -6}, b{-10, 20, -30, 40, -50, 60};
+    for (int round = 0; round < 6; ++round) {  // eager, recorded, then replayed
+      INFO("round " << round << ": " << loaded->capture_summary());
+      const std::vector<float>& x = round % 2 == 0 ? a : b;
+      const std::vector<Tensor> out = loaded->run({Tensor::from_host(x, Shape{2, 3}, device)});
+      const std::vector<float> transposed{x[0], x[3], x[1], x[4], x[2], x[5]};
+      std::vector<float> relu;
+      for (const float v : x) relu.push_back(std::max(v, 0.0f));
+      CHECK(out.at(0).to_host_float() == transposed);
+      CHECK(out.at(1).to_host_float() == x);
+      CHECK(out.at(2).to_host_float() == relu);
+    }
+  });
+}
+
 TEST_CASE("a weight promised constant keeps its own buffer in a recording's pool",
           "[onnx][capture]") {
   // Two convolutions whose weights are intermediates computed from one tensor and promised

@@ -15,9 +15,10 @@ of either sign, masks that broadcast, batch axes that broadcast between q, k and
 over another axis. Intermediate values are sometimes graph outputs too, which forbids a fusion.
 
 ONNX Runtime (the npm package onnxruntime-node that tools/bench/zoo installs into build/zoo/node,
-one thread, graph optimisation as its default) gives the expected outputs. Each model then runs
-three times on each backend with capture on (eager, recorded, replayed), each run checked
-against them (rtol 1e-3, atol 1e-4 of the output's largest magnitude, NaN where NaN). A case
+one thread, graph optimisation as its default) gives the expected outputs for two sets of inputs
+of the one signature. Each model then runs four times on each backend with capture on, the sets
+taken in turn (eager, recorded, replayed, replayed: a cache or a replay that kept the other set's
+values shows), each run checked against them (rtol 1e-3, atol 1e-4 of the output's largest magnitude, NaN where NaN). A case
 that ONNX Runtime refuses is dropped; one that switchyard refuses is counted by its message (a
 refusal is a clear error, not a wrong answer). A mismatch or a crash of the Python process is a
 finding: the case is kept in DIR/<name>/ (model.onnx, inputs and ONNX Runtime's outputs as .npy)
@@ -764,9 +765,9 @@ def make_case(rng):
         if rng.random() < 0.15 and v not in outputs:
             outputs.append(v)
     model = g.model(outputs)
-    feeds = {}
-    for info in g.inputs:
-        feeds[info.name] = data(rng, g.shapes[info.name])
+    # Two sets of inputs of one signature: a per-signature cache that kept the first's values
+    # gives the second a wrong answer.
+    feeds = [{info.name: data(rng, g.shapes[info.name]) for info in g.inputs} for _ in range(2)]
     return model, feeds
 
 
@@ -774,15 +775,16 @@ def make_case(rng):
 
 def run_ort(cases, node_path, work):
     listing = []
-    for name, (model_path, feeds, outputs) in cases.items():
-        inputs = []
-        for k, (input_name, value) in enumerate(feeds.items()):
-            raw = os.path.join(work, f"{name}.in{k}.bin")
-            value.tofile(raw)
-            inputs.append({"name": input_name, "dtype": "float32", "shape": list(value.shape),
-                           "path": raw})
-        listing.append({"name": name, "model": model_path, "inputs": inputs, "outputs": outputs,
-                        "out_prefix": os.path.join(work, name + ".out")})
+    for name, (model_path, feed_sets, outputs) in cases.items():
+        for j, feeds in enumerate(feed_sets):
+            inputs = []
+            for k, (input_name, value) in enumerate(feeds.items()):
+                raw = os.path.join(work, f"{name}.{j}.in{k}.bin")
+                value.tofile(raw)
+                inputs.append({"name": input_name, "dtype": "float32",
+                               "shape": list(value.shape), "path": raw})
+            listing.append({"name": f"{name}#{j}", "model": model_path, "inputs": inputs,
+                            "outputs": outputs, "out_prefix": os.path.join(work, f"{name}.{j}.out")})
     cases_json, report_json = os.path.join(work, "cases.json"), os.path.join(work, "report.json")
     with open(cases_json, "w") as f:
         json.dump(listing, f)
@@ -792,11 +794,14 @@ def run_ort(cases, node_path, work):
         report = json.load(f)
     results = {}
     for r in report:
+        name, j = r["name"].rsplit("#", 1)
         if not r["ok"]:
-            results[r["name"]] = r["error"]
+            results[name] = r["error"]
             continue
-        results[r["name"]] = [np.fromfile(o["file"], dtype=np.float32).reshape(o["shape"])
-                              for o in r["outputs"]]
+        if isinstance(results.get(name), str):
+            continue
+        results.setdefault(name, [None, None])[int(j)] = [
+            np.fromfile(o["file"], dtype=np.float32).reshape(o["shape"]) for o in r["outputs"]]
     return results
 
 
@@ -835,21 +840,26 @@ def mismatch(got, want):
     return None
 
 
-def run_switchyard(model_path, feeds, backend):
+RUNS = 4  # the input sets A, B, A, B: eager, recorded, replayed, replayed
+
+
+def run_switchyard(model_path, feed_sets, backend):
     """A child process per case and backend, so that a crash is a finding, not the end."""
     script = (
         "import sys, numpy as np, switchyard\n"
         "m = switchyard.OnnxModel(sys.argv[1], device=sys.argv[2], capture='on')\n"
-        "feeds = np.load(sys.argv[3])\n"
+        "sets = [np.load(sys.argv[3]), np.load(sys.argv[4])]\n"
         "names = [i['name'] for i in m.inputs]\n"
-        "runs = [m.run([feeds[n] for n in names]) for _ in range(3)]\n"
-        "np.savez(sys.argv[4], *[o for run in runs for o in run])\n"
+        f"runs = [m.run([sets[r % 2][n] for n in names]) for r in range({RUNS})]\n"
+        "np.savez(sys.argv[5], *[o for run in runs for o in run])\n"
         "print(len(runs[0]))\n")
     with tempfile.TemporaryDirectory() as work:
-        feeds_path, out_path = os.path.join(work, "feeds.npz"), os.path.join(work, "out.npz")
-        np.savez(feeds_path, **feeds)
-        proc = subprocess.run([sys.executable, "-c", script, model_path, backend, feeds_path,
-                               out_path], capture_output=True, text=True, timeout=300)
+        paths = [os.path.join(work, f"feeds{j}.npz") for j in range(2)]
+        for path, feeds in zip(paths, feed_sets):
+            np.savez(path, **feeds)
+        out_path = os.path.join(work, "out.npz")
+        proc = subprocess.run([sys.executable, "-c", script, model_path, backend] + paths +
+                              [out_path], capture_output=True, text=True, timeout=300)
         if proc.returncode != 0:
             message = proc.stderr.strip().splitlines()
             last = message[-1] if message else f"exit status {proc.returncode}"
@@ -857,8 +867,8 @@ def run_switchyard(model_path, feeds, backend):
             return ("crash" if crashed else "refused"), last
         count = int(proc.stdout.split()[-1])
         loaded = np.load(out_path)
-        flat = [loaded[f"arr_{k}"] for k in range(3 * count)]
-        return "ran", [flat[r * count:(r + 1) * count] for r in range(3)]
+        flat = [loaded[f"arr_{k}"] for k in range(RUNS * count)]
+        return "ran", [flat[r * count:(r + 1) * count] for r in range(RUNS)]
 
 
 def main():
@@ -907,7 +917,7 @@ def main():
                 continue
             problem = None
             for r, run in enumerate(got):
-                for k, (g_out, w_out) in enumerate(zip(run, want)):
+                for k, (g_out, w_out) in enumerate(zip(run, want[r % 2])):
                     if w_out.size == 0 and inferred[name][k] is not None:
                         # ONNX Runtime gets some empty shapes wrong ([0, 0, 3, 4] @ [4, 5] ->
                         # [0, 5, 3, 5]): an empty output is checked against ONNX's inference.
@@ -924,10 +934,11 @@ def main():
             folder = os.path.join(args.out, name)
             os.makedirs(folder, exist_ok=True)
             shutil.copy(path, os.path.join(folder, "model.onnx"))
-            for k, (input_name, value) in enumerate(feeds.items()):
-                np.save(os.path.join(folder, f"input_{k}_{input_name}.npy"), value)
-            for k, value in enumerate(want):
-                np.save(os.path.join(folder, f"ort_output_{k}.npy"), value)
+            for j, (feeds, outs) in enumerate(zip(feeds, want)):
+                for k, (input_name, value) in enumerate(feeds.items()):
+                    np.save(os.path.join(folder, f"set{j}_input_{k}_{input_name}.npy"), value)
+                for k, value in enumerate(outs):
+                    np.save(os.path.join(folder, f"set{j}_ort_output_{k}.npy"), value)
     shutil.rmtree(work)
     for name, backend, problem in findings:
         print(f"FINDING {name} on {backend}: {problem}")

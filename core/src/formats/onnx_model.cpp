@@ -305,8 +305,20 @@ std::vector<Tensor> run_captured(OnnxModel::Impl& m, Plan& plan,
   forget_least_recent_recording(m);
   c.inputs = clones(inputs);  // recorded on; later runs read theirs instead (or copy into these)
   std::vector<Tensor> outputs;
-  std::unique_ptr<OpRecording> recording =
-      OpRecording::record(m.device, [&] { outputs = run_plan(m, plan, c.inputs); });
+  std::unique_ptr<OpRecording> recording = OpRecording::record(m.device, [&] {
+    outputs = run_plan(m, plan, c.inputs);
+    // An output that is an input or a view of one (Identity, a Transpose or Reshape of it) is
+    // copied by a recorded op: a replay reads its new inputs where they are, never writing the
+    // recorded ones, so such an output would give the recorded run's values again.
+    for (Tensor& out : outputs) {
+      for (const Tensor& in : c.inputs) {
+        if (out.shares_storage_with(in)) {
+          out = out.clone();
+          break;
+        }
+      }
+    }
+  });
   if (!recording->replayable()) {
     c.refused = recording->reason();
     c.inputs.clear();
