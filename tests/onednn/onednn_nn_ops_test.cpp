@@ -482,6 +482,10 @@ TEST_CASE("onednn runs a few rows by a constant weight as dot products, as oneDN
         const Tensor w = rand_uniform(Shape({n, k}), -1.0, 1.0, seed + 1, 0, device);
         const Tensor bias = rand_uniform(Shape({n}), -1.0, 1.0, seed + 2, 0, device);
         CHECK(close_values(linear(x, w, bias, constant), linear(x, w, bias)));
+        // A one-element bias broadcasts over the columns (MATMUL's bias broadcasts, docs/ops.md;
+        // an ONNX Gemm's C of [1]): it was read at a stride of 1, past its one element.
+        const Tensor one = rand_uniform(Shape({1}), -1.0, 1.0, seed + 4, 0, device);
+        CHECK(close_values(linear(x, w, one, constant), linear(x, w, Tensor()) + one));
         const Tensor wide = rand_uniform(Shape({rows, k + 3}), -1.0, 1.0, seed + 3, 0, device);
         const Tensor gaps = wide.narrow(1, 1, k);
         CHECK(close_values(linear(gaps, w, Tensor(), constant), linear(gaps, w, Tensor())));

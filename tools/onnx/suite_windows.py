@@ -215,6 +215,15 @@ def lifted_rank_cases(model, const):
            model("linear_vector", [node("MatMul", ["x", "w"], ["p"]), node("Add", ["p", "b"], ["y"])],
                  [("x", F, [3])], [("y", F, [5])], [const("w", w), const("b", b)]),
            [([xv], [(xv.astype(np.float64) @ w + b).astype(np.float32)])])
+    # Gemm with a constant B and a one-element C of [1], at 2 rows (onednn's dot-product path for
+    # a few rows read C at a stride of 1, past its one element).
+    a = rng.standard_normal((2, 4)).astype(np.float32)
+    bt = rng.standard_normal((5, 4)).astype(np.float32)
+    yield ("sy_gemm_one_element_bias",
+           model("gemm_one_bias", [node("Gemm", ["a", "b", "c"], ["y"], transB=1)],
+                 [("a", F, [2, 4])], [("y", F, [2, 5])],
+                 [const("b", bt), const("c", np.array([0.75], np.float32))]),
+           [([a], [(a.astype(np.float64) @ bt.T + 0.75).astype(np.float32)])])
     # A product over K = 0 is zeros, with a shared matrix ([2, 3, 0] @ [0, 4]).
     yield ("sy_matmul_empty_inner_axis",
            model("matmul_empty_k", [node("MatMul", ["x", "w"], ["y"])],

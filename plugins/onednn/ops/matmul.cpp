@@ -100,7 +100,8 @@ bool try_few_rows_gemv(OpContext& ctx, const TensorView& a, const TensorView& b,
   p.w_row = b.strides[r - 1];
   if (bias != nullptr) {
     p.bias = bias->as<float>();
-    p.bias_stride = bias->strides[r - 1];
+    // A bias of one column ([1], [M, 1]) broadcasts over the columns: stride 0.
+    p.bias_stride = bias->shape[r - 1] == 1 ? 0 : bias->strides[r - 1];
   }
   p.y = out.as<float>();
   p.y_row = out.strides[r - 2];
