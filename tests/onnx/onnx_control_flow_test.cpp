@@ -34,7 +34,9 @@ void add_value(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& list,
   value->mutable_type()->mutable_tensor_type()->set_elem_type(type);
 }
 
-// Loop(M, cond) over a body that passes its condition through (no carried values, no scans).
+// Loop(M, cond) over a body that passes its condition through and scans its iteration number
+// (no carried values); the graph's output is that scan's shape, so the Loop is needed (a node no
+// output needs is not run).
 onnx::ModelProto loop_model(const std::string& trips, const std::string& condition) {
   onnx::ModelProto model = graph_model({{"x", onnx::TensorProto::FLOAT, {2}}});
   auto& graph = *model.mutable_graph();
@@ -44,13 +46,15 @@ onnx::ModelProto loop_model(const std::string& trips, const std::string& conditi
   cond->set_name("cond");
   cond->set_data_type(onnx::TensorProto::BOOL);
   cond->add_int32_data(1);
-  add_node(graph, "Loop", {trips, condition}, {});
+  add_node(graph, "Loop", {trips, condition}, {"scanned"});
   onnx::GraphProto& body = add_graph(last_node(graph), "body");
   add_value(*body.mutable_input(), "i", onnx::TensorProto::INT64);
   add_value(*body.mutable_input(), "c", onnx::TensorProto::BOOL);
   add_node(body, "Identity", {"c"}, {"c_out"});
+  add_node(body, "Identity", {"i"}, {"i_out"});
   add_value(*body.mutable_output(), "c_out", onnx::TensorProto::BOOL);
-  add_node(graph, "Shape", {"x"}, {"s"});
+  add_value(*body.mutable_output(), "i_out", onnx::TensorProto::INT64);
+  add_node(graph, "Shape", {"scanned"}, {"s"});
   return model;
 }
 
@@ -111,7 +115,7 @@ TEST_CASE("hostile If and Loop nodes are refused naming the file and the node",
   onnx::ModelProto body_input = loop_model("M", "");
   add_value(*subgraph(body_input, 0, 0).mutable_input(), "extra", onnx::TensorProto::FLOAT);
   expect_refused(body_input, "sy_loop_body_inputs.onnx",
-                 "node 'Loop_1' (Loop): the body takes 3 inputs and gives 1 outputs");
+                 "node 'Loop_1' (Loop): the body takes 3 inputs and gives 2 outputs");
 
   // A scan output whose shape changes: Range(0, i + 1) has i + 1 elements.
   onnx::ModelProto scan = loop_model("M", "");
@@ -122,9 +126,9 @@ TEST_CASE("hostile If and Loop nodes are refused naming the file and the node",
   add_node(body, "Add", {"i", "one"}, {"i1"});
   add_node(body, "Range", {"zero", "i1", "one"}, {"r"});
   add_value(*body.mutable_output(), "r", onnx::TensorProto::INT64);
-  scan.mutable_graph()->mutable_node(0)->add_output("scanned");
+  scan.mutable_graph()->mutable_node(0)->add_output("ranges");
   expect_refused(scan, "sy_loop_scan_shape.onnx",
-                 "node 'Loop_1' (Loop): scan output 0 is int64 [1] in the first iteration but "
+                 "node 'Loop_1' (Loop): scan output 1 is int64 [1] in the first iteration but "
                  "int64 [2] in iteration 1");
 
   onnx::ModelProto undefined = if_model();

@@ -733,12 +733,102 @@ def gen_misc(g):
     return None
 
 
+def gen_shape_subgraph(g):
+    """A shape computed in the graph, as exporters write them: Shape -> Gather / Slice -> Concat
+    -> Reshape or Expand, ConstantOfShape, Range; Size and a Shape with start and end."""
+    rng = g.rng
+    x = g.pick()
+    shape = g.shapes[x]
+    if not shape:
+        return None
+    rank = len(shape)
+    shp = g.name("shape")
+    if g.opset >= 15 and rng.random() < 0.3:
+        g.nodes.append(helper.make_node("Shape", [x], [shp], start=rng.randint(-rank, 0)))
+    else:
+        g.nodes.append(helper.make_node("Shape", [x], [shp]))
+    kind = rng.choice(["flatten_tail", "merge_head", "expand", "constant_of_shape", "range"])
+    if kind == "flatten_tail":  # [d0, -1]
+        head = g.name("head")
+        g.nodes.append(helper.make_node("Slice", [shp, g.const(np.asarray([0], np.int64)),
+                                                  g.const(np.asarray([1], np.int64))], [head]))
+        target = g.name("target")
+        g.nodes.append(helper.make_node("Concat", [head, g.const(np.asarray([-1], np.int64))],
+                                        [target], axis=0))
+        return g.add("Reshape", [x, target])
+    if kind == "merge_head" and rank >= 2:  # [d0 * d1, rest...]
+        d0, d1 = g.name("d0"), g.name("d1")
+        g.nodes.append(helper.make_node("Gather", [shp, g.const(np.asarray([0], np.int64))], [d0]))
+        g.nodes.append(helper.make_node("Gather", [shp, g.const(np.asarray([1], np.int64))], [d1]))
+        prod, rest, target = g.name("prod"), g.name("rest"), g.name("target")
+        g.nodes.append(helper.make_node("Mul", [d0, d1], [prod]))
+        g.nodes.append(helper.make_node("Slice", [shp, g.const(np.asarray([2], np.int64)),
+                                                  g.const(np.asarray([2**62], np.int64))], [rest]))
+        g.nodes.append(helper.make_node("Concat", [prod, rest], [target], axis=0))
+        return g.add("Reshape", [x, target])
+    if kind == "expand":  # another value expanded to x's shape
+        others = [v for v in g.values if broadcastable(g.shapes[v], shape)
+                  and len(g.shapes[v]) <= rank]
+        if not others:
+            return None
+        return g.add("Expand", [rng.choice(others), shp])
+    if kind == "constant_of_shape":
+        filled = g.name("filled")
+        value = helper.make_tensor("value", TensorProto.FLOAT, [1], [rng.uniform(-1, 1)])
+        g.nodes.append(helper.make_node("ConstantOfShape", [shp], [filled], value=value))
+        return g.add("Add", [x, filled])
+    # range: arange(d_last) as floats, broadcast onto x's last axis
+    last, scalar, ranged = g.name("last"), g.name("scalar"), g.name("range")
+    g.nodes.append(helper.make_node("Gather", [shp, g.const(np.asarray(-1, np.int64))], [last]))
+    g.nodes.append(helper.make_node("Cast", [last], [scalar], to=TensorProto.FLOAT))
+    g.nodes.append(helper.make_node("Range", [g.const(np.float32(0)), scalar,
+                                              g.const(np.float32(1))], [ranged]))
+    return g.add("Mul", [x, ranged])
+
+
+def gen_recurrent(g):
+    """An LSTM or GRU node over [T, B, I] (or [B, T, I] with layout 1) with random weights:
+    directions, initial states or none, linear_before_reset, the outputs taken."""
+    rng = g.rng
+    op = rng.choice(["LSTM", "GRU"])
+    t, b, i, h = rng.randint(1, 5), rng.randint(1, 3), rng.randint(1, 4), rng.randint(1, 4)
+    direction = rng.choice(["forward", "reverse", "bidirectional"])
+    dirs = 2 if direction == "bidirectional" else 1
+    layout = 0  # ONNX Runtime's CPU provider refuses layout 1 (batch first)
+    gates = 4 if op == "LSTM" else 3
+    x = g.input([b, t, i] if layout else [t, b, i])
+    inputs = [x, g.const(data(rng, [dirs, gates * h, i], -0.7, 0.7)),
+              g.const(data(rng, [dirs, gates * h, h], -0.7, 0.7))]
+    state = [b, dirs, h] if layout else [dirs, b, h]
+    if rng.random() < 0.7:
+        inputs.append(g.const(data(rng, [dirs, 2 * gates * h], -0.5, 0.5)))
+    else:
+        inputs.append("")
+    inputs.append("")  # sequence_lens
+    if rng.random() < 0.5:
+        inputs.append(g.input(state))
+        if op == "LSTM" and rng.random() < 0.7:
+            inputs.append(g.input(state))
+    while inputs and inputs[-1] == "":
+        inputs.pop()
+    attrs = {"hidden_size": h, "direction": direction}
+    if layout:
+        attrs["layout"] = layout
+    if op == "GRU":
+        attrs["linear_before_reset"] = rng.choice([0, 1])
+    outs = [g.name("y"), g.name("yh")] + ([g.name("yc")] if op == "LSTM" else [])
+    g.nodes.append(helper.make_node(op, inputs, outs, **attrs))
+    return g.add("Identity", [rng.choice(outs)])
+
+
 GENERATORS = [(gen_unary, 6), (gen_activation, 3), (gen_binary, 8), (gen_where, 1),
               (gen_transpose, 3), (gen_reshape, 3), (gen_slice, 3), (gen_concat, 2),
               (gen_unsqueeze_squeeze, 2), (gen_expand, 2), (gen_gather, 2), (gen_tile, 1),
               (gen_reduce, 4), (gen_softmax, 2), (gen_layernorm, 2), (gen_matmul, 4),
-              (gen_gemm, 2), (gen_gelu, 3), (gen_integer, 3), (gen_misc, 4)]
-TEMPLATES = [gen_conv, gen_attention, gen_conv_transpose, gen_pool, gen_conv_window]
+              (gen_gemm, 2), (gen_gelu, 3), (gen_integer, 3), (gen_misc, 4),
+              (gen_shape_subgraph, 4)]
+TEMPLATES = [gen_conv, gen_attention, gen_conv_transpose, gen_pool, gen_conv_window,
+             gen_recurrent]
 
 
 def make_case(rng):
@@ -900,11 +990,12 @@ def main():
     refusals = collections.Counter()
     ort_refusals = collections.Counter()
     findings = []
+    disputed = set()
     for name, (path, feeds, outputs) in cases.items():
         want = expected[name]
         if isinstance(want, str):
             tally["ONNX Runtime refuses"] += 1
-            ort_refusals[want.split("] ", 1)[-1][:110]] += 1
+            ort_refusals[want.split("] ", 1)[-1][:300]] += 1
             continue
         for backend in args.backends.split(","):
             state, got = run_switchyard(path, feeds, backend)
@@ -922,10 +1013,23 @@ def main():
                         # ONNX Runtime gets some empty shapes wrong ([0, 0, 3, 4] @ [4, 5] ->
                         # [0, 5, 3, 5]): an empty output is checked against ONNX's inference.
                         w_out = np.zeros(inferred[name][k], np.float32)
+                    if w_out.size == 0 and np.asarray(g_out).size == 0 and \
+                            np.asarray(g_out).shape != w_out.shape:
+                        # Both empty, but ONNX's inference and ONNX Runtime agree on a shape
+                        # that is not (a backward Slice of an axis of 0 giving 1): noted.
+                        disputed.add(f"{name}: {list(np.asarray(g_out).shape)} here, "
+                                     f"{list(w_out.shape)} in ONNX Runtime and ONNX's inference")
+                        continue
                     why = mismatch(g_out, w_out)
                     if why and problem is None:
                         problem = f"run {r + 1} output {k} ({outputs[k]}): {why}"
-            if problem:
+            empty_input = any(v.size == 0 for v in feeds[0].values())
+            if problem and empty_input:
+                # ONNX Runtime's empty tensors are unreliable (a K = 0 MatMul that broadcasts
+                # gives other numbers than its bias, ReduceL2 of [5, 0, 3] over every axis gives
+                # [1, 1, 3]): listed to check by hand, not counted.
+                disputed.add(f"{name} on {backend} (an empty input): {problem}")
+            elif problem:
                 findings.append((name, backend, problem))
             else:
                 tally["agree"] += 1
@@ -943,6 +1047,8 @@ def main():
     for name, backend, problem in findings:
         print(f"FINDING {name} on {backend}: {problem}")
         print(f"  ops: {[n.op_type for n in meta[name].graph.node]}")
+    for note in sorted(disputed):
+        print(f"to review by hand (ONNX Runtime and ONNX's inference on empty tensors): {note}")
     for message, count in refusals.most_common():
         print(f"refused x{count}: {message}")
     for message, count in ort_refusals.most_common():

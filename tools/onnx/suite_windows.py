@@ -224,6 +224,14 @@ def lifted_rank_cases(model, const):
                  [("a", F, [2, 4])], [("y", F, [2, 5])],
                  [const("b", bt), const("c", np.array([0.75], np.float32))]),
            [([a], [(a.astype(np.float64) @ bt.T + 0.75).astype(np.float32)])])
+    # A node that no output needs is not run (as ONNX Runtime prunes it): this MaxPool's window
+    # is wider than its input and would be refused.
+    xd = rng.standard_normal((1, 1, 4, 2)).astype(np.float32)
+    yield ("sy_dead_node_is_not_run",
+           model("dead_node", [node("MaxPool", ["x"], ["unused"], kernel_shape=[2, 3]),
+                               node("Relu", ["x"], ["y"])],
+                 [("x", F, [1, 1, 4, 2])], [("y", F, [1, 1, 4, 2])]),
+           [([xd], [np.maximum(xd, 0)])])
     # A product over K = 0 is zeros, with a shared matrix ([2, 3, 0] @ [0, 4]).
     yield ("sy_matmul_empty_inner_axis",
            model("matmul_empty_k", [node("MatMul", ["x", "w"], ["y"])],

@@ -341,9 +341,35 @@ void fuse_attention(OnnxModel::Impl& m) {
   }
 }
 
+// Nodes whose outputs no graph output needs, directly or through later nodes (a subgraph's reads
+// included), are skipped, as ONNX Runtime removes them: a dead node neither costs a run nor fails
+// one (a MaxPool whose window does not fit, feeding nothing). The graph's own nodes only.
+void prune_dead_nodes(OnnxModel::Impl& m) {
+  std::vector<char> live(m.value_names.size(), 0);
+  for (const int out : m.output_ids) live[static_cast<size_t>(out)] = 1;
+  int pruned = 0;
+  for (auto node = m.nodes.rbegin(); node != m.nodes.rend(); ++node) {  // topological, reversed
+    if (node->skipped) continue;
+    const bool needed = std::any_of(node->outputs.begin(), node->outputs.end(), [&](int out) {
+      return out >= 0 && live[static_cast<size_t>(out)];
+    });
+    if (!needed) {
+      node->skipped = true;
+      ++pruned;
+      continue;
+    }
+    for (const int in : node->inputs) {
+      if (in >= 0) live[static_cast<size_t>(in)] = 1;
+    }
+    for (const int in : node->captures) live[static_cast<size_t>(in)] = 1;
+  }
+  if (pruned > 0) m.fusions.push_back(std::to_string(pruned) + " nodes no output needs, not run");
+}
+
 }  // namespace
 
 void fuse_nodes(OnnxModel::Impl& m) {
+  prune_dead_nodes(m);
   fuse_gelu(m);
   fuse_linear(m);
   fuse_conv(m);
