@@ -1033,7 +1033,8 @@ def main():
                 findings.append((name, backend, problem))
             else:
                 tally["agree"] += 1
-        keep = args.keep or any(f[0] == name for f in findings)
+        keep = (args.keep or any(f[0] == name for f in findings) or
+                any(note.startswith(name + ":") or note.startswith(name + " ") for note in disputed))
         if keep:
             folder = os.path.join(args.out, name)
             os.makedirs(folder, exist_ok=True)
