@@ -4,6 +4,8 @@ SAME padding at stride 2 so) and auto_pad's odd totals, Slice's backward clampin
 whose one-element constants raise the result's rank, and reductions of no elements. Expected values
 come from numpy (float64), and tools/onnx/check_ort.py checks them against ONNX Runtime.
 """
+import math
+
 import numpy as np
 from onnx import TensorProto, helper
 
@@ -180,7 +182,7 @@ def lifted_rank_cases(model, const):
     # Erf-based GELU whose constants are [1, 1, 1]: the unfused nodes broadcast x [4] up to
     # [1, 1, 4], and the fused gelu must give that shape too.
     x = rng.standard_normal(4).astype(np.float32)
-    erf = np.vectorize(__import__("math").erf)
+    erf = np.vectorize(math.erf)
     gelu = (0.5 * x.astype(np.float64) * (1 + erf(x.astype(np.float64) / np.sqrt(2))))
     yield ("sy_gelu_constants_raise_the_rank",
            model("gelu_lifted", [node("Div", ["x", "root2"], ["d"]), node("Erf", ["d"], ["e"]),

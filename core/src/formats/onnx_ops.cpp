@@ -23,17 +23,6 @@ Fn unary_device(Tensor (*f)(const Tensor&), int32_t type = kFloat) {
   return [f, type](NodeContext& c) { c.set_device(0, f(dev_float(c, 0)), type); };
 }
 
-// fuse_gelu's node: gelu(x), lifted to the rank of the constants folded in (Node::lift_rank).
-double d_gelu(double x);
-void fused_gelu_host(NodeContext& c) {
-  HostTensor y = host_unary(c.host_values(0), d_gelu);
-  while (static_cast<int>(y.shape.size()) < c.node().lift_rank) y.shape.insert(y.shape.begin(), 1);
-  c.set_host(0, std::move(y));
-}
-void fused_gelu_device(NodeContext& c) {
-  c.set_device(0, lifted(c, switchyard::gelu(dev_float(c, 0)), c.node().lift_rank), kFloat);
-}
-
 Fn binary_host(double (*f)(double, double), int64_t (*fi)(int64_t, int64_t),
                int32_t result = kUndefined) {
   return [f, fi, result](NodeContext& c) {
@@ -51,6 +40,15 @@ double d_relu(double x) {
 }
 double d_gelu(double x) {
   return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+}
+// fuse_gelu's node: gelu(x), lifted to the rank of the constants folded in (Node::lift_rank).
+void fused_gelu_host(NodeContext& c) {
+  HostTensor y = host_unary(c.host_values(0), d_gelu);
+  y.shape = lifted_shape(y.shape, c.node().lift_rank);
+  c.set_host(0, std::move(y));
+}
+void fused_gelu_device(NodeContext& c) {
+  c.set_device(0, lifted(c, switchyard::gelu(dev_float(c, 0)), c.node().lift_rank), kFloat);
 }
 // Mish (opset 18): x tanh(softplus(x)).
 double d_mish(double x) {

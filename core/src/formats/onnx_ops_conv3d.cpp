@@ -146,12 +146,11 @@ Tensor conv3d(NodeContext& c) {
   options.constant_weight = c.constant(1);
   const std::shared_ptr<Taps> taps =
       options.constant_weight ? c.cached<Taps>("conv3d taps", make_taps) : make_taps();
-  // Depth is padded here; CONV2D pads each side of height and width alike, so what one side has
-  // beyond the other (tf2onnx's SAME padding at stride 2) is padded here too.
+  // Depth is padded here, and so is what one side of height or width has beyond the other.
+  int64_t even_h = 0, even_w = 0;
   Tensor padded = padded_axis(c, x, 2, a[0].begin, a[0].end, 0.0);
-  const int64_t even_h = std::min(a[1].begin, a[1].end), even_w = std::min(a[2].begin, a[2].end);
-  padded = padded_axis(c, padded, 3, a[1].begin - even_h, a[1].end - even_h, 0.0);
-  padded = padded_axis(c, padded, 4, a[2].begin - even_w, a[2].end - even_w, 0.0);
+  padded = unevenly_padded(c, padded, 3, a[1].begin, a[1].end, even_h);
+  padded = unevenly_padded(c, padded, 4, a[2].begin, a[2].end, even_w);
   options.pad_h = static_cast<int>(even_h), options.pad_w = static_cast<int>(even_w);
   Tensor sum;
   for (int64_t k = 0; k < a[0].kernel; ++k) {

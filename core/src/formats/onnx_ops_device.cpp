@@ -316,15 +316,13 @@ Tensor conv_input(const Tensor& x, bool one_d) {
   return channels_last ? to_channels_last(x) : x;
 }
 
-// CONV2D pads each side of an axis alike. Where a Conv's pads differ (tf2onnx writes SAME
-// padding at stride 2 as [0, 0, 1, 1]), what one side has beyond the other is padded with zeros
-// here, and `w` keeps the even part.
+// A Conv's input with the uneven part of its pads added (unevenly_padded); `w` keeps the even part.
 Tensor evenly_padded(NodeContext& c, const Tensor& x, Window& w) {
   Tensor y = x;
   const auto pad = [&](int axis, int& before, int& after) {
-    const int even = std::min(before, after);
-    if (before != after) y = padded_axis(c, y, axis, before - even, after - even, 0.0);
-    before = after = even;
+    int64_t even = 0;
+    y = unevenly_padded(c, y, axis, before, after, even);
+    before = after = static_cast<int>(even);
   };
   if (!w.one_d) pad(2, w.ph, w.ph_end);
   pad(w.one_d ? 2 : 3, w.pw, w.pw_end);

@@ -56,12 +56,14 @@ inline Tensor reshaped(const NodeContext& context, const Tensor& t, const Ints& 
   return t.reshape(to_shape(context, shape));
 }
 
-// `t` with leading 1s up to `rank` (a fused node's Node::lift_rank); as it is when it has them.
+// `shape` with leading 1s up to `rank` (a fused node's Node::lift_rank); as it is when it has them.
+inline Ints lifted_shape(Ints shape, int rank) {
+  if (static_cast<int>(shape.size()) < rank)
+    shape.insert(shape.begin(), static_cast<size_t>(rank) - shape.size(), 1);
+  return shape;
+}
 inline Tensor lifted(const NodeContext& context, const Tensor& t, int rank) {
-  if (t.rank() >= rank) return t;
-  Ints shape = t.shape().to_vector();
-  shape.insert(shape.begin(), static_cast<size_t>(rank - t.rank()), 1);
-  return reshaped(context, t, shape);
+  return t.rank() >= rank ? t : reshaped(context, t, lifted_shape(t.shape().to_vector(), rank));
 }
 
 // auto_pad SAME's total padding of an axis of `in` elements for a window (kernel, stride,
@@ -244,6 +246,10 @@ void device_cumsum(NodeContext& c);
 // Pad's constant mode and the pools' explicit padding.
 Tensor padded_axis(NodeContext& c, const Tensor& t, int axis, int64_t before, int64_t after,
                    double value);
+// CONV2D pads both sides of an axis alike: `t` with zeros for what `before` or `after` has beyond
+// the other (tf2onnx writes SAME at stride 2 as [0, 0, 1, 1]); `even` gets the part both share.
+Tensor unevenly_padded(NodeContext& c, const Tensor& t, int axis, int64_t before, int64_t after,
+                       int64_t& even);
 void device_pad(NodeContext& c);  // constant, edge and reflect
 void device_tile(NodeContext& c);
 void device_resize(NodeContext& c);

@@ -56,6 +56,12 @@ Tensor padded_axis(NodeContext& c, const Tensor& t, int axis, int64_t before, in
   return parts.size() > 1 ? concat(parts, axis) : parts[0];
 }
 
+Tensor unevenly_padded(NodeContext& c, const Tensor& t, int axis, int64_t before, int64_t after,
+                       int64_t& even) {
+  even = std::min(before, after);
+  return before == after ? t : padded_axis(c, t, axis, before - even, after - even, 0.0);
+}
+
 // Pad: constant (a constant value), edge and reflect; a negative pad crops.
 void device_pad(NodeContext& c) {
   const std::string mode = c.attr_string("mode", "constant");
