@@ -16,8 +16,12 @@ over another axis. Intermediate values are sometimes graph outputs too, which fo
 
 ONNX Runtime (the npm package onnxruntime-node that tools/bench/zoo installs into build/zoo/node,
 one thread, graph optimisation as its default) gives the expected outputs for two sets of inputs
-of the one signature. Each model then runs four times on each backend with capture on, the sets
-taken in turn (eager, recorded, replayed, replayed: a cache or a replay that kept the other set's
+of the one signature. In about a third of the cases one axis of the inputs is then made symbolic
+in the model ("N": the same axis from the end of every input whose length there matches) and two
+more sets take another length there (1 to 7), where ONNX's shape inference accepts it: the sets
+A1, B1, A2, B2 show a plan, a folded shape or a recording of one signature leaking into the
+other. Each model then runs twice per set on each backend with capture on, the sets taken in turn
+(eager, recorded, replayed, replayed per signature: a cache or a replay that kept another set's
 values shows), each run checked against them (rtol 1e-3, atol 1e-4 of the output's largest magnitude, NaN where NaN). A case
 that ONNX Runtime refuses is dropped; one that switchyard refuses is counted by its message (a
 refusal is a clear error, not a wrong answer). A mismatch or a crash of the Python process is a
@@ -787,15 +791,16 @@ def gen_shape_subgraph(g):
 
 
 def gen_recurrent(g):
-    """An LSTM or GRU node over [T, B, I] (or [B, T, I] with layout 1) with random weights:
-    directions, initial states or none, linear_before_reset, the outputs taken."""
+    """An LSTM, GRU or RNN node over [T, B, I] (or [B, T, I] with layout 1) with random weights:
+    directions, initial states or none, sequence_lens or none, linear_before_reset, an RNN's
+    activations, the outputs taken."""
     rng = g.rng
-    op = rng.choice(["LSTM", "GRU"])
+    op = rng.choice(["LSTM", "GRU", "RNN"])
     t, b, i, h = rng.randint(1, 5), rng.randint(1, 3), rng.randint(1, 4), rng.randint(1, 4)
     direction = rng.choice(["forward", "reverse", "bidirectional"])
     dirs = 2 if direction == "bidirectional" else 1
     layout = 0  # ONNX Runtime's CPU provider refuses layout 1 (batch first)
-    gates = 4 if op == "LSTM" else 3
+    gates = {"LSTM": 4, "GRU": 3, "RNN": 1}[op]
     x = g.input([b, t, i] if layout else [t, b, i])
     inputs = [x, g.const(data(rng, [dirs, gates * h, i], -0.7, 0.7)),
               g.const(data(rng, [dirs, gates * h, h], -0.7, 0.7))]
@@ -804,7 +809,10 @@ def gen_recurrent(g):
         inputs.append(g.const(data(rng, [dirs, 2 * gates * h], -0.5, 0.5)))
     else:
         inputs.append("")
-    inputs.append("")  # sequence_lens
+    if rng.random() < 0.3:  # sequences of their own lengths, 1 to T
+        inputs.append(g.const(np.asarray([rng.randint(1, t) for _ in range(b)], np.int32)))
+    else:
+        inputs.append("")
     if rng.random() < 0.5:
         inputs.append(g.input(state))
         if op == "LSTM" and rng.random() < 0.7:
@@ -816,6 +824,8 @@ def gen_recurrent(g):
         attrs["layout"] = layout
     if op == "GRU":
         attrs["linear_before_reset"] = rng.choice([0, 1])
+    if op == "RNN" and rng.random() < 0.7:
+        attrs["activations"] = [rng.choice(["Tanh", "Relu", "Sigmoid"]) for _ in range(dirs)]
     outs = [g.name("y"), g.name("yh")] + ([g.name("yc")] if op == "LSTM" else [])
     g.nodes.append(helper.make_node(op, inputs, outs, **attrs))
     return g.add("Identity", [rng.choice(outs)])
@@ -857,8 +867,54 @@ def make_case(rng):
     model = g.model(outputs)
     # Two sets of inputs of one signature: a per-signature cache that kept the first's values
     # gives the second a wrong answer.
-    feeds = [{info.name: data(rng, g.shapes[info.name]) for info in g.inputs} for _ in range(2)]
+    shapes = {info.name: g.shapes[info.name] for info in g.inputs}
+    feeds = [{n: data(rng, s) for n, s in shapes.items()} for _ in range(2)]
+    varied = vary_axis(rng, model, shapes) if rng.random() < 0.4 else None
+    if varied is not None:
+        # And two more of a second signature, one axis resized where the model names it: sets
+        # A1, B1, A2, B2 in turn show a plan, a folded shape or a recording of one signature
+        # that leaks into the other.
+        model, other = varied
+        more = [{n: data(rng, s) for n, s in other.items()} for _ in range(2)]
+        feeds = [feeds[0], more[0], feeds[1], more[1]]
     return model, feeds
+
+
+def vary_axis(rng, model, shapes):
+    """The model with one axis of its inputs made symbolic ("N": axis k from the end of every
+    input whose axis k has the chosen length), and the inputs' shapes at another length; None
+    when ONNX's shape inference (strict) does not accept the other length."""
+    ranked = [(n, s) for n, s in shapes.items() if s]
+    if not ranked:
+        return None
+    name, shape = rng.choice(ranked)
+    k = -1 - rng.randrange(len(shape)) if rng.random() < 0.5 else -len(shape)
+    length = shape[k]
+    new_length = rng.choice([n for n in (1, 2, 3, 4, 7) if n != length] +
+                            [n for n in (1, 2, 3, 5) if n != length])
+    other = {}
+    for n, s in shapes.items():
+        s = list(s)
+        if len(s) >= -k and s[k] == length:
+            s[k] = new_length
+        other[n] = tuple(s)
+    symbolic = onnx.ModelProto()
+    symbolic.CopyFrom(model)
+    concrete = onnx.ModelProto()
+    concrete.CopyFrom(model)
+    for sym, con in zip(symbolic.graph.input, concrete.graph.input):
+        if other[sym.name] == shapes[sym.name]:
+            continue
+        rank = len(shapes[sym.name])
+        dims_sym, dims_con = sym.type.tensor_type.shape.dim, con.type.tensor_type.shape.dim
+        dims_sym[rank + k].Clear()
+        dims_sym[rank + k].dim_param = "N"
+        dims_con[rank + k].dim_value = new_length
+    try:
+        shape_inference.infer_shapes(concrete, strict_mode=True)
+    except Exception:  # noqa: BLE001 - the graph fixes that length: keep one signature
+        return None
+    return symbolic, other
 
 
 # ---- running ------------------------------------------------------------------------------------
@@ -875,27 +931,58 @@ def run_ort(cases, node_path, work):
                                "shape": list(value.shape), "path": raw})
             listing.append({"name": f"{name}#{j}", "model": model_path, "inputs": inputs,
                             "outputs": outputs, "out_prefix": os.path.join(work, f"{name}.{j}.out")})
-    cases_json, report_json = os.path.join(work, "cases.json"), os.path.join(work, "report.json")
-    with open(cases_json, "w") as f:
-        json.dump(listing, f)
-    subprocess.run(["node", os.path.join(HERE, "check_ort.js"), cases_json, report_json],
-                   check=True, env=dict(os.environ, NODE_PATH=node_path))
-    with open(report_json) as f:
-        report = json.load(f)
+    report = ort_report(listing, node_path, work)
+    if report is None:
+        # ONNX Runtime itself crashed on some case (a SIGFPE on an axis of 0): one at a time.
+        report = []
+        for entry in listing:
+            one = ort_report([entry], node_path, work)
+            report += one or [{"name": entry["name"], "ok": False,
+                               "error": "ONNX Runtime crashed"}]
     results = {}
     for r in report:
         name, j = r["name"].rsplit("#", 1)
-        if not r["ok"]:
-            results[name] = r["error"]
-            continue
-        if isinstance(results.get(name), str):
-            continue
-        results.setdefault(name, [None, None])[int(j)] = [
-            np.fromfile(o["file"], dtype=np.float32).reshape(o["shape"]) for o in r["outputs"]]
+        sets = results.setdefault(name, [None] * len(cases[name][1]))
+        sets[int(j)] = ([np.fromfile(o["file"], dtype=np.float32).reshape(o["shape"])
+                         for o in r["outputs"]] if r["ok"] else r["error"])
+    for name, sets in results.items():
+        errors = [s for s in sets if isinstance(s, str)]
+        if errors and len(sets) == 4 and not isinstance(sets[0], str) and \
+                not isinstance(sets[2], str):
+            # The other length is one the graph does not allow after all (ONNX's inference let
+            # it pass): the case keeps its first signature.
+            cases[name] = (cases[name][0], cases[name][1][0::2], cases[name][2])
+            results[name] = sets[0::2]
+        elif errors:
+            results[name] = errors[0]
     return results
 
 
-def shapes_of(model):
+def ort_report(listing, node_path, work):
+    """check_ort.js's report for `listing`, or None when it crashed."""
+    cases_json, report_json = os.path.join(work, "cases.json"), os.path.join(work, "report.json")
+    with open(cases_json, "w") as f:
+        json.dump(listing, f)
+    proc = subprocess.run(["node", os.path.join(HERE, "check_ort.js"), cases_json, report_json],
+                          env=dict(os.environ, NODE_PATH=node_path), stderr=subprocess.DEVNULL)
+    if proc.returncode != 0:
+        return None
+    with open(report_json) as f:
+        return json.load(f)
+
+
+def shapes_of(model, feeds=None):
+    """The static shapes ONNX's inference gives each value, the inputs at the shapes of
+    `feeds` where given."""
+    if feeds is not None:
+        concrete = onnx.ModelProto()
+        concrete.CopyFrom(model)
+        for info in concrete.graph.input:
+            dims = info.type.tensor_type.shape.dim
+            for d, length in zip(dims, feeds[info.name].shape):
+                d.Clear()
+                d.dim_value = length
+        model = concrete
     inferred = shape_inference.infer_shapes(model)
     shapes = {}
     for info in list(inferred.graph.value_info) + list(inferred.graph.output):
@@ -930,7 +1017,7 @@ def mismatch(got, want):
     return None
 
 
-RUNS = 4  # the input sets A, B, A, B: eager, recorded, replayed, replayed
+RUNS_PER_SET = 2  # A, B, A, B (or A1, B1, A2, B2 twice): eager, recorded, replayed, replayed
 
 
 def run_switchyard(model_path, feed_sets, backend):
@@ -938,18 +1025,20 @@ def run_switchyard(model_path, feed_sets, backend):
     script = (
         "import sys, numpy as np, switchyard\n"
         "m = switchyard.OnnxModel(sys.argv[1], device=sys.argv[2], capture='on')\n"
-        "sets = [np.load(sys.argv[3]), np.load(sys.argv[4])]\n"
+        "sets = [np.load(path) for path in sys.argv[4:]]\n"
         "names = [i['name'] for i in m.inputs]\n"
-        f"runs = [m.run([sets[r % 2][n] for n in names]) for r in range({RUNS})]\n"
-        "np.savez(sys.argv[5], *[o for run in runs for o in run])\n"
+        f"runs = [m.run([sets[r % len(sets)][n] for n in names])\n"
+        f"        for r in range({RUNS_PER_SET} * len(sets))]\n"
+        "np.savez(sys.argv[3], *[o for run in runs for o in run])\n"
         "print(len(runs[0]))\n")
+    runs = RUNS_PER_SET * len(feed_sets)
     with tempfile.TemporaryDirectory() as work:
-        paths = [os.path.join(work, f"feeds{j}.npz") for j in range(2)]
+        paths = [os.path.join(work, f"feeds{j}.npz") for j in range(len(feed_sets))]
         for path, feeds in zip(paths, feed_sets):
             np.savez(path, **feeds)
         out_path = os.path.join(work, "out.npz")
-        proc = subprocess.run([sys.executable, "-c", script, model_path, backend] + paths +
-                              [out_path], capture_output=True, text=True, timeout=300)
+        proc = subprocess.run([sys.executable, "-c", script, model_path, backend, out_path] +
+                              paths, capture_output=True, text=True, timeout=300)
         if proc.returncode != 0:
             message = proc.stderr.strip().splitlines()
             last = message[-1] if message else f"exit status {proc.returncode}"
@@ -957,8 +1046,8 @@ def run_switchyard(model_path, feed_sets, backend):
             return ("crash" if crashed else "refused"), last
         count = int(proc.stdout.split()[-1])
         loaded = np.load(out_path)
-        flat = [loaded[f"arr_{k}"] for k in range(RUNS * count)]
-        return "ran", [flat[r * count:(r + 1) * count] for r in range(RUNS)]
+        flat = [loaded[f"arr_{k}"] for k in range(runs * count)]
+        return "ran", [flat[r * count:(r + 1) * count] for r in range(runs)]
 
 
 def main():
@@ -983,9 +1072,11 @@ def main():
         path = os.path.join(work, name + ".onnx")
         onnx.save(model, path)
         cases[name] = (path, feeds, [o.name for o in model.graph.output])
-        inferred[name] = [shapes_of(model).get(o.name) for o in model.graph.output]
         meta[name] = model
     expected = run_ort(cases, args.node_path, work)
+    for name, (_, feeds, _) in cases.items():
+        inferred[name] = [[shapes_of(meta[name], f).get(o.name) for o in meta[name].graph.output]
+                          for f in feeds]
     tally = collections.Counter()
     refusals = collections.Counter()
     ort_refusals = collections.Counter()
@@ -1006,13 +1097,14 @@ def main():
             if state == "crash":
                 findings.append((name, backend, "crash: " + got))
                 continue
-            problem = None
+            problem, empty_input = None, False
             for r, run in enumerate(got):
-                for k, (g_out, w_out) in enumerate(zip(run, want[r % 2])):
-                    if w_out.size == 0 and inferred[name][k] is not None:
+                j = r % len(feeds)
+                for k, (g_out, w_out) in enumerate(zip(run, want[j])):
+                    if w_out.size == 0 and inferred[name][j][k] is not None:
                         # ONNX Runtime gets some empty shapes wrong ([0, 0, 3, 4] @ [4, 5] ->
                         # [0, 5, 3, 5]): an empty output is checked against ONNX's inference.
-                        w_out = np.zeros(inferred[name][k], np.float32)
+                        w_out = np.zeros(inferred[name][j][k], np.float32)
                     if w_out.size == 0 and np.asarray(g_out).size == 0 and \
                             np.asarray(g_out).shape != w_out.shape:
                         # Both empty, but ONNX's inference and ONNX Runtime agree on a shape
@@ -1023,7 +1115,7 @@ def main():
                     why = mismatch(g_out, w_out)
                     if why and problem is None:
                         problem = f"run {r + 1} output {k} ({outputs[k]}): {why}"
-            empty_input = any(v.size == 0 for v in feeds[0].values())
+                        empty_input = any(v.size == 0 for v in feeds[j].values())
             if problem and empty_input:
                 # ONNX Runtime's empty tensors are unreliable (a K = 0 MatMul that broadcasts
                 # gives other numbers than its bias, ReduceL2 of [5, 0, 3] over every axis gives
@@ -1054,7 +1146,8 @@ def main():
         print(f"refused x{count}: {message}")
     for message, count in ort_refusals.most_common():
         print(f"ONNX Runtime refused x{count}: {message}")
-    print(f"{len(cases)} cases (seed {args.seed}): " +
+    varied = sum(len(feeds) == 4 for _, feeds, _ in cases.values())
+    print(f"{len(cases)} cases (seed {args.seed}, {varied} of two signatures): " +
           ", ".join(f"{k} {v}" for k, v in sorted(tally.items())) +
           f", findings {len(findings)}; kept in {args.out}")
     return 1 if findings else 0
