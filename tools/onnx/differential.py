@@ -16,7 +16,7 @@ over another axis. Intermediate values are sometimes graph outputs too, which fo
 
 ONNX Runtime (the npm package onnxruntime-node that tools/bench/zoo installs into build/zoo/node,
 one thread, graph optimisation as its default) gives the expected outputs for two sets of inputs
-of the one signature. In about a third of the cases one axis of the inputs is then made symbolic
+of the one signature. In about a quarter of the cases one axis of the inputs is then made symbolic
 in the model ("N": the same axis from the end of every input whose length there matches) and two
 more sets take another length there (1 to 7), where ONNX's shape inference accepts it: the sets
 A1, B1, A2, B2 show a plan, a folded shape or a recording of one signature leaking into the

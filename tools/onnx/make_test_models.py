@@ -31,6 +31,8 @@ Models:
                         AvgPool 2 s1, Flatten, Linear 6 (BatchNormalization kept as a node)
   lstm2                 [N,5,6] -> 2-layer bidirectional LSTM(8) -> last step -> Linear 3
   gru                   [N,5,6] -> GRU(8) -> the whole output sequence [N,5,8]
+  rnn                   [N,5,6] -> 2-layer bidirectional RNN(7, ReLU) -> RNN(5, tanh, no bias)
+                        -> the whole output sequence [N,5,5] (ONNX RNN nodes)
   embedding_lstm        int64 [N,6] -> Embedding(20,8,padding_idx 0) -> LSTM(8) -> mean over
                         time -> Linear 4
   transformer2          [N,6,16] -> 2-layer TransformerEncoder (4 heads, ff 32, gelu,
@@ -95,6 +97,17 @@ class GruSequence(nn.Module):
 
     def forward(self, x):
         return self.gru(x)[0]
+
+
+class ReluTanhRnn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.relu = nn.RNN(6, 7, num_layers=2, nonlinearity="relu", bidirectional=True,
+                           batch_first=True)
+        self.tanh = nn.RNN(14, 5, bias=False, batch_first=True)
+
+    def forward(self, x):
+        return self.tanh(self.relu(x)[0])[0]
 
 
 class EmbeddingLstm(nn.Module):
@@ -356,6 +369,7 @@ MODELS = {
             torch.onnx.TrainingMode.PRESERVE),
     "lstm2": (3, LastStepLstm, ["input"], ["output"], float_inputs((5, 6)), None),
     "gru": (4, GruSequence, ["input"], ["output"], float_inputs((5, 6)), None),
+    "rnn": (17, ReluTanhRnn, ["input"], ["output"], float_inputs((5, 6)), None),
     "embedding_lstm": (5, EmbeddingLstm, ["input"], ["output"], token_inputs, None),
     "transformer2": (6, SmallTransformer, ["input"], ["output"], float_inputs((6, 16)), None),
     "transformer_mask": (7, MaskedTransformer, ["input", "src_key_padding_mask"], ["output"],
@@ -518,7 +532,7 @@ def derived_parameters(model):
     """(label, array, state-dict keys) for the tensors the exporter derives from parameters: every
     2-D parameter transposed (a Linear's weight as MatMul's right operand), every 1-D one as
     [C, 1] and [C, 1, 1] (GroupNorm's affine and PReLU's slope), and the W, R and B
-    inputs of ONNX's LSTM and GRU, per layer, both directions stacked (PyTorch's gates i f g o
+    inputs of ONNX's LSTM, GRU and RNN, per layer, both directions stacked (PyTorch's gates i f g o
     become ONNX's i o f c; r z n become z r h; B is Wb then Rb)."""
     found = []
     for key, value in model.state_dict().items():
@@ -529,23 +543,27 @@ def derived_parameters(model):
                 found.append((key + " as %s" % (shape,), value.detach().numpy().reshape(shape),
                               {key}))
     for prefix, module in model.named_modules():
-        if not isinstance(module, (nn.LSTM, nn.GRU)):
+        if not isinstance(module, (nn.LSTM, nn.GRU, nn.RNN)):
             continue
-        order = (0, 3, 1, 2) if isinstance(module, nn.LSTM) else (1, 0, 2)
+        order = ((0, 3, 1, 2) if isinstance(module, nn.LSTM) else
+                 (1, 0, 2) if isinstance(module, nn.GRU) else (0,))
         directions = ("", "_reverse") if module.bidirectional else ("",)
         for layer in range(module.num_layers):
             packs = {"W": [], "R": [], "B": []}
             keys = set()
             for suffix in directions:
-                names = ["%s_l%d%s" % (kind, layer, suffix)
-                         for kind in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+                kinds = ("weight_ih", "weight_hh") + (("bias_ih", "bias_hh") if module.bias else ())
+                names = ["%s_l%d%s" % (kind, layer, suffix) for kind in kinds]
                 keys |= {"%s.%s" % (prefix, n) if prefix else n for n in names}
-                w_ih, w_hh, b_ih, b_hh = [getattr(module, n).detach().numpy() for n in names]
-                packs["W"].append(rnn_gate_blocks(w_ih, order))
-                packs["R"].append(rnn_gate_blocks(w_hh, order))
-                packs["B"].append(np.concatenate([rnn_gate_blocks(b_ih, order),
-                                                  rnn_gate_blocks(b_hh, order)]))
+                tensors = [getattr(module, n).detach().numpy() for n in names]
+                packs["W"].append(rnn_gate_blocks(tensors[0], order))
+                packs["R"].append(rnn_gate_blocks(tensors[1], order))
+                if module.bias:
+                    packs["B"].append(np.concatenate([rnn_gate_blocks(tensors[2], order),
+                                                      rnn_gate_blocks(tensors[3], order)]))
             for kind, pack in packs.items():
+                if not pack:
+                    continue
                 found.append(("%s layer %d %s" % (prefix or type(module).__name__, layer, kind),
                               np.stack(pack), keys))
     return found

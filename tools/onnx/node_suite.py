@@ -182,7 +182,8 @@ def extra_cases():
                  [("a", F, [3]), ("b", F, [3]), ("c", F, [3])], [("y", F, [3])]),
            [([a, b2, c3], [np.maximum(np.maximum(a, b2), c3)])])
     # MaxPool padded explicitly: ceil_mode with a leading pad (a partial last window, PyTorch's
-    # rule) in 1-D, and a last window that would start in the trailing pad (refused).
+    # rule) in 1-D, and a last window that would start in the trailing pad (dropped, as PyTorch,
+    # ONNX since 1.16 and ONNX Runtime do; ONNX 1.12's shape inference still counts it).
     def max_pool_1d(x, kernel, stride, before, after, ceil):
         padded = np.concatenate([np.full(x.shape[:-1] + (before,), -np.inf, np.float32), x,
                                  np.full(x.shape[:-1] + (after + kernel,), -np.inf, np.float32)],
@@ -198,11 +199,11 @@ def extra_cases():
                                        pads=[1, 1], ceil_mode=1)],
                  [("x", F, [1, 1, 8])], [("y", F, [1, 1, 5])]),
            [([row], [max_pool_1d(row, 3, 2, 1, 1, True)])])
-    yield ("sy_maxpool_ceil_window_in_trailing_pad_refused",
+    yield ("sy_maxpool_ceil_window_in_trailing_pad_dropped",
            model("maxpool_ceil_pad", [node("MaxPool", ["x"], ["y"], kernel_shape=[2], strides=[2],
                                            pads=[0, 1], ceil_mode=1)],
-                 [("x", F, [1, 1, 8])], [("y", F, [1, 1, 5])]),
-           [([row], [np.zeros((1, 1, 5), np.float32)])])
+                 [("x", F, [1, 1, 8])], [("y", F, [1, 1, 4])]),
+           [([row], [max_pool_1d(row, 2, 2, 0, 1, False)])])
     # ReduceLogSumExp of rows holding -inf only, +inf, and large finite values.
     rows = np.array([[-np.inf, -np.inf, -np.inf], [1.0, np.inf, 2.0], [100.0, 99.0, -50.0]],
                     dtype=np.float32)
@@ -269,6 +270,8 @@ def extra_cases():
                  [("x", F, [2, 3, 4]), ("i", I64, [2, 2, 1])], [("y", F, [2, 2, 4])]),
            [([cube, picks], [np.stack([cube[g][picks[g, :, 0]] for g in range(2)])])])
     yield from einsum_cases(model)
+    yield from rnn_cases(model, const)
+    yield from sequence_lens_cases(model, const)
     yield from function_cases()
     yield from quantize_cases(model, const)
     yield from conv3d_cases(model, const)
@@ -342,6 +345,108 @@ def einsum_cases(model):
 # values, a scan output and the iteration number; a trip count of 0; a trip count from Shape; an
 # If inside a Loop's body whose branches read the body's and the graph's values, and a body that
 # uses a name of the graph again for its own value.
+def rnn_reference(x, w, r, b, h0, activation, reverse):
+    """ONNX's RNN for one direction (float64): H_t = f(X_t W^T + H_{t-1} R^T + Wb + Rb)."""
+    f = {"Tanh": np.tanh, "Relu": lambda v: np.maximum(v, 0.0),
+         "Sigmoid": lambda v: 1.0 / (1.0 + np.exp(-v))}[activation]
+    hidden = w.shape[0]
+    bias = b[:hidden] + b[hidden:] if b is not None else np.zeros(hidden)
+    h = h0.astype(np.float64)
+    ys = [None] * x.shape[0]
+    for t in (reversed(range(x.shape[0])) if reverse else range(x.shape[0])):
+        h = f(x[t].astype(np.float64) @ w.T + h @ r.T + bias)
+        ys[t] = h
+    return np.stack(ys)  # [T, B, H]
+
+
+def rnn_cases(model, const):
+    """ONNX's RNN (what PyTorch's nn.RNN exports): bidirectional with ReLU and an initial state,
+    and reverse with Sigmoid and no bias; Y and Y_h from numpy."""
+    F = TensorProto.FLOAT
+    node = helper.make_node
+    rng = np.random.default_rng(11)
+    hidden, width, steps, batch = 3, 4, 5, 2
+    x = rng.standard_normal((steps, batch, width)).astype(np.float32)
+    w = (0.6 * rng.standard_normal((2, hidden, width))).astype(np.float32)
+    r = (0.6 * rng.standard_normal((2, hidden, hidden))).astype(np.float32)
+    b = (0.5 * rng.standard_normal((2, 2 * hidden))).astype(np.float32)
+    h0 = rng.standard_normal((2, batch, hidden)).astype(np.float32)
+    ys = [rnn_reference(x, w[d], r[d], b[d], h0[d], "Relu", d == 1) for d in range(2)]
+    y = np.stack(ys, axis=1).astype(np.float32)  # [T, 2, B, H]
+    y_h = np.stack([ys[0][-1], ys[1][0]]).astype(np.float32)
+    yield ("sy_rnn_bidirectional_relu_initial_state",
+           model("rnn_bidirectional", [node("RNN", ["x", "w", "r", "b", "", "h0"], ["y", "y_h"],
+                                            hidden_size=hidden, direction="bidirectional",
+                                            activations=["Relu", "Relu"])],
+                 [("x", F, [steps, batch, width]), ("h0", F, [2, batch, hidden])],
+                 [("y", F, [steps, 2, batch, hidden]), ("y_h", F, [2, batch, hidden])],
+                 [const("w", w), const("r", r), const("b", b)]),
+           [([x, h0], [y, y_h])])
+    reverse = rnn_reference(x, w[0], r[0], None, np.zeros((batch, hidden)), "Sigmoid", True)
+    yield ("sy_rnn_reverse_sigmoid_no_bias",
+           model("rnn_reverse", [node("RNN", ["x", "w", "r"], ["y", "y_h"], hidden_size=hidden,
+                                      direction="reverse", activations=["Sigmoid"])],
+                 [("x", F, [steps, batch, width])],
+                 [("y", F, [steps, 1, batch, hidden]), ("y_h", F, [1, batch, hidden])],
+                 [const("w", w[:1]), const("r", r[:1])]),
+           [([x], [reverse[:, None].astype(np.float32), reverse[:1].astype(np.float32)])])
+
+
+def sequence_lens_cases(model, const):
+    """LSTM and RNN with sequence_lens below the full length: each sequence runs over its own
+    steps (a reverse direction from its last one), Y is 0 beyond them and Y_h is the state after
+    its last step; expected from ONNX's LSTM helper and rnn_reference run row by row."""
+    from onnx.backend.test.case.node.lstm import LSTM_Helper
+    F, I32 = TensorProto.FLOAT, TensorProto.INT32
+    node = helper.make_node
+    rng = np.random.default_rng(13)
+    hidden, width, steps, batch = 2, 3, 4, 3
+    lens = np.array([4, 1, 3], dtype=np.int32)
+    x = rng.standard_normal((steps, batch, width)).astype(np.float32)
+    w = (0.6 * rng.standard_normal((2, 4 * hidden, width))).astype(np.float32)
+    r = (0.6 * rng.standard_normal((2, 4 * hidden, hidden))).astype(np.float32)
+    b = (0.5 * rng.standard_normal((2, 8 * hidden))).astype(np.float32)
+    h0 = rng.standard_normal((2, batch, hidden)).astype(np.float32)
+    c0 = rng.standard_normal((2, batch, hidden)).astype(np.float32)
+
+    def expected(lens):
+        y = np.zeros((steps, 2, batch, hidden), np.float32)
+        y_h = np.zeros((2, batch, hidden), np.float32)
+        for row, length in enumerate(lens):
+            for d in range(2):
+                xs = x[:length, row:row + 1]
+                if d == 1:
+                    xs = xs[::-1].copy()
+                ys, last = LSTM_Helper(X=xs, W=w[d:d + 1], R=r[d:d + 1], B=b[d:d + 1],
+                                       initial_h=h0[d:d + 1, row:row + 1],
+                                       initial_c=c0[d:d + 1, row:row + 1]).step()
+                ys = ys[:, 0, 0]
+                y[:length, d, row] = ys[::-1] if d == 1 else ys
+                y_h[d, row] = last[0, 0]
+        return [y, y_h]
+
+    other = np.array([2, 3, 2], dtype=np.int32)  # a second data set: lengths read each run
+    yield ("sy_lstm_bidirectional_sequence_lens",
+           model("lstm_lens", [node("LSTM", ["x", "w", "r", "b", "lens", "h0", "c0"], ["y", "y_h"],
+                                    hidden_size=hidden, direction="bidirectional")],
+                 [("x", F, [steps, batch, width]), ("lens", I32, [batch]),
+                  ("h0", F, [2, batch, hidden]), ("c0", F, [2, batch, hidden])],
+                 [("y", F, [steps, 2, batch, hidden]), ("y_h", F, [2, batch, hidden])],
+                 [const("w", w), const("r", r), const("b", b)]),
+           [([x, lens, h0, c0], expected(lens)), ([x, other, h0, c0], expected(other))])
+    rw, rr = w[:1, :hidden], r[:1, :hidden]
+    reverse = np.zeros((steps, 1, batch, hidden), np.float32)
+    for row, length in enumerate(lens):
+        reverse[:length, 0, row] = rnn_reference(x[:length, row:row + 1], rw[0], rr[0], None,
+                                                 np.zeros((1, hidden)), "Tanh", True)[:, 0]
+    yield ("sy_rnn_reverse_sequence_lens_constant",
+           model("rnn_lens", [node("RNN", ["x", "w", "r", "", "lens"], ["y"], hidden_size=hidden,
+                                   direction="reverse")],
+                 [("x", F, [steps, batch, width])], [("y", F, [steps, 1, batch, hidden])],
+                 [const("w", rw), const("r", rr), const("lens", lens)]),
+           [([x], [reverse])])
+
+
 def control_flow_cases(model, const):
     F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
     node = helper.make_node

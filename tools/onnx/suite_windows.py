@@ -1,7 +1,8 @@
 """The node suite's cases for what tools/onnx/differential.py found (tools/onnx/node_suite.py
 yields them): Conv and ConvTranspose with pads that differ between the sides (tf2onnx writes
 SAME padding at stride 2 so) and auto_pad's odd totals, Slice's backward clamping, fused node runs
-whose one-element constants raise the result's rank, and reductions of no elements. Expected values
+whose one-element constants raise the result's rank, reductions of no elements, the pools
+taken by taps (dilations, 3-D ceil_mode, LpPool) and LayerNormalization's broadcast Scale. Expected values
 come from numpy (float64), and tools/onnx/check_ort.py checks them against ONNX Runtime.
 """
 import math
@@ -153,6 +154,110 @@ def window_cases(model, const):
     yield from slice_cases(model, const)
     yield from lifted_rank_cases(model, const)
     yield from empty_reduction_cases(model, const)
+    yield from tapped_pool_cases(model)
+    yield from layer_norm_cases(model, const)
+
+
+def layer_norm_cases(model, const):
+    """LayerNormalization whose Scale and B broadcast to X without the normalized shape (ONNX's
+    function body multiplies and adds them), with the Mean and InvStdDev outputs."""
+    rng = np.random.default_rng(37)
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    scale = rng.standard_normal((1, 4)).astype(np.float32)
+    bias = rng.standard_normal((3, 1)).astype(np.float32)
+    x64 = x.astype(np.float64)
+    mean = x64.mean(axis=(1, 2), keepdims=True)
+    inv = 1.0 / np.sqrt(((x64 - mean) ** 2).mean(axis=(1, 2), keepdims=True) + 1e-3)
+    y = (x64 - mean) * inv * scale + bias
+    yield ("sy_layernorm_scale_and_bias_broadcast",
+           model("layernorm_broadcast",
+                 [helper.make_node("LayerNormalization", ["x", "s", "b"], ["y", "m", "inv"],
+                                   axis=1, epsilon=1e-3)],
+                 [("x", F, [2, 3, 4])],
+                 [("y", F, [2, 3, 4]), ("m", F, [2, 1, 1]), ("inv", F, [2, 1, 1])],
+                 [const("s", scale), const("b", bias)]),
+           [([x], [y.astype(np.float32), mean.astype(np.float32), inv.astype(np.float32)])])
+
+
+def pool_nd(x, kind, kernel, strides, dilations, pads, ceil=False, include_pad=False, p=2):
+    """MaxPool / AveragePool / LpPool over any number of spatial axes (float64), window by window:
+    taps at j * stride - begin + t * dilation; padding never wins a maximum and adds nothing to a
+    sum; an average divides by the taps on the input (and, with include_pad, on the declared pads).
+    ceil_mode adds a last partial window only where it starts before the trailing pad."""
+    rank = x.ndim - 2
+    outs = []
+    for k in range(rank):
+        span = (kernel[k] - 1) * dilations[k] + 1
+        room = x.shape[2 + k] + pads[k] + pads[k + rank] - span
+        out = room // strides[k] + 1
+        if ceil and room % strides[k] and out * strides[k] < x.shape[2 + k] + pads[k]:
+            out += 1
+        outs.append(out)
+    y = np.zeros(x.shape[:2] + tuple(outs))
+    for j in np.ndindex(*outs):
+        values, counted = [], 0
+        for t in np.ndindex(*kernel):
+            at = [j[k] * strides[k] - pads[k] + t[k] * dilations[k] for k in range(rank)]
+            inside = all(0 <= at[k] < x.shape[2 + k] for k in range(rank))
+            on_pads = all(-pads[k] <= at[k] < x.shape[2 + k] + pads[k + rank] for k in range(rank))
+            counted += 1 if inside or (include_pad and on_pads) else 0
+            if inside:
+                values.append(x[(slice(None), slice(None)) + tuple(at)].astype(np.float64))
+        stack = np.stack(values)
+        if kind == "MaxPool":
+            y[(slice(None), slice(None)) + j] = stack.max(axis=0)
+        elif kind == "AveragePool":
+            y[(slice(None), slice(None)) + j] = stack.sum(axis=0) / counted
+        else:
+            y[(slice(None), slice(None)) + j] = (np.abs(stack) ** p).sum(axis=0) ** (1.0 / p)
+    return y.astype(np.float32)
+
+
+def tapped_pool_cases(model):
+    """Pools that the 2-D pool ops do not say, run one axis at a time by the kernel's taps:
+    dilations (MaxPool since opset 10, AveragePool since 19), ceil_mode over three axes, and
+    LpPool (p 3 with pads and strides; opset 18 adds ceil_mode and dilations)."""
+    rng = np.random.default_rng(31)
+    pools = (
+        # name, op, x, attributes, opset
+        ("maxpool_2d_dilations_ceil_pads", "MaxPool", (1, 2, 7, 8),
+         dict(kernel_shape=[2, 3], dilations=[2, 1], strides=[1, 2], pads=[1, 0, 0, 1],
+              ceil_mode=1), 17),
+        # ONNX pads SAME for the dilated window (5 outputs here), ONNX Runtime for the undilated
+        # one (3): refused, naming both.
+        ("maxpool_1d_dilations_same_upper_refused", "MaxPool", (2, 1, 9),
+         dict(kernel_shape=[3], dilations=[3], strides=[2], auto_pad="SAME_UPPER"), 17),
+        ("averagepool_1d_dilations_exclude_pad", "AveragePool", (1, 3, 8),
+         dict(kernel_shape=[3], dilations=[2], pads=[2, 1]), 19),
+        ("averagepool_2d_dilations_include_pad", "AveragePool", (1, 1, 6, 5),
+         dict(kernel_shape=[2, 2], dilations=[2, 3], pads=[1, 1, 0, 1], count_include_pad=1), 19),
+        ("maxpool_3d_ceil_mode", "MaxPool", (1, 2, 3, 5, 4),
+         dict(kernel_shape=[2, 2, 3], strides=[2, 2, 2], ceil_mode=1), 17),
+        ("averagepool_3d_ceil_mode_include_pad", "AveragePool", (1, 1, 4, 3, 5),
+         dict(kernel_shape=[3, 2, 2], strides=[2, 2, 2], pads=[1, 0, 0, 1, 0, 1], ceil_mode=1,
+              count_include_pad=1), 17),
+        ("lppool_2d_p3_pads_strides", "LpPool", (1, 2, 5, 6),
+         dict(kernel_shape=[2, 3], strides=[2, 1], pads=[1, 0, 1, 1], p=3), 17),
+        ("lppool_1d_default_p", "LpPool", (2, 3, 7), dict(kernel_shape=[3], strides=[2]), 17),
+        ("lppool_3d_ceil_dilations", "LpPool", (1, 1, 3, 4, 5),
+         dict(kernel_shape=[2, 2, 2], dilations=[1, 2, 1], strides=[2, 1, 2], ceil_mode=1), 18),
+    )
+    for name, op, x_shape, attrs, opset in pools:
+        x = rng.standard_normal(x_shape).astype(np.float32)
+        rank = len(x_shape) - 2
+        kernel = attrs["kernel_shape"]
+        strides = attrs.get("strides", [1] * rank)
+        dilations = attrs.get("dilations", [1] * rank)
+        pads = attrs.get("pads", [0] * 2 * rank)
+        if "auto_pad" in attrs:
+            spans = [(k - 1) * d + 1 for k, d in zip(kernel, dilations)]
+            pads = same_pads(x_shape[2:], spans, strides, attrs["auto_pad"] == "SAME_LOWER")
+        y = pool_nd(x, op, kernel, strides, dilations, pads, attrs.get("ceil_mode", 0) == 1,
+                    attrs.get("count_include_pad", 0) == 1, attrs.get("p", 2))
+        yield (f"sy_{name}",
+               model(name, [helper.make_node(op, ["x"], ["y"], **attrs)],
+                     [("x", F, list(x_shape))], [("y", F, list(y.shape))], opset=opset),
+               [([x], [y])])
 
 
 def slice_cases(model, const):

@@ -590,6 +590,7 @@ std::map<std::string, OpDef> make_table() {
   both("LpNormalization", nullptr, device_lp_normalization);
   both("MeanVarianceNormalization", nullptr, device_mean_variance_normalization);
   both("GlobalLpPool", nullptr, device_global_lp_pool);
+  both("LpPool", nullptr, [](NodeContext& c) { device_tapped_pool(c, PoolKind::lp); });
   both("Hardmax", host_hardmax, nullptr);
   both("EyeLike", host_eye_like, nullptr);
   both("Shrink", host_shrink, nullptr);
@@ -626,8 +627,9 @@ std::map<std::string, OpDef> make_table() {
     if (c.attr_int("detect_negative", 1) != 0) found = found + equal(x, full_like(x, -inf));
     c.set_device(0, found, kBool);
   });
-  both("LSTM", nullptr, [](NodeContext& c) { device_recurrent(c, true); });
-  both("GRU", nullptr, [](NodeContext& c) { device_recurrent(c, false); });
+  both("LSTM", nullptr, [](NodeContext& c) { device_recurrent(c, RecurrentKind::lstm); });
+  both("GRU", nullptr, [](NodeContext& c) { device_recurrent(c, RecurrentKind::gru); });
+  both("RNN", nullptr, [](NodeContext& c) { device_recurrent(c, RecurrentKind::rnn); });
   t["If"] = OpDef{};  // control flow: run_nodes runs their subgraphs (onnx_control.cpp)
   t["Loop"] = OpDef{};
   t["Scan"] = OpDef{};

@@ -172,14 +172,10 @@ Tensor conv3d(NodeContext& c) {
 }
 
 // MaxPool and AveragePool over three spatial axes (pooled). An average that leaves the pads out
-// (count_include_pad 0) is divided by the same average of a mask of the input. ceil_mode, dilations
-// and the Indices output are refused.
+// (count_include_pad 0) is divided by the same average of a mask of the input. ceil_mode and
+// dilations go to device_tapped_pool (device_pool); the Indices output is refused.
 void device_pool3d(NodeContext& c, bool max) {
   if (c.output_used(1)) c.fail("the Indices output is not supported");
-  if (c.attr_int("ceil_mode", 0) != 0) c.fail("ceil_mode 1 is not supported for 3-D windows");
-  for (const int64_t d : c.attr_ints("dilations")) {
-    if (d != 1) c.fail("dilations other than 1 are not supported");
-  }
   const Tensor x = dev_float(c, 0);
   const std::vector<Axis3> a =
       axes_of_window3d(c, x.shape().to_vector(), c.attr_ints("kernel_shape"));

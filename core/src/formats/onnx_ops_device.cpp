@@ -399,10 +399,10 @@ void device_conv(NodeContext& c) {
 namespace {
 
 // One spatial axis of a pool padded explicitly: the pads before and after that make every window
-// whole, and the output length. ceil_mode counts a last partial window where it starts
-// inside the input or its leading pad (PyTorch's rule; a window starting in the trailing pad is
-// refused, since ONNX Runtime counts it and PyTorch does not). A window wholly in padding is
-// refused too: it has no element to take the maximum of.
+// whole, and the output length. ceil_mode counts a last partial window where it starts inside the
+// input or its leading pad; one that would start in the trailing pad is dropped (PyTorch's rule,
+// ONNX's since 1.16, and ONNX Runtime's). A window wholly in padding is refused: it has no
+// element to take the maximum of.
 struct PoolAxis {
   int64_t before = 0, after = 0, out = 0;
 };
@@ -413,11 +413,7 @@ PoolAxis pool_axis(NodeContext& c, int64_t in, int kernel, int stride, int befor
   if (span < 0) c.fail("the window is larger than the padded input");
   PoolAxis axis;
   axis.out = span / stride + 1;
-  if (ceil_mode && span % stride != 0) {
-    if (axis.out * stride >= in + before)
-      c.fail("ceil_mode 1 with a last window starting in the padding is not supported");
-    ++axis.out;
-  }
+  if (ceil_mode && span % stride != 0 && axis.out * stride < in + before) ++axis.out;
   if (kernel <= before || (axis.out - 1) * stride >= in + before)
     c.fail("a window lies wholly in the padding");
   axis.before = before;
@@ -469,6 +465,10 @@ Tensor explicit_pool(NodeContext& c, const Tensor& x2, const Window& w, bool max
 }  // namespace
 
 void device_pool(NodeContext& c, bool max) {
+  if (needs_tapped_pool(c)) {
+    device_tapped_pool(c, max ? PoolKind::max : PoolKind::average);
+    return;
+  }
   if (c.shape(0).size() == 5) {
     device_pool3d(c, max);
     return;
@@ -476,7 +476,6 @@ void device_pool(NodeContext& c, bool max) {
   if (c.output_used(1)) c.fail("the Indices output is not supported");
   const Tensor x = dev_float(c, 0);
   const Window w = window_of(c, x.shape().to_vector(), {}, true);
-  if (w.dh != 1 || w.dw != 1) c.fail("dilations other than 1 are not supported");
   Pool2dOptions options;
   options.kernel_h = w.kh, options.kernel_w = w.kw, options.stride_h = w.sh,
   options.stride_w = w.sw;
@@ -523,12 +522,29 @@ void device_batch_norm(NodeContext& c) {
   }
   if (c.attr_int("spatial", 1) == 0)  // before version 9
     c.fail("spatial 0 (statistics per element, not per channel) is not supported");
-  for (size_t k = 1; k < 5; ++k) {
-    if (c.host(k) == nullptr) c.fail("scale, bias, mean and variance must be constants");
-  }
   const Ints& xs = c.shape(0);
   if (xs.size() < 2) c.fail("the input needs a channel axis");
   const float epsilon = c.attr_float("epsilon", 1e-5F);
+  bool known = true;
+  for (size_t k = 1; k < 5; ++k) known = known && c.host(k) != nullptr;
+  if (!known) {
+    // Statistics computed in the graph or fed as inputs: (x - mean) / sqrt(var + eps) * scale + B
+    // on the device, each [C] as [C, 1, ...].
+    Ints per_channel(xs.size() - 1, 1);
+    per_channel[0] = xs[1];
+    std::vector<Tensor> p;
+    for (size_t k = 1; k < 5; ++k) {
+      if (c.shape(k) != Ints{xs[1]}) {
+        c.fail("parameters must have one value per channel (" + std::to_string(xs[1]) + "), got " +
+               shape_text(c.shape(k)));
+      }
+      p.push_back(dev_float(c, k).reshape(to_shape(c, per_channel)));
+    }
+    const Tensor x = dev_float(c, 0);
+    c.set_device(0, (x - p[2]) * (p[0] * pow(p[3] + static_cast<double>(epsilon), -0.5)) + p[1],
+                 kFloat);
+    return;
+  }
   const auto fold = [&] {
     const HostTensor &scale = *c.host(1), &bias = *c.host(2), &mean_t = *c.host(3),
                      &var = *c.host(4);
@@ -557,23 +573,57 @@ void device_batch_norm(NodeContext& c) {
   c.set_device(0, dev_float(c, 0) * w->scale + w->shift, kFloat);
 }
 
+namespace {
+
+// Whether `shape` broadcasts into `into` without changing it (numpy's rule, aligned at the end).
+bool broadcasts_into(const Ints& shape, const Ints& into) {
+  if (shape.size() > into.size()) return false;
+  for (size_t k = 0; k < shape.size(); ++k) {
+    const int64_t d = shape[shape.size() - 1 - k], e = into[into.size() - 1 - k];
+    if (d != e && d != 1) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+// LayerNormalization: LAYER_NORM with the normalized shape's Scale and B; a Scale or B that only
+// broadcasts to x (ONNX's function body multiplies and adds them) scales a unit LAYER_NORM. The
+// Mean and InvStdDev outputs (over the normalized axes, kept as 1) are composed.
 void device_layer_norm(NodeContext& c) {
-  if (c.output_used(1) || c.output_used(2))
-    c.fail("the Mean and InvStdDev outputs are not supported");
   const Tensor x = dev_float(c, 0);
   const int axis = normalize(c, c.attr_int("axis", -1), static_cast<size_t>(x.rank()));
-  const Ints normalized(c.shape(0).begin() + axis, c.shape(0).end());
-  if (c.shape(1) != normalized) {
-    c.fail("Scale " + shape_text(c.shape(1)) + " must have the normalized shape " +
-           shape_text(normalized));
+  const Ints& xs = c.shape(0);
+  const Ints normalized(xs.begin() + axis, xs.end());
+  const double epsilon = static_cast<double>(c.attr_float("epsilon", 1e-5F));
+  for (size_t k = 1; k <= 2; ++k) {
+    if (c.has(k) && !broadcasts_into(c.shape(k), xs)) {
+      c.fail(std::string(k == 1 ? "Scale " : "B ") + shape_text(c.shape(k)) +
+             " must have the normalized shape " + shape_text(normalized) + " or broadcast to X " +
+             shape_text(xs));
+    }
   }
-  Tensor beta = c.has(2) ? dev_float(c, 2) : zeros(to_shape(c, normalized), c.model().device);
-  if (beta.shape().to_vector() != normalized)
-    c.fail("B must have the normalized shape " + shape_text(normalized));
-  c.set_device(0,
-               layer_norm(x, dev_float(c, 1), beta, x.rank() - axis,
-                          static_cast<double>(c.attr_float("epsilon", 1e-5F))),
-               kFloat);
+  const bool whole = c.shape(1) == normalized && (!c.has(2) || c.shape(2) == normalized);
+  const auto& device = c.model().device;
+  Tensor y;
+  if (whole) {
+    const Tensor beta = c.has(2) ? dev_float(c, 2) : zeros(to_shape(c, normalized), device);
+    y = layer_norm(x, dev_float(c, 1), beta, x.rank() - axis, epsilon);
+  } else {
+    const Shape shape = to_shape(c, normalized);
+    y = layer_norm(x, ones(shape, device), zeros(shape, device), x.rank() - axis, epsilon) *
+        dev_float(c, 1);
+    if (c.has(2)) y = y + dev_float(c, 2);
+  }
+  c.set_device(0, y, kFloat);
+  if (c.output_used(1) || c.output_used(2)) {
+    std::vector<int> axes;
+    for (int a = axis; a < x.rank(); ++a) axes.push_back(a);
+    const Tensor m = mean(x, axes, true);
+    const Tensor d = x - m;
+    c.set_device(1, m, kFloat);
+    c.set_device(2, pow(mean(d * d, axes, true) + epsilon, -0.5), kFloat);
+  }
 }
 
 void device_gather(NodeContext& c) {

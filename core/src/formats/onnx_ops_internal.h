@@ -210,6 +210,16 @@ Tensor conv3d(NodeContext& c);
 void device_pool3d(NodeContext& c, bool max);  // MaxPool and AveragePool over 3 axes
 
 void device_pool(NodeContext& c, bool max);
+
+// ---- pools by taps (onnx_ops_pool.cpp) --------------------------------------------------------
+
+enum class PoolKind { max, average, lp };
+
+// MaxPool, AveragePool or LpPool over 1 to 3 spatial axes, one axis at a time by the kernel's
+// taps: dilations, ceil_mode on 3 axes, LpPool's p-th powers.
+void device_tapped_pool(NodeContext& c, PoolKind kind);
+// Whether a MaxPool or AveragePool needs device_tapped_pool (a dilation, or ceil_mode on 3 axes).
+bool needs_tapped_pool(NodeContext& c);
 void device_global_pool(NodeContext& c, bool max);
 void device_batch_norm(NodeContext& c);
 void device_layer_norm(NodeContext& c);
@@ -283,8 +293,10 @@ void device_einsum(NodeContext& c);
 
 // ---- recurrent ops (onnx_ops_recurrent.cpp) ---------------------------------------------------
 
-// ONNX LSTM (lstm true) or GRU, every direction, as LSTM_SEQUENCE / GRU_SEQUENCE where the device
-// has them and composed otherwise.
-void device_recurrent(NodeContext& c, bool lstm);
+enum class RecurrentKind { lstm, gru, rnn };
+
+// ONNX LSTM, GRU or RNN, every direction, as LSTM_SEQUENCE / GRU_SEQUENCE where the device has
+// them and composed otherwise (RNN always).
+void device_recurrent(NodeContext& c, RecurrentKind kind);
 
 }  // namespace switchyard::onnx_detail
