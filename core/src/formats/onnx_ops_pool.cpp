@@ -15,12 +15,26 @@ namespace switchyard::onnx_detail {
 
 namespace {
 
+constexpr int64_t kMaxTaps = 1024;
+
 struct TapAxis {
   int64_t in = 0, kernel = 1, stride = 1, dilation = 1, begin = 0, end = 0, out = 0;
 };
 
 int64_t span_of(const TapAxis& a) {
   return (a.kernel - 1) * a.dilation + 1;
+}
+
+// How many of window j's taps (positions j * stride - begin + t * dilation, t < kernel) lie in
+// [low, high): the t from ceil((low - start) / dilation) to before ceil((high - start) / dilation).
+int64_t taps_within(const TapAxis& a, int64_t j, int64_t low, int64_t high) {
+  const int64_t start = j * a.stride - a.begin;
+  const auto first_at_or_after = [&](int64_t bound) {
+    const int64_t gap = bound - start;
+    const int64_t t = gap <= 0 ? 0 : (gap + a.dilation - 1) / a.dilation;
+    return std::min(t, a.kernel);
+  };
+  return std::max<int64_t>(0, first_at_or_after(high) - first_at_or_after(low));
 }
 
 // The window's axes: kernel, stride, dilation, the declared pads (auto_pad NOTSET, VALID or
@@ -49,6 +63,12 @@ std::vector<TapAxis> tap_axes(NodeContext& c, const Ints& x_shape) {
       if (v < 1 || v > (1 << 20))
         c.fail("kernel_shape, strides and dilations must be between 1 and 2^20");
     }
+    // An op per tap: a hostile kernel of 2^20 would queue a million of them.
+    if (a.kernel > kMaxTaps) {
+      c.fail("kernel_shape " + std::to_string(a.kernel) + " is more than the " +
+             std::to_string(kMaxTaps) + " taps per axis this pool takes (dilations, ceil_mode " +
+             "on 3 axes, LpPool)");
+    }
     if (auto_pad == "NOTSET") {
       a.begin = pads[k], a.end = pads[k + spatial];
     } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
@@ -70,11 +90,7 @@ std::vector<TapAxis> tap_axes(NodeContext& c, const Ints& x_shape) {
     a.out = room / a.stride + 1;
     if (ceil_mode && room % a.stride != 0 && a.out * a.stride < a.in + a.begin) ++a.out;
     for (int64_t j = 0; j < a.out; ++j) {
-      // The first tap at or after the input's start, and whether it lies before its end.
-      const int64_t start = j * a.stride - a.begin;
-      const int64_t first = start >= 0 ? 0 : (-start + a.dilation - 1) / a.dilation;
-      if (first >= a.kernel || start + first * a.dilation >= a.in)
-        c.fail("a window lies wholly in the padding");
+      if (taps_within(a, j, 0, a.in) == 0) c.fail("a window lies wholly in the padding");
     }
   }
   return axes;
@@ -101,14 +117,8 @@ Tensor combined_taps(NodeContext& c, const Tensor& y, int axis, const TapAxis& a
 Tensor tap_counts(NodeContext& c, const TapAxis& a, int axis, int rank, bool include_pad) {
   const int64_t low = include_pad ? -a.begin : 0, high = include_pad ? a.in + a.end : a.in;
   std::vector<float> counts(static_cast<size_t>(a.out));
-  for (int64_t j = 0; j < a.out; ++j) {
-    int64_t n = 0;
-    for (int64_t t = 0; t < a.kernel; ++t) {
-      const int64_t at = j * a.stride - a.begin + t * a.dilation;
-      n += at >= low && at < high ? 1 : 0;
-    }
-    counts[static_cast<size_t>(j)] = static_cast<float>(n);
-  }
+  for (int64_t j = 0; j < a.out; ++j)
+    counts[static_cast<size_t>(j)] = static_cast<float>(taps_within(a, j, low, high));
   std::vector<int64_t> shape(static_cast<size_t>(rank), 1);
   shape[static_cast<size_t>(axis)] = a.out;
   return Tensor::from_host(counts, Shape(shape), c.model().device);
