@@ -258,6 +258,13 @@ def tapped_pool_cases(model):
                model(name, [helper.make_node(op, ["x"], ["y"], **attrs)],
                      [("x", F, list(x_shape))], [("y", F, list(y.shape))], opset=opset),
                [([x], [y])])
+    # A kernel of 2^20 taps on a dilated pool (an op a tap) is refused before anything runs.
+    x = rng.standard_normal((1, 1, 5)).astype(np.float32)
+    yield ("sy_maxpool_dilated_kernel_beyond_taps_refused",
+           model("maxpool_taps", [helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[1 << 20],
+                                                   dilations=[2], pads=[1 << 20, 1 << 20])],
+                 [("x", F, [1, 1, 5])], [("y", F, [1, 1, 5])]),
+           [([x], [x])])
 
 
 def slice_cases(model, const):
