@@ -831,12 +831,38 @@ def gen_recurrent(g):
     return g.add("Identity", [rng.choice(outs)])
 
 
+def gen_dynamic_quant(g):
+    """A Linear layer as ONNX Runtime's quantize_dynamic writes it: DynamicQuantizeLinear of an
+    input (a step: of inputs only), MatMulInteger with int8 or uint8 weights and zero points (one,
+    or one per column), the int32 product cast to float, scaled, and the bias added."""
+    rng = g.rng
+    x = g.pick_input()
+    shape = g.shapes[x]
+    if not shape or 0 in shape:
+        return None
+    k, n = shape[-1], rng.randint(1, 5)
+    signed = rng.random() < 0.6
+    low, high, dtype = (-128, 128, np.int8) if signed else (0, 256, np.uint8)
+    draw = np.random.default_rng(rng.randrange(1 << 30))
+    w = draw.integers(low, high, (k, n)).astype(dtype)
+    zero = draw.integers(low, high, [n] if rng.random() < 0.5 else []).astype(dtype)
+    q, q_scale, q_zero = g.name("xq"), g.name("xs"), g.name("xz")
+    acc, accf, scale = g.name("acc"), g.name("accf"), g.name("sc")
+    g.nodes.append(helper.make_node("DynamicQuantizeLinear", [x], [q, q_scale, q_zero]))
+    g.nodes.append(helper.make_node("MatMulInteger", [q, g.const(w), q_zero, g.const(zero)], [acc]))
+    g.nodes.append(helper.make_node("Cast", [acc], [accf], to=TensorProto.FLOAT))
+    g.nodes.append(helper.make_node("Mul", [q_scale, g.const(np.float32(rng.uniform(0.001, 0.05)))],
+                                    [scale]))
+    scaled = g.add("Mul", [accf, scale])
+    return scaled and g.add("Add", [scaled, g.const(data(rng, [n]))])
+
+
 GENERATORS = [(gen_unary, 6), (gen_activation, 3), (gen_binary, 8), (gen_where, 1),
               (gen_transpose, 3), (gen_reshape, 3), (gen_slice, 3), (gen_concat, 2),
               (gen_unsqueeze_squeeze, 2), (gen_expand, 2), (gen_gather, 2), (gen_tile, 1),
               (gen_reduce, 4), (gen_softmax, 2), (gen_layernorm, 2), (gen_matmul, 4),
               (gen_gemm, 2), (gen_gelu, 3), (gen_integer, 3), (gen_misc, 4),
-              (gen_shape_subgraph, 4)]
+              (gen_shape_subgraph, 4), (gen_dynamic_quant, 1)]
 TEMPLATES = [gen_conv, gen_attention, gen_conv_transpose, gen_pool, gen_conv_window,
              gen_recurrent]
 

@@ -274,6 +274,7 @@ def extra_cases():
     yield from sequence_lens_cases(model, const)
     yield from function_cases()
     yield from quantize_cases(model, const)
+    yield from dynamic_quantize_cases(model, const)
     yield from conv3d_cases(model, const)
     yield from pool3d_cases(model)
     yield from window_cases(model, const)
@@ -934,6 +935,63 @@ def quantize_cases(model, const):
                   const("wz", np.zeros(4, dtype=np.int8)),
                   const("ps", np.float32(0.02)), const("pz", np.uint8(128))]),
            [([x], [y.astype(np.float32)])])
+
+
+def dynamic_quantize(x):
+    """DynamicQuantizeLinear in float32 step by step as ONNX says (and ONNX Runtime computes)."""
+    x = x.astype(np.float32)
+    high, low = np.float32(max(0.0, x.max())), np.float32(min(0.0, x.min()))
+    scale = np.float32((high - low) / np.float32(255)) if high != low else np.float32(1)
+    zero = np.float32(np.clip(np.round(np.float32(-low) / scale), 0, 255))
+    y = np.clip(np.round(x / scale) + zero, 0, 255).astype(np.uint8)
+    return y, scale, np.uint8(zero)
+
+
+def dynamic_quantize_cases(model, const):
+    """DynamicQuantizeLinear with MatMulInteger as ONNX Runtime's quantize_dynamic writes a Linear
+    layer (uint8 activations, int8 weights with a per-column zero point, the int32 product cast to
+    float and scaled, then the bias), with 5000 terms (more than the 4096 summed exactly at once)
+    and 300; and MatMulInteger alone with A's per-row zero point (which ONNX allows and ONNX
+    Runtime refuses: numpy's values only), uint8 by uint8."""
+    F, I8, U8, I32 = TensorProto.FLOAT, TensorProto.INT8, TensorProto.UINT8, TensorProto.INT32
+    node = helper.make_node
+    rng = np.random.default_rng(23)
+    for terms in (300, 5000):
+        x = (2 * rng.standard_normal((3, terms)) + 0.5).astype(np.float32)
+        w = rng.integers(-128, 128, (terms, 4)).astype(np.int8)
+        w_zero = np.array([0, 3, -5, 127], dtype=np.int8)
+        w_scale = np.float32(0.01)
+        bias = rng.standard_normal(4).astype(np.float32)
+        xq, x_scale, x_zero = dynamic_quantize(x)
+        acc = (xq.astype(np.int64) - int(x_zero)) @ (w.astype(np.int64) - w_zero.astype(np.int64))
+        y = (acc.astype(np.float32) * np.float32(x_scale * w_scale) + bias).astype(np.float32)
+        yield (f"sy_dynamic_quantize_matmul_integer_{terms}_terms",
+               model("dynamic_quant", [
+                   node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"]),
+                   node("MatMulInteger", ["xq", "w", "xz", "wz"], ["acc"]),
+                   node("Cast", ["acc"], ["accf"], to=F),
+                   node("Mul", ["xs", "ws"], ["s"]),
+                   node("Mul", ["accf", "s"], ["scaled"]),
+                   node("Add", ["scaled", "b"], ["y"])],
+                     [("x", F, [3, terms])], [("y", F, [3, 4]), ("xq", U8, [3, terms])],
+                     [const("w", w), const("wz", w_zero), const("ws", w_scale),
+                      const("b", bias)], opset=13),
+               [([x], [y, xq])])
+    a = rng.integers(0, 256, (2, 3, 5)).astype(np.uint8)
+    b = rng.integers(0, 256, (5, 2)).astype(np.uint8)
+    a_zero = np.array([10, 200, 0], dtype=np.uint8)
+    acc = (a.astype(np.int64) - a_zero[:, None]) @ (b.astype(np.int64) - 7)
+    yield ("sy_matmul_integer_per_row_zero_point",
+           model("matmul_integer", [node("MatMulInteger", ["a", "b", "az", "bz"], ["y"])],
+                 [("a", U8, [2, 3, 5])], [("y", I32, [2, 3, 2])],
+                 [const("b", b), const("az", a_zero), const("bz", np.uint8(7))]),
+           [([a], [acc.astype(np.int32)])])
+    edges = np.array([-2.5, 2.5, 0.1, 1.0, 0.0, 127.5], dtype=np.float32)
+    yq, ys, yz = dynamic_quantize(edges)
+    yield ("sy_dynamic_quantize_zero_point_ties",
+           model("dynamic_quant_ties", [node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"])],
+                 [("x", F, [6])], [("y", U8, [6]), ("s", F, []), ("z", U8, [])]),
+           [([edges], [yq, np.array(ys, np.float32), np.array(yz, np.uint8)])])
 
 
 def conv3d(x, w, b, strides, pads, dilations, group):

@@ -568,6 +568,8 @@ std::map<std::string, OpDef> make_table() {
   both("Einsum", nullptr, device_einsum);
   both("QuantizeLinear", host_quantize, device_quantize);
   both("DequantizeLinear", host_dequantize, device_dequantize);
+  both("DynamicQuantizeLinear", nullptr, device_dynamic_quantize);
+  both("MatMulInteger", nullptr, device_matmul_integer);
   both("switchyard.Linear", nullptr, device_linear);
   both("switchyard.Attention", nullptr, device_attention);
   both("Gemm", nullptr, device_gemm);

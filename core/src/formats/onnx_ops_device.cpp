@@ -112,15 +112,12 @@ Tensor as_rows(const Tensor& x) {
 }
 }  // namespace
 
-void device_matmul(NodeContext& c) {
-  Tensor a = dev_float(c, 0), b = dev_float(c, 1);
-  const MatmulOptions options = weight_options(c, 1);
+Tensor onnx_matmul(const NodeContext& c, Tensor a, Tensor b, const MatmulOptions& options) {
   if (a.rank() > 2 && b.rank() == 2) {  // a shared matrix: fold a's leading axes into rows
     Ints shape = a.shape().to_vector();
     const Tensor y = matmul(as_rows(a), b, false, false, options);
     shape.back() = b.dim(1);
-    c.set_device(0, reshaped(c, y, shape), kFloat);
-    return;
+    return reshaped(c, y, shape);
   }
   const bool vec_a = a.rank() == 1, vec_b = b.rank() == 1;
   if (vec_a) a = a.unsqueeze(0);
@@ -128,7 +125,11 @@ void device_matmul(NodeContext& c) {
   Tensor y = matmul(a, b, false, false, options);
   if (vec_a) y = y.squeeze(-2);
   if (vec_b) y = y.squeeze(-1);
-  c.set_device(0, y, kFloat);
+  return y;
+}
+
+void device_matmul(NodeContext& c) {
+  c.set_device(0, onnx_matmul(c, dev_float(c, 0), dev_float(c, 1), weight_options(c, 1)), kFloat);
 }
 namespace {
 
@@ -507,125 +508,6 @@ void device_global_pool(NodeContext& c, bool max) {
   c.set_device(0, max ? amax(x, axes, true) : mean(x, axes, true), kFloat);
 }
 
-namespace {
-
-struct AffineWeights {
-  Tensor scale, shift;
-};
-}  // namespace
-
-void device_batch_norm(NodeContext& c) {
-  if (c.attr_int("training_mode", 0) != 0)
-    c.fail("training_mode 1 is not supported (inference only)");
-  for (size_t k = 1; k < c.output_count(); ++k) {
-    if (c.output_used(k)) c.fail("the running statistics outputs (training) are not supported");
-  }
-  if (c.attr_int("spatial", 1) == 0)  // before version 9
-    c.fail("spatial 0 (statistics per element, not per channel) is not supported");
-  const Ints& xs = c.shape(0);
-  if (xs.size() < 2) c.fail("the input needs a channel axis");
-  const float epsilon = c.attr_float("epsilon", 1e-5F);
-  bool known = true;
-  for (size_t k = 1; k < 5; ++k) known = known && c.host(k) != nullptr;
-  if (!known) {
-    // Statistics computed in the graph or fed as inputs: (x - mean) / sqrt(var + eps) * scale + B
-    // on the device, each [C] as [C, 1, ...].
-    Ints per_channel(xs.size() - 1, 1);
-    per_channel[0] = xs[1];
-    std::vector<Tensor> p;
-    for (size_t k = 1; k < 5; ++k) {
-      if (c.shape(k) != Ints{xs[1]}) {
-        c.fail("parameters must have one value per channel (" + std::to_string(xs[1]) + "), got " +
-               shape_text(c.shape(k)));
-      }
-      p.push_back(dev_float(c, k).reshape(to_shape(c, per_channel)));
-    }
-    const Tensor x = dev_float(c, 0);
-    c.set_device(0, (x - p[2]) * (p[0] * pow(p[3] + static_cast<double>(epsilon), -0.5)) + p[1],
-                 kFloat);
-    return;
-  }
-  const auto fold = [&] {
-    const HostTensor &scale = *c.host(1), &bias = *c.host(2), &mean_t = *c.host(3),
-                     &var = *c.host(4);
-    const int64_t channels = xs[1];
-    for (const HostTensor* t : {&scale, &bias, &mean_t, &var}) {
-      if (t->numel() != channels)
-        c.fail("parameters must have one value per channel (" + std::to_string(channels) + ")");
-    }
-    std::vector<float> a(static_cast<size_t>(channels)), b(static_cast<size_t>(channels));
-    for (int64_t k = 0; k < channels; ++k) {
-      const double s = scale.at(k) / std::sqrt(var.at(k) + static_cast<double>(epsilon));
-      a[static_cast<size_t>(k)] = static_cast<float>(s);
-      b[static_cast<size_t>(k)] = static_cast<float>(bias.at(k) - mean_t.at(k) * s);
-    }
-    Ints shape(xs.size() - 1, 1);
-    shape[0] = channels;
-    auto out = std::make_shared<AffineWeights>();
-    out->scale = Tensor::from_host(a, to_shape(c, shape), c.model().device);
-    out->shift = Tensor::from_host(b, to_shape(c, shape), c.model().device);
-    return out;
-  };
-  bool constant = true;
-  for (size_t k = 1; k < 5; ++k) constant = constant && c.constant(k);
-  const std::shared_ptr<AffineWeights> w =
-      constant ? c.cached<AffineWeights>("batchnorm" + std::to_string(xs.size()), fold) : fold();
-  c.set_device(0, dev_float(c, 0) * w->scale + w->shift, kFloat);
-}
-
-namespace {
-
-// Whether `shape` broadcasts into `into` without changing it (numpy's rule, aligned at the end).
-bool broadcasts_into(const Ints& shape, const Ints& into) {
-  if (shape.size() > into.size()) return false;
-  for (size_t k = 0; k < shape.size(); ++k) {
-    const int64_t d = shape[shape.size() - 1 - k], e = into[into.size() - 1 - k];
-    if (d != e && d != 1) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
-// LayerNormalization: LAYER_NORM with the normalized shape's Scale and B; a Scale or B that only
-// broadcasts to x (ONNX's function body multiplies and adds them) scales a unit LAYER_NORM. The
-// Mean and InvStdDev outputs (over the normalized axes, kept as 1) are composed.
-void device_layer_norm(NodeContext& c) {
-  const Tensor x = dev_float(c, 0);
-  const int axis = normalize(c, c.attr_int("axis", -1), static_cast<size_t>(x.rank()));
-  const Ints& xs = c.shape(0);
-  const Ints normalized(xs.begin() + axis, xs.end());
-  const double epsilon = static_cast<double>(c.attr_float("epsilon", 1e-5F));
-  for (size_t k = 1; k <= 2; ++k) {
-    if (c.has(k) && !broadcasts_into(c.shape(k), xs)) {
-      c.fail(std::string(k == 1 ? "Scale " : "B ") + shape_text(c.shape(k)) +
-             " must have the normalized shape " + shape_text(normalized) + " or broadcast to X " +
-             shape_text(xs));
-    }
-  }
-  const bool whole = c.shape(1) == normalized && (!c.has(2) || c.shape(2) == normalized);
-  const auto& device = c.model().device;
-  Tensor y;
-  if (whole) {
-    const Tensor beta = c.has(2) ? dev_float(c, 2) : zeros(to_shape(c, normalized), device);
-    y = layer_norm(x, dev_float(c, 1), beta, x.rank() - axis, epsilon);
-  } else {
-    const Shape shape = to_shape(c, normalized);
-    y = layer_norm(x, ones(shape, device), zeros(shape, device), x.rank() - axis, epsilon) *
-        dev_float(c, 1);
-    if (c.has(2)) y = y + dev_float(c, 2);
-  }
-  c.set_device(0, y, kFloat);
-  if (c.output_used(1) || c.output_used(2)) {
-    std::vector<int> axes;
-    for (int a = axis; a < x.rank(); ++a) axes.push_back(a);
-    const Tensor m = mean(x, axes, true);
-    const Tensor d = x - m;
-    c.set_device(1, m, kFloat);
-    c.set_device(2, pow(mean(d * d, axes, true) + epsilon, -0.5), kFloat);
-  }
-}
-
 void device_gather(NodeContext& c) {
   const Tensor data = c.dev(0);
   const int axis = normalize(c, c.attr_int("axis", 0), static_cast<size_t>(data.rank()));
@@ -745,11 +627,15 @@ void device_where(NodeContext& c) {
   if (shape.ok()) shape = broadcast(*shape, c.shape(2), "Where");
   if (!shape.ok()) c.fail(shape.status().message());
   check_size(c, *shape);
-  const int64_t n = numel_of(*shape);
   // Any nonzero condition picks x (a bool input given as floats may hold 2 or -1).
   const Tensor pick = flat_broadcast(c, greater(abs(cond), 0.0), *shape);
   const Tensor x = flat_broadcast(c, dev_float(c, 1), *shape);
   const Tensor y = flat_broadcast(c, dev_float(c, 2), *shape);
+  c.set_device(0, reshaped(c, picked(c, pick, x, y), *shape), c.type(1));
+}
+
+Tensor picked(NodeContext& c, const Tensor& pick, const Tensor& x, const Tensor& y) {
+  const int64_t n = x.numel();
   constexpr int64_t kChunk = int64_t{1} << 23;
   std::vector<Tensor> parts;
   for (int64_t start = 0; start < n; start += kChunk) {
@@ -759,8 +645,7 @@ void device_where(NodeContext& c) {
         (pick.narrow(0, start, len) * static_cast<double>(len) + positions(c, len)).to(DType::kI32);
     parts.push_back(index_select(both, 0, at));
   }
-  Tensor out = parts.empty() ? x : (parts.size() == 1 ? parts[0] : concat(parts, 0));
-  c.set_device(0, reshaped(c, out, *shape), c.type(1));
+  return parts.empty() ? x : (parts.size() == 1 ? parts[0] : concat(parts, 0));
 }
 
 void device_cast(NodeContext& c) {

@@ -194,6 +194,9 @@ Tensor dev_float(NodeContext& c, size_t k);
 
 // The device ops: each runs one ONNX node on switchyard's op set.
 void device_matmul(NodeContext& c);
+// ONNX MatMul's product of two device tensors: numpy's broadcasting of the batch axes, a vector
+// on either side, a shared matrix b folded into one product of a's rows.
+Tensor onnx_matmul(const NodeContext& c, Tensor a, Tensor b, const MatmulOptions& options = {});
 
 // MatMul + Add fused at load: x @ W + b with W [K, N] kept transposed as [N, K].
 void device_linear(NodeContext& c);
@@ -229,6 +232,9 @@ void device_slice(NodeContext& c);
 void device_split(NodeContext& c);
 void device_concat(NodeContext& c);
 void device_where(NodeContext& c);
+// Element k of x where pick[k] is 1, else of y (flat tensors of one length, pick 0 or 1): a
+// gather from [y, x], so a NaN or an infinity in the element not taken stays out of the result.
+Tensor picked(NodeContext& c, const Tensor& pick, const Tensor& x, const Tensor& y);
 void device_cast(NodeContext& c);
 void device_trilu(NodeContext& c);
 
@@ -286,6 +292,9 @@ void host_quantize(NodeContext& c);
 void device_quantize(NodeContext& c);
 void host_dequantize(NodeContext& c);
 void device_dequantize(NodeContext& c);
+// DynamicQuantizeLinear (uint8, its scale and zero point from x's range) and MatMulInteger.
+void device_dynamic_quantize(NodeContext& c);
+void device_matmul_integer(NodeContext& c);
 
 // ---- Einsum (onnx_ops_einsum.cpp) ---------------------------------------------------------------
 

@@ -1,6 +1,7 @@
 // Smaller ONNX ops that older models and converters write (formats/onnx_ops_internal.h):
-// normalizations composed of the op set (LpNormalization, MeanVarianceNormalization,
-// GlobalLpPool) and index-like ops on host values (Hardmax, EyeLike, Shrink).
+// normalizations (BatchNormalization folded or composed, LayerNormalization on LAYER_NORM, and
+// LpNormalization, MeanVarianceNormalization and GlobalLpPool composed of the op set) and
+// index-like ops on host values (Hardmax, EyeLike, Shrink).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -10,6 +11,125 @@
 #include "switchyard/ops.h"
 
 namespace switchyard::onnx_detail {
+
+namespace {
+
+struct AffineWeights {
+  Tensor scale, shift;
+};
+}  // namespace
+
+void device_batch_norm(NodeContext& c) {
+  if (c.attr_int("training_mode", 0) != 0)
+    c.fail("training_mode 1 is not supported (inference only)");
+  for (size_t k = 1; k < c.output_count(); ++k) {
+    if (c.output_used(k)) c.fail("the running statistics outputs (training) are not supported");
+  }
+  if (c.attr_int("spatial", 1) == 0)  // before version 9
+    c.fail("spatial 0 (statistics per element, not per channel) is not supported");
+  const Ints& xs = c.shape(0);
+  if (xs.size() < 2) c.fail("the input needs a channel axis");
+  const float epsilon = c.attr_float("epsilon", 1e-5F);
+  bool known = true;
+  for (size_t k = 1; k < 5; ++k) known = known && c.host(k) != nullptr;
+  if (!known) {
+    // Statistics computed in the graph or fed as inputs: (x - mean) / sqrt(var + eps) * scale + B
+    // on the device, each [C] as [C, 1, ...].
+    Ints per_channel(xs.size() - 1, 1);
+    per_channel[0] = xs[1];
+    std::vector<Tensor> p;
+    for (size_t k = 1; k < 5; ++k) {
+      if (c.shape(k) != Ints{xs[1]}) {
+        c.fail("parameters must have one value per channel (" + std::to_string(xs[1]) + "), got " +
+               shape_text(c.shape(k)));
+      }
+      p.push_back(dev_float(c, k).reshape(to_shape(c, per_channel)));
+    }
+    const Tensor x = dev_float(c, 0);
+    c.set_device(0, (x - p[2]) * (p[0] * pow(p[3] + static_cast<double>(epsilon), -0.5)) + p[1],
+                 kFloat);
+    return;
+  }
+  const auto fold = [&] {
+    const HostTensor &scale = *c.host(1), &bias = *c.host(2), &mean_t = *c.host(3),
+                     &var = *c.host(4);
+    const int64_t channels = xs[1];
+    for (const HostTensor* t : {&scale, &bias, &mean_t, &var}) {
+      if (t->numel() != channels)
+        c.fail("parameters must have one value per channel (" + std::to_string(channels) + ")");
+    }
+    std::vector<float> a(static_cast<size_t>(channels)), b(static_cast<size_t>(channels));
+    for (int64_t k = 0; k < channels; ++k) {
+      const double s = scale.at(k) / std::sqrt(var.at(k) + static_cast<double>(epsilon));
+      a[static_cast<size_t>(k)] = static_cast<float>(s);
+      b[static_cast<size_t>(k)] = static_cast<float>(bias.at(k) - mean_t.at(k) * s);
+    }
+    Ints shape(xs.size() - 1, 1);
+    shape[0] = channels;
+    auto out = std::make_shared<AffineWeights>();
+    out->scale = Tensor::from_host(a, to_shape(c, shape), c.model().device);
+    out->shift = Tensor::from_host(b, to_shape(c, shape), c.model().device);
+    return out;
+  };
+  bool constant = true;
+  for (size_t k = 1; k < 5; ++k) constant = constant && c.constant(k);
+  const std::shared_ptr<AffineWeights> w =
+      constant ? c.cached<AffineWeights>("batchnorm" + std::to_string(xs.size()), fold) : fold();
+  c.set_device(0, dev_float(c, 0) * w->scale + w->shift, kFloat);
+}
+
+namespace {
+
+// Whether `shape` broadcasts into `into` without changing it (numpy's rule, aligned at the end).
+bool broadcasts_into(const Ints& shape, const Ints& into) {
+  if (shape.size() > into.size()) return false;
+  for (size_t k = 0; k < shape.size(); ++k) {
+    const int64_t d = shape[shape.size() - 1 - k], e = into[into.size() - 1 - k];
+    if (d != e && d != 1) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+// LayerNormalization: LAYER_NORM with the normalized shape's Scale and B; a Scale or B that only
+// broadcasts to x (ONNX's function body multiplies and adds them) scales a unit LAYER_NORM. The
+// Mean and InvStdDev outputs (over the normalized axes, kept as 1) are composed.
+void device_layer_norm(NodeContext& c) {
+  const Tensor x = dev_float(c, 0);
+  const int axis = normalize(c, c.attr_int("axis", -1), static_cast<size_t>(x.rank()));
+  const Ints& xs = c.shape(0);
+  const Ints normalized(xs.begin() + axis, xs.end());
+  const double epsilon = static_cast<double>(c.attr_float("epsilon", 1e-5F));
+  for (size_t k = 1; k <= 2; ++k) {
+    if (c.has(k) && !broadcasts_into(c.shape(k), xs)) {
+      c.fail(std::string(k == 1 ? "Scale " : "B ") + shape_text(c.shape(k)) +
+             " must have the normalized shape " + shape_text(normalized) + " or broadcast to X " +
+             shape_text(xs));
+    }
+  }
+  const bool whole = c.shape(1) == normalized && (!c.has(2) || c.shape(2) == normalized);
+  const auto& device = c.model().device;
+  Tensor y;
+  if (whole) {
+    const Tensor beta = c.has(2) ? dev_float(c, 2) : zeros(to_shape(c, normalized), device);
+    y = layer_norm(x, dev_float(c, 1), beta, x.rank() - axis, epsilon);
+  } else {
+    const Shape shape = to_shape(c, normalized);
+    y = layer_norm(x, ones(shape, device), zeros(shape, device), x.rank() - axis, epsilon) *
+        dev_float(c, 1);
+    if (c.has(2)) y = y + dev_float(c, 2);
+  }
+  c.set_device(0, y, kFloat);
+  if (c.output_used(1) || c.output_used(2)) {
+    std::vector<int> axes;
+    for (int a = axis; a < x.rank(); ++a) axes.push_back(a);
+    const Tensor m = mean(x, axes, true);
+    const Tensor d = x - m;
+    c.set_device(1, m, kFloat);
+    c.set_device(2, pow(mean(d * d, axes, true) + epsilon, -0.5), kFloat);
+  }
+}
 
 // x divided by its L1 (p 1) or L2 (p 2) norm along `axis`.
 void device_lp_normalization(NodeContext& c) {

@@ -1,5 +1,6 @@
 // ONNX QuantizeLinear and DequantizeLinear (opsets 10 to 25; formats/onnx_ops_internal.h): the
-// QDQ form that ONNX Runtime's quantization tools and quantization-aware training export. The
+// QDQ form that ONNX Runtime's quantization tools and quantization-aware training export; and
+// DynamicQuantizeLinear with MatMulInteger, what ONNX Runtime's quantize_dynamic writes. The
 // model runs in f32 between them, each quantization computed exactly as the integer type holds it
 // (fake quantization): DequantizeLinear of a constant weight folds at load into an f32 weight.
 // Scales and zero points per tensor, per axis (version 13) or per block (version 21); the integer
@@ -179,6 +180,88 @@ void device_quantize(NodeContext& c) {
   q = (q + kRoundingShift) - kRoundingShift;
   if (zero.defined()) q = q + zero;
   c.set_device(0, minimum(maximum(q, low), high), type);
+}
+
+}  // namespace switchyard::onnx_detail
+
+namespace switchyard::onnx_detail {
+
+// DynamicQuantizeLinear (opset 11), as ONNX says and ONNX Runtime computes it, in f32: x's range
+// widened to hold 0 (NaN left out), scale = (max - min) / 255 (1 where the range is empty), zero
+// point round(-min / scale) within [0, 255], y = clamp(round(x / scale) + zero point) in uint8,
+// ties to even. A NaN element quantizes to the zero point (0.0), as QuantizeLinear's; ONNX
+// Runtime gives 0 there.
+void device_dynamic_quantize(NodeContext& c) {
+  const Tensor x = dev_float(c, 0);
+  if (x.numel() == 0) c.fail("x has no elements, so no range to take the scale from");
+  const Tensor flat = x.reshape(Shape{x.numel()});
+  const Tensor number = picked(c, equal(flat, flat), flat, zeros_like(flat));  // NaN -> 0
+  const Tensor high = maximum(amax(number), 0.0), low = minimum(neg(amax(neg(number))), 0.0);
+  Tensor scale = (high - low) / 255.0;
+  scale = scale + equal(scale, zeros_like(scale));  // 0 (x all zeros) -> 1
+  Tensor zero = minimum(maximum(neg(low) / scale, 0.0), 255.0);
+  zero = (zero + kRoundingShift) - kRoundingShift;
+  // Clamped first around the zero point (so within 2^22), rounded, shifted, clamped again.
+  Tensor q = minimum(maximum(number / scale, neg(zero)), 255.0 - zero);
+  q = (q + kRoundingShift) - kRoundingShift + zero;
+  c.set_device(0, minimum(maximum(q, 0.0), 255.0).reshape(x.shape()), kUint8);
+  c.set_device(1, scale, kFloat);
+  c.set_device(2, zero, kUint8);
+}
+
+namespace {
+
+// An 8-bit integer operand of MatMulInteger as f32 minus its zero point: one value, or one per
+// row of A ([M], as [M, 1]) or per column of B ([N]).
+Tensor centred(NodeContext& c, size_t k, size_t zero_k, bool rows) {
+  const int32_t type = c.type(k);
+  if (type != kInt8 && type != kUint8)
+    c.fail(std::string(k == 0 ? "A" : "B") + " must be int8 or uint8, got " + elem_type_name(type));
+  const Tensor v = dev_float(c, k);
+  if (v.rank() < 1) c.fail(std::string(k == 0 ? "A" : "B") + " must have rank 1 or more");
+  if (!c.has(zero_k)) return v;
+  if (c.type(zero_k) != type) c.fail("a zero point must have its operand's type");
+  const Ints& zs = c.shape(zero_k);
+  const int64_t count = numel_of(zs);
+  const int64_t extent = v.rank() == 1 ? 1 : v.dim(rows ? v.rank() - 2 : v.rank() - 1);
+  Tensor zero = dev_float(c, zero_k);
+  if (count == 1) return v - zero.reshape(Shape{});
+  if (zs.size() != 1 || count != extent) {
+    c.fail(std::string(rows ? "a_zero_point" : "b_zero_point") + " " + shape_text(zs) +
+           " must be one value or one per " + (rows ? "row of A" : "column of B") + " (" +
+           std::to_string(extent) + ")");
+  }
+  return v - (rows ? zero.reshape(Shape{count, 1}) : zero);
+}
+
+// The most terms of a product whose partial sums stay exact in f32: |a| <= 255 and |b| <= 16 give
+// terms of at most 4080, and 4112 of them stay below 2^24.
+constexpr int64_t kExactTerms = 4096;
+
+}  // namespace
+
+// MatMulInteger (opset 10): (A - a_zero_point) @ (B - b_zero_point) in int32. Products of 8-bit
+// values are summed in f32, exactly: B is split as 16 h + l (h = round(B / 16), |h| <= 16 and
+// |l| <= 8), so each product's partial sums stay below 2^24 for up to 4096 terms, and the result is
+// 16 (A @ h) + A @ l, rounded once: exact below 2^24 in magnitude, and beyond it the nearest f32
+// (what a Cast to float, as ONNX Runtime's quantized graphs follow it with, gives). With more
+// than 4096 terms the inner axis is summed in parts of 4096, one rounding each.
+void device_matmul_integer(NodeContext& c) {
+  const Tensor a = centred(c, 0, 2, true), b = centred(c, 1, 3, false);
+  const int64_t terms = a.dim(a.rank() - 1);
+  const Tensor high = (b / 16.0 + kRoundingShift) - kRoundingShift;
+  const Tensor low = b - high * 16.0;
+  Tensor y;
+  for (int64_t start = 0; start < std::max<int64_t>(terms, 1); start += kExactTerms) {
+    const int64_t len = std::min(kExactTerms, terms - start);
+    const int axis_b = b.rank() == 1 ? 0 : b.rank() - 2;
+    const Tensor ap = terms > kExactTerms ? a.narrow(a.rank() - 1, start, len) : a;
+    const Tensor hp = terms > kExactTerms ? high.narrow(axis_b, start, len) : high;
+    const Tensor lp = terms > kExactTerms ? low.narrow(axis_b, start, len) : low;
+    const Tensor part = onnx_matmul(c, ap, hp) * 16.0 + onnx_matmul(c, ap, lp);
+    y = y.defined() ? y + part : part;
+  }
+  c.set_device(0, y, kInt32);
 }
 
 }  // namespace switchyard::onnx_detail
