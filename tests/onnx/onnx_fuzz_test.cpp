@@ -338,3 +338,33 @@ TEST_CASE("a model describing more work than a fuzz run allows is refused at onc
   small.stride_h = small.stride_w = 2;
   CHECK(avg_pool2d(inputs[0], small).shape() == Shape({1, 1, 512, 512}));
 }
+
+TEST_CASE("tensors of the wrong type or size for an op are refused, naming the file and node",
+          "[onnx][fuzz]") {
+  // Found by the field mutants (SWITCHYARD_FUZZ_SEED=3, 8 and 36, 2026-11-30): a Shape's int64
+  // output as a Hardmax's input had its ones written into float values it does not have, and as
+  // Resize's scales it was read as no scales and then indexed past them; a Range read its start
+  // from an empty tensor; a Loop's body input without a name was written at index -1 (seed 147).
+  const std::shared_ptr<Device> device = test_device();
+  const std::pair<const char*, const char*> cases[] = {
+      {"regression-hardmax-integer-input.onnx", "(Hardmax): the input must be a float tensor"},
+      {"regression-resize-integer-scales.onnx", "(Resize): scales must be a float tensor"},
+      {"regression-range-empty-start.onnx", "(Range): start must hold one value"},
+      {"regression-loop-unnamed-body-input.onnx", "(Loop): the body's inputs must all be named"}};
+  for (const auto& [name, expected] : cases) {
+    const auto file =
+        std::filesystem::path(SWITCHYARD_SOURCE_DIR) / "tests/fuzz/corpus/onnx" / name;
+    INFO(file.string());
+    try {
+      const auto model = OnnxModel::load(file, device);  // the Loop's is refused here
+      std::vector<Tensor> inputs;
+      REQUIRE(make_onnx_inputs(*model, device, inputs));
+      model->run(inputs);
+      FAIL("the run was not refused");
+    } catch (const Error& error) {
+      const std::string message = error.what();
+      CHECK_THAT(message, Catch::Matchers::Contains(file.string()));
+      CHECK_THAT(message, Catch::Matchers::Contains(expected));
+    }
+  }
+}

@@ -396,6 +396,10 @@ class GraphReader {
       return ok_status();
     }
     const Body& body = *node.bodies.at(0);
+    // Each iteration writes the body's inputs: an unnamed one (a hostile file) has no value.
+    for (const int input : body.inputs) {
+      if (input < 0) return fail(node_label(node) + ": the body's inputs must all be named");
+    }
     if (node.op == "Scan") {
       if (node.version < 9) {
         return fail(node_label(node) +

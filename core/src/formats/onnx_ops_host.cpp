@@ -423,8 +423,10 @@ void host_constant_of_shape(NodeContext& c) {
 }
 
 void host_range(NodeContext& c) {
-  const HostTensor& start = c.host_values(0);
-  const double s = start.at(0), limit = c.host_values(1).at(0), delta = c.host_values(2).at(0);
+  // Each one value (a hostile file gave an empty tensor, read past its end).
+  const HostTensor& start = c.one_value(0, "start");
+  const double s = start.at(0), limit = c.one_value(1, "limit").at(0),
+               delta = c.one_value(2, "delta").at(0);
   if (delta == 0 || !std::isfinite(s) || !std::isfinite(limit) || !std::isfinite(delta))
     c.fail("start, limit and delta must be finite, delta not 0");
   const double count = std::max(std::ceil((limit - s) / delta), 0.0);

@@ -169,6 +169,9 @@ void device_global_lp_pool(NodeContext& c) {
 // a matrix, the axes from `axis` (default 1) on one row, as Softmax does.
 void host_hardmax(NodeContext& c) {
   const HostTensor& x = c.host_values(0);
+  // Hardmax is defined for float types only: an integer input (a hostile file: a Shape's output)
+  // has no f to write the ones into.
+  if (!x.is_float()) c.fail("the input must be a float tensor, got " + elem_type_name(x.type));
   const auto [outer, extent, inner] = softmax_layout(c, x.shape);
   check_host_size(c, x.shape);
   HostTensor y = HostTensor::zeros(x.type, x.shape);

@@ -559,7 +559,11 @@ void device_resize(NodeContext& c) {
   if (!scales_only && c.has(3) && numel_of(c.shape(3)) > 0) {
     sizes = c.ints(3);
   } else if (c.has(scales_input) && numel_of(c.shape(scales_input)) > 0) {
-    for (const float s : c.host_values(scales_input).f) scales.push_back(static_cast<double>(s));
+    // An integer scales input (a hostile file) has no float values: refused, not read as none.
+    const HostTensor& given = c.host_values(scales_input);
+    if (!given.is_float())
+      c.fail("scales must be a float tensor, got " + elem_type_name(given.type));
+    for (int64_t k = 0; k < given.numel(); ++k) scales.push_back(given.at(k));
   } else {
     c.fail("needs scales or sizes");
   }
