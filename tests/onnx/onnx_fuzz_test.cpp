@@ -344,13 +344,15 @@ TEST_CASE("tensors of the wrong type or size for an op are refused, naming the f
   // Found by the field mutants (SWITCHYARD_FUZZ_SEED=3, 8 and 36, 2026-11-30): a Shape's int64
   // output as a Hardmax's input had its ones written into float values it does not have, and as
   // Resize's scales it was read as no scales and then indexed past them; a Range read its start
-  // from an empty tensor; a Loop's body input without a name was written at index -1 (seed 147).
+  // from an empty tensor; a Loop's body input without a name was written at index -1 (seed 147);
+  // a 3-D MaxPool read a kernel_shape of two values as three (seed 511).
   const std::shared_ptr<Device> device = test_device();
   const std::pair<const char*, const char*> cases[] = {
       {"regression-hardmax-integer-input.onnx", "(Hardmax): the input must be a float tensor"},
       {"regression-resize-integer-scales.onnx", "(Resize): scales must be a float tensor"},
       {"regression-range-empty-start.onnx", "(Range): start must hold one value"},
-      {"regression-loop-unnamed-body-input.onnx", "(Loop): the body's inputs must all be named"}};
+      {"regression-loop-unnamed-body-input.onnx", "(Loop): the body's inputs must all be named"},
+      {"regression-maxpool-3d-short-kernel.onnx", "(MaxPool): kernel_shape must have 3 values"}};
   for (const auto& [name, expected] : cases) {
     const auto file =
         std::filesystem::path(SWITCHYARD_SOURCE_DIR) / "tests/fuzz/corpus/onnx" / name;

@@ -28,6 +28,7 @@ std::vector<Axis3> axes_of_window3d(NodeContext& c, const Ints& x_shape, const I
   if (strides.empty()) strides.assign(3, 1);
   if (dilations.empty()) dilations.assign(3, 1);
   if (pads.empty()) pads.assign(6, 0);
+  if (kernel.size() != 3) c.fail("kernel_shape must have 3 values, got " + shape_text(kernel));
   if (strides.size() != 3 || dilations.size() != 3 || pads.size() != 6)
     c.fail("strides, dilations and pads do not fit a 3-D kernel");
   const std::string auto_pad = c.attr_string("auto_pad", "NOTSET");
