@@ -41,23 +41,36 @@ std::vector<Axis3> axes_of_window3d(NodeContext& c, const Ints& x_shape, const I
         c.fail("kernel_shape, strides and dilations must be between 1 and 2^20");
     }
     const int64_t in = x_shape[2 + k], span = (a.kernel - 1) * a.dilation + 1;
-    if (auto_pad == "NOTSET") {
-      a.begin = pads[k], a.end = pads[k + 3];
-    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      const int64_t total = same_padding(in, a.kernel, a.stride, a.dilation);
-      a.begin = auto_pad == "SAME_LOWER" ? total - total / 2 : total / 2;
-      a.end = total - a.begin;
-    } else if (auto_pad != "VALID") {
-      c.fail("auto_pad " + auto_pad + " is not supported");
-    }
-    if (a.begin < 0 || a.end < 0 || a.begin > (1 << 20) || a.end > (1 << 20))
-      c.fail("pads must be between 0 and 2^20");
+    const auto [begin, end] =
+        window_pads(c, auto_pad, in, a.kernel, a.stride, a.dilation, pads[k], pads[k + 3]);
+    a.begin = begin, a.end = end;
     const int64_t padded = in + a.begin + a.end;
     if (padded < span) c.fail("the kernel is larger than the padded input " + shape_text(x_shape));
     a.out = (padded - span) / a.stride + 1;
   }
   return axes;
 }
+
+}  // namespace
+
+std::pair<int64_t, int64_t> window_pads(NodeContext& c, const std::string& auto_pad, int64_t in,
+                                        int64_t kernel, int64_t stride, int64_t dilation,
+                                        int64_t begin, int64_t end) {
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    const int64_t total = same_padding(in, kernel, stride, dilation);
+    begin = auto_pad == "SAME_LOWER" ? total - total / 2 : total / 2;
+    end = total - begin;
+  } else if (auto_pad == "VALID") {
+    begin = end = 0;
+  } else if (auto_pad != "NOTSET") {
+    c.fail("auto_pad " + auto_pad + " is not supported");
+  }
+  if (begin < 0 || end < 0 || begin > (1 << 20) || end > (1 << 20))
+    c.fail("pads must be between 0 and 2^20");
+  return {begin, end};
+}
+
+namespace {
 
 std::vector<Axis3> axes_of_conv3d(NodeContext& c, const Ints& x_shape, const Ints& w_shape) {
   const Ints kernel(w_shape.begin() + 2, w_shape.end());

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <functional>
 #include <numeric>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "formats/onnx_graph.h"
@@ -211,6 +213,11 @@ void device_conv(NodeContext& c);
 // node's bias added, not its fused epilogue.
 Tensor conv3d(NodeContext& c);
 void device_pool3d(NodeContext& c, bool max);  // MaxPool and AveragePool over 3 axes
+// One spatial axis's pads before and after: the declared ones (auto_pad NOTSET), none (VALID) or
+// SAME_UPPER / SAME_LOWER's (the odd one at the end / at the start), each 0 to 2^20.
+std::pair<int64_t, int64_t> window_pads(NodeContext& c, const std::string& auto_pad, int64_t in,
+                                        int64_t kernel, int64_t stride, int64_t dilation,
+                                        int64_t begin, int64_t end);
 
 void device_pool(NodeContext& c, bool max);
 

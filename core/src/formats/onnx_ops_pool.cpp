@@ -69,22 +69,14 @@ std::vector<TapAxis> tap_axes(NodeContext& c, const Ints& x_shape) {
              std::to_string(kMaxTaps) + " taps per axis this pool takes (dilations, ceil_mode " +
              "on 3 axes, LpPool)");
     }
-    if (auto_pad == "NOTSET") {
-      a.begin = pads[k], a.end = pads[k + spatial];
-    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      if (a.dilation != 1) {
-        c.fail("auto_pad " + auto_pad +
-               " with dilations is ambiguous for a pool: ONNX pads for the dilated window, ONNX "
-               "Runtime for the undilated one; give the pads explicitly");
-      }
-      const int64_t total = same_padding(a.in, a.kernel, a.stride, a.dilation);
-      a.begin = auto_pad == "SAME_LOWER" ? total - total / 2 : total / 2;
-      a.end = total - a.begin;
-    } else if (auto_pad != "VALID") {
-      c.fail("auto_pad " + auto_pad + " is not supported");
+    if ((auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") && a.dilation != 1) {
+      c.fail("auto_pad " + auto_pad +
+             " with dilations is ambiguous for a pool: ONNX pads for the dilated window, ONNX "
+             "Runtime for the undilated one; give the pads explicitly");
     }
-    if (a.begin < 0 || a.end < 0 || a.begin > (1 << 20) || a.end > (1 << 20))
-      c.fail("pads must be between 0 and 2^20");
+    const auto [begin, end] =
+        window_pads(c, auto_pad, a.in, a.kernel, a.stride, a.dilation, pads[k], pads[k + spatial]);
+    a.begin = begin, a.end = end;
     const int64_t room = a.in + a.begin + a.end - span_of(a);
     if (room < 0) c.fail("the window is larger than the padded input " + shape_text(x_shape));
     a.out = room / a.stride + 1;
