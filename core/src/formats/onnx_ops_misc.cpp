@@ -78,20 +78,6 @@ void device_batch_norm(NodeContext& c) {
   c.set_device(0, dev_float(c, 0) * w->scale + w->shift, kFloat);
 }
 
-namespace {
-
-// Whether `shape` broadcasts into `into` without changing it (numpy's rule, aligned at the end).
-bool broadcasts_into(const Ints& shape, const Ints& into) {
-  if (shape.size() > into.size()) return false;
-  for (size_t k = 0; k < shape.size(); ++k) {
-    const int64_t d = shape[shape.size() - 1 - k], e = into[into.size() - 1 - k];
-    if (d != e && d != 1) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
 // LayerNormalization: LAYER_NORM with the normalized shape's Scale and B; a Scale or B that only
 // broadcasts to x (ONNX's function body multiplies and adds them) scales a unit LAYER_NORM. The
 // Mean and InvStdDev outputs (over the normalized axes, kept as 1) are composed.
@@ -102,7 +88,9 @@ void device_layer_norm(NodeContext& c) {
   const Ints normalized(xs.begin() + axis, xs.end());
   const double epsilon = static_cast<double>(c.attr_float("epsilon", 1e-5F));
   for (size_t k = 1; k <= 2; ++k) {
-    if (c.has(k) && !broadcasts_into(c.shape(k), xs)) {
+    // Broadcasting into X without changing it (numpy's rule: the shared broadcast is X).
+    const Result<Ints> spread = c.has(k) ? broadcast(c.shape(k), xs, "LayerNormalization") : xs;
+    if (!spread.ok() || *spread != xs) {
       c.fail(std::string(k == 1 ? "Scale " : "B ") + shape_text(c.shape(k)) +
              " must have the normalized shape " + shape_text(normalized) + " or broadcast to X " +
              shape_text(xs));
