@@ -783,3 +783,95 @@ TEST_CASE("Where over more than 2^23 elements takes each element from its branch
     CHECK(wrong == 0);
   });
 }
+
+namespace {
+
+// An initializer of `type` holding `bytes` as raw data.
+void add_raw_initializer(onnx::GraphProto& graph, const std::string& name, int32_t type,
+                         const std::vector<int64_t>& dims, const std::string& bytes) {
+  auto* tensor = graph.add_initializer();
+  tensor->set_name(name);
+  tensor->set_data_type(type);
+  for (const int64_t extent : dims) tensor->add_dims(extent);
+  tensor->set_raw_data(bytes);
+}
+
+// x [1, channels, 5, 5] f32 -> DynamicQuantizeLinear -> ConvInteger(xq, w, x zero point, wz) ->
+// "s" (int32), with w of `w_type` and `w_dims` (ones), w_zero_point `wz_count` values of that type
+// and x's zero point DynamicQuantizeLinear's or `xz_count` uint8 values.
+onnx::ModelProto conv_integer_model(int64_t channels, int32_t w_type,
+                                    const std::vector<int64_t>& w_dims, int64_t wz_count,
+                                    int64_t group = 1, int64_t xz_count = 0) {
+  onnx::ModelProto model = graph_model({{"x", onnx::TensorProto::FLOAT, {1, channels, 5, 5}}});
+  auto* graph = model.mutable_graph();
+  graph->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::INT32);
+  int64_t w_count = 1;
+  for (const int64_t extent : w_dims) w_count *= extent;
+  const size_t element = w_type == onnx::TensorProto::FLOAT ? 4 : 1;
+  std::string w_bytes(static_cast<size_t>(w_count) * element, '\0');
+  for (size_t k = 0; k < w_bytes.size(); k += element) w_bytes[k] = element == 4 ? '\0' : '\1';
+  add_raw_initializer(*graph, "w", w_type, w_dims, w_bytes);
+  const int32_t zero_type = w_type == onnx::TensorProto::FLOAT ? onnx::TensorProto::UINT8 : w_type;
+  add_raw_initializer(*graph, "wz", zero_type, {wz_count}, std::string(wz_count, '\2'));
+  testing::add_node(*graph, "DynamicQuantizeLinear", {"x"}, {"xq", "xs", "xz"});
+  std::string xz = "xz";
+  if (xz_count > 0) {
+    add_raw_initializer(*graph, "xz_many", onnx::TensorProto::UINT8, {xz_count},
+                        std::string(xz_count, '\3'));
+    xz = "xz_many";
+  }
+  testing::add_node(*graph, "ConvInteger", {"xq", "w", xz, "wz"}, {"s"});
+  auto* group_attribute = graph->mutable_node(1)->add_attribute();
+  group_attribute->set_name("group");
+  group_attribute->set_type(onnx::AttributeProto::INT);
+  group_attribute->set_i(group);
+  return model;
+}
+
+}  // namespace
+
+TEST_CASE("ConvInteger runs the quantized Conv exactly and refuses operands that do not fit it",
+          "[onnx]") {
+  const int32_t u8 = onnx::TensorProto::UINT8, i8 = onnx::TensorProto::INT8;
+  // x in [-1, 1.5] quantizes with zero point 102 to round(x / (2.5 / 255)) + 102; w is all ones
+  // minus its zero point 2: every output is minus the sum of its 27 centred taps.
+  const std::shared_ptr<Device> device = test_device();
+  std::vector<float> values(75);
+  for (size_t k = 0; k < values.size(); ++k) values[k] = -1.0F + 2.5F * float(k % 11) / 10.0F;
+  const Tensor x = Tensor::from_host(values, Shape{1, 3, 5, 5}, device);
+  const auto model =
+      load_model(conv_integer_model(3, u8, {2, 3, 3, 3}, 1), "sy_conv_integer.onnx", device);
+  const Tensor y = model->run({x})[0];
+  REQUIRE(y.shape() == Shape({1, 2, 3, 3}));
+  const std::vector<int64_t> got = y.to_host_int64();
+  const float scale = 2.5F / 255.0F;
+  for (int64_t o = 0; o < 2; ++o) {
+    for (int64_t i = 0; i < 3; ++i) {
+      for (int64_t j = 0; j < 3; ++j) {
+        int64_t sum = 0;
+        for (int64_t ch = 0; ch < 3; ++ch) {
+          for (int64_t di = 0; di < 3; ++di) {
+            for (int64_t dj = 0; dj < 3; ++dj) {
+              const float v = values[size_t(ch * 25 + (i + di) * 5 + j + dj)];
+              sum += static_cast<int64_t>(std::nearbyint(v / scale));  // (q + 102) - 102
+            }
+          }
+        }
+        CHECK(got[size_t(o * 9 + i * 3 + j)] == -sum);
+      }
+    }
+  }
+  expect_run_refused(conv_integer_model(3, onnx::TensorProto::FLOAT, {2, 3, 3, 3}, 1),
+                     "sy_conv_integer_float_w.onnx", {x}, "(ConvInteger): w must be int8 or uint8");
+  expect_run_refused(conv_integer_model(3, u8, {2, 1, 3, 3}, 1, 2), "sy_conv_integer_group.onnx",
+                     {x}, "group 2 does not fit input [1, 3, 5, 5] and weight [2, 1, 3, 3]");
+  expect_run_refused(conv_integer_model(3, u8, {2, 3, 3, 3}, 3), "sy_conv_integer_zero.onnx", {x},
+                     "w_zero_point [3] must be one value or one per output channel (2)");
+  expect_run_refused(conv_integer_model(3, u8, {2, 3, 3, 3}, 1, 1, 2), "sy_conv_integer_xz.onnx",
+                     {x}, "x_zero_point [2] must be one value");
+  // int8 weights under uint8 activations (ONNX's T1 and T2 are independent): the same ones.
+  const auto signed_weights =
+      load_model(conv_integer_model(3, i8, {2, 3, 3, 3}, 1), "sy_conv_integer_int8_w.onnx", device);
+  CHECK(signed_weights->run({x})[0].to_host_int64() == got);
+}

@@ -840,6 +840,8 @@ def gen_dynamic_quant(g):
     shape = g.shapes[x]
     if not shape or 0 in shape:
         return None
+    if len(shape) in (3, 4) and rng.random() < 0.4:
+        return dynamic_quant_conv(g, x, shape)
     k, n = shape[-1], rng.randint(1, 5)
     signed = rng.random() < 0.6
     low, high, dtype = (-128, 128, np.int8) if signed else (0, 256, np.uint8)
@@ -855,6 +857,36 @@ def gen_dynamic_quant(g):
                                     [scale]))
     scaled = g.add("Mul", [accf, scale])
     return scaled and g.add("Add", [scaled, g.const(data(rng, [n]))])
+
+
+def dynamic_quant_conv(g, x, shape):
+    """A Conv as ONNX Runtime's quantize_dynamic writes it: ConvInteger of the quantized input by
+    int8 or uint8 weights with one zero point (ONNX Runtime refuses one per channel), 1-D or 2-D,
+    with random kernel, strides, dilations, pads and group, then Cast, scale and bias."""
+    rng = g.rng
+    channels, spatial = shape[1], shape[2:]
+    group = rng.choice([d for d in (1, 2, 3) if channels % d == 0])
+    out = group * rng.randint(1, 3)
+    kernel = [rng.randint(1, min(3, n)) for n in spatial]
+    dilations = [rng.choice([1, 2]) if (k - 1) * 2 + 1 <= n else 1 for k, n in zip(kernel, spatial)]
+    strides = [rng.choice([1, 2]) for _ in spatial]
+    pads = [rng.randint(0, k - 1) for k in kernel] + [rng.randint(0, k - 1) for k in kernel]
+    signed = rng.random() < 0.6
+    low, high, dtype = (-128, 128, np.int8) if signed else (0, 256, np.uint8)
+    draw = np.random.default_rng(rng.randrange(1 << 30))
+    w = draw.integers(low, high, [out, channels // group] + kernel).astype(dtype)
+    zero = np.array(draw.integers(low, high), dtype=dtype)
+    q, q_scale, q_zero = g.name("xq"), g.name("xs"), g.name("xz")
+    acc, accf, scale = g.name("acc"), g.name("accf"), g.name("sc")
+    g.nodes.append(helper.make_node("DynamicQuantizeLinear", [x], [q, q_scale, q_zero]))
+    g.nodes.append(helper.make_node("ConvInteger", [q, g.const(w), q_zero, g.const(zero)], [acc],
+                                    group=group, strides=strides, dilations=dilations, pads=pads))
+    g.nodes.append(helper.make_node("Cast", [acc], [accf], to=TensorProto.FLOAT))
+    g.nodes.append(helper.make_node("Mul", [q_scale, g.const(np.float32(rng.uniform(0.001, 0.05)))],
+                                    [scale]))
+    scaled = g.add("Mul", [accf, scale])
+    bias = data(rng, [out] + [1] * len(spatial))
+    return scaled and g.add("Add", [scaled, g.const(bias)])
 
 
 GENERATORS = [(gen_unary, 6), (gen_activation, 3), (gen_binary, 8), (gen_where, 1),

@@ -986,6 +986,7 @@ def dynamic_quantize_cases(model, const):
                  [("a", U8, [2, 3, 5])], [("y", I32, [2, 3, 2])],
                  [const("b", b), const("az", a_zero), const("bz", np.uint8(7))]),
            [([a], [acc.astype(np.int32)])])
+    yield from conv_integer_cases(model, const)
     edges = np.array([-2.5, 2.5, 0.1, 1.0, 0.0, 127.5], dtype=np.float32)
     yq, ys, yz = dynamic_quantize(edges)
     yield ("sy_dynamic_quantize_zero_point_ties",
@@ -994,9 +995,82 @@ def dynamic_quantize_cases(model, const):
            [([edges], [yq, np.array(ys, np.float32), np.array(yz, np.uint8)])])
 
 
-def conv3d(x, w, b, strides, pads, dilations, group):
-    """A direct 3-D convolution in numpy (float64): x [N, C, D, H, W], w [M, C / group, kD, kH, kW],
-    pads [d0, h0, w0, d1, h1, w1]."""
+def conv_integer(x, w, x_zero, w_zero, strides, pads, dilations, group):
+    """ConvInteger in numpy, exactly (int32): a 1-D or 2-D conv3d of the centred operands, the
+    padding counting as x's zero point. pads as ONNX writes them (begins, then ends)."""
+    spatial = x.ndim - 2
+    lift = (slice(None), slice(None)) + (None,) * (3 - spatial)
+    xc = (x.astype(np.int64) - np.int64(x_zero))[lift]
+    wc = (w.astype(np.int64) - np.asarray(w_zero, np.int64).reshape((-1,) + (1,) * (w.ndim - 1)))
+    wc = wc[lift]
+    fill = [1] * (3 - spatial)
+    pads3 = [0] * (3 - spatial) + list(pads[:spatial]) + [0] * (3 - spatial) + list(pads[spatial:])
+    y = conv3d(xc, wc, None, fill + list(strides), pads3, fill + list(dilations), group,
+               dtype=np.float64)
+    return y.reshape(y.shape[:2] + y.shape[2 + 3 - spatial:]).astype(np.int32)
+
+
+def conv_integer_cases(model, const):
+    """ConvInteger: as ONNX Runtime's quantize_dynamic writes a Conv (DynamicQuantizeLinear's uint8
+    activations, uint8 weights with their zero point, the int32 sums cast to float and scaled,
+    then the bias); 2 groups of 600 channels by 3x3 taps (5400 terms, more than the 4096 summed
+    exactly at once; the sums stay below 2^24, where the int32 result is exact) with stride 2 and
+    pads; 1-D int8 with dilations and uneven pads; a per-channel w_zero_point without x's (which
+    ONNX allows and ONNX Runtime 1.30 refuses: numpy's values only)."""
+    F, I8, U8, I32 = TensorProto.FLOAT, TensorProto.INT8, TensorProto.UINT8, TensorProto.INT32
+    node = helper.make_node
+    rng = np.random.default_rng(29)
+    x = (1.5 * rng.standard_normal((1, 3, 7, 7)) + 0.3).astype(np.float32)
+    w = rng.integers(0, 256, (4, 3, 3, 3)).astype(np.uint8)
+    w_zero, w_scale = np.uint8(131), np.float32(0.02)
+    bias = rng.standard_normal(4).astype(np.float32)
+    xq, x_scale, x_zero = dynamic_quantize(x)
+    acc = conv_integer(xq, w, x_zero, w_zero, [1, 1], [1, 1, 1, 1], [1, 1], 1)
+    y = (acc.astype(np.float32) * np.float32(x_scale * w_scale)
+         + bias.reshape(1, 4, 1, 1)).astype(np.float32)
+    yield ("sy_dynamic_quantize_conv_integer",
+           model("dynamic_quant_conv", [
+               node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"]),
+               node("ConvInteger", ["xq", "w", "xz", "wz"], ["acc"], pads=[1, 1, 1, 1]),
+               node("Cast", ["acc"], ["accf"], to=F),
+               node("Mul", ["xs", "ws"], ["s"]),
+               node("Mul", ["accf", "s"], ["scaled"]),
+               node("Add", ["scaled", "b"], ["y"])],
+                 [("x", F, [1, 3, 7, 7])], [("y", F, [1, 4, 7, 7])],
+                 [const("w", w), const("wz", w_zero), const("ws", w_scale),
+                  const("b", bias.reshape(4, 1, 1))], opset=13),
+           [([x], [y])])
+    x = rng.integers(0, 256, (1, 1200, 5, 5)).astype(np.uint8)
+    w = rng.integers(0, 256, (4, 600, 3, 3)).astype(np.uint8)
+    acc = conv_integer(x, w, 120, 131, [2, 2], [1, 0, 1, 0], [1, 1], 2)
+    yield ("sy_conv_integer_groups_5400_terms",
+           model("conv_integer_groups", [
+               node("ConvInteger", ["x", "w", "xz", "wz"], ["y"], group=2, strides=[2, 2],
+                    pads=[1, 0, 1, 0])],
+                 [("x", U8, [1, 1200, 5, 5])], [("y", I32, list(acc.shape))],
+                 [const("w", w), const("xz", np.uint8(120)), const("wz", np.uint8(131))]),
+           [([x], [acc])])
+    x = rng.integers(-128, 128, (2, 3, 11)).astype(np.int8)
+    w = rng.integers(-128, 128, (2, 3, 3)).astype(np.int8)
+    acc = conv_integer(x, w, -3, 5, [1], [2, 1], [2], 1)
+    yield ("sy_conv_integer_1d_dilations_uneven_pads",
+           model("conv_integer_1d", [
+               node("ConvInteger", ["x", "w", "xz", "wz"], ["y"], dilations=[2], pads=[2, 1])],
+                 [("x", I8, [2, 3, 11])], [("y", I32, list(acc.shape))],
+                 [const("w", w), const("xz", np.int8(-3)), const("wz", np.int8(5))]),
+           [([x], [acc])])
+    w_zero = np.array([5, -7], dtype=np.int8)
+    acc = conv_integer(x[:, :, :5], w, 0, w_zero, [1], [0, 0], [1], 1)
+    yield ("sy_conv_integer_per_channel_zero_point",
+           model("conv_integer_per_channel", [node("ConvInteger", ["x", "w", "", "wz"], ["y"])],
+                 [("x", I8, [2, 3, 5])], [("y", I32, list(acc.shape))],
+                 [const("w", w), const("wz", w_zero)]),
+           [([x[:, :, :5]], [acc])])
+
+
+def conv3d(x, w, b, strides, pads, dilations, group, dtype=np.float32):
+    """A direct 3-D convolution in numpy (float64, returned as `dtype`): x [N, C, D, H, W], w [M,
+    C / group, kD, kH, kW], pads [d0, h0, w0, d1, h1, w1]."""
     x = np.pad(x.astype(np.float64), [(0, 0), (0, 0)] + [(pads[k], pads[k + 3]) for k in range(3)])
     n, c = x.shape[:2]
     m, cg = w.shape[:2]
@@ -1015,7 +1089,7 @@ def conv3d(x, w, b, strides, pads, dilations, group):
             y[:, o] += np.tensordot(window, w[o, :, taps[0], taps[1], taps[2]], axes=([1], [0]))
         if b is not None:
             y[:, o] += b[o]
-    return y.astype(np.float32)
+    return y.astype(dtype)
 
 
 # Conv over three spatial axes (video models), against a direct numpy convolution: strides with a

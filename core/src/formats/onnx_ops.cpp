@@ -570,6 +570,7 @@ std::map<std::string, OpDef> make_table() {
   both("DequantizeLinear", host_dequantize, device_dequantize);
   both("DynamicQuantizeLinear", nullptr, device_dynamic_quantize);
   both("MatMulInteger", nullptr, device_matmul_integer);
+  both("ConvInteger", nullptr, device_conv_integer);
   both("switchyard.Linear", nullptr, device_linear);
   both("switchyard.Attention", nullptr, device_attention);
   both("Gemm", nullptr, device_gemm);

@@ -331,6 +331,47 @@ Tensor evenly_padded(NodeContext& c, const Tensor& x, Window& w) {
 }
 }  // namespace
 
+namespace {
+
+// A 1-D or 2-D Conv's window, x with the uneven part of its pads added, and CONV2D's options, from
+// the node's attributes (auto_pad, pads, strides, dilations) and `groups`; the weight's shape `ws`
+// is ONNX's [M, C / groups, k...].
+struct ConvCall {
+  Window window;
+  Tensor x;
+  Conv2dOptions options;
+};
+
+ConvCall conv_call(NodeContext& c, const Tensor& x, const Ints& ws, int64_t groups) {
+  if (ws.size() < 3 || x.rank() != static_cast<int>(ws.size()))
+    c.fail("input and weight ranks differ or are below 3");
+  ConvCall call;
+  call.window = window_of(c, x.shape().to_vector(), Ints(ws.begin() + 2, ws.end()), true);
+  call.x = evenly_padded(c, x, call.window);
+  const int64_t channels = x.dim(1), out_channels = ws[0];
+  if (groups < 1 || channels % groups != 0 || out_channels % groups != 0 ||
+      ws[1] * groups != channels) {
+    c.fail("group " + std::to_string(groups) + " does not fit " + std::to_string(channels) +
+           " input channels and weight " + shape_text(ws));
+  }
+  const Window& w = call.window;
+  Conv2dOptions& options = call.options;
+  options.stride_h = w.sh, options.stride_w = w.sw, options.pad_h = w.ph, options.pad_w = w.pw;
+  options.dilation_h = w.dh, options.dilation_w = w.dw;
+  options.groups = static_cast<int>(groups);
+  return call;
+}
+
+}  // namespace
+
+Tensor onnx_conv(NodeContext& c, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                 int64_t groups) {
+  ConvCall call = conv_call(c, x, weight.shape().to_vector(), groups);
+  const bool one_d = call.window.one_d;
+  return from_2d(conv2d(conv_input(call.x, one_d), as_2d(weight, one_d), bias, call.options),
+                 one_d);
+}
+
 // Conv, and switchyard.Conv (fuse_conv): the same convolution with the fused node's epilogue.
 void device_conv(NodeContext& c) {
   const Node& node = c.node();
@@ -347,25 +388,12 @@ void device_conv(NodeContext& c) {
     c.set_device(0, y, kFloat);
     return;
   }
-  Tensor x = dev_float(c, 0);
   const Tensor weight = dev_float(c, 1);
   const Tensor bias = c.has(2) ? dev_float(c, 2) : Tensor();
-  const Ints& ws = c.shape(1);
-  if (ws.size() < 3 || x.rank() != static_cast<int>(ws.size()))
-    c.fail("input and weight ranks differ or are below 3");
-  Window w = window_of(c, x.shape().to_vector(), Ints(ws.begin() + 2, ws.end()), true);
-  x = evenly_padded(c, x, w);
-  const int64_t groups = c.attr_int("group", 1);
-  const int64_t channels = x.dim(1), out_channels = ws[0];
-  if (groups < 1 || channels % groups != 0 || out_channels % groups != 0 ||
-      ws[1] * groups != channels) {
-    c.fail("group " + std::to_string(groups) + " does not fit " + std::to_string(channels) +
-           " input channels and weight " + shape_text(ws));
-  }
-  Conv2dOptions options;
-  options.stride_h = w.sh, options.stride_w = w.sw, options.pad_h = w.ph, options.pad_w = w.pw;
-  options.dilation_h = w.dh, options.dilation_w = w.dw;
-  options.groups = static_cast<int>(groups);
+  ConvCall call = conv_call(c, dev_float(c, 0), c.shape(1), c.attr_int("group", 1));
+  const Tensor& x = call.x;
+  const Window& w = call.window;
+  Conv2dOptions& options = call.options;
   // An initializer's device copy belongs to the model and nothing writes it.
   options.constant_weight = c.host(1) != nullptr && c.host(1)->is_float();
   // 1-D: [N, C, L] runs as [N, C, 1, L] with a 1 x K kernel.

@@ -209,6 +209,10 @@ void device_gemm(NodeContext& c);
 // Conv, and switchyard.Conv (fuse_conv): the same convolution with the fused node's epilogue.
 void device_conv(NodeContext& c);
 
+// A 1-D or 2-D convolution with the node's Conv attributes (auto_pad, pads, strides, dilations)
+// and `groups` (onnx_ops_device.cpp); `weight` is ONNX's [M, C / groups, k...], no epilogue.
+Tensor onnx_conv(NodeContext& c, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                 int64_t groups);
 // Conv over three spatial axes, composed of CONV2D per kernel depth tap (onnx_ops_conv3d.cpp); the
 // node's bias added, not its fused epilogue.
 Tensor conv3d(NodeContext& c);
@@ -299,9 +303,11 @@ void host_quantize(NodeContext& c);
 void device_quantize(NodeContext& c);
 void host_dequantize(NodeContext& c);
 void device_dequantize(NodeContext& c);
-// DynamicQuantizeLinear (uint8, its scale and zero point from x's range) and MatMulInteger.
+// DynamicQuantizeLinear (uint8, its scale and zero point from x's range), MatMulInteger and
+// ConvInteger.
 void device_dynamic_quantize(NodeContext& c);
 void device_matmul_integer(NodeContext& c);
+void device_conv_integer(NodeContext& c);
 
 // ---- Einsum (onnx_ops_einsum.cpp) ---------------------------------------------------------------
 

@@ -265,3 +265,83 @@ void device_matmul_integer(NodeContext& c) {
 }
 
 }  // namespace switchyard::onnx_detail
+
+namespace switchyard::onnx_detail {
+
+// ConvInteger (opset 10): conv(x - x_zero_point, w - w_zero_point) in int32 with Conv's attributes
+// (1-D and 2-D); the padding counts as x's zero point (0 once centred), as in ONNX's reference and
+// ONNX Runtime. Summed in f32 exactly as MatMulInteger's products: w split as 16 h + l, and each
+// group's input channels in parts of at most 4096 terms (channels times kernel taps), each part
+// rounded once.
+void device_conv_integer(NodeContext& c) {
+  for (const size_t k : {size_t{0}, size_t{1}}) {
+    const int32_t type = c.type(k);
+    if (type != kInt8 && type != kUint8)
+      c.fail(std::string(k == 0 ? "x" : "w") + " must be int8 or uint8, got " +
+             elem_type_name(type));
+    if (c.has(k + 2) && c.type(k + 2) != type) c.fail("a zero point must have its operand's type");
+  }
+  const Ints& ws = c.shape(1);
+  if (ws.size() != 3 && ws.size() != 4)
+    c.fail("only 1-D and 2-D windows are supported, got weight " + shape_text(ws));
+  Tensor x = dev_float(c, 0), w = dev_float(c, 1);
+  if (c.has(2)) {
+    if (numel_of(c.shape(2)) != 1)
+      c.fail("x_zero_point " + shape_text(c.shape(2)) + " must be one value");
+    x = x - dev_float(c, 2).reshape(Shape{});
+  }
+  if (c.has(3)) {
+    const Ints& zs = c.shape(3);
+    const int64_t count = numel_of(zs);
+    const Tensor zero = dev_float(c, 3);
+    if (count == 1) {
+      w = w - zero.reshape(Shape{});
+    } else if (zs.size() == 1 && count == ws[0]) {
+      std::vector<int64_t> per_channel(ws.size(), 1);
+      per_channel[0] = count;
+      w = w - zero.reshape(Shape(per_channel));
+    } else {
+      c.fail("w_zero_point " + shape_text(zs) + " must be one value or one per output channel (" +
+             std::to_string(ws[0]) + ")");
+    }
+  }
+  const int64_t groups = c.attr_int("group", 1);
+  if (x.rank() != static_cast<int>(ws.size()) || groups < 1 || ws[0] % groups != 0 ||
+      ws[1] * groups != x.dim(1)) {
+    c.fail("group " + std::to_string(groups) + " does not fit input " + shape_text(c.shape(0)) +
+           " and weight " + shape_text(ws));
+  }
+  const int64_t taps = numel_of(Ints(ws.begin() + 2, ws.end()));
+  if (taps > kExactTerms) {
+    c.fail("a kernel of " + std::to_string(taps) + " taps is more than the " +
+           std::to_string(kExactTerms) + " whose sums stay exact in f32");
+  }
+  const Tensor high = (w / 16.0 + kRoundingShift) - kRoundingShift;
+  const Tensor low = w - high * 16.0;
+  const auto exact = [&](const Tensor& xp, const Tensor& hp, const Tensor& lp, int64_t g) {
+    return onnx_conv(c, xp, hp, Tensor(), g) * 16.0 + onnx_conv(c, xp, lp, Tensor(), g);
+  };
+  const int64_t per_part = kExactTerms / taps, channels = ws[1], outputs = ws[0] / groups;
+  if (channels <= per_part) {
+    c.set_device(0, exact(x, high, low, groups), kInt32);
+    return;
+  }
+  // Too many terms for one exact sum: each group alone, its channels in parts.
+  std::vector<Tensor> groups_out;
+  for (int64_t g = 0; g < groups; ++g) {
+    const Tensor xg = x.narrow(1, g * channels, channels);
+    const Tensor hg = high.narrow(0, g * outputs, outputs),
+                 lg = low.narrow(0, g * outputs, outputs);
+    Tensor sum;
+    for (int64_t start = 0; start < channels; start += per_part) {
+      const int64_t len = std::min(per_part, channels - start);
+      const Tensor part =
+          exact(xg.narrow(1, start, len), hg.narrow(1, start, len), lg.narrow(1, start, len), 1);
+      sum = sum.defined() ? sum + part : part;
+    }
+    groups_out.push_back(sum);
+  }
+  c.set_device(0, groups == 1 ? groups_out[0] : concat(groups_out, 1), kInt32);
+}
+
+}  // namespace switchyard::onnx_detail

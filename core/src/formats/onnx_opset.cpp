@@ -46,6 +46,7 @@ const std::map<std::string, History>& histories() {
       {"ConcatFromSequence", {{11}}},
       {"ConstantOfShape", {{9, 20, 21, 23, 24, 25}}},
       {"Conv", {{1, 11, 22}}},
+      {"ConvInteger", {{10}}},
       {"ConvTranspose", {{1, 11, 22}}},
       {"Cos", {{7, 22}}},
       {"Cosh", {{9, 22}}},
