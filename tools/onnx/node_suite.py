@@ -269,6 +269,22 @@ def extra_cases():
            model("gathernd", [node("GatherND", ["x", "i"], ["y"], batch_dims=1)],
                  [("x", F, [2, 3, 4]), ("i", I64, [2, 2, 1])], [("y", F, [2, 2, 4])]),
            [([cube, picks], [np.stack([cube[g][picks[g, :, 0]] for g in range(2)])])])
+    # Pad's constant_value computed in the graph: a graph input (here -inf, copied as it is) and a
+    # ReduceMin of an int64 input, with a negative pad cropping.
+    grid = np.arange(6, dtype=np.float32).reshape(2, 3)
+    yield ("sy_pad_constant_value_input",
+           model("pad_value_input", [node("Pad", ["x", "p", "v"], ["y"])],
+                 [("x", F, [2, 3]), ("v", F, [])], [("y", F, [3, 6])],
+                 [const("p", np.array([0, 1, 1, 2], dtype=np.int64))]),
+           [([grid, np.array(-np.inf, dtype=np.float32)],
+             [np.pad(grid, [(0, 1), (1, 2)], constant_values=-np.inf)])])
+    counts = np.array([[7, 3, 9], [4, 8, 5]], dtype=np.int64)
+    yield ("sy_pad_constant_value_computed_int64",
+           model("pad_value_computed", [node("ReduceMin", ["x"], ["m"], keepdims=0),
+                                        node("Pad", ["x", "p", "m"], ["y"])],
+                 [("x", I64, [2, 3])], [("y", I64, [2, 4])],
+                 [const("p", np.array([0, -1, 0, 2], dtype=np.int64))]),
+           [([counts], [np.pad(counts[:, 1:], [(0, 0), (0, 2)], constant_values=3)])])
     yield from einsum_cases(model)
     yield from rnn_cases(model, const)
     yield from sequence_lens_cases(model, const)

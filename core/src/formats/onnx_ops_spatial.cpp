@@ -62,7 +62,28 @@ Tensor unevenly_padded(NodeContext& c, const Tensor& t, int axis, int64_t before
   return before == after ? t : padded_axis(c, t, axis, before - even, after - even, 0.0);
 }
 
-// Pad: constant (a constant value), edge and reflect; a negative pad crops.
+namespace {
+
+// An axis padded with a value computed in the graph (one element on the device, of t's dtype):
+// the element expanded over each pad's block, so any value, infinities and NaN among them, is
+// copied as it is.
+Tensor padded_axis_by(NodeContext& c, const Tensor& t, int axis, int64_t before, int64_t after,
+                      const Tensor& value) {
+  std::vector<Tensor> parts;
+  const Tensor one = value.reshape(Shape(std::vector<int64_t>(static_cast<size_t>(t.rank()), 1)));
+  const auto block = [&](int64_t extent) {
+    return one.expand(with_extent(c, t, axis, extent)).contiguous();
+  };
+  if (before > 0) parts.push_back(block(before));
+  parts.push_back(t);
+  if (after > 0) parts.push_back(block(after));
+  return parts.size() > 1 ? concat(parts, axis) : parts[0];
+}
+
+}  // namespace
+
+// Pad: constant (a constant value, or one computed in the graph), edge, reflect and wrap; a
+// negative pad crops.
 void device_pad(NodeContext& c) {
   const std::string mode = c.attr_string("mode", "constant");
   if (mode != "constant" && mode != "edge" && mode != "reflect" && mode != "wrap")
@@ -70,7 +91,14 @@ void device_pad(NodeContext& c) {
   const Tensor x = c.dev(0);  // integers stay i64: only copies, fills and gathers
   const Ints pads = c.ints(1);
   double value = 0;
-  if (c.has(2) && !c.host_scalar(2, value)) c.fail("constant_value must be a constant");
+  Tensor computed;  // a constant_value known only at run time
+  if (c.has(2) && !c.host_scalar(2, value)) {
+    if (numel_of(c.shape(2)) != 1)
+      c.fail("constant_value " + shape_text(c.shape(2)) + " must be one value");
+    if (c.type(2) != c.type(0)) c.fail("constant_value must have the input's type");
+    computed = c.dev(2);
+    if (computed.dtype() != x.dtype()) computed = computed.to(x.dtype());
+  }
   Ints axes = c.has(3) ? c.ints(3) : Ints{};
   if (axes.empty()) {
     for (int a = 0; a < x.rank(); ++a) axes.push_back(a);
@@ -102,7 +130,8 @@ void device_pad(NodeContext& c) {
       y = index_select(y, axis, host_indices(c, picks));
       continue;
     }
-    y = padded_axis(c, y, axis, before, after, value);
+    y = computed.defined() ? padded_axis_by(c, y, axis, before, after, computed)
+                           : padded_axis(c, y, axis, before, after, value);
   }
   c.set_device(0, y, c.type(0));
 }
