@@ -27,7 +27,7 @@ import torchvision
 
 DEFAULT_MODELS = ("mobilenet_v3_small,mobilenet_v3_large,googlenet,efficientnet_v2_s,squeezenet1_1,"
                   "shufflenet_v2_x0_5,densenet121,mnasnet0_5,regnet_y_400mf,alexnet,resnext50_32x4d,"
-                  "convnext_tiny,inception_v3")
+                  "convnext_tiny,inception_v3,vit_b_32,swin_t,maxvit_t")
 
 
 def export(name, out, opset):
