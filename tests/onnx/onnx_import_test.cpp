@@ -875,3 +875,45 @@ TEST_CASE("ConvInteger runs the quantized Conv exactly and refuses operands that
       load_model(conv_integer_model(3, i8, {2, 3, 3, 3}, 1), "sy_conv_integer_int8_w.onnx", device);
   CHECK(signed_weights->run({x})[0].to_host_int64() == got);
 }
+
+TEST_CASE("GridSample refuses a grid or input it cannot sample, naming the file and node",
+          "[onnx]") {
+  const std::shared_ptr<Device> device = test_device();
+  const auto grid_model = [](const std::vector<int64_t>& x_dims, const std::vector<int64_t>& g_dims,
+                             const std::string& mode) {
+    onnx::ModelProto model = graph_model(
+        {{"x", onnx::TensorProto::FLOAT, x_dims}, {"g", onnx::TensorProto::FLOAT, g_dims}});
+    auto* graph = model.mutable_graph();
+    graph->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+        onnx::TensorProto::FLOAT);
+    testing::add_node(*graph, "GridSample", {"x", "g"}, {"s"});
+    auto* attribute = graph->mutable_node(0)->add_attribute();
+    attribute->set_name("mode");
+    attribute->set_type(onnx::AttributeProto::STRING);
+    attribute->set_s(mode);
+    model.mutable_opset_import(0)->set_version(16);
+    return model;
+  };
+  const auto ones = [&](const Shape& shape) {
+    return Tensor::from_host(std::vector<float>(size_t(shape.numel()), 0.5F), shape, device);
+  };
+  // A valid one runs: every grid point at (0.5, 0.5) of a constant input gives that constant.
+  const auto good = load_model(grid_model({1, 2, 3, 4}, {1, 5, 6, 2}, "bilinear"),
+                               "sy_gridsample_good.onnx", device);
+  const Tensor y = good->run({ones(Shape{1, 2, 3, 4}), ones(Shape{1, 5, 6, 2})})[0];
+  CHECK(y.shape() == Shape({1, 2, 5, 6}));
+  for (const float v : y.to_host_float()) CHECK(v == Approx(0.5F));
+  expect_run_refused(grid_model({1, 2, 3, 4}, {1, 5, 6, 3}, "bilinear"), "sy_gridsample_grid.onnx",
+                     {ones(Shape{1, 2, 3, 4}), ones(Shape{1, 5, 6, 3})},
+                     "(GridSample): grid [1, 5, 6, 3] must be [1, H_out, W_out, 2]");
+  expect_run_refused(grid_model({2, 2, 3, 4}, {1, 5, 6, 2}, "bilinear"), "sy_gridsample_batch.onnx",
+                     {ones(Shape{2, 2, 3, 4}), ones(Shape{1, 5, 6, 2})},
+                     "grid [1, 5, 6, 2] must be [2, H_out, W_out, 2]");
+  expect_run_refused(grid_model({1, 2, 3, 4, 5}, {1, 5, 6, 7, 3}, "bilinear"),
+                     "sy_gridsample_3d.onnx",
+                     {ones(Shape{1, 2, 3, 4, 5}), ones(Shape{1, 5, 6, 7, 3})},
+                     "only 4-D inputs (2 spatial axes) are supported");
+  expect_run_refused(grid_model({1, 2, 3, 4}, {1, 5, 6, 2}, "area"), "sy_gridsample_mode.onnx",
+                     {ones(Shape{1, 2, 3, 4}), ones(Shape{1, 5, 6, 2})},
+                     "mode area is not one of bilinear, nearest, bicubic");
+}

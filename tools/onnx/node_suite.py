@@ -285,6 +285,7 @@ def extra_cases():
                  [("x", I64, [2, 3])], [("y", I64, [2, 4])],
                  [const("p", np.array([0, -1, 0, 2], dtype=np.int64))]),
            [([counts], [np.pad(counts[:, 1:], [(0, 0), (0, 2)], constant_values=3)])])
+    yield from grid_sample_cases(model)
     yield from einsum_cases(model)
     yield from rnn_cases(model, const)
     yield from sequence_lens_cases(model, const)
@@ -1009,6 +1010,139 @@ def dynamic_quantize_cases(model, const):
            model("dynamic_quant_ties", [node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"])],
                  [("x", F, [6])], [("y", U8, [6]), ("s", F, []), ("z", U8, [])]),
            [([edges], [yq, np.array(ys, np.float32), np.array(yz, np.uint8)])])
+
+
+def grid_sample(x, grid, mode, padding, align):
+    """GridSample as ONNX Runtime computes it, in float32, one output element at a time (4-D;
+    bilinear, nearest or bicubic; zeros, border or reflection). A NaN coordinate counts as far
+    outside, and its output element is NaN (switchyard's reading; ONNX Runtime's is undefined)."""
+    f = np.float32
+    n_, c_, h, w = x.shape
+    _, ho, wo, _ = grid.shape
+    lo_x, hi_x = (f(0), f(w - 1)) if align else (f(-0.5), f(w - 0.5))
+    lo_y, hi_y = (f(0), f(h - 1)) if align else (f(-0.5), f(h - 0.5))
+
+    def denorm(v, size):
+        v = (f(v) + f(1)) / f(2) * f(size - 1) if align else ((f(v) + f(1)) * f(size) - f(1)) / f(2)
+        return f(-2.0 ** 21) if np.isnan(v) else f(np.clip(v, -2.0 ** 21, 2.0 ** 21))
+
+    def reflect(v, lo, hi):
+        rng = f(hi - lo)
+        if rng <= 0:
+            return lo
+        if v < lo:
+            d = f(lo - v)
+            k = int(np.floor(d / rng))
+            r = f(d - f(k) * rng)
+            return f(lo + r) if k % 2 == 0 else f(hi - r)
+        if v > hi:
+            d = f(v - hi)
+            k = int(np.floor(d / rng))
+            r = f(d - f(k) * rng)
+            return f(hi - r) if k % 2 == 0 else f(lo + r)
+        return v
+
+    def pixel(plane, r, col):
+        if padding == "zeros":
+            return plane[r, col] if 0 <= r < h and 0 <= col < w else f(0)
+        if padding == "border":
+            return plane[min(max(r, 0), h - 1), min(max(col, 0), w - 1)]
+        r = int(np.round(reflect(f(r), lo_y, hi_y)))
+        col = int(np.round(reflect(f(col), lo_x, hi_x)))
+        return plane[min(max(r, 0), h - 1), min(max(col, 0), w - 1)]
+
+    def cubic(t):  # float32 throughout: a and t are, the other operands Python numbers
+        a = f(-0.75)
+        t1, u, u1 = f(t + 1), f(1 - t), f(2 - t)
+        return [f(((a * t1 - 5 * a) * t1 + 8 * a) * t1 - 4 * a),
+                f(((a + 2) * t - (a + 3)) * t * t + 1),
+                f(((a + 2) * u - (a + 3)) * u * u + 1),
+                f(((a * u1 - 5 * a) * u1 + 8 * a) * u1 - 4 * a)]
+
+    y = np.zeros((n_, c_, ho, wo), dtype=np.float32)
+    for n in range(n_):
+        for i in range(ho):
+            for j in range(wo):
+                gx, gy = denorm(grid[n, i, j, 0], w), denorm(grid[n, i, j, 1], h)
+                if mode == "nearest":
+                    gx, gy = f(np.round(gx)), f(np.round(gy))
+                if padding != "zeros" and mode != "bicubic" and (
+                        gx < lo_x or gx > hi_x or gy < lo_y or gy > hi_y):
+                    if padding == "border":
+                        gx, gy = f(np.clip(gx, 0, w - 1)), f(np.clip(gy, 0, h - 1))
+                    else:
+                        gx, gy = reflect(gx, lo_x, hi_x), reflect(gy, lo_y, hi_y)
+                for ch in range(c_):
+                    plane = x[n, ch]
+                    if np.isnan(grid[n, i, j]).any():
+                        y[n, ch, i, j] = np.nan
+                    elif mode == "nearest":
+                        y[n, ch, i, j] = pixel(plane, int(gy), int(gx))
+                    elif mode == "bilinear":
+                        x1, y1 = int(np.floor(gx)), int(np.floor(gy))
+                        dx2, dx1 = f(f(x1 + 1) - gx), f(gx - f(x1))
+                        dy2, dy1 = f(f(y1 + 1) - gy), f(gy - f(y1))
+                        top = f(dx2 * pixel(plane, y1, x1)) + f(dx1 * pixel(plane, y1, x1 + 1))
+                        bottom = f(dx2 * pixel(plane, y1 + 1, x1)) + f(dx1 * pixel(plane, y1 + 1,
+                                                                                    x1 + 1))
+                        y[n, ch, i, j] = f(dy2 * top) + f(dy1 * bottom)
+                    else:
+                        x0, y0 = int(np.floor(gx)) - 1, int(np.floor(gy)) - 1
+                        wx, wy = cubic(f(gx - f(x0) - f(1))), cubic(f(gy - f(y0) - f(1)))
+                        rows = []
+                        for r in range(4):
+                            acc = f(0)
+                            for k in range(4):
+                                acc = f(acc + f(wx[k] * pixel(plane, y0 + r, x0 + k)))
+                            rows.append(acc)
+                        acc = f(0)
+                        for r in range(4):
+                            acc = f(acc + f(wy[r] * rows[r]))
+                        y[n, ch, i, j] = acc
+    return y
+
+
+def grid_sample_cases(model):
+    """GridSample beyond ONNX's data: grids reaching far outside the input (several reflections),
+    nearest's ties, bicubic with align_corners and with border or reflection padding (each tap
+    padded, the coordinate kept), a 1e30 and a NaN coordinate (NaN out, as PyTorch; ONNX
+    Runtime's result is undefined there)."""
+    F = TensorProto.FLOAT
+    node = helper.make_node
+    rng = np.random.default_rng(31)
+    x = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    far = rng.uniform(-4.0, 4.0, (2, 3, 6, 2)).astype(np.float32)
+    ties = (np.array([-1.0, -0.6, -0.2, 0.2, 0.6, 1.0, 1.4, -1.4], dtype=np.float32)
+            .reshape(1, 2, 4, 1).repeat(2, axis=0).repeat(2, axis=3))
+    ties[..., 1] = ties[..., 1][:, ::-1]
+    for name, grid, mode, padding, align in (
+            ("reflection_far_outside_align_corners", far, "bilinear", "reflection", 1),
+            ("reflection_far_outside", far, "bilinear", "reflection", 0),
+            ("border_far_outside_nearest_ties", ties, "nearest", "border", 0),
+            ("reflection_nearest_ties", ties, "nearest", "reflection", 1),
+            ("bicubic_align_corners_outside", far / 2, "bicubic", "zeros", 1)):
+        y = grid_sample(x, grid, mode, padding, align)
+        yield ("sy_gridsample_" + name,
+               model("gridsample", [node("GridSample", ["x", "g"], ["y"], mode=mode,
+                                         padding_mode=padding, align_corners=align)],
+                     [("x", F, list(x.shape)), ("g", F, list(grid.shape))],
+                     [("y", F, list(y.shape))], opset=16),
+               [([x, grid], [y])])
+    odd = far.copy()
+    odd[0, 0, 0] = [1e30, 0.0]
+    odd[1, 2, 5] = [np.nan, 0.5]
+    yield ("sy_gridsample_huge_and_nan_coordinates",
+           model("gridsample", [node("GridSample", ["x", "g"], ["y"])],
+                 [("x", F, list(x.shape)), ("g", F, list(odd.shape))],
+                 [("y", F, [2, 3, 3, 6])], opset=16),
+           [([x, odd], [grid_sample(x, odd, "bilinear", "zeros", 0)])])
+    for padding, align in (("border", 0), ("reflection", 1)):
+        yield (f"sy_gridsample_bicubic_{padding}",
+               model("gridsample", [node("GridSample", ["x", "g"], ["y"], mode="bicubic",
+                                         padding_mode=padding, align_corners=align)],
+                     [("x", F, list(x.shape)), ("g", F, list(far.shape))],
+                     [("y", F, [2, 3, 3, 6])], opset=16),
+               [([x, far], [grid_sample(x, far, "bicubic", padding, align)])])
 
 
 def conv_integer(x, w, x_zero, w_zero, strides, pads, dilations, group):

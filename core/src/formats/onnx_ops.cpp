@@ -571,6 +571,7 @@ std::map<std::string, OpDef> make_table() {
   both("DynamicQuantizeLinear", nullptr, device_dynamic_quantize);
   both("MatMulInteger", nullptr, device_matmul_integer);
   both("ConvInteger", nullptr, device_conv_integer);
+  both("GridSample", nullptr, device_grid_sample);
   both("switchyard.Linear", nullptr, device_linear);
   both("switchyard.Attention", nullptr, device_attention);
   both("Gemm", nullptr, device_gemm);

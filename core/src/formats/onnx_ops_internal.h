@@ -309,6 +309,11 @@ void device_dynamic_quantize(NodeContext& c);
 void device_matmul_integer(NodeContext& c);
 void device_conv_integer(NodeContext& c);
 
+// ---- GridSample (onnx_ops_grid.cpp)
+// ---------------------------------------------------------------
+
+void device_grid_sample(NodeContext& c);
+
 // ---- Einsum (onnx_ops_einsum.cpp) ---------------------------------------------------------------
 
 void device_einsum(NodeContext& c);

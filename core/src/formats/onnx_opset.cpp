@@ -76,6 +76,7 @@ const std::map<std::string, History>& histories() {
       {"GlobalMaxPool", {{1, 22}}},
       {"Greater", {{1, 7, 9, 13}}},
       {"GreaterOrEqual", {{12, 16}}},
+      {"GridSample", {{16, 20, 22}}},
       {"GroupNormalization", {{18, 21}}},
       {"HardSigmoid", {{1, 6, 22}}},
       {"HardSwish", {{14, 22}}},
