@@ -913,6 +913,10 @@ TEST_CASE("GridSample refuses a grid or input it cannot sample, naming the file 
                      "sy_gridsample_3d.onnx",
                      {ones(Shape{1, 2, 3, 4, 5}), ones(Shape{1, 5, 6, 7, 3})},
                      "only 4-D inputs (2 spatial axes) are supported");
+  // An empty spatial axis has nothing to sample (vulkan read garbage there before the check).
+  expect_run_refused(grid_model({1, 2, 0, 4}, {1, 5, 6, 2}, "bilinear"), "sy_gridsample_empty.onnx",
+                     {ones(Shape{1, 2, 0, 4}), ones(Shape{1, 5, 6, 2})},
+                     "an input with an empty spatial axis [1, 2, 0, 4] has no pixel to sample");
   expect_run_refused(grid_model({1, 2, 3, 4}, {1, 5, 6, 2}, "area"), "sy_gridsample_mode.onnx",
                      {ones(Shape{1, 2, 3, 4}), ones(Shape{1, 5, 6, 2})},
                      "mode area is not one of bilinear, nearest, bicubic");

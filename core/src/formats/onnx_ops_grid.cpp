@@ -130,6 +130,12 @@ void device_grid_sample(NodeContext& c) {
     c.fail("an input of more than 2^24 elements is not supported (" + shape_text(xs) + ")");
   s.n = xs[0], s.channels = xs[1], s.points = gs[1] * gs[2];
   check_size(c, {s.n, s.channels, gs[1], gs[2]});
+  if (s.n * s.channels * s.points == 0) {  // nothing to sample
+    c.set_device(0, zeros(Shape{s.n, s.channels, gs[1], gs[2]}, c.model().device), kFloat);
+    return;
+  }
+  if (xs[2] == 0 || xs[3] == 0)
+    c.fail("an input with an empty spatial axis " + shape_text(xs) + " has no pixel to sample");
   s.rows.size = xs[2], s.cols.size = xs[3];
   for (GridAxis* a : {&s.rows, &s.cols}) {
     a->low = align ? 0.0 : -0.5;
