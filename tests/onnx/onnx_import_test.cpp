@@ -19,6 +19,7 @@
 #include "switchyard/nn_sequence.h"
 #include "switchyard/onnx.h"
 #include "switchyard/ops.h"
+#include "switchyard/plugin.h"
 
 using namespace switchyard;
 using namespace switchyard::testing;
@@ -920,4 +921,41 @@ TEST_CASE("GridSample refuses a grid or input it cannot sample, naming the file 
   expect_run_refused(grid_model({1, 2, 3, 4}, {1, 5, 6, 2}, "area"), "sy_gridsample_mode.onnx",
                      {ones(Shape{1, 2, 3, 4}), ones(Shape{1, 5, 6, 2})},
                      "mode area is not one of bilinear, nearest, bicubic");
+}
+
+TEST_CASE("a Gather index outside the axis at run time is an error or NaN, never stale memory",
+          "[onnx]") {
+  // Indices fed at run time take the device path. A synchronous backend's GATHER refuses an index
+  // outside the axis; an asynchronous one cannot, and skipped the element, so vulkan handed on
+  // whatever its memory held (5.5e-40 and the like). Those rows are now NaN there.
+  onnx::ModelProto model =
+      graph_model({{"x", onnx::TensorProto::FLOAT, {4, 2}}, {"i", onnx::TensorProto::INT64, {3}}});
+  auto* graph = model.mutable_graph();
+  graph->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::FLOAT);
+  testing::add_node(*graph, "Gather", {"x", "i"}, {"s"});
+  on_every_backend([&](const std::shared_ptr<Device>& device) {
+    const auto gather = load_model(model, "sy_gather_outside.onnx", device);
+    const Tensor x = Tensor::from_host(std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7}, {4, 2}, device);
+    const auto run = [&](std::vector<int64_t> picks) {
+      return gather->run({x, Tensor::from_host(picks, Shape{3}, device)})[0].to_host_float();
+    };
+    CHECK(run({0, 3, -4}) == std::vector<float>{0, 1, 6, 7, 0, 1});  // -4 counts from the end
+    const bool asynchronous = (device->plugin().capabilities() & SY_CAP_ASYNC) != 0;
+    for (const int64_t outside : {int64_t{4}, int64_t{-5}, int64_t{1} << 40}) {
+      INFO("index " << outside);
+      if (!asynchronous) {
+        CHECK_THROWS_WITH(run({0, outside, 1}),
+                          Catch::Contains("sy_gather_outside.onnx") && Catch::Contains("(Gather)"));
+        continue;
+      }
+      const std::vector<float> y = run({0, outside, 1});
+      CHECK(y[0] == 0);
+      CHECK(y[1] == 1);
+      CHECK(std::isnan(y[2]));
+      CHECK(std::isnan(y[3]));
+      CHECK(y[4] == 2);
+      CHECK(y[5] == 3);
+    }
+  });
 }

@@ -536,11 +536,43 @@ void device_global_pool(NodeContext& c, bool max) {
   c.set_device(0, max ? amax(x, axes, true) : mean(x, axes, true), kFloat);
 }
 
+namespace {
+
+Tensor clamped_index(const Tensor& f, int64_t extent) {
+  return minimum(maximum(f, 0.0), static_cast<double>(std::max<int64_t>(extent - 1, 0)));
+}
+
+// `y` (GATHER's output along `axis`) with NaN in the slices whose index was outside the axis
+// (`valid` 0 there, one value per index). Integer data has no NaN: its indices are read back and
+// an index outside is refused, at the cost of waiting for the device.
+Tensor poisoned(NodeContext& c, const Tensor& y, int axis, const Tensor& valid) {
+  if (!is_floating(y.dtype())) {
+    const std::vector<float> flags = valid.to_host_float();
+    for (size_t k = 0; k < flags.size(); ++k) {
+      if (flags[k] == 0.0F)
+        c.fail("index at position " + std::to_string(k) + " is outside the axis of extent " +
+               std::to_string(c.shape(0)[static_cast<size_t>(axis)]));
+    }
+    return y;
+  }
+  if (y.numel() == 0) return y;
+  std::vector<int64_t> spread(static_cast<size_t>(y.rank()), 1);
+  spread[static_cast<size_t>(axis)] = valid.numel();
+  const Tensor keep = valid.reshape(Shape(spread)).expand(y.shape()).contiguous();
+  const Tensor flat = y.reshape(Shape{y.numel()});
+  const Tensor values = flat.dtype() == DType::kF32 ? flat : flat.to(DType::kF32);
+  const Tensor out = picked(c, keep.reshape(Shape{keep.numel()}), values,
+                            full_like(values, std::numeric_limits<double>::quiet_NaN()));
+  return (out.dtype() == y.dtype() ? out : out.to(y.dtype())).reshape(y.shape());
+}
+
+}  // namespace
+
 void device_gather(NodeContext& c) {
   const Tensor data = c.dev(0);
   const int axis = normalize(c, c.attr_int("axis", 0), static_cast<size_t>(data.rank()));
   const int64_t extent = data.dim(axis);
-  Tensor indices;
+  Tensor indices, valid;
   Ints index_shape = c.shape(1);
   if (const HostTensor* h = c.host(1)) {
     std::vector<int64_t> picks(static_cast<size_t>(h->numel()));
@@ -561,10 +593,19 @@ void device_gather(NodeContext& c) {
     // into range here: in f32, exact for every index of an extent up to 2^24.
     if (extent <= (int64_t{1} << 24)) {
       const Tensor f = indices.to(DType::kF32);
-      indices = (f + greater(neg(f), 0.0) * static_cast<double>(extent)).to(indices.dtype());
+      const Tensor wrapped = f + greater(neg(f), 0.0) * static_cast<double>(extent);
+      indices = wrapped.to(indices.dtype());
+      if ((data.device()->plugin().capabilities() & SY_CAP_ASYNC) != 0) {
+        // An asynchronous backend cannot refuse an index outside the axis at dispatch: it skips
+        // the element (docs/ops.md, Errors), which would hand on whatever its memory held (seen
+        // on vulkan). The index is clamped into the axis and its elements made NaN below.
+        valid = greater(wrapped, -1.0) * greater(neg(wrapped), -static_cast<double>(extent));
+        indices = clamped_index(wrapped, extent).to(indices.dtype());
+      }
     }
   }
   Tensor y = index_select(data, axis, indices);
+  if (valid.defined()) y = poisoned(c, y, axis, valid);
   Ints shape(c.shape(0).begin(), c.shape(0).begin() + axis);
   shape.insert(shape.end(), index_shape.begin(), index_shape.end());
   shape.insert(shape.end(), c.shape(0).begin() + axis + 1, c.shape(0).end());
