@@ -7,6 +7,7 @@
 
 #include "backend_support.h"
 #include "switchyard/nn.h"
+#include "switchyard/nn_sequence.h"
 #include "switchyard/optim.h"
 #include "switchyard/plugin.h"
 #include "switchyard/status.h"
@@ -65,6 +66,36 @@ TEST_CASE("every built backend draws the same initial weights and follows the sa
       INFO("step " << step);
       // Reordered f32 accumulation is the only allowed difference: 1e-4 relative is ample.
       CHECK(got.losses[step] == Approx(expected.losses[step]).epsilon(1e-4));
+    }
+  }
+}
+
+TEST_CASE("an Embedding index outside the table is an error or a NaN row on every backend",
+          "[nn][cross-backend][embedding]") {
+  // A synchronous backend's GATHER refuses it; an asynchronous one (vulkan, cuda) skips the row,
+  // which handed on whatever its memory held. The row is NaN there now, the others exact.
+  for (const std::string backend : {"reference", "onednn", "vulkan", "cuda"}) {
+    const std::shared_ptr<Device> device = optional_device(backend);
+    if (device == nullptr) continue;
+    INFO("backend " << backend);
+    InitContext init{device, InitScheme::kKaimingUniform, 5};
+    Embedding embedding(init, 4, 3);
+    const std::vector<float> table = embedding.parameters()[0].to_host_float();
+    const bool asynchronous = (device->plugin().capabilities() & SY_CAP_ASYNC) != 0;
+    for (const int64_t outside : {int64_t{4}, int64_t{-1}, int64_t{1} << 40}) {
+      INFO("index " << outside);
+      const Tensor ids = Tensor::from_host(std::vector<int64_t>{2, outside, 0}, {3}, device);
+      if (!asynchronous) {
+        CHECK_THROWS(embedding.forward(ids).to_host_float());
+        continue;
+      }
+      const std::vector<float> rows = embedding.forward(ids).to_host_float();
+      REQUIRE(rows.size() == 9);
+      for (size_t k = 0; k < 3; ++k) {
+        CHECK(rows[k] == table[6 + k]);
+        CHECK(std::isnan(rows[3 + k]));
+        CHECK(rows[6 + k] == table[k]);
+      }
     }
   }
 }
