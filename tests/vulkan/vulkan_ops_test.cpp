@@ -3,6 +3,7 @@
 // chain leaves behind; every call returning OK also means the validation layer said nothing.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdlib>
 #include <functional>
 #include <string>
@@ -487,6 +488,39 @@ TEST_CASE("vulkan: an LSTM cell with mismatched shapes names them", "[vulkan]") 
   CHECK(status.code() == StatusCode::kInvalidArgument);
   CHECK_THAT(status.message(), Catch::Contains("LSTM_CELL: c_prev has shape [3, 2], expected "
                                                "[2, 3] (B = 2, H = 3 from gates [2, 12])"));
+}
+
+TEST_CASE("vulkan: GATHER gives NaN for an index outside the axis, never what memory held",
+          "[vulkan]") {
+  // An asynchronous backend cannot refuse the index at dispatch (ops.md section 1). It used to
+  // leave those elements unwritten, so a model read whatever the pool's memory held.
+  const std::shared_ptr<Device> device = vulkan_test::vulkan_device();
+  if (device == nullptr) return;
+  Device& d = *device;
+  for (sy_dtype dtype : {SY_DTYPE_F32, SY_DTYPE_F16, SY_DTYPE_BF16}) {
+    if (!d.supports(SY_OP_GATHER, dtype)) continue;
+    INFO("dtype " << dtype);
+    const DeviceTensor x = upload(d, dtype, {4, 2}, {0, 1, 2, 3, 4, 5, 6, 7});
+    const DeviceTensor indices = upload(d, SY_DTYPE_I64, {4}, {3, 4, -1, 0});
+    const DeviceTensor out = upload(d, dtype, {4, 2}, std::vector<double>(8, 42.0));
+    sy_op_params params = zero_params();
+    params.index.axis = 0;
+    run(d, SY_OP_GATHER, {&x, &indices}, {&out}, params);
+    const std::vector<double> got = download(d, out);
+    CHECK(got[0] == 6);
+    CHECK(got[1] == 7);
+    for (size_t k = 2; k < 6; ++k) CHECK(std::isnan(got[k]));
+    CHECK(got[6] == 0);
+    CHECK(got[7] == 1);
+  }
+  // Integer data has no NaN: the elements stay as they were (unwritten), as before.
+  const DeviceTensor xi = upload(d, SY_DTYPE_I64, {3}, {10, 11, 12});
+  const DeviceTensor ii = upload(d, SY_DTYPE_I64, {2}, {5, 1});
+  const DeviceTensor oi = upload(d, SY_DTYPE_I64, {2}, {42, 42});
+  sy_op_params params = zero_params();
+  params.index.axis = 0;
+  run(d, SY_OP_GATHER, {&xi, &ii}, {&oi}, params);
+  CHECK(download(d, oi) == std::vector<double>{42, 11});
 }
 
 }  // namespace

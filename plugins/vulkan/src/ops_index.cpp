@@ -35,7 +35,7 @@ Status check_index_call(const OpContext& ctx, const sy_tensor_desc& indexed,
 
 Status run_index_op(const OpContext& ctx, const sy_tensor_desc& data, const char* data_role,
                     const sy_tensor_desc& indices, const sy_tensor_desc& out, int64_t axis_size,
-                    const std::string& module) {
+                    const std::string& module, uint32_t nan_bits = 0) {
   ParamBlock params;
   std::vector<BufferBinding> bindings(3);
   SY_VK_RETURN_IF_ERROR(bind_tensor(ctx, data, data_role, &bindings[0], &params.t[0]));
@@ -49,6 +49,8 @@ Status run_index_op(const OpContext& ctx, const sy_tensor_desc& data, const char
   params.u[1] = indices.dtype == SY_DTYPE_I64 ? 1u : 0u;
   params.u[2] = static_cast<uint32_t>(axis_size);
   params.u[3] = static_cast<uint32_t>(indices.shape[0]);
+  params.u[4] = nan_bits != 0 ? 1u : 0u;
+  params.u[5] = nan_bits;
   return run_shader(ctx, module, params, bindings, groups_for(static_cast<uint64_t>(count)));
 }
 
@@ -61,7 +63,14 @@ Status run_gather(const OpContext& ctx) {
   const sy_tensor_desc& out = ctx.call.outputs[0];
   SY_VK_RETURN_IF_ERROR(check_index_call(ctx, x, "x", indices, out, "out"));
   const std::string module = "gather.w" + std::to_string(dtype_size(x.dtype) * 8);
-  return run_index_op(ctx, x, "x", indices, out, x.shape[ctx.call.params.index.axis], module);
+  // An index outside the axis gives NaN in float data (the quiet NaN of its type), so that a
+  // skipped element never hands on what the memory held.
+  uint32_t nan_bits = 0;
+  if (x.dtype == SY_DTYPE_F32) nan_bits = 0x7FC00000u;
+  if (x.dtype == SY_DTYPE_F16) nan_bits = 0x7E00u;
+  if (x.dtype == SY_DTYPE_BF16) nan_bits = 0x7FC0u;
+  return run_index_op(ctx, x, "x", indices, out, x.shape[ctx.call.params.index.axis], module,
+                      nan_bits);
 }
 
 Status run_scatter_add(const OpContext& ctx) {
