@@ -543,8 +543,10 @@ Tensor clamped_index(const Tensor& f, int64_t extent) {
 }
 
 // `y` (GATHER's output along `axis`) with NaN in the slices whose index was outside the axis
-// (`valid` 0 there, one value per index). Integer data has no NaN: its indices are read back and
-// an index outside is refused, at the cost of waiting for the device.
+// (`valid` 0 there, one value per index): vulkan and cuda write NaN there themselves, but the ABI
+// lets an asynchronous plugin skip the element instead (docs/ops.md, Errors). Integer data has no
+// NaN: its indices are read back and an index outside is refused, at the cost of waiting for the
+// device.
 Tensor poisoned(NodeContext& c, const Tensor& y, int axis, const Tensor& valid) {
   if (!is_floating(y.dtype())) {
     const std::vector<float> flags = valid.to_host_float();
@@ -558,12 +560,9 @@ Tensor poisoned(NodeContext& c, const Tensor& y, int axis, const Tensor& valid) 
   if (y.numel() == 0) return y;
   std::vector<int64_t> spread(static_cast<size_t>(y.rank()), 1);
   spread[static_cast<size_t>(axis)] = valid.numel();
-  const Tensor keep = valid.reshape(Shape(spread)).expand(y.shape()).contiguous();
-  const Tensor flat = y.reshape(Shape{y.numel()});
-  const Tensor values = flat.dtype() == DType::kF32 ? flat : flat.to(DType::kF32);
-  const Tensor out = picked(c, keep.reshape(Shape{keep.numel()}), values,
-                            full_like(values, std::numeric_limits<double>::quiet_NaN()));
-  return (out.dtype() == y.dtype() ? out : out.to(y.dtype())).reshape(y.shape());
+  // 0 * log(valid): 0 for an index inside, NaN outside; one broadcast addition over y.
+  const Tensor nan_outside = (log(valid) * 0.0).reshape(Shape(spread));
+  return y + (nan_outside.dtype() == y.dtype() ? nan_outside : nan_outside.to(y.dtype()));
 }
 
 }  // namespace
