@@ -904,23 +904,23 @@ TEST_CASE("GridSample refuses a grid or input it cannot sample, naming the file 
   const Tensor y = good->run({ones(Shape{1, 2, 3, 4}), ones(Shape{1, 5, 6, 2})})[0];
   CHECK(y.shape() == Shape({1, 2, 5, 6}));
   for (const float v : y.to_host_float()) CHECK(v == Approx(0.5F));
-  expect_run_refused(grid_model({1, 2, 3, 4}, {1, 5, 6, 3}, "bilinear"), "sy_gridsample_grid.onnx",
-                     {ones(Shape{1, 2, 3, 4}), ones(Shape{1, 5, 6, 3})},
-                     "(GridSample): grid [1, 5, 6, 3] must be [1, H_out, W_out, 2]");
-  expect_run_refused(grid_model({2, 2, 3, 4}, {1, 5, 6, 2}, "bilinear"), "sy_gridsample_batch.onnx",
-                     {ones(Shape{2, 2, 3, 4}), ones(Shape{1, 5, 6, 2})},
-                     "grid [1, 5, 6, 2] must be [2, H_out, W_out, 2]");
-  expect_run_refused(grid_model({1, 2, 3, 4, 5}, {1, 5, 6, 7, 3}, "bilinear"),
-                     "sy_gridsample_3d.onnx",
-                     {ones(Shape{1, 2, 3, 4, 5}), ones(Shape{1, 5, 6, 7, 3})},
-                     "only 4-D inputs (2 spatial axes) are supported");
+  const auto refused = [&](const std::vector<int64_t>& x_dims, const std::vector<int64_t>& g_dims,
+                           const std::string& mode, const std::string& file,
+                           const std::string& words) {
+    expect_run_refused(grid_model(x_dims, g_dims, mode), file,
+                       {ones(Shape(x_dims)), ones(Shape(g_dims))}, words);
+  };
+  refused({1, 2, 3, 4}, {1, 5, 6, 3}, "bilinear", "sy_gridsample_grid.onnx",
+          "(GridSample): grid [1, 5, 6, 3] must be [1, H_out, W_out, 2]");
+  refused({2, 2, 3, 4}, {1, 5, 6, 2}, "bilinear", "sy_gridsample_batch.onnx",
+          "grid [1, 5, 6, 2] must be [2, H_out, W_out, 2]");
+  refused({1, 2, 3, 4, 5}, {1, 5, 6, 7, 3}, "bilinear", "sy_gridsample_3d.onnx",
+          "only 4-D inputs (2 spatial axes) are supported");
   // An empty spatial axis has nothing to sample (vulkan read garbage there before the check).
-  expect_run_refused(grid_model({1, 2, 0, 4}, {1, 5, 6, 2}, "bilinear"), "sy_gridsample_empty.onnx",
-                     {ones(Shape{1, 2, 0, 4}), ones(Shape{1, 5, 6, 2})},
-                     "an input with an empty spatial axis [1, 2, 0, 4] has no pixel to sample");
-  expect_run_refused(grid_model({1, 2, 3, 4}, {1, 5, 6, 2}, "area"), "sy_gridsample_mode.onnx",
-                     {ones(Shape{1, 2, 3, 4}), ones(Shape{1, 5, 6, 2})},
-                     "mode area is not one of bilinear, nearest, bicubic");
+  refused({1, 2, 0, 4}, {1, 5, 6, 2}, "bilinear", "sy_gridsample_empty.onnx",
+          "an input with an empty spatial axis [1, 2, 0, 4] has no pixel to sample");
+  refused({1, 2, 3, 4}, {1, 5, 6, 2}, "area", "sy_gridsample_mode.onnx",
+          "mode area is not one of bilinear, nearest, bicubic");
 }
 
 TEST_CASE("a Gather index outside the axis at run time is an error or NaN, never stale memory",
