@@ -871,6 +871,9 @@ TEST_CASE("ConvInteger runs the quantized Conv exactly and refuses operands that
                      "w_zero_point [3] must be one value or one per output channel (2)");
   expect_run_refused(conv_integer_model(3, u8, {2, 3, 3, 3}, 1, 1, 2), "sy_conv_integer_xz.onnx",
                      {x}, "x_zero_point [2] must be one value");
+  // A kernel longer than the (padded) input: named, where CONV2D was handed a negative extent.
+  expect_run_refused(conv_integer_model(3, u8, {2, 3, 7, 7}, 1), "sy_conv_integer_kernel.onnx", {x},
+                     "the kernel spans 7 elements but the padded input has 5 along axis 2");
   // int8 weights under uint8 activations (ONNX's T1 and T2 are independent): the same ones.
   const auto signed_weights =
       load_model(conv_integer_model(3, i8, {2, 3, 3, 3}, 1), "sy_conv_integer_int8_w.onnx", device);

@@ -355,6 +355,19 @@ ConvCall conv_call(NodeContext& c, const Tensor& x, const Ints& ws, int64_t grou
            " input channels and weight " + shape_text(ws));
   }
   const Window& w = call.window;
+  // A dilated kernel longer than the padded input has no output (CONV2D would be handed a
+  // negative extent).
+  const auto fits = [&](int axis, int kernel, int dilation, int pad) {
+    const int64_t span = int64_t{dilation} * (kernel - 1) + 1;
+    const int64_t padded = call.x.dim(axis) + 2 * int64_t{pad};
+    if (padded < span) {
+      c.fail("the kernel spans " + std::to_string(span) + " elements but the padded input has " +
+             std::to_string(padded) + " along axis " + std::to_string(axis) + " of " +
+             shape_text(x.shape().to_vector()));
+    }
+  };
+  if (!w.one_d) fits(2, w.kh, w.dh, w.ph);
+  fits(w.one_d ? 2 : 3, w.kw, w.dw, w.pw);
   Conv2dOptions& options = call.options;
   options.stride_h = w.sh, options.stride_w = w.sw, options.pad_h = w.ph, options.pad_w = w.pw;
   options.dilation_h = w.dh, options.dilation_w = w.dw;
