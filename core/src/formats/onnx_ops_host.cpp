@@ -28,7 +28,7 @@ HostTensor host_unary(const HostTensor& x, const std::function<double(double)>& 
   if (x.is_float()) {
     for (float& v : out.f) v = static_cast<float>(f(static_cast<double>(v)));
   } else {
-    for (int64_t& v : out.i) v = static_cast<int64_t>(f(static_cast<double>(v)));
+    for (int64_t& v : out.i) v = whole_or_zero(f(static_cast<double>(v)));
   }
   return out;
 }
@@ -52,7 +52,7 @@ HostTensor host_binary(NodeContext& c, const HostTensor& a, const HostTensor& b,
     if (out.is_float())
       out.f[static_cast<size_t>(k)] = static_cast<float>(v);
     else
-      out.i[static_cast<size_t>(k)] = static_cast<int64_t>(v);
+      out.i[static_cast<size_t>(k)] = whole_or_zero(v);
   }
   return out;
 }
@@ -540,8 +540,7 @@ void host_cast(NodeContext& c) {
     else if (!x.is_float())
       out.i[u] = wrap_integer(x.i[u], to);
     else  // float to integer: toward zero; NaN, infinities and out-of-range values give 0
-      out.i[u] =
-          wrap_integer(std::isfinite(v) && std::fabs(v) < 9.0e18 ? static_cast<int64_t>(v) : 0, to);
+      out.i[u] = wrap_integer(whole_or_zero(v), to);
   }
   c.set_host(0, std::move(out));
 }

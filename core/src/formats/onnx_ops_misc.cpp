@@ -208,7 +208,7 @@ void host_shrink(NodeContext& c) {
     if (x.is_float())
       x.f[static_cast<size_t>(e)] = static_cast<float>(y);
     else
-      x.i[static_cast<size_t>(e)] = static_cast<int64_t>(y);
+      x.i[static_cast<size_t>(e)] = whole_or_zero(y);
   }
   c.set_host(0, std::move(x));
 }

@@ -54,6 +54,13 @@ constexpr int64_t kMaxElements = int64_t{1} << 31;
 Result<int64_t> checked_numel(const std::vector<int64_t>& shape, const std::string& what);
 
 // A tensor on the host. Float types keep their values in `f`, integer types and bool in `i`.
+// A double computed for an integer output, as an int64: truncated toward zero where it fits, and 0
+// for NaN, an infinity or a magnitude beyond 9e18 (converting those is undefined behaviour in C++;
+// the fuzzer's UBSan found a NaN from a hostile file's mixed-type Add). Cast does the same.
+inline int64_t whole_or_zero(double v) {
+  return v == v && v > -9.0e18 && v < 9.0e18 ? static_cast<int64_t>(v) : 0;
+}
+
 struct HostTensor {
   int32_t type = kFloat;
   std::vector<int64_t> shape;
