@@ -214,6 +214,13 @@ Tensor layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int 
 // ---- indexing -----------------------------------------------------------------------------------
 // out[..., i, ...] = x[..., indices[i], ...] along `axis`; indices is 1-D i32/i64.
 Tensor index_select(const Tensor& x, int axis, const Tensor& indices);
+// index_select for indices a user chose (token ids, an ONNX Gather's run-time indices): the same
+// where every index is inside the axis. An index outside is INVALID_ARGUMENT on a synchronous
+// backend (GATHER's check); an asynchronous one cannot refuse it at dispatch and may skip the
+// element, leaving whatever the memory held (docs/ops.md, Errors), so there the index is clamped
+// into the axis and its slice is NaN (float data), or the indices are read back and an index
+// outside is INVALID_ARGUMENT (integer data). Axes longer than 2^24: index_select's behaviour.
+Tensor index_select_or_nan(const Tensor& x, int axis, const Tensor& indices);
 // Returns a copy of `base` with src's slices added at `indices` along `axis` (repeats accumulate):
 // out[..., indices[i], ...] += src[..., i, ...].
 Tensor index_add(const Tensor& base, int axis, const Tensor& indices, const Tensor& src);

@@ -549,42 +549,11 @@ void device_global_pool(NodeContext& c, bool max) {
   c.set_device(0, max ? amax(x, axes, true) : mean(x, axes, true), kFloat);
 }
 
-namespace {
-
-Tensor clamped_index(const Tensor& f, int64_t extent) {
-  return minimum(maximum(f, 0.0), static_cast<double>(std::max<int64_t>(extent - 1, 0)));
-}
-
-// `y` (GATHER's output along `axis`) with NaN in the slices whose index was outside the axis
-// (`valid` 0 there, one value per index): vulkan and cuda write NaN there themselves, but the ABI
-// lets an asynchronous plugin skip the element instead (docs/ops.md, Errors). Integer data has no
-// NaN: its indices are read back and an index outside is refused, at the cost of waiting for the
-// device.
-Tensor poisoned(NodeContext& c, const Tensor& y, int axis, const Tensor& valid) {
-  if (!is_floating(y.dtype())) {
-    const std::vector<float> flags = valid.to_host_float();
-    for (size_t k = 0; k < flags.size(); ++k) {
-      if (flags[k] == 0.0F)
-        c.fail("index at position " + std::to_string(k) + " is outside the axis of extent " +
-               std::to_string(c.shape(0)[static_cast<size_t>(axis)]));
-    }
-    return y;
-  }
-  if (y.numel() == 0) return y;
-  std::vector<int64_t> spread(static_cast<size_t>(y.rank()), 1);
-  spread[static_cast<size_t>(axis)] = valid.numel();
-  // 0 * log(valid): 0 for an index inside, NaN outside; one broadcast addition over y.
-  const Tensor nan_outside = (log(valid) * 0.0).reshape(Shape(spread));
-  return y + (nan_outside.dtype() == y.dtype() ? nan_outside : nan_outside.to(y.dtype()));
-}
-
-}  // namespace
-
 void device_gather(NodeContext& c) {
   const Tensor data = c.dev(0);
   const int axis = normalize(c, c.attr_int("axis", 0), static_cast<size_t>(data.rank()));
   const int64_t extent = data.dim(axis);
-  Tensor indices, valid;
+  Tensor indices;
   Ints index_shape = c.shape(1);
   if (const HostTensor* h = c.host(1)) {
     std::vector<int64_t> picks(static_cast<size_t>(h->numel()));
@@ -605,19 +574,12 @@ void device_gather(NodeContext& c) {
     // into range here: in f32, exact for every index of an extent up to 2^24.
     if (extent <= (int64_t{1} << 24)) {
       const Tensor f = indices.to(DType::kF32);
-      const Tensor wrapped = f + greater(neg(f), 0.0) * static_cast<double>(extent);
-      indices = wrapped.to(indices.dtype());
-      if ((data.device()->plugin().capabilities() & SY_CAP_ASYNC) != 0) {
-        // An asynchronous backend cannot refuse an index outside the axis at dispatch: it skips
-        // the element (docs/ops.md, Errors), which would hand on whatever its memory held (seen
-        // on vulkan). The index is clamped into the axis and its elements made NaN below.
-        valid = greater(wrapped, -1.0) * greater(neg(wrapped), -static_cast<double>(extent));
-        indices = clamped_index(wrapped, extent).to(indices.dtype());
-      }
+      indices = (f + greater(neg(f), 0.0) * static_cast<double>(extent)).to(indices.dtype());
     }
   }
-  Tensor y = index_select(data, axis, indices);
-  if (valid.defined()) y = poisoned(c, y, axis, valid);
+  // An index still outside the axis: refused, or NaN on vulkan and cuda (never stale memory).
+  Tensor y = c.host(1) != nullptr ? index_select(data, axis, indices)
+                                  : index_select_or_nan(data, axis, indices);
   Ints shape(c.shape(0).begin(), c.shape(0).begin() + axis);
   shape.insert(shape.end(), index_shape.begin(), index_shape.end());
   shape.insert(shape.end(), c.shape(0).begin() + axis + 1, c.shape(0).end());

@@ -2,10 +2,8 @@
 #include <cmath>
 #include <limits>
 
-#include "switchyard/device.h"
 #include "switchyard/nn_sequence.h"
 #include "switchyard/ops.h"
-#include "switchyard/plugin.h"
 #include "switchyard/status.h"
 
 namespace switchyard {
@@ -54,22 +52,10 @@ Embedding::Embedding(InitContext& init, int64_t num_embeddings, int64_t embeddin
 }
 
 Tensor Embedding::forward(const Tensor& indices) {
-  Tensor flat = (is_floating(indices.dtype()) ? indices.detach().to(DType::kI64) : indices)
-                    .reshape(Shape{indices.numel()});
-  // An asynchronous backend cannot refuse an index outside the table at dispatch (the CPU
-  // backends do): GATHER skips its row, which would hand on whatever the memory held (docs/ops.md,
-  // Errors). There the index is clamped into the table and its row made NaN (0 * log(0)), exact
-  // for every table up to 2^24 rows.
-  Tensor outside;
-  const bool asynchronous = (flat.device()->plugin().capabilities() & SY_CAP_ASYNC) != 0;
-  if (asynchronous && num_embeddings_ <= (int64_t{1} << 24)) {
-    const Tensor f = flat.to(DType::kF32);
-    const Tensor valid = greater(f, -1.0) * greater(neg(f), -static_cast<double>(num_embeddings_));
-    outside = log(valid) * 0.0;  // 0 for an index inside, NaN outside
-    flat = minimum(maximum(f, 0.0), static_cast<double>(num_embeddings_ - 1)).to(flat.dtype());
-  }
-  Tensor rows = index_select(weight_, 0, flat);
-  if (outside.defined()) rows = rows + outside.reshape(Shape{flat.numel(), 1}).to(rows.dtype());
+  const Tensor flat = (is_floating(indices.dtype()) ? indices.detach().to(DType::kI64) : indices)
+                          .reshape(Shape{indices.numel()});
+  // An index outside the table: an error on the CPU backends, a NaN row on vulkan and cuda.
+  Tensor rows = index_select_or_nan(weight_, 0, flat);
   if (padding_idx_) {
     // Rows read at padding_idx keep their value but pass no gradient back to the table.
     const Tensor pad = full(Shape{1}, static_cast<double>(*padding_idx_), flat.device());

@@ -1,6 +1,12 @@
 // Creation, random numbers, indexing and dropout.
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "autograd/node.h"
+#include "switchyard/device.h"
 #include "switchyard/ops.h"
+#include "switchyard/plugin.h"
 #include "switchyard/status.h"
 #include "tensor/dispatch_internal.h"
 #include "tensor/op_helpers.h"
@@ -100,6 +106,35 @@ Tensor index_select(const Tensor& x, int axis, const Tensor& indices) {
               return Grads{gx};
             });
   return out;
+}
+
+Tensor index_select_or_nan(const Tensor& x, int axis, const Tensor& indices) {
+  const int a = normalize_axis(axis, x.rank());
+  const int64_t extent = x.dim(a);
+  const bool asynchronous = (x.device()->plugin().capabilities() & SY_CAP_ASYNC) != 0;
+  if (!asynchronous || extent > (int64_t{1} << 24)) return index_select(x, a, indices);
+  // In f32, exact for every index of an axis up to 2^24 long.
+  const Tensor f = indices.detach().to(DType::kF32);
+  const Tensor valid = greater(f, -1.0) * greater(neg(f), -static_cast<double>(extent));
+  if (!is_floating(x.dtype())) {  // no NaN to give: read the indices back
+    const std::vector<float> flags = valid.to_host_float();
+    const auto at = std::find(flags.begin(), flags.end(), 0.0F);
+    if (at != flags.end()) {
+      throw_error(invalid_argument("index_select: the index at position " +
+                                   std::to_string(at - flags.begin()) + " is outside [0, " +
+                                   std::to_string(extent) + ") for axis " + std::to_string(a) +
+                                   " of x " + x.shape().to_string()));
+    }
+    return index_select(x, a, indices);
+  }
+  const double last = static_cast<double>(std::max<int64_t>(extent - 1, 0));
+  const Tensor y = index_select(x, a, minimum(maximum(f, 0.0), last).to(indices.dtype()));
+  if (y.numel() == 0) return y;
+  std::vector<int64_t> spread(static_cast<size_t>(y.rank()), 1);
+  spread[static_cast<size_t>(a)] = indices.numel();
+  // 0 * log(valid): 0 for an index inside, NaN outside; one broadcast addition over y.
+  const Tensor nan_outside = (log(valid) * 0.0).reshape(Shape(spread));
+  return y + (nan_outside.dtype() == y.dtype() ? nan_outside : nan_outside.to(y.dtype()));
 }
 
 Tensor index_add(const Tensor& base, int axis, const Tensor& indices, const Tensor& src) {
