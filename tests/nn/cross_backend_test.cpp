@@ -99,3 +99,21 @@ TEST_CASE("an Embedding index outside the table is an error or a NaN row on ever
     }
   }
 }
+
+TEST_CASE("index_select_or_nan refuses an index outside for integer data on every backend",
+          "[nn][cross-backend]") {
+  // Integer data has no NaN: an asynchronous backend reads the indices back and refuses.
+  for (const std::string backend : {"reference", "onednn", "vulkan", "cuda"}) {
+    const std::shared_ptr<Device> device = optional_device(backend);
+    if (device == nullptr) continue;
+    INFO("backend " << backend);
+    const Tensor data = Tensor::from_host(std::vector<int64_t>{10, 11, 12}, {3}, device);
+    const auto pick = [&](int64_t index) {
+      return index_select_or_nan(data, 0,
+                                 Tensor::from_host(std::vector<int64_t>{2, index}, {2}, device))
+          .to_host_int64();
+    };
+    CHECK(pick(0) == std::vector<int64_t>{12, 10});
+    CHECK_THROWS_WITH(pick(3), Catch::Contains("3") && Catch::Contains("outside [0, 3)"));
+  }
+}
